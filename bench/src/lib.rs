@@ -1,0 +1,1 @@
+//! Shared input generators for the benchmarks in `benches/`.

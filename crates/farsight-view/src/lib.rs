@@ -1,0 +1,1 @@
+//! farsight-view
