@@ -1,1 +1,25 @@
-//! farsight-geom
+//! Plain geometry for farsight: axis-aligned boxes, spheres, view frusta, the
+//! projection helpers every LOD and cull rule is written against, and the region BVH.
+//!
+//! This is the leaf of the workspace: it depends on glam and nothing else. It knows
+//! nothing about meshes, entities, files, threads or LOD policy; those live in the
+//! crates above it (`farsight-lod` owns every selection rule, `farsight-view` the
+//! per-frame pass). Everything here is a pure function of its arguments, cheap
+//! enough to call per object per frame, and never allocates.
+//!
+//! Conventions: right-handed, column vectors (`glam`), clip-space depth in `[0, 1]`
+//! (glam's `perspective_rh` / `orthographic_rh`, wgpu, Vulkan, D3D). A frustum built
+//! from a `[-1, 1]` (OpenGL) projection is still conservative: its near plane sits
+//! behind the true one, so nothing that intersects is ever rejected.
+
+mod aabb;
+mod frustum;
+mod projection;
+mod sphere;
+
+pub use aabb::{transform_aabb, Aabb, BOUNDS_EPSILON_SQ};
+pub use frustum::{frustum_intersects_aabb, Frustum};
+pub use projection::{is_orthographic, p11, projected_pixel_size, REFERENCE_FOV_Y};
+pub use sphere::{sphere_intersects_aabb, Sphere};
+
+pub use glam;

@@ -1,0 +1,232 @@
+//! Axis-aligned bounding boxes and Arvo's box transform.
+
+use glam::{Mat4, Vec3};
+
+/// Squared extent below which a box counts as degenerate (`Aabb::valid`).
+pub const BOUNDS_EPSILON_SQ: f32 = 1e-12;
+
+/// An axis-aligned box, `min <= max` on every axis when valid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Default for Aabb {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl Aabb {
+    /// The empty box: `min = +inf`, `max = -inf`. Growing it by a point gives that point.
+    pub const EMPTY: Aabb = Aabb { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY };
+
+    #[inline]
+    pub const fn new(min: Vec3, max: Vec3) -> Self {
+        Self { min, max }
+    }
+
+    /// A box from its centre and half-size.
+    #[inline]
+    pub fn from_center_extent(center: Vec3, extent: Vec3) -> Self {
+        Self { min: center - extent, max: center + extent }
+    }
+
+    /// The smallest box holding every point; `EMPTY` for no points.
+    pub fn from_points(points: impl IntoIterator<Item = Vec3>) -> Self {
+        points.into_iter().fold(Self::EMPTY, |b, p| b.grow(p))
+    }
+
+    #[inline]
+    pub fn center(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+
+    /// Half the size on each axis.
+    #[inline]
+    pub fn extent(&self) -> Vec3 {
+        (self.max - self.min) * 0.5
+    }
+
+    #[inline]
+    pub fn size(&self) -> Vec3 {
+        self.max - self.min
+    }
+
+    /// Radius of the sphere around the box, centred at `center()`.
+    #[inline]
+    pub fn radius(&self) -> f32 {
+        self.extent().length()
+    }
+
+    /// True when every coordinate is finite, `min <= max`, and the box is not
+    /// degenerate (`dot(extent, extent) > BOUNDS_EPSILON_SQ`). A flat box (a quad's
+    /// bounds) is valid; a point or a NaN box is not.
+    #[inline]
+    pub fn valid(&self) -> bool {
+        let e = self.extent();
+        self.min.is_finite()
+            && self.max.is_finite()
+            && self.min.cmple(self.max).all()
+            && e.dot(e) > BOUNDS_EPSILON_SQ
+    }
+
+    /// True when no point lies inside (`min > max` on some axis, e.g. `EMPTY`).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn grow(self, p: Vec3) -> Self {
+        Self { min: self.min.min(p), max: self.max.max(p) }
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn union(self, o: Aabb) -> Self {
+        Self { min: self.min.min(o.min), max: self.max.max(o.max) }
+    }
+
+    /// The box grown by `pad` on every side.
+    #[inline]
+    #[must_use]
+    pub fn padded(self, pad: Vec3) -> Self {
+        Self { min: self.min - pad, max: self.max + pad }
+    }
+
+    #[inline]
+    pub fn contains_point(&self, p: Vec3) -> bool {
+        self.min.cmple(p).all() && p.cmple(self.max).all()
+    }
+
+    /// True when `o` lies inside this box (touching counts).
+    #[inline]
+    pub fn contains(&self, o: &Aabb) -> bool {
+        self.min.cmple(o.min).all() && o.max.cmple(self.max).all()
+    }
+
+    /// Closed-interval overlap: boxes that touch intersect.
+    #[inline]
+    pub fn intersects(&self, o: &Aabb) -> bool {
+        self.min.cmple(o.max).all() && o.min.cmple(self.max).all()
+    }
+
+    /// The point of the box nearest `p` (`p` itself when inside).
+    #[inline]
+    pub fn closest_point(&self, p: Vec3) -> Vec3 {
+        p.clamp(self.min, self.max)
+    }
+
+    /// Squared distance from `p` to the box, zero inside.
+    #[inline]
+    pub fn distance_squared(&self, p: Vec3) -> f32 {
+        self.closest_point(p).distance_squared(p)
+    }
+
+    /// The eight corners, bit `i` of the index choosing `max` on axis `i`.
+    pub fn corners(&self) -> [Vec3; 8] {
+        std::array::from_fn(|i| {
+            Vec3::new(
+                if i & 1 != 0 { self.max.x } else { self.min.x },
+                if i & 2 != 0 { self.max.y } else { self.min.y },
+                if i & 4 != 0 { self.max.z } else { self.min.z },
+            )
+        })
+    }
+}
+
+/// The world box of a local box under an affine transform, by Arvo's method: the
+/// translation plus, per output axis, the sum over input axes of the smaller and
+/// larger products of matrix entry and box bound. 18 multiplications instead of the
+/// 8 corner transforms (and refit) it equals exactly in real arithmetic.
+///
+/// `m` must be affine (last row `0 0 0 1`); projective matrices need the corners.
+#[inline]
+pub fn transform_aabb(m: &Mat4, b: &Aabb) -> Aabb {
+    let t = m.w_axis.truncate();
+    let mut min = t;
+    let mut max = t;
+    // Column j of m scales input axis j; each output axis i sums the extremes.
+    for (col, (lo, hi)) in [m.x_axis, m.y_axis, m.z_axis]
+        .iter()
+        .zip([(b.min.x, b.max.x), (b.min.y, b.max.y), (b.min.z, b.max.z)])
+    {
+        let c = col.truncate();
+        let a = c * lo;
+        let e = c * hi;
+        min += a.min(e);
+        max += a.max(e);
+    }
+    Aabb { min, max }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn validity() {
+        assert!(Aabb::new(Vec3::ZERO, Vec3::ONE).valid());
+        assert!(Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)).valid(), "a flat box is valid");
+        assert!(!Aabb::new(Vec3::ONE, Vec3::ONE).valid(), "a point is degenerate");
+        assert!(!Aabb::new(Vec3::ONE, Vec3::ZERO).valid(), "inverted");
+        assert!(!Aabb::EMPTY.valid());
+        assert!(!Aabb::new(Vec3::ZERO, Vec3::new(f32::NAN, 1.0, 1.0)).valid());
+        assert!(!Aabb::new(Vec3::ZERO, Vec3::new(f32::INFINITY, 1.0, 1.0)).valid());
+    }
+
+    #[test]
+    fn transform_equals_eight_corner_refit() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..10_000 {
+            let c = Vec3::new(rng.random_range(-50.0..50.0), rng.random_range(-50.0..50.0), 0.0);
+            let e = Vec3::new(
+                rng.random_range(0.01..10.0),
+                rng.random_range(0.01..10.0),
+                rng.random_range(0.01..10.0),
+            );
+            let b = Aabb::from_center_extent(c, e);
+            let axis = Vec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            )
+            .normalize_or(Vec3::Y);
+            let m = Mat4::from_scale_rotation_translation(
+                Vec3::new(
+                    rng.random_range(-3.0..3.0),
+                    rng.random_range(0.1..3.0),
+                    rng.random_range(0.1..3.0),
+                ),
+                Quat::from_axis_angle(axis, rng.random_range(0.0..6.3)),
+                Vec3::new(
+                    rng.random_range(-1e3..1e3),
+                    rng.random_range(-1e3..1e3),
+                    rng.random_range(-1e3..1e3),
+                ),
+            );
+            let fast = transform_aabb(&m, &b);
+            let slow = Aabb::from_points(b.corners().map(|p| m.transform_point3(p)));
+            let tol = 1e-3 * (1.0 + slow.size().length());
+            assert!(
+                (fast.min - slow.min).abs().max_element() <= tol
+                    && (fast.max - slow.max).abs().max_element() <= tol,
+                "Arvo {fast:?} vs corners {slow:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn closest_point_and_distance() {
+        let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
+        assert_eq!(b.distance_squared(Vec3::splat(0.5)), 0.0);
+        assert_eq!(b.distance_squared(Vec3::new(3.0, 0.5, 0.5)), 4.0);
+        assert_eq!(b.closest_point(Vec3::new(-1.0, 2.0, 0.5)), Vec3::new(0.0, 1.0, 0.5));
+    }
+}
