@@ -1,0 +1,422 @@
+//! Distance levels: seed 002's field-of-view scaled ranges and seed 000's walk with
+//! finer-only hysteresis.
+
+use glam::Mat4;
+
+use crate::screen_size::{screen_size_switch_distance, Reach};
+
+/// `projection[1][1]` of the 60-degree vertical field of view that level distances are
+/// authored for: `1 / tan(30 deg)`.
+pub const REFERENCE_P11: f32 = 1.732_050_8;
+
+/// `REFERENCE_P11 / p11`: a narrower field of view (larger `p11`) magnifies, so the
+/// scale drops below one and each level holds further out. Orthographic and identity
+/// projections keep the reference (scale 1).
+#[inline]
+pub fn fov_scale(projection: &Mat4) -> f32 {
+    let p = farsight_geom::p11(projection);
+    if farsight_geom::is_orthographic(projection) || !(p.is_finite() && p > 0.0) {
+        1.0
+    } else {
+        REFERENCE_P11 / p
+    }
+}
+
+/// Why a set of LOD levels was refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LodError {
+    #[error("an LOD component needs at least one level, found none")]
+    NoLevels,
+    #[error("LOD level {index} has max_distance {found}, which is not a positive finite number")]
+    BadDistance { index: usize, found: f32 },
+    #[error(
+        "LOD levels must be ordered near to far: level {index} ends at {found}, \
+         not beyond level {} at {previous}", index - 1
+    )]
+    NotOrdered {
+        index: usize,
+        previous: f32,
+        found: f32,
+    },
+    #[error("LOD level {index} has screen percentage {found}, which is not in (0, 1]")]
+    BadScreenPercentage { index: usize, found: f32 },
+    #[error("LOD bias {found} is not a positive finite number")]
+    BadBias { found: f32 },
+}
+
+/// One level as the rules see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelSpec {
+    /// Furthest distance (at the reference field of view, bias 1) this level draws at.
+    pub max_distance: f32,
+    /// Share of the viewport height (0..=1) at which this level takes over from the
+    /// previous one, for components that select by screen size.
+    pub screen_percentage: Option<f32>,
+}
+
+impl LevelSpec {
+    pub const fn distance(max_distance: f32) -> Self {
+        Self {
+            max_distance,
+            screen_percentage: None,
+        }
+    }
+}
+
+/// A validated, non-empty list of levels ordered near to far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LodLevels {
+    levels: Vec<LevelSpec>,
+    /// Seed 000's `selectsByScreenSize`.
+    pub selects_by_screen_size: bool,
+    /// Overrides the radius of the sphere around the local box for screen sizes.
+    pub screen_size_radius: Option<f32>,
+    /// Per-component quality knob of seed 002: ranges scale by it (2 = twice as far).
+    pub bias: f32,
+}
+
+impl LodLevels {
+    /// Validates ordering: every `max_distance` positive, finite and strictly larger
+    /// than the previous one; screen percentages in `(0, 1]`.
+    pub fn new(levels: Vec<LevelSpec>) -> Result<Self, LodError> {
+        if levels.is_empty() {
+            return Err(LodError::NoLevels);
+        }
+        for (index, l) in levels.iter().enumerate() {
+            if !(l.max_distance.is_finite() && l.max_distance > 0.0) {
+                return Err(LodError::BadDistance {
+                    index,
+                    found: l.max_distance,
+                });
+            }
+            if index > 0 && l.max_distance <= levels[index - 1].max_distance {
+                let previous = levels[index - 1].max_distance;
+                return Err(LodError::NotOrdered {
+                    index,
+                    previous,
+                    found: l.max_distance,
+                });
+            }
+            if let Some(p) = l.screen_percentage {
+                if !(p.is_finite() && p > 0.0 && p <= 1.0) {
+                    return Err(LodError::BadScreenPercentage { index, found: p });
+                }
+            }
+        }
+        Ok(Self {
+            levels,
+            selects_by_screen_size: false,
+            screen_size_radius: None,
+            bias: 1.0,
+        })
+    }
+
+    /// Levels from plain distances, e.g. `[50.0, 100.0, 200.0]`.
+    pub fn from_distances(distances: &[f32]) -> Result<Self, LodError> {
+        Self::new(distances.iter().map(|&d| LevelSpec::distance(d)).collect())
+    }
+
+    pub fn with_bias(mut self, bias: f32) -> Result<Self, LodError> {
+        if !(bias.is_finite() && bias > 0.0) {
+            return Err(LodError::BadBias { found: bias });
+        }
+        self.bias = bias;
+        Ok(self)
+    }
+
+    pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
+        self.selects_by_screen_size = true;
+        self.screen_size_radius = radius_override;
+        self
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.levels.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    pub fn levels(&self) -> &[LevelSpec] {
+        &self.levels
+    }
+}
+
+/// Seed 000's hysteresis: on a transition to a finer level the switch distance is
+/// tightened by `distance` units, never by more than `share` of the switch distance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hysteresis {
+    pub distance: f32,
+    pub share: f32,
+}
+
+impl Default for Hysteresis {
+    fn default() -> Self {
+        Self {
+            distance: 5.0,
+            share: 0.1,
+        }
+    }
+}
+
+impl Hysteresis {
+    pub const NONE: Hysteresis = Hysteresis {
+        distance: 0.0,
+        share: 0.0,
+    };
+
+    /// The tightened switch distance for a transition into a finer level.
+    #[inline]
+    pub fn tighten(&self, switch_distance: f32) -> f32 {
+        switch_distance - self.distance.min(self.share * switch_distance)
+    }
+}
+
+/// The global LOD settings (seed 000's `LODConfig`), read live by the callers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodSettings {
+    /// `adjusted = distance * lod_bias`; above 1 coarsens everything.
+    pub lod_bias: f32,
+    pub hysteresis: Hysteresis,
+    /// Full entity pass every this many frames (seed 000: 4).
+    pub update_frame_interval: u32,
+    /// Camera movement that forces a full pass at once (seed 000: 0.5 units).
+    pub min_camera_displacement: f32,
+    /// Cross-fade between levels; off by default as in seed 000.
+    pub enable_fade_transitions: bool,
+    /// Frames a fade lasts when enabled.
+    pub fade_frames: u32,
+}
+
+impl Default for LodSettings {
+    fn default() -> Self {
+        Self {
+            lod_bias: 1.0,
+            hysteresis: Hysteresis::default(),
+            update_frame_interval: 4,
+            min_camera_displacement: 0.5,
+            enable_fade_transitions: false,
+            fade_frames: 8,
+        }
+    }
+}
+
+/// Walks levels near to far: the first level whose switch distance (tightened by
+/// the hysteresis when that level is finer than `current`) holds `adjusted`; past the
+/// last switch the last level keeps drawing. `switch(i)` is level `i`'s switch
+/// distance; the last level's is never read.
+#[inline]
+pub fn walk_levels(
+    adjusted: f32,
+    count: usize,
+    current: Option<usize>,
+    hysteresis: Hysteresis,
+    mut switch: impl FnMut(usize) -> f32,
+) -> usize {
+    debug_assert!(count > 0);
+    let last = count - 1;
+    for i in 0..last {
+        let mut t = switch(i);
+        if current.is_some_and(|c| i < c) {
+            t = hysteresis.tighten(t);
+        }
+        if adjusted <= t {
+            return i;
+        }
+    }
+    last
+}
+
+/// Everything a pass needs to select levels, computed once per pass from the
+/// projection and the live settings: the field-of-view scale, the screen-size reach,
+/// the global bias and the hysteresis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodSelector {
+    pub fov_scale: f32,
+    pub reach: Reach,
+    pub lod_bias: f32,
+    pub hysteresis: Hysteresis,
+}
+
+impl LodSelector {
+    pub fn new(projection: &Mat4, reach: Reach, settings: &LodSettings) -> Self {
+        Self {
+            fov_scale: fov_scale(projection),
+            reach,
+            lod_bias: settings.lod_bias,
+            hysteresis: settings.hysteresis,
+        }
+    }
+
+    /// The reference view: 60-degree field of view, no screen-size reach, bias 1.
+    pub fn reference() -> Self {
+        Self {
+            fov_scale: 1.0,
+            reach: Reach::None,
+            lod_bias: 1.0,
+            hysteresis: Hysteresis::default(),
+        }
+    }
+
+    /// Distance at which level `i` hands over to level `i + 1`, in the units of the
+    /// adjusted distance: seed 000's screen-size switch when the component selects by
+    /// screen size, the view has a reach and the next level has a screen percentage;
+    /// else the stored distance, scaled by the component's bias and the field of view.
+    #[inline]
+    pub fn switch_distance(&self, levels: &LodLevels, i: usize, world_radius: f32) -> f32 {
+        let specs = levels.levels();
+        if levels.selects_by_screen_size {
+            if let (Some(reach), Some(next)) = (self.reach.value(), specs.get(i + 1)) {
+                if let Some(pct) = next.screen_percentage {
+                    return screen_size_switch_distance(world_radius, reach, pct) * levels.bias;
+                }
+            }
+        }
+        specs[i].max_distance * levels.bias / self.fov_scale
+    }
+
+    /// The desired level for an object `distance` from the camera whose screen-size
+    /// radius in world units is `world_radius` (only read for screen-size components).
+    #[inline]
+    pub fn select(
+        &self,
+        levels: &LodLevels,
+        distance: f32,
+        world_radius: f32,
+        current: Option<usize>,
+    ) -> usize {
+        let adjusted = distance * self.lod_bias;
+        walk_levels(adjusted, levels.len(), current, self.hysteresis, |i| {
+            self.switch_distance(levels, i, world_radius)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn city() -> LodLevels {
+        LodLevels::from_distances(&[50.0, 100.0, 200.0]).unwrap()
+    }
+
+    #[test]
+    fn seed_000_walk_from_far_to_near_and_back() {
+        let s = LodSelector::reference();
+        let l = city();
+        // (distance, desired level) with no current level: no hysteresis.
+        for (d, want) in [
+            (0.0, 0),
+            (30.0, 0),
+            (50.0, 0),
+            (50.01, 1),
+            (99.9, 1),
+            (100.0, 1),
+            (150.0, 2),
+            (200.0, 2),
+            (250.0, 2),
+            (1e9, 2),
+        ] {
+            assert_eq!(s.select(&l, d, 1.0, None), want, "distance {d}");
+        }
+    }
+
+    #[test]
+    fn hysteresis_band_on_finer_transitions_only() {
+        let s = LodSelector::reference();
+        let l = city();
+        // Approaching from LOD2: LOD1 only once inside 100 - 5 = 95.
+        assert_eq!(s.select(&l, 99.0, 1.0, Some(2)), 2);
+        assert_eq!(s.select(&l, 95.0, 1.0, Some(2)), 1);
+        // LOD1 -> LOD0 only inside 50 - 5 = 45.
+        assert_eq!(s.select(&l, 46.0, 1.0, Some(1)), 1);
+        assert_eq!(s.select(&l, 45.0, 1.0, Some(1)), 0);
+        // Receding: coarser is immediate, no band.
+        assert_eq!(s.select(&l, 50.01, 1.0, Some(0)), 1);
+        assert_eq!(s.select(&l, 100.01, 1.0, Some(1)), 2);
+        // A jump from LOD2 straight to the near zone goes to LOD0.
+        assert_eq!(s.select(&l, 10.0, 1.0, Some(2)), 0);
+    }
+
+    #[test]
+    fn hysteresis_capped_at_a_tenth_of_the_switch_distance() {
+        let s = LodSelector::reference();
+        let l = LodLevels::from_distances(&[20.0, 30.0, 1000.0]).unwrap();
+        // Band at 20 is min(5, 2) = 2: LOD1 -> LOD0 at 18, not 15.
+        assert_eq!(s.select(&l, 18.5, 1.0, Some(1)), 1);
+        assert_eq!(s.select(&l, 18.0, 1.0, Some(1)), 0);
+        // Band at 30 is min(5, 3) = 3.
+        assert_eq!(s.select(&l, 27.5, 1.0, Some(2)), 2);
+        assert_eq!(s.select(&l, 27.0, 1.0, Some(2)), 1);
+        // A switch at 4 units: band 0.4, so the level can still be returned to.
+        let tiny = LodLevels::from_distances(&[4.0, 8.0]).unwrap();
+        assert_eq!(s.select(&tiny, 3.6, 1.0, Some(1)), 0);
+        assert_eq!(Hysteresis::default().tighten(4.0), 3.6);
+    }
+
+    #[test]
+    fn lod_bias_scales_distance_and_fov_scales_ranges() {
+        let l = city();
+        let coarse = LodSelector {
+            lod_bias: 2.0,
+            ..LodSelector::reference()
+        };
+        assert_eq!(
+            coarse.select(&l, 30.0, 1.0, None),
+            1,
+            "bias 2 treats 30 as 60"
+        );
+        // A 30-degree view magnifies: p11 = 1/tan(15 deg), so levels hold further out.
+        let narrow = Mat4::perspective_rh(30f32.to_radians(), 1.0, 0.1, 1e4);
+        let s = LodSelector::new(&narrow, Reach::None, &LodSettings::default());
+        assert!(s.fov_scale < 0.5);
+        assert_eq!(s.select(&l, 90.0, 1.0, None), 0, "50 / scale > 90");
+        let reference = Mat4::perspective_rh(60f32.to_radians(), 1.7, 0.1, 1e4);
+        assert!((fov_scale(&reference) - 1.0).abs() < 1e-5);
+        let ortho = Mat4::orthographic_rh(-1.0, 1.0, -1.0, 1.0, 0.1, 10.0);
+        assert_eq!(fov_scale(&ortho), 1.0);
+        // Per-component bias (seed 002): ranges scale.
+        let far = city().with_bias(2.0).unwrap();
+        assert_eq!(LodSelector::reference().select(&far, 90.0, 1.0, None), 0);
+    }
+
+    #[test]
+    fn refuses_empty_and_unordered_levels() {
+        assert_eq!(LodLevels::new(vec![]), Err(LodError::NoLevels));
+        assert_eq!(
+            LodLevels::from_distances(&[50.0, 40.0]),
+            Err(LodError::NotOrdered {
+                index: 1,
+                previous: 50.0,
+                found: 40.0
+            })
+        );
+        assert_eq!(
+            LodLevels::from_distances(&[50.0, 50.0]),
+            Err(LodError::NotOrdered {
+                index: 1,
+                previous: 50.0,
+                found: 50.0
+            })
+        );
+        assert!(matches!(
+            LodLevels::from_distances(&[f32::NAN]),
+            Err(LodError::BadDistance { index: 0, .. })
+        ));
+        assert!(matches!(
+            LodLevels::from_distances(&[-1.0]),
+            Err(LodError::BadDistance { index: 0, .. })
+        ));
+        assert!(city().with_bias(f32::INFINITY).is_err());
+        assert!(LodLevels::new(vec![LevelSpec {
+            max_distance: 1.0,
+            screen_percentage: Some(0.0)
+        }])
+        .is_err());
+    }
+}
