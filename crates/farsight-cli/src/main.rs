@@ -1,1 +1,44 @@
-fn main() {}
+//! `farsight`: the command line of the farsight toolkit.
+//!
+//! Each subcommand lives in its own module; this file only parses arguments and
+//! dispatches. Subcommands print reports to stdout and progress to stderr.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod demo;
+
+#[derive(Parser)]
+#[command(name = "farsight", version, about = "Draw and stream very large 3D worlds")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Seed 000's city block: visibility, culling and entity LOD over a camera flight.
+    Demo(demo::DemoArgs),
+    // Helpers: add one variant per subcommand here, each backed by its own module.
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = e.source();
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
