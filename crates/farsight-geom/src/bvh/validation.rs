@@ -1,0 +1,115 @@
+//! The validator: run after every build in the tests.
+
+use crate::Bvh;
+
+/// What [`Bvh::validate`] found wrong.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum BvhValidationError {
+    /// A node's box does not enclose a child's box (or a leaf's region box).
+    NotEnclosing {
+        node: u32,
+        child: u32,
+        leaf_slot: bool,
+    },
+    /// A child index or leaf range points outside the arrays.
+    OutOfRange { node: u32 },
+    /// A node was reached twice or never.
+    NodeReach { node: u32, times: u32 },
+    /// A region was reached `times` times instead of once.
+    RegionReach { region: u32, times: u32 },
+    /// The arrays disagree in length.
+    Lengths { leaf_boxes: usize, leaf_ids: usize },
+}
+
+impl std::fmt::Display for BvhValidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid BVH: {self:?}")
+    }
+}
+
+impl std::error::Error for BvhValidationError {}
+
+impl Bvh {
+    /// Checks the invariants: every node box encloses its children's boxes (a leaf's
+    /// box encloses its regions'), every node and every region is reachable from the
+    /// root exactly once, children are adjacent and after their parent.
+    pub fn validate(&self) -> Result<(), BvhValidationError> {
+        let n_regions = self.leaf_ids.len();
+        if self.leaf_boxes.len() != n_regions {
+            return Err(BvhValidationError::Lengths {
+                leaf_boxes: self.leaf_boxes.len(),
+                leaf_ids: n_regions,
+            });
+        }
+        let mut region_seen = vec![0u32; n_regions];
+        let mut node_seen = vec![0u32; self.nodes.len()];
+        if self.nodes.is_empty() {
+            return if n_regions == 0 {
+                Ok(())
+            } else {
+                Err(BvhValidationError::RegionReach {
+                    region: self.leaf_ids[0],
+                    times: 0,
+                })
+            };
+        }
+        let mut stack = vec![0u32];
+        while let Some(i) = stack.pop() {
+            node_seen[i as usize] += 1;
+            if node_seen[i as usize] > 1 {
+                return Err(BvhValidationError::NodeReach { node: i, times: 2 });
+            }
+            let node = self.nodes[i as usize];
+            let b = node.aabb();
+            if node.is_leaf() {
+                let end = node.first as usize + node.count as usize;
+                if end > n_regions {
+                    return Err(BvhValidationError::OutOfRange { node: i });
+                }
+                for slot in node.first as usize..end {
+                    if !b.contains(&self.leaf_boxes[slot]) {
+                        return Err(BvhValidationError::NotEnclosing {
+                            node: i,
+                            child: slot as u32,
+                            leaf_slot: true,
+                        });
+                    }
+                    let id = self.leaf_ids[slot] as usize;
+                    if id >= n_regions {
+                        return Err(BvhValidationError::OutOfRange { node: i });
+                    }
+                    region_seen[id] += 1;
+                }
+            } else {
+                let c = node.first;
+                if c <= i || c as usize + 1 >= self.nodes.len() {
+                    return Err(BvhValidationError::OutOfRange { node: i });
+                }
+                for child in [c, c + 1] {
+                    if !b.contains(&self.nodes[child as usize].aabb()) {
+                        return Err(BvhValidationError::NotEnclosing {
+                            node: i,
+                            child,
+                            leaf_slot: false,
+                        });
+                    }
+                    stack.push(child);
+                }
+            }
+        }
+        if let Some((node, &times)) = node_seen.iter().enumerate().find(|(_, &t)| t != 1) {
+            return Err(BvhValidationError::NodeReach {
+                node: node as u32,
+                times,
+            });
+        }
+        if let Some((region, &times)) = region_seen.iter().enumerate().find(|(_, &t)| t != 1) {
+            return Err(BvhValidationError::RegionReach {
+                region: region as u32,
+                times,
+            });
+        }
+        Ok(())
+    }
+}
