@@ -13,11 +13,16 @@
 //! behind the true one, so nothing that intersects is ever rejected.
 
 mod aabb;
+mod bvh;
 mod frustum;
 mod projection;
 mod sphere;
 
 pub use aabb::{transform_aabb, Aabb, BOUNDS_EPSILON_SQ};
+pub use bvh::{
+    linear_query_aabb, linear_query_frustum, linear_query_sphere, Bvh, BvhBuildError, BvhBuilder,
+    BvhNode, BvhValidationError, BVH_LEAF_SIZE, BVH_STACK_SIZE,
+};
 pub use frustum::{frustum_intersects_aabb, Frustum};
 pub use projection::{is_orthographic, p11, projected_pixel_size, REFERENCE_FOV_Y};
 pub use sphere::{sphere_intersects_aabb, Sphere};
