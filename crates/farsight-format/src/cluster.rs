@@ -1,0 +1,361 @@
+//! Cluster-LOD records (seed 003, "Writing The Result"): one record per level.
+//!
+//! ```text
+//! ClusterLevelHeader                      64 bytes
+//! ClusterInfo      x cluster_count        48 bytes each
+//! ClusterVertex    x vertex_count         32 bytes each (the level's compact list)
+//! u32 indices      x cluster_count * 3 * CLUSTER_SLOT_TRIANGLES
+//! ```
+//!
+//! Every cluster owns a slot of [`CLUSTER_SLOT_TRIANGLES`] triangles in the index
+//! array; slots past the cluster's real triangles hold zero-area triangles (all three
+//! indices equal), which the GPU discards before rasterising. So triangle `t` of a
+//! level's index buffer belongs to cluster `t >> CLUSTER_SLOT_SHIFT`. Indices point into
+//! the level's own vertex list, so a coarse level carries only the vertices it uses.
+//! The record is read in place: [`ClusterLevel::parse`] borrows every array.
+
+use bytemuck::{Pod, Zeroable};
+use serde::{Deserialize, Serialize};
+
+use crate::quant::{
+    dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, quantize_unorm, unorm_step,
+};
+use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Stream};
+
+/// log2 of the triangles in a cluster slot.
+pub const CLUSTER_SLOT_SHIFT: u32 = 7;
+/// Triangles per cluster slot (meshoptimizer's meshlets hold at most 126 for raster).
+pub const CLUSTER_SLOT_TRIANGLES: u32 = 1 << CLUSTER_SLOT_SHIFT;
+/// The parent error of a cluster with no parent (it is in the coarsest level it
+/// reaches): always "parent too coarse", so the cluster draws at any distance.
+pub const NO_PARENT_ERROR: f32 = f32::MAX;
+
+/// The 32-byte GPU vertex of a cluster level.
+///
+/// Position: 16-bit cell codes inside the model bounds (see [`crate::quant`]), so the
+/// error is at most model extent / 2^17 per axis. Normal and tangent: octahedral
+/// snorm16. Tangent handedness: bit 0 of `flags` (set means -1). UVs: IEEE half floats.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct ClusterVertex {
+    /// unorm16 cell codes in the model bounds.
+    pub position: [u16; 3],
+    /// Bit 0: tangent handedness is -1. Other bits zero.
+    pub flags: u16,
+    /// Octahedral snorm16 normal.
+    pub normal: [i16; 2],
+    /// Octahedral snorm16 tangent direction.
+    pub tangent: [i16; 2],
+    /// First UV set, half-float bits.
+    pub uv: [u16; 2],
+    /// Second UV set (lightmap), half-float bits; zero when absent.
+    pub uv1: [u16; 2],
+    /// Vertex colour, RGBA8; white when absent.
+    pub color: [u8; 4],
+    /// Zero.
+    pub reserved: u32,
+}
+const _: () = assert!(std::mem::size_of::<ClusterVertex>() == 32);
+
+/// A vertex in float form, for [`ClusterVertex::pack`] and [`ClusterVertex::unpack`].
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct FloatVertex {
+    pub position: [f32; 3],
+    pub normal: [f32; 3],
+    /// xyz direction, w handedness (+1 or -1).
+    pub tangent: [f32; 4],
+    pub uv: [f32; 2],
+}
+
+impl ClusterVertex {
+    /// Packs a float vertex inside the model bounds `(min, max)`.
+    pub fn pack(v: &FloatVertex, min: [f32; 3], max: [f32; 3]) -> Self {
+        let t = [v.tangent[0], v.tangent[1], v.tangent[2]];
+        Self {
+            position: std::array::from_fn(|i| quantize_unorm(v.position[i], min[i], max[i], 16)),
+            flags: u16::from(v.tangent[3] < 0.0),
+            normal: oct_encode(v.normal, 16),
+            tangent: oct_encode(t, 16),
+            uv: [f16_bits(v.uv[0]), f16_bits(v.uv[1])],
+            uv1: [0; 2],
+            color: [255; 4],
+            reserved: 0,
+        }
+    }
+
+    /// Unpacks to floats with the model bounds it was packed in.
+    pub fn unpack(&self, min: [f32; 3], max: [f32; 3]) -> FloatVertex {
+        let t = oct_decode(self.tangent, 16);
+        let w = if self.flags & 1 != 0 { -1.0 } else { 1.0 };
+        FloatVertex {
+            position: std::array::from_fn(|i| {
+                dequantize_unorm(self.position[i], min[i], unorm_step(min[i], max[i], 16))
+            }),
+            normal: oct_decode(self.normal, 16),
+            tangent: [t[0], t[1], t[2], w],
+            uv: [f16_value(self.uv[0]), f16_value(self.uv[1])],
+        }
+    }
+}
+
+/// The per-cluster record: its own error sphere and error, and its parent group's.
+/// The cut draws a cluster when its own error projects under the threshold and its
+/// parent's does not; both sides of a group boundary carry the same pair.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ClusterInfo {
+    /// Centre xyz and radius of the sphere the cluster's own error is measured from.
+    pub sphere: [f32; 4],
+    /// Centre xyz and radius of the parent group's sphere.
+    pub parent_sphere: [f32; 4],
+    /// The cluster's own error (model units).
+    pub error: f32,
+    /// The parent group's error, or [`NO_PARENT_ERROR`].
+    pub parent_error: f32,
+    /// Real triangles in the slot (1..=CLUSTER_SLOT_TRIANGLES); the rest are padding.
+    pub triangle_count: u32,
+    /// The DAG group the cluster was cut from (index within its level).
+    pub group: u32,
+}
+const _: () = assert!(std::mem::size_of::<ClusterInfo>() == 48);
+
+/// The header of a cluster level record.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ClusterLevelHeader {
+    /// Level number, 0 the finest.
+    pub level: u32,
+    pub cluster_count: u32,
+    pub vertex_count: u32,
+    /// Must equal [`CLUSTER_SLOT_SHIFT`].
+    pub slot_shift: u32,
+    /// Model bounds the positions are quantised in (the same for every level).
+    pub bounds_min: [f32; 3],
+    /// The largest parent error of the level: once it projects under a pixel, this
+    /// level and every finer one are not needed (seed 003's most important number).
+    pub max_parent_error: f32,
+    pub bounds_max: [f32; 3],
+    /// The largest own error of the level's clusters.
+    pub max_error: f32,
+    /// Real triangles, padding excluded.
+    pub triangle_count: u32,
+    /// Zero.
+    pub reserved: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<ClusterLevelHeader>() == 64);
+
+/// A cluster level borrowed from record bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterLevel<'a> {
+    pub header: ClusterLevelHeader,
+    pub clusters: &'a [ClusterInfo],
+    pub vertices: &'a [ClusterVertex],
+    /// `cluster_count * 3 * CLUSTER_SLOT_TRIANGLES` indices into `vertices`.
+    pub indices: &'a [u32],
+}
+
+fn bad(field: &'static str, found: u64) -> FormatError {
+    FormatError::BadField {
+        section: Section::RecordHeader,
+        field,
+        found,
+    }
+}
+
+fn slot_len() -> usize {
+    3 * CLUSTER_SLOT_TRIANGLES as usize
+}
+
+impl<'a> ClusterLevel<'a> {
+    /// Validates a cluster level record and borrows its arrays. The bytes must be
+    /// 4-byte aligned (records of a file read into [`crate::AlignedBytes`] are).
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
+        let hs = std::mem::size_of::<ClusterLevelHeader>();
+        if bytes.len() < hs {
+            return Err(FormatError::Truncated {
+                section: Section::RecordHeader,
+                needed: hs as u64,
+                available: bytes.len() as u64,
+            });
+        }
+        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&bytes[..hs]);
+        if header.slot_shift != CLUSTER_SLOT_SHIFT {
+            return Err(bad("slot_shift", header.slot_shift as u64));
+        }
+        if header.reserved != [0; 3] {
+            return Err(FormatError::NonZeroPadding {
+                section: Section::RecordHeader,
+                offset: 52,
+            });
+        }
+        let floats = header.bounds_min.iter().chain(&header.bounds_max);
+        if floats
+            .chain([&header.max_error, &header.max_parent_error])
+            .any(|f| !f.is_finite())
+        {
+            return Err(FormatError::NonFinite {
+                what: "cluster level header",
+            });
+        }
+        if (0..3).any(|i| header.bounds_min[i] > header.bounds_max[i]) {
+            return Err(bad("bounds", 0));
+        }
+        let cc = header.cluster_count as u64;
+        let vc = header.vertex_count as u64;
+        let need = hs as u64 + cc * 48 + vc * 32 + cc * slot_len() as u64 * 4;
+        if need != bytes.len() as u64 {
+            return Err(FormatError::LengthPastEnd {
+                section: Section::Stream(Stream::Clusters),
+                length: need,
+                available: bytes.len() as u64,
+            });
+        }
+        let (cc, vc) = (cc as usize, vc as usize);
+        let c_end = hs + cc * 48;
+        let v_end = c_end + vc * 32;
+        let misaligned = |_| FormatError::Misaligned {
+            what: "cluster level record",
+        };
+        let clusters: &[ClusterInfo] =
+            bytemuck::try_cast_slice(&bytes[hs..c_end]).map_err(misaligned)?;
+        let vertices: &[ClusterVertex] =
+            bytemuck::try_cast_slice(&bytes[c_end..v_end]).map_err(misaligned)?;
+        let indices: &[u32] = bytemuck::try_cast_slice(&bytes[v_end..]).map_err(misaligned)?;
+        let level = Self {
+            header,
+            clusters,
+            vertices,
+            indices,
+        };
+        level.validate()?;
+        Ok(level)
+    }
+
+    fn validate(&self) -> Result<(), FormatError> {
+        let mut triangles = 0u64;
+        for (c, info) in self.clusters.iter().enumerate() {
+            let all = info
+                .sphere
+                .iter()
+                .chain(&info.parent_sphere)
+                .chain([&info.error, &info.parent_error]);
+            if all.clone().any(|f| !f.is_finite()) {
+                return Err(FormatError::NonFinite {
+                    what: "cluster info",
+                });
+            }
+            if info.triangle_count == 0 || info.triangle_count > CLUSTER_SLOT_TRIANGLES {
+                return Err(bad("cluster triangle_count", info.triangle_count as u64));
+            }
+            triangles += info.triangle_count as u64;
+            let slot = &self.indices[c * slot_len()..(c + 1) * slot_len()];
+            for (i, &v) in slot.iter().enumerate() {
+                if v >= self.header.vertex_count {
+                    return Err(FormatError::VertexIndexOutOfRange {
+                        position: (c * slot_len() + i) as u64,
+                        index: v,
+                        vertex_count: self.header.vertex_count,
+                    });
+                }
+            }
+            for pad in slot[3 * info.triangle_count as usize..].chunks_exact(3) {
+                if pad[0] != pad[1] || pad[1] != pad[2] {
+                    return Err(bad("padding triangle not zero-area", c as u64));
+                }
+            }
+        }
+        if triangles != self.header.triangle_count as u64 {
+            return Err(bad("triangle_count", self.header.triangle_count as u64));
+        }
+        if self.vertices.iter().any(|v| v.flags > 1 || v.reserved != 0) {
+            return Err(bad("vertex flags", 0));
+        }
+        Ok(())
+    }
+
+    /// The cluster that triangle `t` of this level's index buffer belongs to.
+    #[inline]
+    pub fn cluster_of_triangle(t: u32) -> u32 {
+        t >> CLUSTER_SLOT_SHIFT
+    }
+}
+
+/// Lays out a cluster level record from its parts, after checking them as a reader
+/// would (so a producer bug fails at cook time, not in the game).
+/// `indices` holds whole slots: `clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES`.
+pub fn encode_cluster_level(
+    header: &ClusterLevelHeader,
+    clusters: &[ClusterInfo],
+    vertices: &[ClusterVertex],
+    indices: &[u32],
+) -> Result<Vec<u8>, FormatError> {
+    if clusters.len() != header.cluster_count as usize
+        || vertices.len() != header.vertex_count as usize
+    {
+        return Err(FormatError::BadInput {
+            what: "header counts disagree with arrays",
+            found: clusters.len() as u64,
+        });
+    }
+    if indices.len() != clusters.len() * slot_len() {
+        return Err(FormatError::BadInput {
+            what: "indices are not whole slots",
+            found: indices.len() as u64,
+        });
+    }
+    let mut out =
+        Vec::with_capacity(64 + clusters.len() * 48 + vertices.len() * 32 + indices.len() * 4);
+    out.extend_from_slice(bytemuck::bytes_of(header));
+    out.extend_from_slice(bytemuck::cast_slice(clusters));
+    out.extend_from_slice(bytemuck::cast_slice(vertices));
+    out.extend_from_slice(bytemuck::cast_slice(indices));
+    // Validate through the reader; `out` is a fresh Vec so it is at least 4-aligned
+    // only by accident, so check an aligned copy.
+    let aligned = crate::AlignedBytes::from(&out[..]);
+    ClusterLevel::parse(&aligned)?;
+    Ok(out)
+}
+
+/// Pads one cluster's triangles (`3 * n` indices, `n <= CLUSTER_SLOT_TRIANGLES`) to a
+/// full slot with zero-area triangles repeating its first vertex, appending to `out`.
+pub fn push_cluster_slot(triangles: &[u32], out: &mut Vec<u32>) {
+    assert!(triangles.len() % 3 == 0 && !triangles.is_empty());
+    assert!(
+        triangles.len() <= slot_len(),
+        "cluster has more than {CLUSTER_SLOT_TRIANGLES} triangles"
+    );
+    out.extend_from_slice(triangles);
+    let pad = triangles[0];
+    out.extend(std::iter::repeat_n(pad, slot_len() - triangles.len()));
+}
+
+/// One level entry of a [`ClusterMeshManifest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterLevelEntry {
+    /// The level's record.
+    pub record: RecordIndex,
+    /// Copy of the record's `max_parent_error`, so streaming decides without reading it.
+    pub max_parent_error: f32,
+    pub triangles: u32,
+    pub clusters: u32,
+    pub vertices: u32,
+    /// Record size in bytes (what streaming this level in costs).
+    pub bytes: u64,
+}
+
+/// The manifest of a cluster-LOD mesh file: model bounds and its levels, finest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterMeshManifest {
+    pub name: String,
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub levels: Vec<ClusterLevelEntry>,
+}
+
+impl Manifest for ClusterMeshManifest {
+    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
+        for l in &self.levels {
+            visit(l.record, RecordTag::CLUSTER_LEVEL);
+        }
+    }
+}

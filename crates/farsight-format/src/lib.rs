@@ -1,0 +1,46 @@
+//! farsight-format owns the farsight container file and the mesh encodings inside it:
+//! the identifier and version word, the length-prefixed RON manifest (generic over the
+//! asset kind's serde type), the aligned record table with deduplicated records, and
+//! the record kinds of meshes: full precision (version 1), cooked for a GPU (version 2)
+//! and cluster-LOD levels. It is a run-time crate: a game links it to read files, so
+//! its decoders depend on nothing made for baking. The cooking encoders sit behind the
+//! `encode` feature. It must not know about any asset kind's meaning (buildings, tiles,
+//! terrain), importers, simplifiers or how a renderer uploads what it decodes.
+//!
+//! Reading a file:
+//!
+//! ```no_run
+//! use farsight_format::{AlignedBytes, ClusterLevel, ClusterMeshManifest, Container};
+//! let bytes = AlignedBytes::read_file("model.farsight")?;
+//! let file = Container::<ClusterMeshManifest>::read(&bytes)?;
+//! for level in &file.manifest().levels {
+//!     let record = file.record(level.record)?;
+//!     let level = ClusterLevel::parse(record.bytes)?;
+//!     println!("{} clusters", level.clusters.len());
+//! }
+//! # Ok::<(), farsight_format::FormatError>(())
+//! ```
+//!
+//! Writing one: see [`FileWriter`].
+
+#[cfg(target_endian = "big")]
+compile_error!("farsight-format reads little-endian records in place");
+
+mod aligned;
+mod cluster;
+mod container;
+mod error;
+pub mod quant;
+mod reader;
+
+pub use aligned::AlignedBytes;
+pub use cluster::{
+    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevel, ClusterLevelEntry,
+    ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, FloatVertex, CLUSTER_SLOT_SHIFT,
+    CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
+};
+pub use container::{
+    FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,
+};
+pub use error::{FormatError, Section, Stream};
+pub use reader::{Container, RawFile, ReadOptions, Record};

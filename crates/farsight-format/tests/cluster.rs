@@ -1,0 +1,198 @@
+//! Cluster level records: layout, validation and vertex packing precision.
+
+use farsight_format::{
+    encode_cluster_level, push_cluster_slot, AlignedBytes, ClusterInfo, ClusterLevel,
+    ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, Container,
+    FileWriter, FloatVertex, FormatError, RecordTag, Version, CLUSTER_SLOT_TRIANGLES,
+    NO_PARENT_ERROR,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const MIN: [f32; 3] = [-2.0, 0.0, -1.0];
+const MAX: [f32; 3] = [2.0, 8.0, 1.5];
+
+fn unit(rng: &mut ChaCha8Rng) -> [f32; 3] {
+    loop {
+        let v: [f32; 3] = std::array::from_fn(|_| rng.random_range(-1.0..1.0));
+        let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        if l > 0.1 && l < 1.0 {
+            return v.map(|x| x / l);
+        }
+    }
+}
+
+fn random_level(
+    rng: &mut ChaCha8Rng,
+    clusters: usize,
+    vertices: u32,
+) -> (
+    ClusterLevelHeader,
+    Vec<ClusterInfo>,
+    Vec<ClusterVertex>,
+    Vec<u32>,
+) {
+    let verts: Vec<ClusterVertex> = (0..vertices)
+        .map(|_| {
+            let p: [f32; 3] = std::array::from_fn(|i| rng.random_range(MIN[i]..MAX[i]));
+            let n = unit(rng);
+            let t = unit(rng);
+            let fv = FloatVertex {
+                position: p,
+                normal: n,
+                tangent: [t[0], t[1], t[2], if rng.random() { 1.0 } else { -1.0 }],
+                uv: [rng.random(), rng.random()],
+            };
+            ClusterVertex::pack(&fv, MIN, MAX)
+        })
+        .collect();
+    let mut infos = Vec::new();
+    let mut indices = Vec::new();
+    let mut total = 0;
+    for g in 0..clusters {
+        let n = rng.random_range(1..=CLUSTER_SLOT_TRIANGLES) as usize;
+        total += n as u32;
+        let tris: Vec<u32> = (0..3 * n).map(|_| rng.random_range(0..vertices)).collect();
+        push_cluster_slot(&tris, &mut indices);
+        infos.push(ClusterInfo {
+            sphere: [0.0, 1.0, 0.0, 2.0],
+            parent_sphere: [0.0, 1.0, 0.0, 3.0],
+            error: 0.01,
+            parent_error: if g % 2 == 0 { 0.02 } else { NO_PARENT_ERROR },
+            triangle_count: n as u32,
+            group: g as u32 / 4,
+        });
+    }
+    let header = ClusterLevelHeader {
+        level: 0,
+        cluster_count: clusters as u32,
+        vertex_count: vertices,
+        slot_shift: 7,
+        bounds_min: MIN,
+        max_parent_error: NO_PARENT_ERROR,
+        bounds_max: MAX,
+        max_error: 0.01,
+        triangle_count: total,
+        reserved: [0; 3],
+    };
+    (header, infos, verts, indices)
+}
+
+#[test]
+fn level_round_trips_through_a_file_in_place() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let (h, c, v, i) = random_level(&mut rng, 5, 300);
+    let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
+    let mut w = FileWriter::new(Version::Cooked);
+    let idx = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
+    let m = ClusterMeshManifest {
+        name: "rock".into(),
+        bounds_min: MIN,
+        bounds_max: MAX,
+        levels: vec![ClusterLevelEntry {
+            record: idx,
+            max_parent_error: 0.02,
+            triangles: h.triangle_count,
+            clusters: 5,
+            vertices: 300,
+            bytes: rec.len() as u64,
+        }],
+    };
+    let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
+    let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
+    assert_eq!(file.manifest(), &m);
+    let level = ClusterLevel::parse(file.record(idx).unwrap().bytes).unwrap();
+    assert_eq!(level.header, h);
+    assert_eq!(level.clusters, &c[..]);
+    assert_eq!(level.vertices, &v[..]);
+    assert_eq!(level.indices, &i[..]);
+    // The cluster of a triangle is a shift away, and padding is zero-area.
+    for (t, tri) in level.indices.chunks_exact(3).enumerate() {
+        let cl = ClusterLevel::cluster_of_triangle(t as u32) as usize;
+        let local = t % CLUSTER_SLOT_TRIANGLES as usize;
+        if local >= level.clusters[cl].triangle_count as usize {
+            assert!(tri[0] == tri[1] && tri[1] == tri[2]);
+        }
+    }
+}
+
+#[test]
+fn bad_levels_are_refused() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let (h, c, v, i) = random_level(&mut rng, 3, 50);
+    let good = encode_cluster_level(&h, &c, &v, &i).unwrap();
+    // Index past the level's vertices.
+    let mut bad_i = i.clone();
+    bad_i[4] = 50;
+    assert!(matches!(
+        encode_cluster_level(&h, &c, &v, &bad_i),
+        Err(FormatError::VertexIndexOutOfRange { index: 50, .. })
+    ));
+    // Padding that is not zero-area.
+    let mut bad_c = c.clone();
+    bad_c[0].triangle_count -= 1;
+    let mut bad_h = h;
+    bad_h.triangle_count -= 1;
+    let r = encode_cluster_level(&bad_h, &bad_c, &v, &i);
+    assert!(matches!(r, Err(FormatError::BadField { .. })), "{r:?}");
+    // Every truncated prefix of the record.
+    for n in 0..good.len() {
+        let a = AlignedBytes::from(&good[..n]);
+        assert!(ClusterLevel::parse(&a).is_err(), "prefix {n}");
+    }
+    // NaN error.
+    let mut nan_c = c.clone();
+    nan_c[1].error = f32::NAN;
+    assert!(matches!(
+        encode_cluster_level(&h, &nan_c, &v, &i),
+        Err(FormatError::NonFinite { .. })
+    ));
+}
+
+#[test]
+fn packed_vertex_precision() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut worst_deg = 0.0f64;
+    for _ in 0..20_000 {
+        let p: [f32; 3] = std::array::from_fn(|i| rng.random_range(MIN[i]..MAX[i]));
+        let n = unit(&mut rng);
+        let t = unit(&mut rng);
+        let w = if rng.random() { 1.0 } else { -1.0 };
+        let uv = [rng.random_range(-4.0..4.0), rng.random_range(-4.0..4.0)];
+        let fv = FloatVertex {
+            position: p,
+            normal: n,
+            tangent: [t[0], t[1], t[2], w],
+            uv,
+        };
+        let back = ClusterVertex::pack(&fv, MIN, MAX).unpack(MIN, MAX);
+        for a in 0..3 {
+            let bound = (MAX[a] - MIN[a]) / 131072.0 + 1e-6;
+            assert!(
+                (back.position[a] - p[a]).abs() <= bound,
+                "axis {a}: {p:?} -> {:?}",
+                back.position
+            );
+        }
+        assert_eq!(back.tangent[3], w, "tangent sign preserved");
+        worst_deg = worst_deg.max(angle_deg(back.normal, n));
+        for (b, u) in back.uv.iter().zip(uv) {
+            assert!((b - u).abs() <= u.abs() / 1024.0 + 1e-7);
+        }
+    }
+    assert!(worst_deg < 0.004, "worst normal error {worst_deg} degrees");
+}
+
+/// Angle between two vectors, well conditioned near zero (atan2 of cross and dot).
+fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
+    let a = a.map(|x| x as f64);
+    let b = b.map(|x| x as f64);
+    let c = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ];
+    let cross = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
+    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    cross.atan2(dot).to_degrees()
+}
