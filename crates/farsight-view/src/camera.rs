@@ -1,0 +1,313 @@
+//! Where the view comes from: a host's view, else the held or lowest-slot active camera.
+
+use glam::{Mat4, Quat, Vec3};
+
+/// Index of a camera slot in a [`CameraStore`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CameraId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Projection {
+    /// Vertical field of view in radians, width / height, clip distances.
+    Perspective {
+        fov_y: f32,
+        aspect: f32,
+        near: f32,
+        far: f32,
+    },
+    /// Half the view volume's height in world units.
+    Orthographic {
+        half_height: f32,
+        aspect: f32,
+        near: f32,
+        far: f32,
+    },
+}
+
+impl Projection {
+    /// Right-handed, depth in `[0, 1]`.
+    pub fn matrix(&self) -> Mat4 {
+        match *self {
+            Projection::Perspective {
+                fov_y,
+                aspect,
+                near,
+                far,
+            } => Mat4::perspective_rh(fov_y, aspect, near, far),
+            Projection::Orthographic {
+                half_height,
+                aspect,
+                near,
+                far,
+            } => {
+                let hw = half_height * aspect;
+                Mat4::orthographic_rh(-hw, hw, -half_height, half_height, near, far)
+            }
+        }
+    }
+}
+
+/// A scene camera.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    pub projection: Projection,
+    pub active: bool,
+    /// The camera's world pose; `None` while it has no transform (it cannot be used).
+    pub world: Option<Mat4>,
+    pub focus_distance: f32,
+    pub dof_amount: f32,
+    pub dof_max_blur: f32,
+}
+
+impl Camera {
+    pub fn new(projection: Projection, world: Mat4) -> Self {
+        Self {
+            projection,
+            active: true,
+            world: Some(world),
+            focus_distance: 0.0,
+            dof_amount: 0.0,
+            dof_max_blur: 0.0,
+        }
+    }
+
+    /// A camera at `eye` looking at `target` with +Y up.
+    pub fn looking_at(projection: Projection, eye: Vec3, target: Vec3) -> Self {
+        Self::new(projection, Mat4::look_at_rh(eye, target, Vec3::Y).inverse())
+    }
+
+    fn usable(&self) -> bool {
+        self.world.is_some_and(|w| w.is_finite())
+    }
+}
+
+/// Camera slots; a destroyed camera leaves its slot empty.
+#[derive(Clone, Debug, Default)]
+pub struct CameraStore {
+    slots: Vec<Option<Camera>>,
+}
+
+impl CameraStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, c: Camera) -> CameraId {
+        if let Some(i) = self.slots.iter().position(Option::is_none) {
+            self.slots[i] = Some(c);
+            return CameraId(i as u32);
+        }
+        self.slots.push(Some(c));
+        CameraId((self.slots.len() - 1) as u32)
+    }
+
+    pub fn remove(&mut self, id: CameraId) {
+        if let Some(s) = self.slots.get_mut(id.0 as usize) {
+            *s = None;
+        }
+    }
+
+    pub fn get(&self, id: CameraId) -> Option<&Camera> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    pub fn get_mut(&mut self, id: CameraId) -> Option<&mut Camera> {
+        self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    fn lowest_active(&self) -> Option<CameraId> {
+        self.slots
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|c| c.active && c.usable()))
+            .map(|i| CameraId(i as u32))
+    }
+}
+
+/// A view an authoring host offers for one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HostView {
+    /// A free view: its own projection and pose, no scene camera needed.
+    Free {
+        projection: Projection,
+        position: Vec3,
+        rotation: Quat,
+    },
+    /// Look through a scene camera, active or not, exactly as if it were the active one.
+    Through(CameraId),
+}
+
+/// The view the frame renders through.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResolvedView {
+    pub view: Mat4,
+    pub projection: Mat4,
+    pub position: Vec3,
+    /// The scene camera rendered through; `None` for a host's free view.
+    pub camera: Option<CameraId>,
+    pub focus_distance: f32,
+    pub dof_amount: f32,
+    pub dof_max_blur: f32,
+}
+
+impl ResolvedView {
+    fn of_camera(id: CameraId, c: &Camera) -> Self {
+        let world = c.world.unwrap_or(Mat4::IDENTITY);
+        Self {
+            view: world.inverse(),
+            projection: c.projection.matrix(),
+            position: world.w_axis.truncate(),
+            camera: Some(id),
+            focus_distance: c.focus_distance,
+            dof_amount: c.dof_amount,
+            dof_max_blur: c.dof_max_blur,
+        }
+    }
+}
+
+/// Holds the camera in use across frames (seed 002 "Where the view comes from").
+#[derive(Clone, Debug, Default)]
+pub struct ViewResolver {
+    held: Option<CameraId>,
+    epoch: Option<u64>,
+    gap_logged: bool,
+}
+
+impl ViewResolver {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The camera currently held (not a host's view).
+    pub fn held(&self) -> Option<CameraId> {
+        self.held
+    }
+
+    /// A host's view wins when one is offered this frame. Otherwise the camera
+    /// already held stays while it is alive, active and posed; the lowest-slot active
+    /// camera is looked up only when the held one is gone or `world_epoch` changed.
+    /// With no camera the frame renders nothing and one message is logged per gap.
+    pub fn resolve(
+        &mut self,
+        host: Option<&HostView>,
+        cameras: &CameraStore,
+        world_epoch: u64,
+    ) -> Option<ResolvedView> {
+        if let Some(h) = host {
+            let v = match *h {
+                HostView::Free {
+                    projection,
+                    position,
+                    rotation,
+                } => {
+                    let world = Mat4::from_rotation_translation(rotation, position);
+                    Some(ResolvedView {
+                        view: world.inverse(),
+                        projection: projection.matrix(),
+                        position,
+                        camera: None,
+                        focus_distance: 0.0,
+                        dof_amount: 0.0,
+                        dof_max_blur: 0.0,
+                    })
+                }
+                HostView::Through(id) => cameras
+                    .get(id)
+                    .filter(|c| c.usable())
+                    .map(|c| ResolvedView::of_camera(id, c)),
+            };
+            if v.is_some() {
+                self.gap_logged = false;
+                return v;
+            }
+        }
+        if self.epoch != Some(world_epoch) {
+            self.held = None;
+            self.epoch = Some(world_epoch);
+        }
+        let keep = self
+            .held
+            .and_then(|id| cameras.get(id).map(|c| (id, c)))
+            .filter(|(_, c)| c.active && c.usable());
+        let found = match keep {
+            Some(k) => Some(k),
+            None => cameras
+                .lowest_active()
+                .and_then(|id| cameras.get(id).map(|c| (id, c))),
+        };
+        match found {
+            Some((id, c)) => {
+                self.held = Some(id);
+                self.gap_logged = false;
+                Some(ResolvedView::of_camera(id, c))
+            }
+            None => {
+                self.held = None;
+                if !self.gap_logged {
+                    log::warn!("No active camera found for visibility");
+                    self.gap_logged = true;
+                }
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn persp() -> Projection {
+        Projection::Perspective {
+            fov_y: 1.0,
+            aspect: 1.0,
+            near: 0.1,
+            far: 100.0,
+        }
+    }
+
+    #[test]
+    fn held_camera_is_kept_until_gone_or_epoch_changes() {
+        let mut cams = CameraStore::new();
+        let a = cams.insert(Camera::looking_at(persp(), Vec3::Z, Vec3::ZERO));
+        let b = cams.insert(Camera::looking_at(persp(), Vec3::X, Vec3::ZERO));
+        cams.get_mut(a).unwrap().active = false;
+        let mut r = ViewResolver::new();
+        assert_eq!(r.resolve(None, &cams, 0).unwrap().camera, Some(b));
+        // A lower slot turning active does not steal the view.
+        cams.get_mut(a).unwrap().active = true;
+        assert_eq!(r.resolve(None, &cams, 0).unwrap().camera, Some(b));
+        // A new world epoch rescans: the lowest slot wins.
+        assert_eq!(r.resolve(None, &cams, 1).unwrap().camera, Some(a));
+        // Held camera loses its transform: fall back to the other one.
+        cams.get_mut(a).unwrap().world = None;
+        assert_eq!(r.resolve(None, &cams, 1).unwrap().camera, Some(b));
+        cams.remove(b);
+        assert!(r.resolve(None, &cams, 1).is_none());
+        assert!(r.resolve(None, &cams, 1).is_none());
+    }
+
+    #[test]
+    fn host_views_win_and_need_no_scene_camera() {
+        let mut cams = CameraStore::new();
+        let mut r = ViewResolver::new();
+        let free = HostView::Free {
+            projection: persp(),
+            position: Vec3::new(1.0, 2.0, 3.0),
+            rotation: Quat::IDENTITY,
+        };
+        let v = r.resolve(Some(&free), &cams, 0).unwrap();
+        assert_eq!(v.camera, None);
+        assert_eq!(v.position, Vec3::new(1.0, 2.0, 3.0));
+        let inactive = cams.insert(Camera {
+            active: false,
+            ..Camera::looking_at(persp(), Vec3::new(0.0, 5.0, 5.0), Vec3::ZERO)
+        });
+        let v = r
+            .resolve(Some(&HostView::Through(inactive)), &cams, 0)
+            .unwrap();
+        assert_eq!(v.camera, Some(inactive));
+        assert!((v.position - Vec3::new(0.0, 5.0, 5.0)).length() < 1e-5);
+        // Nothing offered: the game's camera again; none active: nothing.
+        assert!(r.resolve(None, &cams, 0).is_none());
+    }
+}

@@ -1,0 +1,390 @@
+//! Flat object storage: one column per property, indexed by a stable `u32`.
+
+use farsight_geom::Aabb;
+use glam::{Mat4, Quat, Vec3};
+
+use crate::lod::EntityLod;
+use crate::skin::Skin;
+
+/// Index of an object in its store; stable for the object's lifetime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(pub u32);
+
+/// "No handle": an object whose mesh or material is this is skipped by the pass.
+pub const INVALID_HANDLE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MeshHandle(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MaterialHandle(pub u32);
+
+impl MeshHandle {
+    pub const NONE: MeshHandle = MeshHandle(INVALID_HANDLE);
+}
+
+impl MaterialHandle {
+    pub const NONE: MaterialHandle = MaterialHandle(INVALID_HANDLE);
+}
+
+/// A local transform; the world matrix is built from it when the object has no
+/// world transform of its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transform {
+    pub translation: Vec3,
+    pub rotation: Quat,
+    pub scale: Vec3,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self {
+            translation: Vec3::ZERO,
+            rotation: Quat::IDENTITY,
+            scale: Vec3::ONE,
+        }
+    }
+}
+
+impl Transform {
+    #[inline]
+    pub fn matrix(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+}
+
+pub(crate) mod flags {
+    pub const VISIBLE: u8 = 1;
+    pub const CASTS_SHADOWS: u8 = 2;
+    pub const HAS_WORLD: u8 = 4;
+    pub const HAS_LOCAL: u8 = 8;
+    pub const ALIVE: u8 = 16;
+}
+
+/// Everything needed to create an object.
+#[derive(Clone, Debug)]
+pub struct ObjectDesc {
+    pub world: Option<Mat4>,
+    pub local: Option<Transform>,
+    pub bounds: Aabb,
+    pub mesh: MeshHandle,
+    pub material: MaterialHandle,
+    pub visible: bool,
+    pub casts_shadows: bool,
+    pub lod: Option<EntityLod>,
+    pub skin: Option<Skin>,
+    /// The caller's own id for the object (an ECS entity), echoed in the output.
+    pub entity: u64,
+}
+
+impl ObjectDesc {
+    /// A visible, shadow-casting static mesh at `world`.
+    pub fn new(world: Mat4, bounds: Aabb, mesh: MeshHandle, material: MaterialHandle) -> Self {
+        Self {
+            world: Some(world),
+            local: None,
+            bounds,
+            mesh,
+            material,
+            visible: true,
+            casts_shadows: true,
+            lod: None,
+            skin: None,
+            entity: 0,
+        }
+    }
+}
+
+/// Flat columns of every object. Slots freed by [`ObjectStore::remove`] are reused.
+#[derive(Clone, Default)]
+pub struct ObjectStore {
+    pub(crate) flags: Vec<u8>,
+    pub(crate) world: Vec<Mat4>,
+    pub(crate) local: Vec<Transform>,
+    pub(crate) bounds: Vec<Aabb>,
+    pub(crate) mesh: Vec<MeshHandle>,
+    pub(crate) material: Vec<MaterialHandle>,
+    pub(crate) entity: Vec<u64>,
+    /// Index into `lods`, or `INVALID_HANDLE`.
+    pub(crate) lod_slot: Vec<u32>,
+    /// Index into `skins`, or `INVALID_HANDLE`.
+    pub(crate) skin_slot: Vec<u32>,
+    pub(crate) lods: Vec<EntityLod>,
+    pub(crate) lod_owner: Vec<u32>,
+    pub(crate) skins: Vec<Skin>,
+    free: Vec<u32>,
+    free_lods: Vec<u32>,
+    free_skins: Vec<u32>,
+    /// Bumped when slots are reused or removed, so views know indices changed meaning.
+    pub(crate) epoch: u64,
+}
+
+impl ObjectStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Self {
+        let mut s = Self::default();
+        s.flags.reserve(n);
+        s.world.reserve(n);
+        s.local.reserve(n);
+        s.bounds.reserve(n);
+        s.mesh.reserve(n);
+        s.material.reserve(n);
+        s.entity.reserve(n);
+        s.lod_slot.reserve(n);
+        s.skin_slot.reserve(n);
+        s
+    }
+
+    /// Number of slots (live or free): the length of every column.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn insert(&mut self, d: ObjectDesc) -> ObjectId {
+        let mut f = flags::ALIVE;
+        if d.visible {
+            f |= flags::VISIBLE;
+        }
+        if d.casts_shadows {
+            f |= flags::CASTS_SHADOWS;
+        }
+        if d.world.is_some() {
+            f |= flags::HAS_WORLD;
+        }
+        if d.local.is_some() {
+            f |= flags::HAS_LOCAL;
+        }
+        let lod_slot = match d.lod {
+            Some(l) => self.put_lod(l),
+            None => INVALID_HANDLE,
+        };
+        let skin_slot = match d.skin {
+            Some(s) => self.put_skin(s),
+            None => INVALID_HANDLE,
+        };
+        let world = d.world.unwrap_or(Mat4::IDENTITY);
+        let local = d.local.unwrap_or_default();
+        let id = match self.free.pop() {
+            Some(i) => {
+                let u = i as usize;
+                self.flags[u] = f;
+                self.world[u] = world;
+                self.local[u] = local;
+                self.bounds[u] = d.bounds;
+                self.mesh[u] = d.mesh;
+                self.material[u] = d.material;
+                self.entity[u] = d.entity;
+                self.lod_slot[u] = lod_slot;
+                self.skin_slot[u] = skin_slot;
+                self.epoch += 1;
+                i
+            }
+            None => {
+                self.flags.push(f);
+                self.world.push(world);
+                self.local.push(local);
+                self.bounds.push(d.bounds);
+                self.mesh.push(d.mesh);
+                self.material.push(d.material);
+                self.entity.push(d.entity);
+                self.lod_slot.push(lod_slot);
+                self.skin_slot.push(skin_slot);
+                (self.flags.len() - 1) as u32
+            }
+        };
+        if lod_slot != INVALID_HANDLE {
+            self.lod_owner[lod_slot as usize] = id;
+        }
+        ObjectId(id)
+    }
+
+    fn put_skin(&mut self, s: Skin) -> u32 {
+        match self.free_skins.pop() {
+            Some(i) => {
+                self.skins[i as usize] = s;
+                i
+            }
+            None => {
+                self.skins.push(s);
+                (self.skins.len() - 1) as u32
+            }
+        }
+    }
+
+    fn put_lod(&mut self, l: EntityLod) -> u32 {
+        match self.free_lods.pop() {
+            Some(i) => {
+                self.lods[i as usize] = l;
+                i
+            }
+            None => {
+                self.lods.push(l);
+                self.lod_owner.push(INVALID_HANDLE);
+                (self.lods.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Frees the slot; its index may be handed to a later insert.
+    pub fn remove(&mut self, id: ObjectId) {
+        let u = id.0 as usize;
+        if u >= self.len() || self.flags[u] & flags::ALIVE == 0 {
+            return;
+        }
+        self.flags[u] = 0;
+        if self.lod_slot[u] != INVALID_HANDLE {
+            self.free_lods.push(self.lod_slot[u]);
+            self.lod_owner[self.lod_slot[u] as usize] = INVALID_HANDLE;
+            self.lod_slot[u] = INVALID_HANDLE;
+        }
+        if self.skin_slot[u] != INVALID_HANDLE {
+            self.free_skins.push(self.skin_slot[u]);
+            self.skin_slot[u] = INVALID_HANDLE;
+        }
+        self.free.push(id.0);
+        self.epoch += 1;
+    }
+
+    #[inline]
+    pub fn is_alive(&self, id: ObjectId) -> bool {
+        self.flags
+            .get(id.0 as usize)
+            .is_some_and(|f| f & flags::ALIVE != 0)
+    }
+
+    pub fn set_world(&mut self, id: ObjectId, m: Mat4) {
+        let u = id.0 as usize;
+        self.world[u] = m;
+        self.flags[u] |= flags::HAS_WORLD;
+    }
+
+    pub fn set_local(&mut self, id: ObjectId, t: Transform) {
+        let u = id.0 as usize;
+        self.local[u] = t;
+        self.flags[u] |= flags::HAS_LOCAL;
+    }
+
+    /// Drops the world transform so the local one is used (or none: then skipped).
+    pub fn clear_world(&mut self, id: ObjectId) {
+        self.flags[id.0 as usize] &= !flags::HAS_WORLD;
+    }
+
+    pub fn clear_local(&mut self, id: ObjectId) {
+        self.flags[id.0 as usize] &= !flags::HAS_LOCAL;
+    }
+
+    pub fn set_bounds(&mut self, id: ObjectId, b: Aabb) {
+        self.bounds[id.0 as usize] = b;
+    }
+
+    pub fn set_mesh(&mut self, id: ObjectId, m: MeshHandle) {
+        self.mesh[id.0 as usize] = m;
+    }
+
+    pub fn set_material(&mut self, id: ObjectId, m: MaterialHandle) {
+        self.material[id.0 as usize] = m;
+    }
+
+    pub fn set_visible(&mut self, id: ObjectId, v: bool) {
+        let f = &mut self.flags[id.0 as usize];
+        if v {
+            *f |= flags::VISIBLE
+        } else {
+            *f &= !flags::VISIBLE
+        }
+    }
+
+    pub fn set_casts_shadows(&mut self, id: ObjectId, v: bool) {
+        let f = &mut self.flags[id.0 as usize];
+        if v {
+            *f |= flags::CASTS_SHADOWS
+        } else {
+            *f &= !flags::CASTS_SHADOWS
+        }
+    }
+
+    pub fn world(&self, id: ObjectId) -> Option<Mat4> {
+        let u = id.0 as usize;
+        (self.flags[u] & flags::HAS_WORLD != 0).then(|| self.world[u])
+    }
+
+    /// The local transform, if the object has one.
+    pub fn local(&self, id: ObjectId) -> Option<Transform> {
+        let u = id.0 as usize;
+        (self.flags[u] & flags::HAS_LOCAL != 0).then(|| self.local[u])
+    }
+
+    pub fn mesh(&self, id: ObjectId) -> MeshHandle {
+        self.mesh[id.0 as usize]
+    }
+
+    pub fn material(&self, id: ObjectId) -> MaterialHandle {
+        self.material[id.0 as usize]
+    }
+
+    pub fn is_visible(&self, id: ObjectId) -> bool {
+        self.flags[id.0 as usize] & flags::VISIBLE != 0
+    }
+
+    pub fn casts_shadows(&self, id: ObjectId) -> bool {
+        self.flags[id.0 as usize] & flags::CASTS_SHADOWS != 0
+    }
+
+    pub fn bounds(&self, id: ObjectId) -> Aabb {
+        self.bounds[id.0 as usize]
+    }
+
+    pub fn lod(&self, id: ObjectId) -> Option<&EntityLod> {
+        let s = self.lod_slot[id.0 as usize];
+        (s != INVALID_HANDLE).then(|| &self.lods[s as usize])
+    }
+
+    /// Mutable LOD component, e.g. for a streamer to flip a level's residency.
+    pub fn lod_mut(&mut self, id: ObjectId) -> Option<&mut EntityLod> {
+        let s = self.lod_slot[id.0 as usize];
+        (s != INVALID_HANDLE).then(|| &mut self.lods[s as usize])
+    }
+
+    /// Every live LOD component with its object, in slot order.
+    pub fn lods_mut(&mut self) -> impl Iterator<Item = (ObjectId, &mut EntityLod)> {
+        self.lods
+            .iter_mut()
+            .zip(&self.lod_owner)
+            .filter(|(_, &o)| o != INVALID_HANDLE)
+            .map(|(l, &o)| (ObjectId(o), l))
+    }
+
+    pub fn skin_mut(&mut self, id: ObjectId) -> Option<&mut Skin> {
+        let s = self.skin_slot[id.0 as usize];
+        (s != INVALID_HANDLE).then(|| &mut self.skins[s as usize])
+    }
+
+    pub fn set_skin(&mut self, id: ObjectId, skin: Option<Skin>) {
+        let u = id.0 as usize;
+        let cur = self.skin_slot[u];
+        match (cur != INVALID_HANDLE, skin) {
+            (true, Some(s)) => self.skins[cur as usize] = s,
+            (true, None) => {
+                self.free_skins.push(cur);
+                self.skin_slot[u] = INVALID_HANDLE;
+            }
+            (false, Some(s)) => {
+                self.skin_slot[u] = self.put_skin(s);
+            }
+            (false, None) => {}
+        }
+    }
+}

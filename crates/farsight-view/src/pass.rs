@@ -1,0 +1,502 @@
+//! The per-frame pass: view, parallel cull with LOD inside, gather, LOD apply.
+
+use farsight_geom::{transform_aabb, Aabb, Frustum};
+use farsight_lod::{resolve_resident, LodSelector, LodSettings, LodThrottle, Reach};
+use glam::{Mat4, Vec3};
+use rayon::prelude::*;
+
+use crate::camera::{CameraStore, HostView, ViewResolver};
+use crate::lod::{EntityLod, LodChanged};
+use crate::objects::{flags, ObjectId, ObjectStore, INVALID_HANDLE};
+use crate::output::{FadeDraw, ObjectDraw, Visibility};
+use crate::skin::Skin;
+
+/// Objects per parallel work item: large enough to amortise scheduling, small enough
+/// to balance two to sixteen workers at 10k objects.
+const CHUNK: usize = 1024;
+
+/// The culling and LOD settings: the engine's one copy, read live each frame through
+/// [`FrameContext::settings`]; the system keeps none of its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    /// Objects whose bounding sphere projects smaller than this many pixels are
+    /// culled; 0 disables.
+    pub cull_min_pixels: f32,
+    /// Objects whose box centre is further than this are culled; `<= 0` disables.
+    pub cull_max_distance: f32,
+    /// Viewport height in pixels, for the screen-size cull.
+    pub viewport_height: f32,
+    pub lod: LodSettings,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        Self {
+            cull_min_pixels: 0.0,
+            cull_max_distance: 0.0,
+            viewport_height: 1080.0,
+            lod: LodSettings::default(),
+        }
+    }
+}
+
+/// Everything a frame hands the pass.
+#[derive(Clone, Copy)]
+pub struct FrameContext<'a> {
+    /// Monotonic frame number: poses stamped with another frame are ignored.
+    pub frame: u64,
+    /// A host's view, offered on the frames it has one.
+    pub host_view: Option<&'a HostView>,
+    pub cameras: &'a CameraStore,
+    /// Changes when the world is replaced: the held camera is looked up again.
+    pub world_epoch: u64,
+    pub settings: &'a RenderSettings,
+    /// Stereo: the two eyes' projections from the frame rendered last.
+    pub stereo_eyes: Option<[Mat4; 2]>,
+}
+
+/// Counters of the last update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Slots in the store.
+    pub objects: u32,
+    /// Objects drawn by some pass (valid, visible flag set, something resident).
+    pub drawn: u32,
+    pub visible: u32,
+    pub casters: u32,
+    /// Objects skipped for bad data: no mesh or material, no transform, non-finite
+    /// transform, degenerate or non-finite bounds.
+    pub invalid: u32,
+    /// Objects with an LOD component and no level resident yet.
+    pub nothing_resident: u32,
+    /// Whether the throttled full LOD pass ran this frame.
+    pub lod_pass: bool,
+    pub lod_switches: u32,
+    /// Objects drawing a fallback level because the desired one is not resident.
+    pub lod_fallbacks: u32,
+}
+
+const DRAWN: u8 = 1;
+const CASTS: u8 = 2;
+const VISIBLE: u8 = 4;
+
+/// Per-object LOD result of the cull, applied serially afterwards.
+#[derive(Clone, Copy, Debug, Default)]
+struct LodOut {
+    desired: u8,
+    level: u8,
+    fallback: bool,
+}
+
+/// Per-chunk lists, filled in parallel and concatenated in chunk order.
+#[derive(Default)]
+struct ChunkLists {
+    visible: Vec<u32>,
+    casters: Vec<u32>,
+    others: Vec<u32>,
+    lod_changed: Vec<u32>,
+    invalid: u32,
+    nothing_resident: u32,
+    fallbacks: u32,
+}
+
+impl ChunkLists {
+    fn clear(&mut self) {
+        self.visible.clear();
+        self.casters.clear();
+        self.others.clear();
+        self.lod_changed.clear();
+        self.invalid = 0;
+        self.nothing_resident = 0;
+        self.fallbacks = 0;
+    }
+}
+
+/// The per-frame view parameters, pre-squared for the sqrt-free tests.
+struct Cull {
+    frustum: Frustum,
+    camera: Vec3,
+    max_distance_sq: f32,
+    /// `p11 * viewport_height`, squared.
+    size_k_sq: f32,
+    min_pixels_sq: f32,
+    orthographic: bool,
+    selector: LodSelector,
+    lod_pass: bool,
+    frame: u64,
+}
+
+/// The read-only inputs of one chunk.
+struct Inputs<'a> {
+    store: &'a ObjectStore,
+}
+
+/// The visibility system: owns the result and every buffer, reused across frames.
+#[derive(Default)]
+pub struct VisibilitySystem {
+    resolver: ViewResolver,
+    throttle: LodThrottle,
+    vis: Visibility,
+    lod_out: Vec<LodOut>,
+    chunks: Vec<ChunkLists>,
+    events: Vec<LodChanged>,
+    fading: Vec<u32>,
+    stats: PassStats,
+}
+
+impl VisibilitySystem {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn visibility(&self) -> &Visibility {
+        &self.vis
+    }
+
+    pub fn stats(&self) -> PassStats {
+        self.stats
+    }
+
+    /// LOD changes of the last update, in object order.
+    pub fn lod_events(&self) -> &[LodChanged] {
+        &self.events
+    }
+
+    pub fn resolver(&self) -> &ViewResolver {
+        &self.resolver
+    }
+
+    /// Runs the frame. Uses the current rayon pool: wrap the call in
+    /// `pool.install(..)` to choose the thread count. The result is identical
+    /// whatever the thread count.
+    pub fn update(&mut self, store: &mut ObjectStore, ctx: &FrameContext<'_>) -> &Visibility {
+        let settings = ctx.settings;
+        self.events.clear();
+        let n = store.len();
+        self.stats = PassStats {
+            objects: n as u32,
+            ..Default::default()
+        };
+        let o = &mut self.vis.objects;
+        o.visible.clear();
+        o.scene.clear();
+        o.fades.clear();
+        o.caster_count = 0;
+
+        let Some(view) = self
+            .resolver
+            .resolve(ctx.host_view, ctx.cameras, ctx.world_epoch)
+        else {
+            self.vis.has_camera = false;
+            self.vis.camera = None;
+            return &self.vis;
+        };
+        self.vis.has_camera = true;
+        self.vis.camera = view.camera;
+        self.vis.view = view.view;
+        self.vis.projection = view.projection;
+        self.vis.camera_position = view.position;
+        self.vis.focus_distance = view.focus_distance;
+        self.vis.dof_amount = view.dof_amount;
+        self.vis.dof_max_blur = view.dof_max_blur;
+
+        let lod = &settings.lod;
+        let lod_pass = self.throttle.should_run(
+            view.position,
+            lod.update_frame_interval,
+            lod.min_camera_displacement,
+        );
+        self.stats.lod_pass = lod_pass;
+        let reach = match ctx.stereo_eyes {
+            Some([a, b]) => Reach::stereo(&a, &b),
+            None => Reach::from_projection(&view.projection),
+        };
+        let p11 = farsight_geom::p11(&view.projection);
+        let size_k = p11 * settings.viewport_height;
+        let cull = Cull {
+            frustum: Frustum::from_view_projection(&(view.projection * view.view)),
+            camera: view.position,
+            max_distance_sq: if settings.cull_max_distance > 0.0 {
+                settings.cull_max_distance * settings.cull_max_distance
+            } else {
+                f32::INFINITY
+            },
+            size_k_sq: size_k * size_k,
+            min_pixels_sq: settings.cull_min_pixels.max(0.0).powi(2),
+            orthographic: farsight_geom::is_orthographic(&view.projection),
+            selector: LodSelector::new(&view.projection, reach, lod),
+            lod_pass,
+            frame: ctx.frame,
+        };
+
+        // Resize, never reallocate in steady state.
+        o.models.resize(n, Mat4::IDENTITY);
+        o.bounds.resize(n, Aabb::EMPTY);
+        o.draws.resize(n, ObjectDraw::default());
+        o.skin_first.resize(n, 0);
+        o.entities.resize(n, 0);
+        o.lod_level.resize(n, u8::MAX);
+        self.lod_out.resize(n, LodOut::default());
+        let nchunks = n.div_ceil(CHUNK);
+        if self.chunks.len() < nchunks {
+            self.chunks.resize_with(nchunks, ChunkLists::default);
+        }
+
+        let inputs = Inputs { store };
+        let cull = &cull;
+        (
+            o.models.par_chunks_mut(CHUNK),
+            o.bounds.par_chunks_mut(CHUNK),
+            o.draws.par_chunks_mut(CHUNK),
+            o.skin_first.par_chunks_mut(CHUNK),
+            o.entities.par_chunks_mut(CHUNK),
+            o.lod_level.par_chunks_mut(CHUNK),
+            self.lod_out.par_chunks_mut(CHUNK),
+            self.chunks[..nchunks].par_iter_mut(),
+        )
+            .into_par_iter()
+            .enumerate()
+            .for_each(
+                |(ci, (models, bounds, draws, skin_first, entities, lod_level, lod_out, lists))| {
+                    lists.clear();
+                    let base = ci * CHUNK;
+                    for k in 0..models.len() {
+                        let i = base + k;
+                        let state = cull_one(
+                            &inputs,
+                            cull,
+                            i,
+                            Out {
+                                model: &mut models[k],
+                                bounds: &mut bounds[k],
+                                draw: &mut draws[k],
+                                skin_first: &mut skin_first[k],
+                                entity: &mut entities[k],
+                                lod_level: &mut lod_level[k],
+                                lod_out: &mut lod_out[k],
+                            },
+                            lists,
+                        );
+                        if state & DRAWN != 0 {
+                            if state & CASTS != 0 {
+                                lists.casters.push(i as u32);
+                            } else {
+                                lists.others.push(i as u32);
+                            }
+                            if state & VISIBLE != 0 {
+                                lists.visible.push(i as u32);
+                            }
+                        }
+                    }
+                },
+            );
+
+        // Serial gather, in storage order: the visible list, then the scene list with
+        // every chunk's casters before any chunk's non-casters.
+        let chunks = &self.chunks[..nchunks];
+        for c in chunks {
+            o.visible.extend_from_slice(&c.visible);
+            o.scene.extend_from_slice(&c.casters);
+            self.stats.invalid += c.invalid;
+            self.stats.nothing_resident += c.nothing_resident;
+            self.stats.lod_fallbacks += c.fallbacks;
+        }
+        o.caster_count = o.scene.len() as u32;
+        for c in chunks {
+            o.scene.extend_from_slice(&c.others);
+        }
+        self.stats.visible = o.visible.len() as u32;
+        self.stats.casters = o.caster_count;
+        self.stats.drawn = o.scene.len() as u32;
+
+        // Apply LOD changes: only objects whose resolved level, desired level or
+        // fallback flag moved reach here (the no-change fast path).
+        let fade = lod.enable_fade_transitions;
+        for c in chunks {
+            for &i in &c.lod_changed {
+                let slot = store.lod_slot[i as usize] as usize;
+                let r = self.lod_out[i as usize];
+                let comp = &mut store.lods[slot];
+                let was_fading = comp.in_transition();
+                if let Some(ev) = comp.apply(ObjectId(i), r.desired, r.level, r.fallback, fade) {
+                    self.events.push(ev);
+                    if comp.in_transition() && !was_fading {
+                        self.fading.push(i);
+                    }
+                }
+            }
+        }
+        self.stats.lod_switches = self.events.len() as u32;
+
+        // Advance fades; a finished or removed fade leaves the list.
+        let step = 1.0 / lod.fade_frames.max(1) as f32;
+        let mut k = 0;
+        while k < self.fading.len() {
+            let i = self.fading[k] as usize;
+            let slot = store.lod_slot.get(i).copied().unwrap_or(INVALID_HANDLE);
+            let done = if slot == INVALID_HANDLE || !fade {
+                if slot != INVALID_HANDLE {
+                    store.lods[slot as usize].transition_progress = 1.0;
+                }
+                true
+            } else {
+                let comp = &mut store.lods[slot as usize];
+                if let Some(prev) = comp.previous.filter(|_| comp.in_transition()) {
+                    o.fades.push(FadeDraw {
+                        object: i as u32,
+                        previous_mesh: comp.levels[prev as usize].mesh,
+                        progress: comp.transition_progress,
+                    });
+                }
+                comp.transition_progress = (comp.transition_progress + step).min(1.0);
+                !comp.in_transition()
+            };
+            if done {
+                self.fading.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        // swap_remove scrambles order; keep fades in object order for determinism.
+        o.fades.sort_unstable_by_key(|f| f.object);
+        &self.vis
+    }
+}
+
+/// The output slots of one object.
+struct Out<'a> {
+    model: &'a mut Mat4,
+    bounds: &'a mut Aabb,
+    draw: &'a mut ObjectDraw,
+    skin_first: &'a mut u32,
+    entity: &'a mut u64,
+    lod_level: &'a mut u8,
+    lod_out: &'a mut LodOut,
+}
+
+/// Largest axis scale of an affine matrix.
+#[inline]
+fn max_scale(m: &Mat4) -> f32 {
+    m.x_axis
+        .truncate()
+        .length_squared()
+        .max(m.y_axis.truncate().length_squared())
+        .max(m.z_axis.truncate().length_squared())
+        .sqrt()
+}
+
+/// One object: validity, columns, LOD, culls. Returns the state bits.
+#[inline(always)]
+fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut ChunkLists) -> u8 {
+    let s = inp.store;
+    let f = s.flags[i];
+    // Cheapest rejection first: dead slots and hidden objects are not invalid.
+    if f & (flags::ALIVE | flags::VISIBLE) != (flags::ALIVE | flags::VISIBLE) {
+        return 0;
+    }
+    let mesh = s.mesh[i];
+    let material = s.material[i];
+    if mesh.0 == INVALID_HANDLE || material.0 == INVALID_HANDLE {
+        lists.invalid += 1;
+        return 0;
+    }
+    let world = if f & flags::HAS_WORLD != 0 {
+        s.world[i]
+    } else if f & flags::HAS_LOCAL != 0 {
+        s.local[i].matrix()
+    } else {
+        lists.invalid += 1;
+        return 0;
+    };
+    let skin_slot = s.skin_slot[i];
+    let skin: Option<&Skin> = (skin_slot != INVALID_HANDLE).then(|| &s.skins[skin_slot as usize]);
+    let local = match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
+        Some((k, pose)) => pose.bounds(k.skin_radius),
+        None => s.bounds[i],
+    };
+    if !local.valid() || !world.is_finite() {
+        lists.invalid += 1;
+        return 0;
+    }
+    let wb = transform_aabb(&world, &local);
+    if !wb.valid() {
+        lists.invalid += 1;
+        return 0;
+    }
+    let center = wb.center();
+    let d2 = c.camera.distance_squared(center);
+
+    // LOD for every valid object, so every pass draws the same level.
+    let mut drawn_mesh = mesh;
+    let lod_slot = s.lod_slot[i];
+    *out.lod_level = u8::MAX;
+    if lod_slot != INVALID_HANDLE {
+        let comp: &EntityLod = &s.lods[lod_slot as usize];
+        let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
+            let current = comp.current.map(usize::from);
+            let world_radius = if comp.rules.selects_by_screen_size {
+                comp.rules
+                    .screen_size_radius
+                    .unwrap_or_else(|| local.radius())
+                    * max_scale(&world)
+            } else {
+                0.0
+            };
+            let desired = c
+                .selector
+                .select(&comp.rules, d2.sqrt(), world_radius, current);
+            let r = resolve_resident(desired, comp.rules.len(), current, |l| comp.is_resident(l));
+            (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
+        } else {
+            (comp.desired, comp.current, comp.using_fallback)
+        };
+        let Some(level) = level else {
+            lists.nothing_resident += 1;
+            return 0;
+        };
+        if Some(level) != comp.current || desired != comp.desired || fallback != comp.using_fallback
+        {
+            lists.lod_changed.push(i as u32);
+        }
+        lists.fallbacks += fallback as u32;
+        *out.lod_out = LodOut {
+            desired,
+            level,
+            fallback,
+        };
+        *out.lod_level = level;
+        drawn_mesh = comp.levels[level as usize].mesh;
+    }
+
+    // The columns are written for every valid object: the scene-wide list reaches
+    // off-screen occluders and captures.
+    *out.model = world;
+    *out.bounds = wb;
+    *out.draw = ObjectDraw {
+        mesh: drawn_mesh,
+        material,
+        skin_count: skin.map_or(0, |k| k.bone_count),
+    };
+    *out.skin_first = skin.map_or(0, |k| k.bone_first);
+    *out.entity = s.entity[i];
+
+    let mut state = DRAWN;
+    if f & flags::CASTS_SHADOWS != 0 {
+        state |= CASTS;
+    }
+    if !c.frustum.intersects_aabb(&wb) || d2 > c.max_distance_sq {
+        return state;
+    }
+    // Screen size: (r * p11 / d * H)^2 < min^2, rearranged to avoid sqrt and division.
+    let e = wb.extent();
+    let r2k = e.dot(e) * c.size_k_sq;
+    let too_small = if c.orthographic {
+        r2k < c.min_pixels_sq
+    } else {
+        r2k < c.min_pixels_sq * d2
+    };
+    if too_small {
+        return state;
+    }
+    state | VISIBLE
+}

@@ -1,0 +1,403 @@
+//! Seed 000's entity LOD through the visibility pass.
+
+use farsight_geom::Aabb;
+use farsight_lod::LodError;
+use farsight_view::{
+    Camera, CameraStore, EntityLod, EntityLodLevel, FrameContext, LodChanged, LodComponentError,
+    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings,
+    Residency, VisibilitySystem,
+};
+use glam::{Mat4, Vec3};
+
+fn persp(fov_deg: f32) -> Projection {
+    Projection::Perspective {
+        fov_y: fov_deg.to_radians(),
+        aspect: 1.5,
+        near: 0.1,
+        far: 5000.0,
+    }
+}
+
+fn building() -> EntityLod {
+    EntityLod::new(vec![
+        EntityLodLevel::new(MeshHandle(10), 50.0, "city/tower"),
+        EntityLodLevel::new(MeshHandle(11), 100.0, "city/tower"),
+        EntityLodLevel::new(MeshHandle(12), 200.0, "city/tower"),
+    ])
+    .unwrap()
+}
+
+/// One building at the origin (1 m box centred on it) seen from `(0, 0, z)`.
+struct Rig {
+    store: ObjectStore,
+    cams: CameraStore,
+    sys: VisibilitySystem,
+    settings: RenderSettings,
+    frame: u64,
+    id: ObjectId,
+}
+
+impl Rig {
+    fn new(lod: EntityLod) -> Self {
+        let mut store = ObjectStore::new();
+        let mut d = ObjectDesc::new(
+            Mat4::IDENTITY,
+            Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)),
+            MeshHandle(10),
+            MaterialHandle(0),
+        );
+        d.lod = Some(lod);
+        let id = store.insert(d);
+        let mut cams = CameraStore::new();
+        cams.insert(Camera::looking_at(
+            persp(60.0),
+            Vec3::new(0.0, 0.0, 300.0),
+            Vec3::ZERO,
+        ));
+        let settings = RenderSettings {
+            lod: farsight_lod::LodSettings {
+                update_frame_interval: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        Self {
+            store,
+            cams,
+            sys: VisibilitySystem::new(),
+            settings,
+            frame: 0,
+            id,
+        }
+    }
+
+    fn at(&mut self, z: f32) -> (u8, Vec<LodChanged>) {
+        let c = self.cams.get_mut(farsight_view::CameraId(0)).unwrap();
+        c.world = Some(Mat4::look_at_rh(Vec3::new(0.0, 0.0, z), Vec3::ZERO, Vec3::Y).inverse());
+        self.frame += 1;
+        let ctx = FrameContext {
+            frame: self.frame,
+            host_view: None,
+            cameras: &self.cams,
+            world_epoch: 0,
+            settings: &self.settings,
+            stereo_eyes: None,
+        };
+        self.sys.update(&mut self.store, &ctx);
+        let o = &self.sys.visibility().objects;
+        let level = o.lod_level[self.id.0 as usize];
+        if level != u8::MAX {
+            assert_eq!(
+                o.draws[self.id.0 as usize].mesh,
+                MeshHandle(10 + level as u32)
+            );
+        }
+        (level, self.sys.lod_events().to_vec())
+    }
+}
+
+#[test]
+fn the_50_100_200_walk_with_hysteresis_and_events() {
+    let mut r = Rig::new(building());
+    let walk: &[(f32, u8)] = &[
+        (300.0, 2),
+        (201.0, 2),
+        (150.0, 2),
+        (99.0, 2), // inside 100, but not inside 100 - 5
+        (95.0, 1),
+        (60.0, 1),
+        (46.0, 1), // not inside 50 - 5
+        (45.0, 0),
+        (10.0, 0),
+        (50.5, 1), // receding: immediate
+        (100.5, 2),
+        (30.0, 0), // jump straight in
+    ];
+    let mut switches = 0;
+    let mut last = None;
+    for &(z, want) in walk {
+        let (level, events) = r.at(z);
+        assert_eq!(level, want, "camera at {z}");
+        if last != Some(level) {
+            assert_eq!(
+                events,
+                vec![LodChanged {
+                    object: r.id,
+                    from: last,
+                    to: level
+                }]
+            );
+            switches += 1;
+        } else {
+            assert!(events.is_empty(), "no event without a change at {z}");
+        }
+        last = Some(level);
+        let lod = r.store.lod(r.id).unwrap();
+        assert_eq!(lod.current(), Some(level));
+        assert_eq!(lod.active_mesh_asset_id(), format!("city/tower_LOD{level}"));
+    }
+    assert_eq!(switches, 6);
+}
+
+#[test]
+fn resident_fallback_prefers_coarser_and_recovers() {
+    let mut lod = building();
+    lod.set_residency(0, Residency::Loading);
+    let mut r = Rig::new(lod);
+    let (level, _) = r.at(20.0);
+    assert_eq!(level, 1, "LOD0 is loading: LOD1 stands in");
+    let l = r.store.lod(r.id).unwrap();
+    assert!(l.using_fallback());
+    assert_eq!(l.desired(), 0);
+    assert_eq!(r.sys.stats().lod_fallbacks, 1);
+    // LOD1 gone too: coarser LOD2 before anything finer.
+    r.store
+        .lod_mut(r.id)
+        .unwrap()
+        .set_residency(1, Residency::NotResident);
+    assert_eq!(r.at(20.0).0, 2);
+    // LOD0 arrives: switch to it, fallback cleared.
+    r.store
+        .lod_mut(r.id)
+        .unwrap()
+        .set_residency(0, Residency::Resident);
+    let (level, events) = r.at(20.0);
+    assert_eq!(level, 0);
+    assert_eq!(
+        events,
+        vec![LodChanged {
+            object: r.id,
+            from: Some(2),
+            to: 0
+        }]
+    );
+    assert!(!r.store.lod(r.id).unwrap().using_fallback());
+    // Nothing resident at all, never drawn before: not drawn, counted.
+    let mut none = building();
+    for i in 0..3 {
+        none.set_residency(i, Residency::NotResident);
+    }
+    let mut r = Rig::new(none);
+    r.at(20.0);
+    assert!(r.sys.visibility().objects.scene.is_empty());
+    assert_eq!(r.sys.stats().nothing_resident, 1);
+}
+
+#[test]
+fn throttle_runs_the_full_pass_every_fourth_frame_or_on_a_jump() {
+    let mut r = Rig::new(building());
+    r.settings.lod.update_frame_interval = 4;
+    assert_eq!(r.at(150.0).0, 2); // first call: full pass
+    assert!(r.sys.stats().lod_pass);
+    // Creep in by 0.4 per frame (under the 0.5 displacement): no pass until frame 4.
+    r.at(150.0 - 0.4);
+    assert!(!r.sys.stats().lod_pass);
+    r.at(150.0 - 0.8); // 0.8 from the last full pass: forced
+    assert!(r.sys.stats().lod_pass);
+    // A jump to 20 m forces a pass at once.
+    let (level, _) = r.at(20.0);
+    assert!(r.sys.stats().lod_pass);
+    assert_eq!(level, 0);
+    // Standing still: passes only on every fourth frame, and the level holds.
+    let passes: Vec<bool> = (0..8)
+        .map(|_| {
+            r.at(20.0);
+            r.sys.stats().lod_pass
+        })
+        .collect();
+    assert_eq!(
+        passes,
+        [false, false, false, true, false, false, false, true]
+    );
+}
+
+#[test]
+fn screen_size_selection_follows_field_of_view_and_stereo() {
+    let lod = EntityLod::new(vec![
+        EntityLodLevel::new(MeshHandle(10), 50.0, "s"),
+        EntityLodLevel {
+            screen_percentage: Some(0.5),
+            ..EntityLodLevel::new(MeshHandle(11), 100.0, "s")
+        },
+        EntityLodLevel {
+            screen_percentage: Some(0.1),
+            ..EntityLodLevel::new(MeshHandle(12), 200.0, "s")
+        },
+    ])
+    .unwrap()
+    .by_screen_size(Some(2.0));
+    let mut r = Rig::new(lod);
+    let reach60 = 1.0 / 30f32.to_radians().tan();
+    // Level 0 ends at 2 * reach / 0.5, level 1 at 2 * reach / 0.1.
+    let s0 = 2.0 * reach60 / 0.5;
+    let s1 = 2.0 * reach60 / 0.1;
+    assert_eq!(r.at(s0 - 0.2).0, 0);
+    assert_eq!(r.at(s0 + 0.2).0, 1);
+    assert_eq!(r.at(s1 + 0.2).0, 2);
+    // Zoom to 20 degrees: the same distance now draws finer.
+    r.cams
+        .get_mut(farsight_view::CameraId(0))
+        .unwrap()
+        .projection = persp(20.0);
+    assert_eq!(r.at(s1 + 0.2).0, 1);
+    // Stereo: the larger reach of the two eyes (the 20-degree one) decides; eyes at
+    // identity (not rendered yet) fall back to the stored distances.
+    r.cams
+        .get_mut(farsight_view::CameraId(0))
+        .unwrap()
+        .projection = persp(60.0);
+    let e20 = persp(20.0).matrix();
+    let e90 = persp(90.0).matrix();
+    let stereo = |r: &mut Rig, eyes: [Mat4; 2], z: f32| {
+        let c = r.cams.get_mut(farsight_view::CameraId(0)).unwrap();
+        c.world = Some(Mat4::look_at_rh(Vec3::new(0.0, 0.0, z), Vec3::ZERO, Vec3::Y).inverse());
+        r.frame += 1;
+        let ctx = FrameContext {
+            frame: r.frame,
+            host_view: None,
+            cameras: &r.cams,
+            world_epoch: 0,
+            settings: &r.settings,
+            stereo_eyes: Some(eyes),
+        };
+        r.sys.update(&mut r.store, &ctx);
+        r.sys.visibility().objects.lod_level[0]
+    };
+    assert_eq!(stereo(&mut r, [e90, e20], s1 + 0.2), 1);
+    assert_eq!(
+        stereo(&mut r, [Mat4::IDENTITY, Mat4::IDENTITY], 60.0),
+        1,
+        "stored 100 applies"
+    );
+    assert_eq!(stereo(&mut r, [Mat4::IDENTITY, Mat4::IDENTITY], 150.0), 2);
+}
+
+#[test]
+fn fades_run_when_enabled_and_not_by_default() {
+    let mut r = Rig::new(building());
+    r.at(150.0);
+    r.at(20.0);
+    assert!(
+        r.sys.visibility().objects.fades.is_empty(),
+        "fades are off by default"
+    );
+    r.settings.lod.enable_fade_transitions = true;
+    r.settings.lod.fade_frames = 4;
+    r.at(150.0);
+    let fades = r.sys.visibility().objects.fades.clone();
+    assert_eq!(fades.len(), 1);
+    assert_eq!(fades[0].previous_mesh, MeshHandle(10));
+    assert_eq!(fades[0].progress, 0.0);
+    let lod = r.store.lod(r.id).unwrap();
+    assert_eq!((lod.previous(), lod.current()), (Some(0), Some(2)));
+    let progress: Vec<f32> = (0..5)
+        .map(|_| {
+            r.at(150.0);
+            r.sys
+                .visibility()
+                .objects
+                .fades
+                .first()
+                .map_or(1.0, |f| f.progress)
+        })
+        .collect();
+    assert_eq!(progress, [0.25, 0.5, 0.75, 1.0, 1.0]);
+    assert!(!r.store.lod(r.id).unwrap().in_transition());
+}
+
+#[test]
+fn bad_levels_are_refused_with_typed_errors() {
+    assert_eq!(
+        EntityLod::new(vec![]),
+        Err(LodComponentError::Levels(LodError::NoLevels))
+    );
+    let e = EntityLod::new(vec![
+        EntityLodLevel::new(MeshHandle(0), 100.0, "x"),
+        EntityLodLevel::new(MeshHandle(1), 50.0, "x"),
+    ]);
+    assert_eq!(
+        e,
+        Err(LodComponentError::Levels(LodError::NotOrdered {
+            index: 1,
+            previous: 100.0,
+            found: 50.0
+        }))
+    );
+    assert!(e.unwrap_err().to_string().contains("near to far"));
+}
+
+#[test]
+fn non_finite_objects_are_skipped_counted_and_do_not_disturb_neighbours() {
+    let build = |poison: bool| {
+        let mut store = ObjectStore::new();
+        for k in 0..2000 {
+            let mut w = Mat4::from_translation(Vec3::new(
+                (k % 50) as f32 * 4.0,
+                0.0,
+                -((k / 50) as f32) * 4.0,
+            ));
+            let mut b = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+            if poison && k % 7 == 3 {
+                match k % 3 {
+                    0 => w.w_axis.x = f32::NAN,
+                    1 => w.x_axis.y = f32::INFINITY,
+                    _ => b.max.y = f32::NAN,
+                }
+            }
+            let mut d = ObjectDesc::new(w, b, MeshHandle(1), MaterialHandle(1));
+            d.lod = Some(building());
+            store.insert(d);
+        }
+        store
+    };
+    let mut cams = CameraStore::new();
+    cams.insert(Camera::looking_at(
+        persp(60.0),
+        Vec3::new(100.0, 10.0, 30.0),
+        Vec3::new(100.0, 0.0, -100.0),
+    ));
+    let settings = RenderSettings {
+        cull_min_pixels: 2.0,
+        ..Default::default()
+    };
+    let run = |mut store: ObjectStore| {
+        let mut sys = VisibilitySystem::new();
+        let ctx = FrameContext {
+            frame: 1,
+            host_view: None,
+            cameras: &cams,
+            world_epoch: 0,
+            settings: &settings,
+            stereo_eyes: None,
+        };
+        sys.update(&mut store, &ctx);
+        let o = &sys.visibility().objects;
+        (
+            o.visible.clone(),
+            o.scene.clone(),
+            o.lod_level.clone(),
+            o.bounds.clone(),
+            sys.stats(),
+        )
+    };
+    let (cv, cs, cl, cb, clean) = run(build(false));
+    let (pv, ps, pl, pb, poisoned) = run(build(true));
+    let bad = |i: &u32| *i % 7 == 3;
+    assert_eq!(clean.invalid, 0);
+    assert_eq!(
+        poisoned.invalid as usize,
+        (0..2000).filter(|i| i % 7 == 3).count()
+    );
+    let keep = |v: &[u32]| v.iter().copied().filter(|i| !bad(i)).collect::<Vec<_>>();
+    assert_eq!(
+        keep(&cv),
+        pv,
+        "the visible list is the clean one minus the poisoned objects"
+    );
+    assert_eq!(keep(&cs), ps);
+    assert!(!cv.is_empty());
+    for i in ps {
+        let i = i as usize;
+        assert_eq!((cl[i], cb[i]), (pl[i], pb[i]));
+    }
+}

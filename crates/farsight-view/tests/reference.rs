@@ -1,0 +1,257 @@
+//! The pass against a brute-force reference on random scenes, at several thread counts.
+
+use farsight_geom::{Aabb, Frustum};
+use farsight_view::{
+    Camera, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle, MeshHandle,
+    ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings, Transform, VisibilitySystem,
+};
+use glam::{Mat4, Quat, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn random_scene(rng: &mut ChaCha8Rng, n: usize) -> ObjectStore {
+    let mut s = ObjectStore::new();
+    for k in 0..n {
+        let c = Vec3::new(
+            rng.random_range(-300.0..300.0),
+            rng.random_range(-50.0..50.0),
+            rng.random_range(-300.0..300.0),
+        );
+        let e = Vec3::new(
+            rng.random_range(0.05..6.0),
+            rng.random_range(0.05..6.0),
+            rng.random_range(0.05..6.0),
+        );
+        let world = Mat4::from_scale_rotation_translation(
+            Vec3::splat(rng.random_range(0.3..3.0)),
+            Quat::from_rotation_y(rng.random_range(0.0..6.3)),
+            c,
+        );
+        let mut d = ObjectDesc::new(
+            world,
+            Aabb::new(-e, e),
+            MeshHandle(k as u32 % 7),
+            MaterialHandle(1),
+        );
+        d.entity = 1000 + k as u64;
+        d.casts_shadows = rng.random_bool(0.6);
+        d.visible = rng.random_bool(0.95);
+        match rng.random_range(0..40) {
+            0 => d.world = Some(Mat4::from_translation(Vec3::new(f32::NAN, 0.0, 0.0))),
+            1 => d.bounds = Aabb::new(Vec3::ZERO, Vec3::ZERO),
+            2 => d.mesh = MeshHandle::NONE,
+            3 => d.material = MaterialHandle::NONE,
+            4 => {
+                d.world = None;
+                d.local = Some(Transform {
+                    translation: c,
+                    ..Default::default()
+                });
+            }
+            5 => d.world = None,
+            6 => d.bounds = Aabb::new(Vec3::ZERO, Vec3::splat(f32::INFINITY)),
+            7 => d.world = Some(Mat4::from_scale(Vec3::splat(f32::INFINITY))),
+            _ => {}
+        }
+        if rng.random_bool(0.3) {
+            d.lod = Some(
+                EntityLod::new(vec![
+                    EntityLodLevel::new(MeshHandle(100), 30.0, "a"),
+                    EntityLodLevel::new(MeshHandle(101), 90.0, "a"),
+                    EntityLodLevel::new(MeshHandle(102), 250.0, "a"),
+                ])
+                .unwrap(),
+            );
+        }
+        s.insert(d);
+    }
+    s
+}
+
+/// `None`: not drawn. `Some(None)`: drawn, visibility too close to a threshold to
+/// judge. `Some(Some(v))`: drawn, and the reference is sure whether it is visible.
+fn reference(
+    s: &ObjectStore,
+    id: ObjectId,
+    frustum: &Frustum,
+    cam: Vec3,
+    p11: f32,
+    ortho: bool,
+    settings: &RenderSettings,
+) -> Option<Option<bool>> {
+    if !s.is_visible(id) || s.mesh(id) == MeshHandle::NONE || s.material(id) == MaterialHandle::NONE
+    {
+        return None;
+    }
+    let w = s.world(id).or_else(|| s.local(id).map(|t| t.matrix()))?;
+    let b = s.bounds(id);
+    if !b.valid() || !w.is_finite() {
+        return None;
+    }
+    // Eight transformed corners and a refit: the slow way.
+    let wb = Aabb::from_points(b.corners().map(|p| w.transform_point3(p)));
+    if !wb.valid() {
+        return None;
+    }
+    let eps = 1e-3 * (1.0 + wb.size().length());
+    let corners = wb.corners();
+    let mut sure = true;
+    let mut inside = true;
+    for i in 0..6 {
+        let best = corners
+            .iter()
+            .map(|&c| frustum.plane_distance(i, c))
+            .fold(f32::MIN, f32::max);
+        if best < -eps {
+            inside = false;
+        } else if best < eps {
+            sure = false;
+        }
+    }
+    let d = cam.distance(wb.center());
+    if settings.cull_max_distance > 0.0 {
+        if (d - settings.cull_max_distance).abs() < 1e-2 {
+            sure = false;
+        }
+        inside &= d <= settings.cull_max_distance;
+    }
+    // Seed 002: radius * p11 / depth * viewport height (depth 1 when orthographic).
+    let depth = if ortho { 1.0 } else { d };
+    let px = wb.radius() * p11 / depth * settings.viewport_height;
+    if (px - settings.cull_min_pixels).abs() < 1e-2 * (1.0 + px) {
+        sure = false;
+    }
+    inside &= px >= settings.cull_min_pixels;
+    Some(sure.then_some(inside))
+}
+
+#[test]
+fn visible_and_scene_lists_match_brute_force_at_every_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut checked = 0usize;
+    let mut invisible_checked = 0usize;
+    for scene in 0..12 {
+        let n = [0, 1, 5, 1000, 3000, 5000][scene % 6];
+        let store = random_scene(&mut rng, n);
+        let mut cams = CameraStore::new();
+        let eye = Vec3::new(
+            rng.random_range(-50.0..50.0),
+            10.0,
+            rng.random_range(-50.0..50.0),
+        );
+        let target = Vec3::new(
+            rng.random_range(-200.0..200.0),
+            0.0,
+            rng.random_range(-200.0..200.0),
+        );
+        let ortho = scene % 4 == 3;
+        let projection = if ortho {
+            Projection::Orthographic {
+                half_height: 80.0,
+                aspect: 1.5,
+                near: 0.1,
+                far: 800.0,
+            }
+        } else {
+            Projection::Perspective {
+                fov_y: rng.random_range(0.5..1.8),
+                aspect: 1.6,
+                near: 0.1,
+                far: 800.0,
+            }
+        };
+        let cam_id = cams.insert(Camera::looking_at(projection, eye, target));
+        let settings = RenderSettings {
+            cull_min_pixels: [0.0, 4.0, 40.0][scene % 3],
+            cull_max_distance: [0.0, 250.0][scene % 2],
+            viewport_height: 1080.0,
+            ..Default::default()
+        };
+        let mut results = Vec::new();
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut sys = VisibilitySystem::new();
+            let ctx = FrameContext {
+                frame: 1,
+                host_view: None,
+                cameras: &cams,
+                world_epoch: 0,
+                settings: &settings,
+                stereo_eyes: None,
+            };
+            let mut store = store.clone();
+            pool.install(|| {
+                sys.update(&mut store, &ctx);
+            });
+            let o = &sys.visibility().objects;
+            let draws: Vec<_> = o.scene.iter().map(|&i| o.draws[i as usize]).collect();
+            results.push((
+                o.visible.clone(),
+                o.scene.clone(),
+                o.caster_count,
+                sys.stats(),
+                draws,
+            ));
+        }
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "thread counts disagree"
+        );
+        let (visible, scene_list, casters, stats, _) = results.pop().unwrap();
+
+        let cam = cams.get(cam_id).unwrap();
+        let cam_world = cam.world.unwrap();
+        let proj = cam.projection.matrix();
+        let frustum = Frustum::from_view_projection(&(proj * cam_world.inverse()));
+        let p11 = farsight_geom::p11(&proj);
+        let mut drawn = 0;
+        for k in 0..n as u32 {
+            let id = ObjectId(k);
+            let in_scene = scene_list.contains(&k);
+            match reference(
+                &store,
+                id,
+                &frustum,
+                cam_world.w_axis.truncate(),
+                p11,
+                ortho,
+                &settings,
+            ) {
+                None => assert!(!in_scene, "scene {scene}: object {k} should not draw"),
+                Some(sure) => {
+                    assert!(
+                        in_scene,
+                        "scene {scene}: valid object {k} missing from the scene list"
+                    );
+                    drawn += 1;
+                    if let Some(want) = sure {
+                        let got = visible.binary_search(&k).is_ok();
+                        assert_eq!(
+                            got, want,
+                            "scene {scene} object {k}: visible {got}, reference {want}"
+                        );
+                        checked += 1;
+                        invisible_checked += !want as usize;
+                    }
+                }
+            }
+        }
+        assert_eq!(stats.drawn as usize, drawn);
+        assert_eq!(stats.visible as usize, visible.len());
+        // Ordering: visible in storage order; casters first, each part in storage order.
+        assert!(visible.windows(2).all(|w| w[0] < w[1]));
+        let (c, rest) = scene_list.split_at(casters as usize);
+        assert!(c.windows(2).all(|w| w[0] < w[1]) && rest.windows(2).all(|w| w[0] < w[1]));
+        assert!(c.iter().all(|&i| store.casts_shadows(ObjectId(i))));
+        assert!(rest.iter().all(|&i| !store.casts_shadows(ObjectId(i))));
+        assert!(visible.iter().all(|i| scene_list.contains(i)));
+    }
+    assert!(checked > 5000, "too few sure decisions checked: {checked}");
+    assert!(
+        invisible_checked > 1000,
+        "too few culled objects checked: {invisible_checked}"
+    );
+}
