@@ -29,7 +29,12 @@ compile_error!("farsight-format reads little-endian records in place");
 mod aligned;
 mod cluster;
 mod container;
+#[cfg(feature = "encode")]
+mod cook;
+mod cooked;
+mod describe;
 mod error;
+mod full;
 pub mod quant;
 mod reader;
 
@@ -42,5 +47,12 @@ pub use cluster::{
 pub use container::{
     FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,
 };
+#[cfg(feature = "encode")]
+pub use cook::{cook_mesh, cook_meshes, CookOptions};
+pub use cooked::{
+    Codec, CookedHeader, CookedMesh, DecodeScratch, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION,
+};
+pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};
+pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use reader::{Container, RawFile, ReadOptions, Record};

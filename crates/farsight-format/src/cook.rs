@@ -1,0 +1,292 @@
+//! Cooking a mesh into a version 2 record (feature `encode`): quantise, generate
+//! tangents once, weld what quantises alike, reorder for the vertex cache and for
+//! fetch, then meshopt-code and zstd-compress every stream.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
+use crate::full::bounds;
+use crate::quant::{oct_encode, quantize_unorm};
+use crate::{FormatError, MeshData};
+
+/// How to cook. The defaults are seed 004's: 16-bit positions and uvs, 16-bit
+/// octahedral normals and tangents, tangents generated when the mesh has uvs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CookOptions {
+    pub position_bits: u32,
+    pub uv_bits: u32,
+    pub normal_bits: u32,
+    /// Generate tangents (meshopt's `generate_tangents`) when the mesh has uvs and no
+    /// tangents of its own.
+    pub generate_tangents: bool,
+    /// zstd level of the entropy layer (decode speed hardly depends on it).
+    pub zstd_level: i32,
+    /// meshopt vertex codec level (0..=3).
+    pub meshopt_level: i32,
+}
+
+impl Default for CookOptions {
+    fn default() -> Self {
+        Self {
+            position_bits: 16,
+            uv_bits: 16,
+            normal_bits: 16,
+            generate_tangents: true,
+            zstd_level: 19,
+            meshopt_level: 3,
+        }
+    }
+}
+
+/// One vertex as it will be stored: welding compares these bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+struct QVertex {
+    position: [u16; 4],
+    normal: [i16; 2],
+    tangent: [i16; 2],
+    uv: [u16; 2],
+}
+
+/// Cooks `mesh` into a cooked record (tag [`crate::RecordTag::MESH_COOKED`]).
+/// Normals missing from the input are computed (area-weighted, smooth); tangents are
+/// generated once when asked and the mesh has uvs. Provenance is dropped: a cooked
+/// file carries what a renderer needs.
+pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatError> {
+    mesh.validate()?;
+    let bad_bits = |what, b: u32| FormatError::BadInput {
+        what,
+        found: b as u64,
+    };
+    if !(1..=16).contains(&opts.position_bits) {
+        return Err(bad_bits("position_bits must be 1..=16", opts.position_bits));
+    }
+    if !(1..=16).contains(&opts.uv_bits) {
+        return Err(bad_bits("uv_bits must be 1..=16", opts.uv_bits));
+    }
+    if !(2..=16).contains(&opts.normal_bits) {
+        return Err(bad_bits("normal_bits must be 2..=16", opts.normal_bits));
+    }
+    let normals = if mesh.normals.is_empty() {
+        smooth_normals(mesh)
+    } else {
+        mesh.normals.clone()
+    };
+    let has_uvs = !mesh.uvs.is_empty();
+    let corner_tangents: Option<Vec<[f32; 4]>> = if !mesh.tangents.is_empty() {
+        Some(
+            mesh.indices
+                .iter()
+                .map(|&i| mesh.tangents[i as usize])
+                .collect(),
+        )
+    } else if has_uvs && opts.generate_tangents && !mesh.indices.is_empty() {
+        Some(meshopt::generate_tangents(
+            Some(&mesh.indices),
+            &mesh.positions,
+            &normals,
+            &mesh.uvs,
+            meshopt::TangentOptions::None,
+        ))
+    } else {
+        None
+    };
+    let (min, max) = bounds(&mesh.positions);
+    let (uv_min, uv_max) = uv_bounds(&mesh.uvs);
+    let (pb, ub, nb) = (opts.position_bits, opts.uv_bits, opts.normal_bits);
+
+    // Quantise per corner (tangents are per corner), then weld identical corners.
+    let corners: Vec<QVertex> = mesh
+        .indices
+        .iter()
+        .enumerate()
+        .map(|(c, &i)| {
+            let i = i as usize;
+            let p = mesh.positions[i];
+            let t = corner_tangents.as_ref().map_or([0.0; 4], |t| t[c]);
+            let sign = u16::from(corner_tangents.is_some() && t[3] < 0.0);
+            QVertex {
+                position: [
+                    quantize_unorm(p[0], min[0], max[0], pb),
+                    quantize_unorm(p[1], min[1], max[1], pb),
+                    quantize_unorm(p[2], min[2], max[2], pb),
+                    sign,
+                ],
+                normal: oct_encode(normals[i], nb),
+                tangent: if corner_tangents.is_some() {
+                    oct_encode([t[0], t[1], t[2]], nb)
+                } else {
+                    [0; 2]
+                },
+                uv: if has_uvs {
+                    let uv = mesh.uvs[i];
+                    [
+                        quantize_unorm(uv[0], uv_min[0], uv_max[0], ub),
+                        quantize_unorm(uv[1], uv_min[1], uv_max[1], ub),
+                    ]
+                } else {
+                    [0; 2]
+                },
+            }
+        })
+        .collect();
+    let (unique, remap) = meshopt::generate_vertex_remap(&corners, None);
+    let mut indices = meshopt::remap_index_buffer(None, corners.len(), &remap);
+    let welded = meshopt::remap_vertex_buffer(&corners, unique, &remap);
+    meshopt::optimize_vertex_cache_in_place(&mut indices, unique);
+    let vertices = meshopt::optimize_vertex_fetch(&mut indices, &welded);
+
+    let mut flags = CookedHeader::HAS_NORMALS;
+    if corner_tangents.is_some() {
+        flags |= CookedHeader::HAS_TANGENTS;
+    }
+    if has_uvs {
+        flags |= CookedHeader::HAS_UVS;
+    }
+    let positions: Vec<[u16; 4]> = vertices.iter().map(|v| v.position).collect();
+    let normals: Vec<[i16; 2]> = vertices.iter().map(|v| v.normal).collect();
+    let tangents: Vec<[i16; 2]> = if flags & CookedHeader::HAS_TANGENTS != 0 {
+        vertices.iter().map(|v| v.tangent).collect()
+    } else {
+        Vec::new()
+    };
+    let uvs: Vec<[u16; 2]> = if has_uvs {
+        vertices.iter().map(|v| v.uv).collect()
+    } else {
+        Vec::new()
+    };
+
+    let level = opts.meshopt_level;
+    let enc_v = |raw: &[u8],
+                 coded: Result<Vec<u8>, meshopt::Error>|
+     -> Result<(Vec<u8>, Vec<u8>), FormatError> {
+        let coded = coded.map_err(|_| FormatError::BadInput {
+            what: "meshopt vertex encode failed",
+            found: 0,
+        })?;
+        Ok((raw.to_vec(), coded))
+    };
+    let mut streams = Vec::with_capacity(5);
+    streams.push(enc_v(
+        bytemuck::cast_slice(&positions),
+        meshopt::encode_vertex_buffer_level(&positions, level, None),
+    )?);
+    streams.push(enc_v(
+        bytemuck::cast_slice(&normals),
+        meshopt::encode_vertex_buffer_level(&normals, level, None),
+    )?);
+    streams.push(enc_v(
+        bytemuck::cast_slice(&tangents),
+        meshopt::encode_vertex_buffer_level(&tangents, level, None),
+    )?);
+    streams.push(enc_v(
+        bytemuck::cast_slice(&uvs),
+        meshopt::encode_vertex_buffer_level(&uvs, level, None),
+    )?);
+    let coded_idx =
+        meshopt::encode_index_buffer(&indices, unique).map_err(|_| FormatError::BadInput {
+            what: "meshopt index encode failed",
+            found: 0,
+        })?;
+    streams.push((bytemuck::cast_slice(&indices).to_vec(), coded_idx));
+
+    let mut header = CookedHeader {
+        vertex_count: unique as u32,
+        index_count: indices.len() as u32,
+        position_bits: pb as u8,
+        uv_bits: ub as u8,
+        normal_bits: nb as u8,
+        flags,
+        reserved: 0,
+        bounds_min: min,
+        bounds_max: max,
+        uv_min,
+        uv_max,
+        streams: [StreamDesc::zeroed(); 5],
+        reserved2: [0; 2],
+    };
+    let mut body = Vec::new();
+    for (i, (raw, coded)) in streams.iter().enumerate() {
+        let (desc, bytes) = choose_codec(raw, coded, opts.zstd_level);
+        header.streams[i] = desc;
+        body.extend_from_slice(&bytes);
+    }
+    let mut out = Vec::with_capacity(std::mem::size_of::<CookedHeader>() + body.len());
+    out.extend_from_slice(bytemuck::bytes_of(&header));
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// The smallest coding of a stream whose expansion the reader accepts.
+fn choose_codec(raw: &[u8], coded: &[u8], zstd_level: i32) -> (StreamDesc, Vec<u8>) {
+    let decoded = raw.len() as u64;
+    let fits = |stored: u64, coded: u64| {
+        let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
+        decoded <= limit && coded <= limit && coded <= 2 * decoded + EXPANSION_SLACK
+    };
+    let desc = |codec: Codec, stored: usize, coded: usize| StreamDesc {
+        codec: codec as u32,
+        stored_len: stored as u32,
+        coded_len: coded as u32,
+        decoded_len: decoded as u32,
+    };
+    if raw.is_empty() {
+        return (desc(Codec::Raw, 0, 0), Vec::new());
+    }
+    let mut best = (desc(Codec::Raw, raw.len(), raw.len()), raw.to_vec());
+    if coded.len() < best.1.len() && fits(coded.len() as u64, coded.len() as u64) {
+        best = (
+            desc(Codec::Meshopt, coded.len(), coded.len()),
+            coded.to_vec(),
+        );
+    }
+    if let Ok(z) = zstd::bulk::compress(coded, zstd_level) {
+        if !z.is_empty() && z.len() < best.1.len() && fits(z.len() as u64, coded.len() as u64) {
+            best = (desc(Codec::MeshoptZstd, z.len(), coded.len()), z);
+        }
+    }
+    best
+}
+
+fn uv_bounds(uvs: &[[f32; 2]]) -> ([f32; 2], [f32; 2]) {
+    if uvs.is_empty() {
+        return ([0.0; 2], [0.0; 2]);
+    }
+    let mut min = [f32::INFINITY; 2];
+    let mut max = [f32::NEG_INFINITY; 2];
+    for uv in uvs {
+        for i in 0..2 {
+            min[i] = min[i].min(uv[i]);
+            max[i] = max[i].max(uv[i]);
+        }
+    }
+    (min, max)
+}
+
+/// Area-weighted smooth vertex normals, for meshes that come without any.
+fn smooth_normals(mesh: &MeshData) -> Vec<[f32; 3]> {
+    let mut n = vec![[0.0f32; 3]; mesh.positions.len()];
+    for t in mesh.indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| mesh.positions[i as usize]);
+        let e1 = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+        let e2 = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+        let f = [
+            e1[1] * e2[2] - e1[2] * e2[1],
+            e1[2] * e2[0] - e1[0] * e2[2],
+            e1[0] * e2[1] - e1[1] * e2[0],
+        ];
+        for &i in t {
+            for k in 0..3 {
+                n[i as usize][k] += f[k];
+            }
+        }
+    }
+    n
+}
+
+/// Cooks several meshes on the rayon pool; output order and bytes do not depend on
+/// the thread count.
+pub fn cook_meshes(meshes: &[MeshData], opts: &CookOptions) -> Vec<Result<Vec<u8>, FormatError>> {
+    use rayon::prelude::*;
+    meshes.par_iter().map(|m| cook_mesh(m, opts)).collect()
+}

@@ -1,0 +1,436 @@
+//! Cooked mesh records (version 2, seed 004 "The cooked file"): layout and decoder.
+//!
+//! ```text
+//! CookedHeader        144 bytes: counts, bits, bounds, uv bounds, five StreamDescs
+//! stream bytes        positions, normals, tangents, uvs, indices, back to back
+//! ```
+//!
+//! | stream    | element (decoded)  | meaning                                            |
+//! |-----------|--------------------|----------------------------------------------------|
+//! | positions | `[u16; 4]`         | xyz cell codes in the record bounds; w bit 0: tangent handedness is -1 |
+//! | normals   | `[i16; 2]`         | octahedral, `normal_bits` bits                      |
+//! | tangents  | `[i16; 2]`         | octahedral direction, `normal_bits` bits            |
+//! | uvs       | `[u16; 2]`         | cell codes in the record's uv bounds, `uv_bits`     |
+//! | indices   | `u32`              | triangle list                                       |
+//!
+//! Each stream is stored raw, meshopt-coded, or meshopt-coded then zstd-compressed
+//! (see [`Codec`]). UVs are quantised against their bounds rather than stored as
+//! half floats because they are metres on a building and run to hundreds, where a
+//! half float's step is centimetres (seed 004).
+//!
+//! **Entropy layer: zstd.** Measured on the cooked streams of bunny, pirate and
+//! FlightHelmet (see BENCHMARKS.md, "Container and mesh encodings"): zstd takes the
+//! meshopt streams noticeably smaller than lz4_flex, whose LZ-only coding finds little
+//! in meshopt output that is already byte-packed, and zstd's decode stays a small part
+//! of the per-triangle decode budget. Size is what a cooked file is for, so zstd.
+//!
+//! Allocation: every decoded size is declared in the header and checked against
+//! [`MAX_EXPANSION`] times the stored size before anything is allocated; writers fall
+//! back to a weaker codec for a stream that would exceed it.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
+use crate::{FormatError, MeshData, Section, Stream};
+
+/// How a stream's bytes are coded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Codec {
+    /// The decoded elements, little-endian.
+    Raw = 0,
+    /// meshoptimizer's vertex codec (vertex streams) or index codec (indices).
+    Meshopt = 1,
+    /// [`Codec::Meshopt`], then zstd.
+    MeshoptZstd = 2,
+}
+
+impl Codec {
+    fn from_word(w: u32) -> Option<Self> {
+        match w {
+            0 => Some(Codec::Raw),
+            1 => Some(Codec::Meshopt),
+            2 => Some(Codec::MeshoptZstd),
+            _ => None,
+        }
+    }
+}
+
+/// The most a stream may decode to per stored byte (plus [`EXPANSION_SLACK`]).
+pub const MAX_EXPANSION: u64 = 1024;
+/// Bytes a stream may decode to beyond `MAX_EXPANSION * stored`.
+pub const EXPANSION_SLACK: u64 = 4096;
+
+/// One stream's coding and sizes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct StreamDesc {
+    /// A [`Codec`] value.
+    pub codec: u32,
+    /// Bytes stored in the record.
+    pub stored_len: u32,
+    /// Bytes after the entropy layer (the meshopt-coded size); equals `stored_len`
+    /// unless the codec is `MeshoptZstd`.
+    pub coded_len: u32,
+    /// Bytes after all decoding: element count times element size.
+    pub decoded_len: u32,
+}
+
+/// Stream order in [`CookedHeader::streams`].
+pub const STREAMS: [Stream; 5] = [
+    Stream::Positions,
+    Stream::Normals,
+    Stream::Tangents,
+    Stream::Uvs,
+    Stream::Indices,
+];
+
+/// Header of a cooked mesh record.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CookedHeader {
+    pub vertex_count: u32,
+    pub index_count: u32,
+    /// Bits per position component (1..=16).
+    pub position_bits: u8,
+    /// Bits per uv component (1..=16).
+    pub uv_bits: u8,
+    /// Bits per octahedral component of normals and tangents (2..=16).
+    pub normal_bits: u8,
+    /// [`CookedHeader::HAS_NORMALS`] | `HAS_TANGENTS` | `HAS_UVS`.
+    pub flags: u8,
+    pub reserved: u32,
+    /// The record's bounds: the box a loader keeping no CPU copy still knows.
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub uv_min: [f32; 2],
+    pub uv_max: [f32; 2],
+    pub streams: [StreamDesc; 5],
+    pub reserved2: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<CookedHeader>() == 144);
+
+impl CookedHeader {
+    pub const HAS_NORMALS: u8 = 1;
+    pub const HAS_TANGENTS: u8 = 2;
+    pub const HAS_UVS: u8 = 4;
+
+    /// Element size and count of each stream under this header's flags.
+    pub fn expected_decoded_len(&self) -> [u64; 5] {
+        let n = self.vertex_count as u64;
+        let has = |f| if self.flags & f != 0 { n * 4 } else { 0 };
+        [
+            n * 8,
+            has(Self::HAS_NORMALS),
+            has(Self::HAS_TANGENTS),
+            has(Self::HAS_UVS),
+            self.index_count as u64 * 4,
+        ]
+    }
+}
+
+/// A cooked record, validated and split into its streams.
+#[derive(Clone, Copy, Debug)]
+pub struct CookedMesh<'a> {
+    pub header: CookedHeader,
+    pub streams: [&'a [u8]; 5],
+}
+
+fn bad(field: &'static str, found: u64) -> FormatError {
+    FormatError::BadField {
+        section: Section::RecordHeader,
+        field,
+        found,
+    }
+}
+
+impl<'a> CookedMesh<'a> {
+    /// Checks the header and every stream length; decodes nothing.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
+        const HS: usize = std::mem::size_of::<CookedHeader>();
+        if bytes.len() < HS {
+            return Err(FormatError::Truncated {
+                section: Section::RecordHeader,
+                needed: HS as u64,
+                available: bytes.len() as u64,
+            });
+        }
+        let h: CookedHeader = bytemuck::pod_read_unaligned(&bytes[..HS]);
+        if !(1..=16).contains(&h.position_bits) {
+            return Err(bad("position_bits", h.position_bits as u64));
+        }
+        if !(1..=16).contains(&h.uv_bits) {
+            return Err(bad("uv_bits", h.uv_bits as u64));
+        }
+        if !(2..=16).contains(&h.normal_bits) {
+            return Err(bad("normal_bits", h.normal_bits as u64));
+        }
+        if h.flags & !7 != 0 {
+            return Err(bad("flags", h.flags as u64));
+        }
+        if h.reserved != 0 || h.reserved2 != [0; 2] {
+            return Err(FormatError::NonZeroPadding {
+                section: Section::RecordHeader,
+                offset: 12,
+            });
+        }
+        if h.index_count % 3 != 0 {
+            return Err(bad("index_count", h.index_count as u64));
+        }
+        let floats = h
+            .bounds_min
+            .iter()
+            .chain(&h.bounds_max)
+            .chain(&h.uv_min)
+            .chain(&h.uv_max);
+        if floats.clone().any(|f| !f.is_finite()) {
+            return Err(FormatError::NonFinite {
+                what: "cooked mesh bounds",
+            });
+        }
+        if (0..3).any(|i| h.bounds_min[i] > h.bounds_max[i])
+            || (0..2).any(|i| h.uv_min[i] > h.uv_max[i])
+        {
+            return Err(bad("bounds", 0));
+        }
+        let expected = h.expected_decoded_len();
+        let mut at = HS;
+        let mut streams: [&[u8]; 5] = [&[]; 5];
+        for (i, d) in h.streams.iter().enumerate() {
+            let stream = STREAMS[i];
+            let section = Section::Stream(stream);
+            let codec = Codec::from_word(d.codec).ok_or(FormatError::BadField {
+                section,
+                field: "codec",
+                found: d.codec as u64,
+            })?;
+            if d.decoded_len as u64 != expected[i] {
+                return Err(FormatError::BadField {
+                    section,
+                    field: "decoded_len",
+                    found: d.decoded_len as u64,
+                });
+            }
+            let (stored, coded, decoded) = (
+                d.stored_len as u64,
+                d.coded_len as u64,
+                d.decoded_len as u64,
+            );
+            let consistent = match codec {
+                Codec::Raw => stored == decoded && coded == stored,
+                Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
+                Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
+            };
+            if !consistent {
+                return Err(FormatError::BadField {
+                    section,
+                    field: "stream lengths",
+                    found: stored,
+                });
+            }
+            let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
+            if decoded > limit || coded > limit || coded > 2 * decoded + EXPANSION_SLACK {
+                return Err(FormatError::ExpansionTooLarge {
+                    stream,
+                    decoded: decoded.max(coded),
+                    stored,
+                    limit,
+                });
+            }
+            let left = (bytes.len() - at) as u64;
+            if stored > left {
+                return Err(FormatError::LengthPastEnd {
+                    section,
+                    length: stored,
+                    available: left,
+                });
+            }
+            streams[i] = &bytes[at..at + stored as usize];
+            at += stored as usize;
+        }
+        if at != bytes.len() {
+            return Err(FormatError::BadField {
+                section: Section::RecordHeader,
+                field: "trailing bytes in record",
+                found: (bytes.len() - at) as u64,
+            });
+        }
+        Ok(Self { header: h, streams })
+    }
+
+    /// Triangles in the record.
+    pub fn triangle_count(&self) -> u32 {
+        self.header.index_count / 3
+    }
+
+    /// Decodes into `out` (cleared first, capacity kept): f32 positions, unit normals,
+    /// tangents with handedness, f32 uvs and u32 indices, i.e. what a renderer uploads.
+    /// `scratch` holds the entropy layer's output between calls.
+    pub fn decode_into(
+        &self,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        out.clear();
+        let h = &self.header;
+        let n = h.vertex_count as usize;
+        let positions: Vec<[u16; 4]> = self.vertex_stream(0, n, scratch)?;
+        let step: [f32; 3] = std::array::from_fn(|i| {
+            unorm_step(h.bounds_min[i], h.bounds_max[i], h.position_bits as u32)
+        });
+        let min = h.bounds_min;
+        out.positions.extend(positions.iter().map(|q| {
+            [
+                dequantize_unorm(q[0], min[0], step[0]),
+                dequantize_unorm(q[1], min[1], step[1]),
+                dequantize_unorm(q[2], min[2], step[2]),
+            ]
+        }));
+        let nb = h.normal_bits as u32;
+        if h.flags & CookedHeader::HAS_NORMALS != 0 {
+            let normals: Vec<[i16; 2]> = self.vertex_stream(1, n, scratch)?;
+            out.normals
+                .extend(normals.iter().map(|&q| oct_decode(q, nb)));
+        }
+        if h.flags & CookedHeader::HAS_TANGENTS != 0 {
+            let tangents: Vec<[i16; 2]> = self.vertex_stream(2, n, scratch)?;
+            out.tangents
+                .extend(tangents.iter().zip(&positions).map(|(&q, p)| {
+                    let t = oct_decode(q, nb);
+                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
+                }));
+        }
+        if h.flags & CookedHeader::HAS_UVS != 0 {
+            let uvs: Vec<[u16; 2]> = self.vertex_stream(3, n, scratch)?;
+            let ub = h.uv_bits as u32;
+            let s = [
+                unorm_step(h.uv_min[0], h.uv_max[0], ub),
+                unorm_step(h.uv_min[1], h.uv_max[1], ub),
+            ];
+            out.uvs.extend(uvs.iter().map(|q| {
+                [
+                    dequantize_unorm(q[0], h.uv_min[0], s[0]),
+                    dequantize_unorm(q[1], h.uv_min[1], s[1]),
+                ]
+            }));
+        }
+        self.index_stream(out, scratch)?;
+        if let Some((position, &index)) = out
+            .indices
+            .iter()
+            .enumerate()
+            .find(|(_, &i)| i >= h.vertex_count)
+        {
+            return Err(FormatError::VertexIndexOutOfRange {
+                position: position as u64,
+                index,
+                vertex_count: h.vertex_count,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes into a new mesh.
+    pub fn decode(&self) -> Result<MeshData, FormatError> {
+        let mut out = MeshData::default();
+        self.decode_into(&mut out, &mut DecodeScratch::default())?;
+        Ok(out)
+    }
+
+    /// The stream's meshopt-coded (or raw) bytes: undoes the entropy layer.
+    fn coded<'s>(
+        &'s self,
+        i: usize,
+        scratch: &'s mut DecodeScratch,
+    ) -> Result<&'s [u8], FormatError> {
+        let d = &self.header.streams[i];
+        if d.codec != Codec::MeshoptZstd as u32 {
+            return Ok(self.streams[i]);
+        }
+        let err = || FormatError::StreamDecode {
+            stream: STREAMS[i],
+            codec: "zstd",
+        };
+        let buf = &mut scratch.bytes;
+        buf.clear();
+        // parse() bounded coded_len by MAX_EXPANSION times the stored bytes.
+        buf.reserve(d.coded_len as usize);
+        if scratch.zstd.is_none() {
+            scratch.zstd = Some(zstd::bulk::Decompressor::new().map_err(|_| err())?);
+        }
+        let z = scratch.zstd.as_mut().expect("set above");
+        let got = z
+            .decompress_to_buffer(self.streams[i], buf)
+            .map_err(|_| err())?;
+        if got != d.coded_len as usize {
+            return Err(err());
+        }
+        Ok(&buf[..])
+    }
+
+    fn vertex_stream<T: Pod + Default>(
+        &self,
+        i: usize,
+        n: usize,
+        scratch: &mut DecodeScratch,
+    ) -> Result<Vec<T>, FormatError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let codec = self.header.streams[i].codec;
+        let bytes = self.coded(i, scratch)?;
+        if codec == Codec::Raw as u32 {
+            // parse() checked stored == decoded == n * size_of::<T>().
+            let mut v = vec![T::zeroed(); n];
+            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+            return Ok(v);
+        }
+        meshopt::decode_vertex_buffer::<T>(bytes, n).map_err(|_| FormatError::StreamDecode {
+            stream: STREAMS[i],
+            codec: "meshopt vertex",
+        })
+    }
+
+    fn index_stream(
+        &self,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        let count = self.header.index_count as usize;
+        if count == 0 {
+            return Ok(());
+        }
+        let codec = self.header.streams[4].codec;
+        let bytes = self.coded(4, scratch)?;
+        if codec == Codec::Raw as u32 {
+            out.indices.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            return Ok(());
+        }
+        let decoded = meshopt::decode_index_buffer::<u32>(bytes, count).map_err(|_| {
+            FormatError::StreamDecode {
+                stream: Stream::Indices,
+                codec: "meshopt index",
+            }
+        })?;
+        out.indices.extend_from_slice(&decoded);
+        Ok(())
+    }
+}
+
+/// Buffers a decoder reuses between records: the entropy layer's output and the zstd
+/// context.
+#[derive(Default)]
+pub struct DecodeScratch {
+    bytes: Vec<u8>,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl std::fmt::Debug for DecodeScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DecodeScratch({} bytes)", self.bytes.capacity())
+    }
+}

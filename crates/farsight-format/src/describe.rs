@@ -1,0 +1,130 @@
+//! Describing records without knowing the manifest type: what `farsight inspect`
+//! prints per record.
+
+use crate::cooked::{Codec, STREAMS};
+use crate::{ClusterLevel, CookedMesh, FormatError, FullMesh, Record, RecordTag};
+
+/// One stream of a record as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamSummary {
+    pub name: &'static str,
+    /// "raw", "meshopt", "meshopt+zstd" or "f32"/"u32" arrays.
+    pub codec: &'static str,
+    pub stored_bytes: u64,
+    pub decoded_bytes: u64,
+}
+
+/// What a record holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordSummary {
+    pub tag: RecordTag,
+    pub bytes: u64,
+    pub vertices: u64,
+    pub triangles: u64,
+    /// A line of kind-specific facts (bits, bounds, errors).
+    pub detail: String,
+    pub streams: Vec<StreamSummary>,
+}
+
+impl RecordSummary {
+    /// Stored bytes per triangle, if the record has triangles.
+    pub fn bytes_per_triangle(&self) -> Option<f64> {
+        (self.triangles > 0).then(|| self.bytes as f64 / self.triangles as f64)
+    }
+}
+
+fn s(name: &'static str, codec: &'static str, stored: u64, decoded: u64) -> StreamSummary {
+    StreamSummary {
+        name,
+        codec,
+        stored_bytes: stored,
+        decoded_bytes: decoded,
+    }
+}
+
+/// Validates and summarises a record of a kind this crate defines; records of other
+/// kinds are summarised by size alone.
+pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError> {
+    let bytes = record.bytes.len() as u64;
+    let mut out = RecordSummary {
+        tag: record.tag,
+        bytes,
+        vertices: 0,
+        triangles: 0,
+        detail: String::new(),
+        streams: Vec::new(),
+    };
+    match record.tag {
+        RecordTag::MESH_FULL => {
+            let m = FullMesh::parse(record.bytes)?;
+            let n = m.positions.len() as u64;
+            out.vertices = n;
+            out.triangles = m.indices.len() as u64 / 3;
+            out.detail = format!(
+                "bounds {:?}..{:?}",
+                m.header.bounds_min, m.header.bounds_max
+            );
+            out.streams.push(s("positions", "f32x3", n * 12, n * 12));
+            for (name, len, codec) in [
+                ("normals", m.normals.len() * 12, "f32x3"),
+                ("uvs", m.uvs.len() * 8, "f32x2"),
+                ("indices", m.indices.len() * 4, "u32"),
+                ("provenance", m.provenance.len() * 4, "u32"),
+            ] {
+                if len > 0 {
+                    out.streams.push(s(name, codec, len as u64, len as u64));
+                }
+            }
+        }
+        RecordTag::MESH_COOKED => {
+            let m = CookedMesh::parse(record.bytes)?;
+            let h = m.header;
+            out.vertices = h.vertex_count as u64;
+            out.triangles = h.index_count as u64 / 3;
+            out.detail = format!(
+                "bits: position {} uv {} normal {}; bounds {:?}..{:?}",
+                h.position_bits, h.uv_bits, h.normal_bits, h.bounds_min, h.bounds_max
+            );
+            for (i, d) in h.streams.iter().enumerate() {
+                if d.decoded_len == 0 {
+                    continue;
+                }
+                let codec = match d.codec {
+                    c if c == Codec::Raw as u32 => "raw",
+                    c if c == Codec::Meshopt as u32 => "meshopt",
+                    _ => "meshopt+zstd",
+                };
+                let name = ["positions", "normals", "tangents", "uvs", "indices"][i];
+                let _ = STREAMS[i];
+                out.streams
+                    .push(s(name, codec, d.stored_len as u64, d.decoded_len as u64));
+            }
+        }
+        RecordTag::CLUSTER_LEVEL => {
+            let l = ClusterLevel::parse(record.bytes)?;
+            let h = l.header;
+            out.vertices = h.vertex_count as u64;
+            out.triangles = h.triangle_count as u64;
+            out.detail = format!(
+                "level {}: {} clusters, max error {}, max parent error {}",
+                h.level, h.cluster_count, h.max_error, h.max_parent_error
+            );
+            let slots = l.indices.len() as u64 * 4;
+            out.streams.push(s(
+                "clusters",
+                "ClusterInfo",
+                l.clusters.len() as u64 * 48,
+                l.clusters.len() as u64 * 48,
+            ));
+            out.streams.push(s(
+                "vertices",
+                "ClusterVertex",
+                h.vertex_count as u64 * 32,
+                h.vertex_count as u64 * 32,
+            ));
+            out.streams.push(s("indices", "u32 slots", slots, slots));
+        }
+        _ => {}
+    }
+    Ok(out)
+}

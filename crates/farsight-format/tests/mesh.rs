@@ -1,0 +1,385 @@
+//! Full-precision and cooked mesh records: round trips with the stated precision,
+//! determinism across thread counts, and attacks on the cooked reader.
+
+use std::collections::HashMap;
+
+use farsight_format::{
+    cook_mesh, cook_meshes, encode_full, quant::quantize_unorm, AlignedBytes, Container,
+    CookOptions, CookedMesh, DecodeScratch, FileWriter, FormatError, FullMesh, Manifest, MeshData,
+    RecordIndex, RecordTag, Version,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+fn mesh_path(name: &str) -> String {
+    format!(
+        "{}/../../../shared/data/meshes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Loads an OBJ as one indexed mesh (all models merged).
+fn load_obj(name: &str) -> MeshData {
+    let path = mesh_path(name);
+    assert!(
+        std::path::Path::new(&path).exists(),
+        "test mesh missing: {path}"
+    );
+    let opts = tobj::LoadOptions {
+        single_index: true,
+        triangulate: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut m = MeshData::default();
+    for model in models {
+        let mesh = model.mesh;
+        let base = m.positions.len() as u32;
+        m.positions
+            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.normals
+            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.uvs
+            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
+        m.indices.extend(mesh.indices.iter().map(|i| i + base));
+    }
+    m.provenance = (0..m.indices.len() as u32 / 3).collect();
+    m
+}
+
+/// A wavy grid with uvs running to hundreds (metres on a wall) and mixed-handedness
+/// tangents supplied by the producer.
+fn grid(n: u32, rng: &mut ChaCha8Rng) -> MeshData {
+    let mut m = MeshData::default();
+    for y in 0..=n {
+        for x in 0..=n {
+            let (fx, fy) = (x as f32 / n as f32, y as f32 / n as f32);
+            m.positions.push([
+                fx * 40.0,
+                (fx * 7.0).sin() * 2.0 + rng.random_range(-0.1..0.1),
+                fy * 30.0,
+            ]);
+            let nn = [-(fx * 7.0).cos() * 0.35, 1.0, rng.random_range(-0.2..0.2)];
+            let l = (nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]).sqrt();
+            m.normals.push(nn.map(|v| v / l));
+            m.uvs.push([fx * 300.0, fy * 200.0]);
+            let w = if x < n / 2 { 1.0 } else { -1.0 };
+            m.tangents.push([1.0, 0.0, 0.0, w]);
+        }
+    }
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            m.indices
+                .extend([i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    m
+}
+
+fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
+    let a = a.map(|x| x as f64);
+    let b = b.map(|x| x as f64);
+    let c = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ];
+    let cross = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
+    cross
+        .atan2(a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
+        .to_degrees()
+}
+
+fn bounds(p: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for v in p {
+        for i in 0..3 {
+            lo[i] = lo[i].min(v[i]);
+            hi[i] = hi[i].max(v[i]);
+        }
+    }
+    (lo, hi)
+}
+
+/// Checks a decoded cooked mesh against its source corner by corner: every decoded
+/// triangle must match a source triangle (up to rotation) whose corners are within
+/// the stated precision, and the triangle counts must agree.
+fn check_cooked(src: &MeshData, out: &MeshData, bits: u32, check_tangent_sign: bool) -> f64 {
+    let (lo, hi) = bounds(&src.positions);
+    let code = |p: [f32; 3]| -> [u16; 3] {
+        std::array::from_fn(|i| quantize_unorm(p[i], lo[i], hi[i], bits))
+    };
+    let mut by_key: HashMap<[[u16; 3]; 3], Vec<usize>> = HashMap::new();
+    for (t, tri) in src.indices.chunks_exact(3).enumerate() {
+        let k = [0, 1, 2].map(|c| code(src.positions[tri[c] as usize]));
+        // Canonical rotation: smallest code first.
+        let r = (0..3).min_by_key(|&r| k[r]).unwrap();
+        by_key
+            .entry([k[r], k[(r + 1) % 3], k[(r + 2) % 3]])
+            .or_default()
+            .push(t * 3 + r);
+    }
+    assert_eq!(
+        out.indices.len(),
+        src.indices.len(),
+        "triangle count changed"
+    );
+    let mut worst_normal = 0.0f64;
+    for tri in out.indices.chunks_exact(3) {
+        let k = [0, 1, 2].map(|c| code(out.positions[tri[c] as usize]));
+        let r = (0..3).min_by_key(|&r| k[r]).unwrap();
+        let key = [k[r], k[(r + 1) % 3], k[(r + 2) % 3]];
+        let cands = by_key
+            .get(&key)
+            .unwrap_or_else(|| panic!("decoded triangle {key:?} matches no source triangle"));
+        let mut best = f64::INFINITY;
+        for &start in cands {
+            let t0 = start - start % 3;
+            let mut err = 0.0f64;
+            for c in 0..3 {
+                let si = src.indices[t0 + (start % 3 + c) % 3] as usize;
+                let di = tri[(r + c) % 3] as usize;
+                for a in 0..3 {
+                    let bound = (hi[a] - lo[a]) as f64 / 2f64.powi(bits as i32 + 1);
+                    let e = (out.positions[di][a] as f64 - src.positions[si][a] as f64).abs();
+                    assert!(
+                        e <= bound * 1.0001 + 1e-6,
+                        "position error {e} over {bound}"
+                    );
+                }
+                if !src.normals.is_empty() {
+                    err = err.max(angle_deg(out.normals[di], src.normals[si]));
+                }
+                if check_tangent_sign {
+                    assert_eq!(out.tangents[di][3], src.tangents[si][3], "tangent sign");
+                }
+            }
+            best = best.min(err);
+        }
+        worst_normal = worst_normal.max(best);
+    }
+    worst_normal
+}
+
+#[test]
+fn full_precision_round_trip_on_pirate() {
+    let m = load_obj("pirate.obj");
+    assert!(!m.uvs.is_empty() && !m.normals.is_empty());
+    let rec = encode_full(&m).unwrap();
+    let a = AlignedBytes::from(&rec[..]);
+    let back = FullMesh::parse(&a).unwrap().to_mesh();
+    assert_eq!(
+        back, m,
+        "version 1 stores f32 attributes and indices exactly"
+    );
+}
+
+#[test]
+fn cooked_round_trip_within_precision_and_keeps_tangent_sign() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let m = grid(40, &mut rng);
+    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let out = CookedMesh::parse(&rec).unwrap().decode().unwrap();
+    let worst = check_cooked(&m, &out, 16, true);
+    assert!(
+        worst < 0.004,
+        "normals within 0.004 degrees at 16 bits, worst {worst}"
+    );
+    // UVs running to hundreds keep their cell precision (not a half float's).
+    let (u_step, v_step) = (300.0 / 65536.0, 200.0 / 65536.0);
+    let mut seen = 0;
+    for (p, uv) in out.positions.iter().zip(&out.uvs) {
+        let src = m
+            .positions
+            .iter()
+            .position(|q| (q[0] - p[0]).abs() < 1e-3 && (q[2] - p[2]).abs() < 1e-3);
+        if let Some(s) = src {
+            assert!((uv[0] - m.uvs[s][0]).abs() <= u_step / 2.0 + 1e-4);
+            assert!((uv[1] - m.uvs[s][1]).abs() <= v_step / 2.0 + 1e-4);
+            seen += 1;
+        }
+    }
+    assert!(seen > 100);
+}
+
+#[test]
+fn cooked_round_trip_on_real_meshes_at_several_bit_depths() {
+    for name in ["bunny.obj", "pirate.obj"] {
+        let m = load_obj(name);
+        for bits in [16, 12] {
+            let opts = CookOptions {
+                position_bits: bits,
+                uv_bits: bits,
+                ..Default::default()
+            };
+            let rec = cook_mesh(&m, &opts).unwrap();
+            let cm = CookedMesh::parse(&rec).unwrap();
+            assert_eq!(
+                cm.header.bounds_min,
+                bounds(&m.positions).0,
+                "record stores its bounds"
+            );
+            let out = cm.decode().unwrap();
+            let worst = check_cooked(&m, &out, bits, false);
+            if !m.normals.is_empty() && bits == 16 {
+                assert!(worst < 0.004, "{name}: worst normal error {worst} degrees");
+            }
+            assert_eq!(
+                !out.tangents.is_empty(),
+                !m.uvs.is_empty(),
+                "{name}: tangents generated iff uvs"
+            );
+            for t in &out.tangents {
+                assert!(t[3] == 1.0 || t[3] == -1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn cooking_is_deterministic_across_runs_and_thread_counts() {
+    let meshes = vec![
+        load_obj("bunny.obj"),
+        load_obj("pirate.obj"),
+        grid(20, &mut ChaCha8Rng::seed_from_u64(1)),
+    ];
+    let opts = CookOptions::default();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| cook_meshes(&meshes, &opts))
+            .into_iter()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+    };
+    let one = run(1);
+    assert_eq!(one, run(3));
+    assert_eq!(one[0], cook_mesh(&meshes[0], &opts).unwrap());
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Lods {
+    levels: Vec<RecordIndex>,
+}
+impl Manifest for Lods {
+    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
+        for &l in &self.levels {
+            visit(l, RecordTag::MESH_COOKED);
+        }
+    }
+}
+
+#[test]
+fn cooked_file_round_trip_and_shared_levels() {
+    let m = load_obj("bunny.obj");
+    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let mut w = FileWriter::new(Version::Cooked);
+    let a = w.add_record(RecordTag::MESH_COOKED, &rec);
+    let b = w.add_record(RecordTag::MESH_COOKED, &rec);
+    let bytes = w.finish(&Lods { levels: vec![a, b] }).unwrap();
+    let bytes = AlignedBytes::from(&bytes[..]);
+    let file = Container::<Lods>::read(&bytes).unwrap();
+    assert_eq!(file.version(), Version::Cooked);
+    assert_eq!(file.raw().record_count(), 1);
+    let r = file.record(file.manifest().levels[1]).unwrap();
+    let out = CookedMesh::parse(r.bytes).unwrap().decode().unwrap();
+    assert_eq!(out.indices.len(), m.indices.len());
+}
+
+#[test]
+fn cooked_record_prefixes_and_bit_flips_never_panic() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let m = grid(6, &mut rng);
+    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    for n in 0..rec.len() {
+        assert!(CookedMesh::parse(&rec[..n]).is_err(), "prefix {n} parsed");
+    }
+    let mut out = MeshData::default();
+    let mut scratch = DecodeScratch::default();
+    for _ in 0..3000 {
+        let mut b = rec.clone();
+        for _ in 0..rng.random_range(1..4) {
+            let i = rng.random_range(0..b.len());
+            b[i] ^= 1 << rng.random_range(0..8);
+        }
+        if let Ok(cm) = CookedMesh::parse(&b) {
+            // Garbage may decode (the container's checksum catches it in a file), but
+            // never panics and never names a vertex that does not exist.
+            if cm.decode_into(&mut out, &mut scratch).is_ok() {
+                assert!(out.indices.iter().all(|&i| i < cm.header.vertex_count));
+            }
+        }
+    }
+}
+
+#[test]
+fn cooked_reader_refuses_impossible_expansion() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let rec = cook_mesh(&grid(4, &mut rng), &CookOptions::default()).unwrap();
+    let mut b = rec.clone();
+    // Claim 200 M vertices, keeping the declared stream sizes consistent with it.
+    let n: u32 = 200_000_000;
+    b[0..4].copy_from_slice(&n.to_le_bytes());
+    for (i, per) in [(0usize, 8u32), (1, 4), (2, 4), (3, 4)] {
+        let at = 56 + i * 16 + 12;
+        b[at..at + 4].copy_from_slice(&(n * per).to_le_bytes());
+    }
+    match CookedMesh::parse(&b) {
+        Err(FormatError::ExpansionTooLarge { decoded, .. }) => assert!(decoded >= 800_000_000),
+        other => panic!("{other:?}"),
+    }
+    // An unknown codec and bad bit depths are named.
+    let mut b = rec.clone();
+    b[56..60].copy_from_slice(&9u32.to_le_bytes());
+    assert!(matches!(
+        CookedMesh::parse(&b),
+        Err(FormatError::BadField { field: "codec", .. })
+    ));
+    let mut b = rec;
+    b[8] = 17;
+    assert!(matches!(
+        CookedMesh::parse(&b),
+        Err(FormatError::BadField {
+            field: "position_bits",
+            found: 17,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn full_record_attacks() {
+    let m = load_obj("bunny.obj");
+    let rec = encode_full(&m).unwrap();
+    for n in (0..rec.len()).step_by(97) {
+        let a = AlignedBytes::from(&rec[..n]);
+        assert!(FullMesh::parse(&a).is_err(), "prefix {n}");
+    }
+    let mut b = rec.clone();
+    let idx_at = 48 + m.positions.len() * 12;
+    let idx_at = idx_at.div_ceil(16) * 16;
+    b[idx_at..idx_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let a = AlignedBytes::from(&b[..]);
+    assert!(matches!(
+        FullMesh::parse(&a),
+        Err(FormatError::VertexIndexOutOfRange { position: 0, .. })
+    ));
+    // Writers refuse inconsistent input.
+    let mut bad = m.clone();
+    bad.indices.push(0);
+    assert!(matches!(
+        encode_full(&bad),
+        Err(FormatError::BadInput { .. })
+    ));
+    let mut nan = m;
+    nan.positions[3][1] = f32::NAN;
+    assert!(matches!(
+        cook_mesh(&nan, &CookOptions::default()),
+        Err(FormatError::NonFinite { .. })
+    ));
+}
