@@ -20,7 +20,10 @@ impl Default for Aabb {
 
 impl Aabb {
     /// The empty box: `min = +inf`, `max = -inf`. Growing it by a point gives that point.
-    pub const EMPTY: Aabb = Aabb { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY };
+    pub const EMPTY: Aabb = Aabb {
+        min: Vec3::INFINITY,
+        max: Vec3::NEG_INFINITY,
+    };
 
     #[inline]
     pub const fn new(min: Vec3, max: Vec3) -> Self {
@@ -30,7 +33,10 @@ impl Aabb {
     /// A box from its centre and half-size.
     #[inline]
     pub fn from_center_extent(center: Vec3, extent: Vec3) -> Self {
-        Self { min: center - extent, max: center + extent }
+        Self {
+            min: center - extent,
+            max: center + extent,
+        }
     }
 
     /// The smallest box holding every point; `EMPTY` for no points.
@@ -81,20 +87,29 @@ impl Aabb {
     #[inline]
     #[must_use]
     pub fn grow(self, p: Vec3) -> Self {
-        Self { min: self.min.min(p), max: self.max.max(p) }
+        Self {
+            min: self.min.min(p),
+            max: self.max.max(p),
+        }
     }
 
     #[inline]
     #[must_use]
     pub fn union(self, o: Aabb) -> Self {
-        Self { min: self.min.min(o.min), max: self.max.max(o.max) }
+        Self {
+            min: self.min.min(o.min),
+            max: self.max.max(o.max),
+        }
     }
 
     /// The box grown by `pad` on every side.
     #[inline]
     #[must_use]
     pub fn padded(self, pad: Vec3) -> Self {
-        Self { min: self.min - pad, max: self.max + pad }
+        Self {
+            min: self.min - pad,
+            max: self.max + pad,
+        }
     }
 
     #[inline]
@@ -150,10 +165,11 @@ pub fn transform_aabb(m: &Mat4, b: &Aabb) -> Aabb {
     let mut min = t;
     let mut max = t;
     // Column j of m scales input axis j; each output axis i sums the extremes.
-    for (col, (lo, hi)) in [m.x_axis, m.y_axis, m.z_axis]
-        .iter()
-        .zip([(b.min.x, b.max.x), (b.min.y, b.max.y), (b.min.z, b.max.z)])
-    {
+    for (col, (lo, hi)) in [m.x_axis, m.y_axis, m.z_axis].iter().zip([
+        (b.min.x, b.max.x),
+        (b.min.y, b.max.y),
+        (b.min.z, b.max.z),
+    ]) {
         let c = col.truncate();
         let a = c * lo;
         let e = c * hi;
@@ -173,8 +189,14 @@ mod tests {
     #[test]
     fn validity() {
         assert!(Aabb::new(Vec3::ZERO, Vec3::ONE).valid());
-        assert!(Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)).valid(), "a flat box is valid");
-        assert!(!Aabb::new(Vec3::ONE, Vec3::ONE).valid(), "a point is degenerate");
+        assert!(
+            Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)).valid(),
+            "a flat box is valid"
+        );
+        assert!(
+            !Aabb::new(Vec3::ONE, Vec3::ONE).valid(),
+            "a point is degenerate"
+        );
         assert!(!Aabb::new(Vec3::ONE, Vec3::ZERO).valid(), "inverted");
         assert!(!Aabb::EMPTY.valid());
         assert!(!Aabb::new(Vec3::ZERO, Vec3::new(f32::NAN, 1.0, 1.0)).valid());
@@ -185,7 +207,11 @@ mod tests {
     fn transform_equals_eight_corner_refit() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for _ in 0..10_000 {
-            let c = Vec3::new(rng.random_range(-50.0..50.0), rng.random_range(-50.0..50.0), 0.0);
+            let c = Vec3::new(
+                rng.random_range(-50.0..50.0),
+                rng.random_range(-50.0..50.0),
+                0.0,
+            );
             let e = Vec3::new(
                 rng.random_range(0.01..10.0),
                 rng.random_range(0.01..10.0),
@@ -227,6 +253,9 @@ mod tests {
         let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
         assert_eq!(b.distance_squared(Vec3::splat(0.5)), 0.0);
         assert_eq!(b.distance_squared(Vec3::new(3.0, 0.5, 0.5)), 4.0);
-        assert_eq!(b.closest_point(Vec3::new(-1.0, 2.0, 0.5)), Vec3::new(0.0, 1.0, 0.5));
+        assert_eq!(
+            b.closest_point(Vec3::new(-1.0, 2.0, 0.5)),
+            Vec3::new(0.0, 1.0, 0.5)
+        );
     }
 }

@@ -33,7 +33,10 @@ impl Frustum {
             }
         });
         let abs_normals = planes.map(|p| p.truncate().abs());
-        Self { planes, abs_normals }
+        Self {
+            planes,
+            abs_normals,
+        }
     }
 
     /// Signed distance of `p` to plane `i` (positive inside).
@@ -63,7 +66,9 @@ impl Frustum {
 
     #[inline]
     pub fn intersects_sphere(&self, s: &Sphere) -> bool {
-        self.planes.iter().all(|p| p.truncate().dot(s.center) + p.w >= -s.radius)
+        self.planes
+            .iter()
+            .all(|p| p.truncate().dot(s.center) + p.w >= -s.radius)
     }
 }
 
@@ -92,10 +97,19 @@ mod tests {
                 rng.random_range(-1.0..1.0),
             )
             .normalize_or(Vec3::X);
-        let up = if (target - eye).normalize().y.abs() > 0.99 { Vec3::X } else { Vec3::Y };
+        let up = if (target - eye).normalize().y.abs() > 0.99 {
+            Vec3::X
+        } else {
+            Vec3::Y
+        };
         let view = Mat4::look_at_rh(eye, target, up);
         let proj = if rng.random_bool(0.8) {
-            Mat4::perspective_rh(rng.random_range(0.3..2.5), rng.random_range(0.5..2.5), 0.1, 60.0)
+            Mat4::perspective_rh(
+                rng.random_range(0.3..2.5),
+                rng.random_range(0.5..2.5),
+                0.1,
+                60.0,
+            )
         } else {
             let w = rng.random_range(2.0..30.0);
             let h = rng.random_range(2.0..30.0);
@@ -137,11 +151,17 @@ mod tests {
                 let reference = corner_test(&f, &b);
                 if reference {
                     kept += 1;
-                    assert!(f.intersects_aabb(&b), "rejected {b:?}, which the corner test keeps");
+                    assert!(
+                        f.intersects_aabb(&b),
+                        "rejected {b:?}, which the corner test keeps"
+                    );
                 }
             }
         }
-        assert!(kept > 1000, "the sweep must exercise kept boxes, got {kept}");
+        assert!(
+            kept > 1000,
+            "the sweep must exercise kept boxes, got {kept}"
+        );
     }
 
     #[test]

@@ -19,7 +19,10 @@ impl Sphere {
     /// The sphere around a box (centre of the box, half its diagonal).
     #[inline]
     pub fn from_aabb(b: &Aabb) -> Self {
-        Self { center: b.center(), radius: b.radius() }
+        Self {
+            center: b.center(),
+            radius: b.radius(),
+        }
     }
 
     /// Distance from `p` to the nearest point of the sphere, zero inside.
@@ -52,10 +55,22 @@ mod tests {
     #[test]
     fn sphere_box() {
         let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
-        assert!(sphere_intersects_aabb(&Sphere::new(Vec3::new(2.0, 0.5, 0.5), 1.0), &b));
-        assert!(!sphere_intersects_aabb(&Sphere::new(Vec3::new(2.01, 0.5, 0.5), 1.0), &b));
+        assert!(sphere_intersects_aabb(
+            &Sphere::new(Vec3::new(2.0, 0.5, 0.5), 1.0),
+            &b
+        ));
+        assert!(!sphere_intersects_aabb(
+            &Sphere::new(Vec3::new(2.01, 0.5, 0.5), 1.0),
+            &b
+        ));
         // Near a corner: the axis-wise test would accept, the closest point rejects.
-        assert!(!sphere_intersects_aabb(&Sphere::new(Vec3::new(1.8, 1.8, 1.8), 1.0), &b));
-        assert!(sphere_intersects_aabb(&Sphere::new(Vec3::splat(0.5), 0.01), &b));
+        assert!(!sphere_intersects_aabb(
+            &Sphere::new(Vec3::new(1.8, 1.8, 1.8), 1.0),
+            &b
+        ));
+        assert!(sphere_intersects_aabb(
+            &Sphere::new(Vec3::splat(0.5), 0.01),
+            &b
+        ));
     }
 }
