@@ -1,0 +1,205 @@
+//! Carrying the decisions out: worker threads reading real files, the staging ring,
+//! the uploader.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::scheduler::ClusterScheduler;
+use super::types::{
+    ChunkCompletion, Decision, FrameStats, ModelDesc, ModelRequest, SchedulerConfig,
+};
+use super::upload::Uploader;
+use crate::io::{read_range, FaultInjector, IoPool, ReadError};
+
+/// A file holding level bytes; [`LevelDesc::file`](super::LevelDesc) indexes a list of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelFile {
+    pub path: PathBuf,
+}
+
+/// One frame as it happened: what went in and what was decided. A run recorded
+/// frame by frame replays through a fresh [`ClusterScheduler`] to the same decisions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedFrame {
+    pub requests: Vec<ModelRequest>,
+    pub completions: Vec<ChunkCompletion>,
+    pub decisions: Vec<Decision>,
+}
+
+/// The scheduler wired to real I/O: reads run on worker threads, finished reads are
+/// copied into a staging ring and handed to `U`.
+pub struct ClusterStreamer<U: Uploader> {
+    scheduler: ClusterScheduler,
+    files: Vec<Arc<std::path::Path>>,
+    pool: IoPool<Result<Vec<u8>, ReadError>>,
+    faults: Option<Arc<dyn FaultInjector>>,
+    arrived: HashMap<u64, Vec<u8>>,
+    staging: Vec<u8>,
+    uploader: U,
+    drained: Vec<(u64, Result<Vec<u8>, ReadError>)>,
+    completions: Vec<ChunkCompletion>,
+    decisions: Vec<Decision>,
+    recording: Option<Vec<RecordedFrame>>,
+    read_errors: u64,
+}
+
+impl<U: Uploader> std::fmt::Debug for ClusterStreamer<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterStreamer")
+            .field("scheduler", &self.scheduler.frame())
+            .field("pool", &self.pool)
+            .finish()
+    }
+}
+
+impl<U: Uploader> ClusterStreamer<U> {
+    pub fn new(
+        config: SchedulerConfig,
+        models: &[ModelDesc],
+        files: Vec<LevelFile>,
+        io_threads: usize,
+        uploader: U,
+    ) -> Self {
+        Self {
+            scheduler: ClusterScheduler::new(config, models),
+            files: files.into_iter().map(|f| Arc::from(f.path)).collect(),
+            pool: IoPool::new(io_threads, "farsight-cluster-io"),
+            faults: None,
+            arrived: HashMap::new(),
+            staging: vec![
+                0;
+                config.slice_size() as usize * config.frames_in_flight.max(1) as usize
+            ],
+            uploader,
+            drained: Vec::new(),
+            completions: Vec::new(),
+            decisions: Vec::new(),
+            recording: None,
+            read_errors: 0,
+        }
+    }
+
+    /// Makes reads fail where `faults` says so (tests).
+    pub fn with_faults(mut self, faults: Arc<dyn FaultInjector>) -> Self {
+        self.faults = Some(faults);
+        self
+    }
+
+    /// Starts recording every frame's inputs and decisions.
+    pub fn record(&mut self) {
+        self.recording = Some(Vec::new());
+    }
+
+    pub fn take_recording(&mut self) -> Vec<RecordedFrame> {
+        self.recording.take().unwrap_or_default()
+    }
+
+    pub fn scheduler(&self) -> &ClusterScheduler {
+        &self.scheduler
+    }
+
+    pub fn uploader(&self) -> &U {
+        &self.uploader
+    }
+
+    pub fn uploader_mut(&mut self) -> &mut U {
+        &mut self.uploader
+    }
+
+    /// Decisions of the last frame.
+    pub fn last_decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    /// Reads that failed (each retry counts).
+    pub fn read_errors(&self) -> u64 {
+        self.read_errors
+    }
+
+    /// Reads submitted and not yet collected.
+    pub fn reads_in_flight(&self) -> usize {
+        self.pool.in_flight()
+    }
+
+    /// Waits up to `timeout` for at least one read to finish (for tools and tests
+    /// that step faster than the disk).
+    pub fn wait_for_io(&mut self, timeout: Duration) {
+        self.pool.wait_some(timeout, &mut self.drained);
+    }
+
+    /// Runs one frame.
+    pub fn frame(&mut self, requests: &[ModelRequest]) -> FrameStats {
+        self.pool.drain(&mut self.drained);
+        // Completion order is whatever the threads produced; sorting makes a run
+        // easier to read, and the recording keeps the order the scheduler saw.
+        self.drained.sort_by_key(|d| d.0);
+        self.completions.clear();
+        for (id, result) in self.drained.drain(..) {
+            let ok = match result {
+                Ok(bytes) => {
+                    self.arrived.insert(id, bytes);
+                    true
+                }
+                Err(e) => {
+                    log::debug!("read {id:#x} failed: {e}");
+                    self.read_errors += 1;
+                    false
+                }
+            };
+            self.completions.push(ChunkCompletion { request: id, ok });
+        }
+        self.decisions.clear();
+        let stats = self
+            .scheduler
+            .step(requests, &self.completions, &mut self.decisions);
+        let chunk = self.scheduler.config().effective_chunk();
+        for d in &self.decisions {
+            match *d {
+                Decision::Read {
+                    request,
+                    file,
+                    offset,
+                    len,
+                    ..
+                } => {
+                    let path = Arc::clone(&self.files[file as usize]);
+                    let faults = self.faults.clone();
+                    self.pool.submit(request, move || {
+                        read_range(&path, offset, len, faults.as_deref())
+                    });
+                }
+                Decision::Copy {
+                    request,
+                    model,
+                    level,
+                    chunk: k,
+                    staging_offset,
+                    len,
+                } => {
+                    let Some(bytes) = self.arrived.remove(&request) else {
+                        debug_assert!(false, "copy of read {request:#x} that never arrived");
+                        continue;
+                    };
+                    let range = staging_offset as usize..(staging_offset + len) as usize;
+                    self.staging[range.clone()].copy_from_slice(&bytes[..len as usize]);
+                    self.uploader
+                        .queue_copy(model, level, k as u64 * chunk, &self.staging[range]);
+                }
+                Decision::Ready { model, level } => self.uploader.level_ready(model, level),
+                Decision::Evict { model, level } => self.uploader.evict(model, level),
+                Decision::Failed { .. } => {}
+            }
+        }
+        self.uploader.end_frame();
+        if let Some(rec) = &mut self.recording {
+            rec.push(RecordedFrame {
+                requests: requests.to_vec(),
+                completions: self.completions.clone(),
+                decisions: self.decisions.clone(),
+            });
+        }
+        stats
+    }
+}
