@@ -1,0 +1,148 @@
+//! Change queries ("what changed since (generation, revision)") and the neighbour
+//! invalidation rule shared by render meshing and collision.
+
+use glam::IVec3;
+
+use crate::cell::{chunk_origin, CellBox, ChunkSet, CHUNK_CELLS};
+use crate::grid::VoxelGrid;
+
+/// Why a reader must rebuild everything instead of applying a delta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FullRefresh {
+    /// The reader followed another grid (or a clone): revisions are not comparable.
+    GenerationMismatch { reader: u64, grid: u64 },
+    /// The reader claims a revision the grid has not reached.
+    FromTheFuture { reader: u64, grid: u64 },
+    /// Removals after the reader's revision have left the retained history.
+    HistoryExpired { reader: u64, oldest_retained: u64 },
+}
+
+/// One changed chunk: the chunk-local cell bounds of its edits since the reader's
+/// revision, or the whole chunk when that history expired or the chunk is new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkChange {
+    pub chunk: IVec3,
+    pub bounds: CellBox,
+    pub whole: bool,
+}
+
+impl ChunkChange {
+    /// The edited cells in global cell coordinates.
+    pub fn global_bounds(&self) -> CellBox {
+        self.bounds.translated(chunk_origin(self.chunk))
+    }
+}
+
+/// The answer to [`VoxelGrid::changes_since`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Changes {
+    Full(FullRefresh),
+    Delta {
+        changed: Vec<ChunkChange>,
+        removed: Vec<IVec3>,
+    },
+}
+
+impl VoxelGrid {
+    /// What changed since a reader last saw `(generation, revision)`.
+    pub fn changes_since(&self, generation: u64, revision: u64) -> Changes {
+        if generation != self.generation {
+            return Changes::Full(FullRefresh::GenerationMismatch {
+                reader: generation,
+                grid: self.generation,
+            });
+        }
+        if revision > self.revision {
+            return Changes::Full(FullRefresh::FromTheFuture {
+                reader: revision,
+                grid: self.revision,
+            });
+        }
+        if revision < self.removals_expired {
+            return Changes::Full(FullRefresh::HistoryExpired {
+                reader: revision,
+                oldest_retained: self.removals_expired,
+            });
+        }
+        let mut changed = Vec::new();
+        for (&chunk, e) in &self.chunks {
+            if e.revision <= revision {
+                continue;
+            }
+            let (bounds, whole) = if e.created > revision {
+                (CellBox::CHUNK_LOCAL, true)
+            } else {
+                match e.history.changed_since(revision) {
+                    Some(b) => (b, false),
+                    None => (CellBox::CHUNK_LOCAL, true),
+                }
+            };
+            changed.push(ChunkChange {
+                chunk,
+                bounds,
+                whole,
+            });
+        }
+        let mut removed: Vec<IVec3> = self
+            .removals
+            .iter()
+            .rev()
+            .take_while(|(_, r)| *r > revision)
+            .map(|(c, _)| *c)
+            .filter(|c| !self.chunks.contains_key(c))
+            .collect();
+        removed.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        removed.dedup();
+        changed.sort_unstable_by_key(|c| (c.chunk.z, c.chunk.y, c.chunk.x));
+        Changes::Delta { changed, removed }
+    }
+}
+
+/// Cells a chunk's mesh reads beyond its own at `level` (0 = full detail): two
+/// samples of padding, each `2^level` cells wide, plus one cell at coarse levels
+/// where material voting looks at each cell's neighbours.
+#[inline]
+pub const fn read_reach(level: u8) -> i32 {
+    if level == 0 {
+        2
+    } else {
+        (2 << level) + 1
+    }
+}
+
+/// The box of global cells whose contents a chunk's mesh at `level` depends on.
+pub fn read_box(chunk: IVec3, level: u8) -> CellBox {
+    CellBox::new(chunk_origin(chunk), chunk_origin(chunk) + CHUNK_CELLS).padded(read_reach(level))
+}
+
+/// Add to `out` every chunk (the edited one and its 26 neighbours) whose mesh at
+/// the level `level_of(chunk)` reads a cell of `edited` (global cells).
+pub fn affected_chunks(edited: CellBox, level_of: impl Fn(IVec3) -> u8, out: &mut ChunkSet) {
+    if edited.is_empty() {
+        return;
+    }
+    let lo = crate::cell::chunk_of_cell(edited.min - 17);
+    let hi = crate::cell::chunk_of_cell(edited.max - 1 + 17);
+    for z in lo.z..=hi.z {
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                let c = IVec3::new(x, y, z);
+                if read_box(c, level_of(c)).intersects(&edited) {
+                    out.insert(c);
+                }
+            }
+        }
+    }
+}
+
+/// A removed chunk conservatively invalidates itself and its 26 neighbours.
+pub fn removal_affected(chunk: IVec3, out: &mut ChunkSet) {
+    for z in -1..=1 {
+        for y in -1..=1 {
+            for x in -1..=1 {
+                out.insert(chunk + IVec3::new(x, y, z));
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! farsight-terrain owns voxel terrain: the sparse copy-on-write cell grid with its
+//! generation/revision change tracking and edits, Surface Nets meshing with
+//! materials and skirts, the render LOD and residency policy, background meshing on
+//! worker threads with serial-checked publication, the collision cache (parry3d
+//! triangle meshes with flat-patch reduction), water sheets, and saving a grid in the
+//! farsight container. It must not know about GPUs, windows, entities or streaming
+//! regions: a renderer uploads the meshes it publishes, a physics engine takes the
+//! colliders. LOD selection rules come from `farsight-lod`.
+
+mod cell;
+mod changes;
+mod chunk;
+mod edit;
+mod field;
+mod grid;
+mod surface_nets;
+
+pub use cell::{
+    cell_at, chunk_bounds, chunk_of_cell, chunk_origin, local_index, Cell, CellBox,
+    ChunkBuildHasher, ChunkHasher, ChunkMap, ChunkSet, Material, CELL_SIZE, CHUNK_CELLS,
+    CHUNK_SIZE, CHUNK_VOLUME,
+};
+pub use changes::{
+    affected_chunks, read_box, read_reach, removal_affected, Changes, ChunkChange, FullRefresh,
+};
+pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
+pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
+pub use field::{gather, samples_per_axis, surface_impossible, SampleField, INSIDE, LEVELS, PAD};
+pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
+pub use surface_nets::SurfaceNets;
