@@ -12,7 +12,9 @@ mod changes;
 mod chunk;
 mod edit;
 mod field;
+mod generate;
 mod grid;
+mod mesh;
 mod surface_nets;
 
 pub use cell::{
@@ -26,5 +28,7 @@ pub use changes::{
 pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
 pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
 pub use field::{gather, samples_per_axis, surface_impossible, SampleField, INSIDE, LEVELS, PAD};
+pub use generate::{generate, generate_chunk, value_noise, TerrainParams};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
+pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 pub use surface_nets::SurfaceNets;

@@ -139,8 +139,8 @@ fn change_log_full_refresh_cases() {
     // Overflow the removal history: create and remove more chunks than it holds.
     for i in 0..(REMOVAL_HISTORY as i32 + 8) {
         let p = Vec3::new(1000.0 + i as f32 * 128.0, 0.0, 0.0);
-        g.set_box(p, p + 1.0, rock()).unwrap();
-        g.set_box(p, p + 1.0, Cell::EMPTY).unwrap();
+        g.set_box(p, p + 4.0, rock()).unwrap();
+        g.set_box(p, p + 4.0, Cell::EMPTY).unwrap();
     }
     assert!(matches!(
         g.changes_since(gen, rev),
