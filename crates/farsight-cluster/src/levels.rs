@@ -1,0 +1,165 @@
+//! Per-model residency levels: fit, keep and wanted (seed 003).
+//!
+//! Levels are numbered 0 (finest) to `n - 1` (coarsest). Each level of a cooked
+//! mesh records its largest parent error; once that error, seen from the camera,
+//! covers under the threshold, the level and every finer one are not needed. So:
+//!
+//! - `fit`: the finest level still needed, i.e. the first level whose largest parent
+//!   error projects over the threshold (`n - 1` when none does: the coarsest level
+//!   is always needed).
+//! - `keep`: the same test with the error magnified by [`KEEP_MARGIN`] (30%), so
+//!   `keep <= fit`: a level stays resident a little after it stops being needed and
+//!   a camera moving back and forth does not reload it.
+//! - `wanted`: `fit + bias`, clamped to `n - 1`. The global bias rises under
+//!   streaming pressure; it changes what is loaded, never what is kept.
+//!
+//! For several instances of one model take the finest answer of each
+//! ([`ModelLevels::finest`]). A model cooked without errors uses
+//! [`LevelMetric::Distances`]: seed 002's hand-over distances.
+//!
+//! ```
+//! use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView};
+//! use farsight_lod::ProjectionInfo;
+//! use glam::Vec3;
+//!
+//! let errors = [0.001, 0.004, 0.016, f32::MAX]; // per level, finest first
+//! let view = LevelView {
+//!     camera: Vec3::ZERO,
+//!     projection: ProjectionInfo::perspective(60f32.to_radians()),
+//!     viewport_height: 1080.0,
+//!     threshold_px: 1.0,
+//!     bias: 0,
+//! };
+//! let near = InstanceBounds { center: Vec3::new(0.0, 0.0, -2.0), radius: 1.0, scale: 1.0 };
+//! let far = InstanceBounds { center: Vec3::new(0.0, 0.0, -200.0), radius: 1.0, scale: 1.0 };
+//! let a = model_levels(LevelMetric::ParentErrors(&errors), &near, &view);
+//! let b = model_levels(LevelMetric::ParentErrors(&errors), &far, &view);
+//! assert!(a.fit < b.fit);
+//! assert!(a.keep <= a.fit && a.fit <= a.wanted);
+//! assert_eq!(a.finest(b), a); // the nearer instance decides
+//! ```
+
+use farsight_lod::{pixels_per_unit, ProjectionInfo, REFERENCE_P11};
+use glam::Vec3;
+
+/// Seed 003's keep margin: levels are kept while their error, 30% larger, would
+/// still be visible.
+pub const KEEP_MARGIN: f32 = 1.3;
+
+/// The three levels of one model (0 finest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModelLevels {
+    /// Finest level the GPU might draw now.
+    pub fit: u32,
+    /// Finest level to keep resident (`<= fit`).
+    pub keep: u32,
+    /// Finest level to load (`>= fit`).
+    pub wanted: u32,
+}
+
+impl ModelLevels {
+    /// The finest of two answers, component-wise (several instances of one model).
+    #[inline]
+    pub fn finest(self, other: ModelLevels) -> ModelLevels {
+        ModelLevels {
+            fit: self.fit.min(other.fit),
+            keep: self.keep.min(other.keep),
+            wanted: self.wanted.min(other.wanted),
+        }
+    }
+}
+
+/// How a model's levels are measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LevelMetric<'a> {
+    /// Largest parent error of each level in model units, finest first
+    /// (`ClusterLevelEntry::max_parent_error` of the manifest). Must be
+    /// non-decreasing; the coarsest is typically `f32::MAX`.
+    ParentErrors(&'a [f32]),
+    /// Fallback for models cooked without errors: each level's furthest distance at
+    /// the reference 60-degree field of view and scale 1, finest first, increasing
+    /// (seed 002's `maxDistance`).
+    Distances(&'a [f32]),
+}
+
+impl LevelMetric<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            LevelMetric::ParentErrors(e) => e.len(),
+            LevelMetric::Distances(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One placed instance: its bounding sphere in world space and its scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InstanceBounds {
+    pub center: Vec3,
+    /// World-space radius (already scaled).
+    pub radius: f32,
+    /// Model-to-world scale (largest axis).
+    pub scale: f32,
+}
+
+/// The camera and global knobs, shared by every model in a frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelView {
+    /// World-space camera position.
+    pub camera: Vec3,
+    pub projection: ProjectionInfo,
+    pub viewport_height: f32,
+    /// Error threshold in pixels (1.0).
+    pub threshold_px: f32,
+    /// Global streaming bias (0..=4 in seed 003): levels coarser than fit to load.
+    pub bias: u32,
+}
+
+/// `fit`, `keep` and `wanted` for one instance. A model with no levels gets all
+/// zeros. Never allocates.
+pub fn model_levels(metric: LevelMetric<'_>, instance: &InstanceBounds, view: &LevelView) -> ModelLevels {
+    let n = metric.len() as u32;
+    if n == 0 {
+        return ModelLevels { fit: 0, keep: 0, wanted: 0 };
+    }
+    let last = n - 1;
+    let distance = (instance.center.distance(view.camera) - instance.radius).max(0.0);
+    let (fit, keep) = match metric {
+        LevelMetric::ParentErrors(errors) => {
+            let ppu = pixels_per_unit(distance, view.projection, view.viewport_height) * instance.scale;
+            // Errors are non-decreasing, so "needed" is monotone: count the levels
+            // that are not needed (error under the threshold).
+            let needed = |e: f32, margin: f32| e * margin * ppu > view.threshold_px;
+            let fit = errors.iter().position(|&e| needed(e, 1.0)).map_or(last, |i| i as u32);
+            let keep = errors.iter().position(|&e| needed(e, KEEP_MARGIN)).map_or(last, |i| i as u32);
+            (fit, keep.min(fit))
+        }
+        LevelMetric::Distances(max_distances) => {
+            // Seed 002: level i draws while distance * fov_scale / instance_scale <=
+            // max_distance[i]; keep holds each level 30% further out.
+            let fov_scale = if view.projection.orthographic || view.projection.p11 <= 0.0 {
+                1.0
+            } else {
+                REFERENCE_P11 / view.projection.p11
+            };
+            let adjusted = distance * fov_scale / instance.scale.max(f32::MIN_POSITIVE);
+            let fit = max_distances.iter().position(|&d| adjusted <= d).map_or(last, |i| i as u32);
+            let keep = max_distances.iter().position(|&d| adjusted <= d * KEEP_MARGIN).map_or(last, |i| i as u32);
+            (fit, keep.min(fit))
+        }
+    };
+    ModelLevels { fit, keep, wanted: (fit + view.bias).min(last) }
+}
+
+/// The levels of a model over all its instances: the finest answer of each.
+pub fn model_levels_over<'a>(
+    metric: LevelMetric<'_>,
+    instances: impl IntoIterator<Item = &'a InstanceBounds>,
+    view: &LevelView,
+) -> Option<ModelLevels> {
+    instances.into_iter().map(|i| model_levels(metric, i, view)).reduce(ModelLevels::finest)
+}
+

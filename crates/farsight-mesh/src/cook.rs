@@ -1,0 +1,91 @@
+//! Whole-file cooks: import, prepare, then a discrete chain or the cluster DAG,
+//! one mesh or several in parallel.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::chain_file::encode_lod_chain;
+use crate::dag::ClusterConfig;
+use crate::error::{CookError, ImportError, ImportErrorKind};
+use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
+use crate::mesh::{ImportOptions, ImportedScene};
+use crate::pack::{cook_clusters, ClusterMesh};
+use crate::prepare::{prepare, PreparedMesh};
+use crate::{gltf_import, obj_import, Warning};
+
+/// Imports `.gltf`, `.glb` or `.obj` by extension.
+pub fn import(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "gltf" | "glb" => gltf_import::import_gltf(path, options),
+        "obj" => obj_import::import_obj(path),
+        _ => Err(ImportError::new(path, ImportErrorKind::UnknownExtension { found: ext })),
+    }
+}
+
+/// Imports with node transforms applied and prepares the one resulting mesh.
+pub fn import_prepared(path: &Path) -> Result<(PreparedMesh, Vec<Warning>), ImportError> {
+    let (mesh, warnings) = import(path, &ImportOptions::default())?.into_mesh();
+    Ok((prepare(&mesh), warnings))
+}
+
+/// What to cook.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CookKind {
+    LodChain(LodChainConfig),
+    Clusters(ClusterConfig),
+}
+
+/// A cooked result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cooked {
+    LodChain(LodChain),
+    Clusters(ClusterMesh),
+}
+
+/// One finished cook: the file bytes and what it reported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CookOutput {
+    pub input: PathBuf,
+    pub cooked: Cooked,
+    pub bytes: Vec<u8>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Cooks one file into container bytes (nothing is written on failure).
+pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
+    let (prepared, mut warnings) = import_prepared(path)?;
+    let (cooked, bytes) = match kind {
+        CookKind::LodChain(config) => {
+            let chain = generate_lod_chain(&prepared.mesh, config);
+            warnings.extend(chain.warnings.iter().cloned());
+            let bytes = encode_lod_chain(&prepared.mesh.name, &chain)?;
+            (Cooked::LodChain(chain), bytes)
+        }
+        CookKind::Clusters(config) => {
+            let mesh = cook_clusters(&prepared.mesh, config)?;
+            warnings.extend(mesh.warnings.iter().cloned());
+            let bytes = mesh.encode()?;
+            (Cooked::Clusters(mesh), bytes)
+        }
+    };
+    Ok(CookOutput { input: path.to_owned(), cooked, bytes, warnings })
+}
+
+/// Cooks several files in parallel on rayon's pool; results in input order, each
+/// independent (one failure does not stop the others).
+pub fn cook_files(paths: &[PathBuf], kind: &CookKind) -> Vec<Result<CookOutput, CookError>> {
+    paths.par_iter().map(|p| cook_file(p, kind)).collect()
+}
+
+/// Writes bytes to `path` through a temporary file and a rename, so a failed or
+/// interrupted write never leaves a partial file under the final name.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CookError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let wrap = |source| CookError::Write { path: path.to_owned(), source };
+    std::fs::write(&tmp, bytes).map_err(wrap)?;
+    std::fs::rename(&tmp, path).map_err(wrap)
+}

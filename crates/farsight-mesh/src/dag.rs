@@ -1,0 +1,282 @@
+//! The raw cluster LOD DAG: meshoptimizer's cluster LOD builder (`clod_build`),
+//! configured, collected into flat arrays, and re-run with locks when a group got
+//! stuck (see [`build_dag`]). This module does not build a DAG itself.
+
+use meshopt::{ClodConfig, ClodMesh, SimplifyVertex};
+
+use crate::error::CookError;
+use crate::mesh::Vertex;
+use crate::prepare::adapter;
+use crate::repair::position_remap;
+
+/// The cluster DAG settings; defaults are meshoptimizer's rasterisation defaults
+/// with clusters that fill farsight's 128-triangle slots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterConfig {
+    /// Most triangles per cluster (4..=128: a cluster fills one slot).
+    pub max_triangles: usize,
+    /// Most vertices per cluster (3..=255).
+    pub max_vertices: usize,
+    /// Target clusters per group (seed 003: about 8; meshoptimizer's default 16).
+    pub partition_size: usize,
+    /// Each level aims at this share of the previous level's triangles.
+    pub simplify_ratio: f32,
+    /// A group keeping more than this share is stuck.
+    pub simplify_threshold: f32,
+    /// Permissive simplification (collapses across attribute seams where positions
+    /// agree), protecting UV seams.
+    pub permissive: bool,
+    /// Retry a stuck group with permissive simplification.
+    pub fallback_permissive: bool,
+    /// Retry a stuck group with sloppy (vertex clustering) simplification.
+    pub fallback_sloppy: bool,
+    /// Most levels kept, LOD0 included.
+    pub max_levels: usize,
+    /// Weight of the normal and of the UV in the attribute-aware error.
+    pub normal_weight: f32,
+    pub uv_weight: f32,
+    /// How many times the DAG is rebuilt with the borders of stuck groups locked.
+    pub max_rebuilds: usize,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        let d = meshopt::clod_default_config(124);
+        Self {
+            max_triangles: 124,
+            max_vertices: 64,
+            partition_size: d.partition_size,
+            simplify_ratio: d.simplify_ratio,
+            simplify_threshold: d.simplify_threshold,
+            permissive: d.simplify_permissive,
+            fallback_permissive: d.simplify_fallback_permissive,
+            fallback_sloppy: d.simplify_fallback_sloppy,
+            max_levels: 25,
+            normal_weight: 0.5,
+            uv_weight: 1.0,
+            max_rebuilds: 4,
+        }
+    }
+}
+
+impl ClusterConfig {
+    pub(crate) fn validate(&self) -> Result<(), CookError> {
+        let bad = |what, found: f64| Err(CookError::BadConfig { what, found });
+        if !(4..=farsight_format::CLUSTER_SLOT_TRIANGLES as usize).contains(&self.max_triangles) {
+            return bad("max_triangles", self.max_triangles as f64);
+        }
+        if !(3..=255).contains(&self.max_vertices) {
+            return bad("max_vertices", self.max_vertices as f64);
+        }
+        if self.partition_size < 2 {
+            return bad("partition_size", self.partition_size as f64);
+        }
+        if !(self.simplify_ratio > 0.0 && self.simplify_ratio < 1.0) {
+            return bad("simplify_ratio", self.simplify_ratio as f64);
+        }
+        if !(self.simplify_threshold > 0.0 && self.simplify_threshold <= 1.0) {
+            return bad("simplify_threshold", self.simplify_threshold as f64);
+        }
+        if self.max_levels == 0 {
+            return bad("max_levels", 0.0);
+        }
+        Ok(())
+    }
+
+    /// meshoptimizer's configuration for these settings.
+    pub fn clod_config(&self) -> ClodConfig {
+        let mut c = meshopt::clod_default_config(self.max_triangles);
+        c.max_vertices = self.max_vertices;
+        c.min_triangles = self.max_triangles / 3;
+        c.partition_size = self.partition_size;
+        c.simplify_ratio = self.simplify_ratio;
+        c.simplify_threshold = self.simplify_threshold;
+        c.simplify_permissive = self.permissive;
+        c.simplify_fallback_permissive = self.fallback_permissive;
+        c.simplify_fallback_sloppy = self.fallback_sloppy;
+        c
+    }
+}
+
+/// A group as `clod_build` reported it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DagGroup {
+    pub depth: u32,
+    /// Simplified bounds: centre xyz, radius.
+    pub sphere: [f32; 4],
+    /// The error of the clusters simplified from this group; `f32::MAX` for a
+    /// terminal group (stuck, or the last cluster).
+    pub error: f32,
+}
+
+/// A cluster as `clod_build` reported it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DagCluster {
+    /// The group it belongs to (its parent error and sphere).
+    pub group: u32,
+    /// The group it was simplified from (its own error and sphere), or -1 for LOD0.
+    pub refined: i32,
+    /// Its own tight bounds (used as its own sphere when `refined == -1`).
+    pub bounds: [f32; 4],
+    /// Range in [`RawDag::indices`].
+    pub first_index: u32,
+    pub index_count: u32,
+}
+
+/// `clod_build`'s output in flat arrays; indices refer to the source vertices.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawDag {
+    pub groups: Vec<DagGroup>,
+    pub clusters: Vec<DagCluster>,
+    pub indices: Vec<u32>,
+}
+
+impl RawDag {
+    pub fn level_count(&self) -> usize {
+        self.groups.iter().map(|g| g.depth as usize + 1).max().unwrap_or(0)
+    }
+
+    pub fn cluster_indices(&self, c: &DagCluster) -> &[u32] {
+        &self.indices[c.first_index as usize..(c.first_index + c.index_count) as usize]
+    }
+
+    /// Groups that could not simplify although coarser levels exist.
+    pub fn stuck_groups(&self) -> impl Iterator<Item = usize> + '_ {
+        let last = self.level_count().saturating_sub(1) as u32;
+        self.groups.iter().enumerate().filter(move |(_, g)| g.error == f32::MAX && g.depth < last).map(|(i, _)| i)
+    }
+}
+
+/// Attribute stream handed to the simplifier: normal xyz and uv, per vertex.
+pub(crate) fn attributes(vertices: &[Vertex]) -> Vec<f32> {
+    vertices.iter().flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]]).collect()
+}
+
+/// One plain `clod_build` run (what the benchmark compares against).
+pub fn clod_build_raw(
+    config: &ClusterConfig,
+    vertices: &[Vertex],
+    indices: &[u32],
+    attributes: &[f32],
+    locks: Option<&[SimplifyVertex]>,
+) -> RawDag {
+    let adapter = adapter(vertices);
+    let weights = [config.normal_weight, config.normal_weight, config.normal_weight, config.uv_weight, config.uv_weight];
+    let mesh = ClodMesh {
+        vertex_attributes: attributes,
+        vertex_attributes_stride: 5 * 4,
+        vertex_lock: locks,
+        attribute_weights: &weights,
+        // Protect the UV seams in permissive mode (attributes 3 and 4).
+        attribute_protect_mask: 0b11000,
+        ..ClodMesh::new(indices, &adapter)
+    };
+    let mut dag = RawDag::default();
+    meshopt::clod_build(config.clod_config(), &mesh, |group, clusters| {
+        let id = dag.groups.len() as u32;
+        let s = group.simplified;
+        dag.groups.push(DagGroup {
+            depth: group.depth as u32,
+            sphere: [s.center[0], s.center[1], s.center[2], s.radius],
+            error: s.error,
+        });
+        for c in clusters {
+            let b = c.bounds;
+            dag.clusters.push(DagCluster {
+                group: id,
+                refined: c.refined,
+                bounds: [b.center[0], b.center[1], b.center[2], b.radius],
+                first_index: dag.indices.len() as u32,
+                index_count: c.indices.len() as u32,
+            });
+            dag.indices.extend_from_slice(c.indices);
+        }
+        id as i32
+    });
+    dag
+}
+
+/// Result of [`build_dag`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltDag {
+    pub dag: RawDag,
+    /// Vertices locked because they border a stuck group.
+    pub locked_vertices: usize,
+    pub rebuilds: usize,
+    /// Stuck groups in the final DAG.
+    pub stuck_groups: usize,
+}
+
+/// Builds the DAG with `clod_build`. meshoptimizer abandons a stuck group (one that
+/// could not simplify) and stops locking its border, so a neighbour could later
+/// collapse a vertex it shares with the stuck clusters, opening a crack. Seed 003
+/// keeps stuck clusters drawing at every coarser distance, so their borders must
+/// hold: every vertex (by position) a stuck group shares with the rest of its level
+/// is locked and the DAG rebuilt, until no stuck group has an unlocked border or
+/// `max_rebuilds` is spent (the packer's crack check then decides).
+pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -> BuiltDag {
+    let attributes = attributes(vertices);
+    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
+    let remap = position_remap(&positions);
+    let mut locked = vec![false; vertices.len()]; // by canonical position
+    let mut locks: Option<Vec<SimplifyVertex>> = None;
+    let mut rebuilds = 0;
+    loop {
+        let dag = clod_build_raw(config, vertices, indices, &attributes, locks.as_deref());
+        let newly = stuck_border(&dag, &remap, &mut locked);
+        let stuck = dag.stuck_groups().count();
+        if newly == 0 || rebuilds >= config.max_rebuilds {
+            let locked_vertices = locked.iter().filter(|&&l| l).count();
+            return BuiltDag { dag, locked_vertices, rebuilds, stuck_groups: stuck };
+        }
+        rebuilds += 1;
+        locks = Some(
+            (0..vertices.len())
+                .map(|v| if locked[remap[v] as usize] { SimplifyVertex::Lock } else { SimplifyVertex::None })
+                .collect(),
+        );
+    }
+}
+
+/// Marks (by canonical position) the vertices stuck groups share with other groups
+/// of their level; returns how many were not marked before.
+fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
+    let stuck: Vec<usize> = dag.stuck_groups().collect();
+    if stuck.is_empty() {
+        return 0;
+    }
+    // Owner group of each position per level, u32::MAX when none, u32::MAX - 1 when
+    // several groups use it.
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut newly = 0;
+    let mut depths: Vec<u32> = stuck.iter().map(|&g| dag.groups[g].depth).collect();
+    depths.sort_unstable();
+    depths.dedup();
+    let mut owner = vec![NONE; remap.len()];
+    for depth in depths {
+        owner.fill(NONE);
+        for c in dag.clusters.iter().filter(|c| dag.groups[c.group as usize].depth == depth) {
+            for &v in dag.cluster_indices(c) {
+                let p = remap[v as usize] as usize;
+                owner[p] = match owner[p] {
+                    NONE => c.group,
+                    o if o == c.group => o,
+                    _ => MANY,
+                };
+            }
+        }
+        for &g in stuck.iter().filter(|&&g| dag.groups[g].depth == depth) {
+            for c in dag.clusters.iter().filter(|c| c.group as usize == g) {
+                for &v in dag.cluster_indices(c) {
+                    let p = remap[v as usize] as usize;
+                    if owner[p] == MANY && !locked[p] {
+                        locked[p] = true;
+                        newly += 1;
+                    }
+                }
+            }
+        }
+    }
+    newly
+}

@@ -1,0 +1,366 @@
+//! glTF 2.0 import (`.gltf` + `.bin`, `.glb`) through the `gltf` crate.
+//!
+//! Buffers are loaded here rather than by `gltf::import` so that images are never
+//! decoded (a mesh cook does not need them) and so that every accessor is bounds
+//! checked against the bytes actually present before the `gltf` reader slices them:
+//! a short or lying file gives a typed error, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use glam::{Mat3, Mat4, Vec3};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::mesh::Mode;
+
+use crate::error::{ImportError, ImportErrorKind};
+use crate::mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
+use crate::repair::repair_submesh;
+
+/// Extensions a file may mark as required and still import: none of them change
+/// the triangle data farsight reads.
+const SUPPORTED_REQUIRED: &[&str] = &["KHR_materials_unlit", "KHR_texture_transform"];
+
+/// A parsed glTF document with its buffers loaded and checked.
+pub(crate) struct LoadedGltf {
+    pub path: PathBuf,
+    pub document: gltf::Document,
+    pub buffers: Vec<Vec<u8>>,
+}
+
+impl LoadedGltf {
+    pub fn err(&self, kind: ImportErrorKind) -> ImportError {
+        ImportError::new(&self.path, kind)
+    }
+
+    /// Checks that `accessor` can be read whole from the loaded buffers.
+    pub fn check_accessor(
+        &self,
+        accessor: &gltf::Accessor<'_>,
+        what: &'static str,
+    ) -> Result<(), ImportError> {
+        let index = accessor.index();
+        if accessor.sparse().is_some() {
+            return Err(self.err(ImportErrorKind::SparseAccessor { accessor: index, what }));
+        }
+        let Some(view) = accessor.view() else {
+            return Err(self.err(ImportErrorKind::Gltf {
+                message: format!("accessor {index} ({what}) has no buffer view"),
+            }));
+        };
+        let data = &self.buffers[view.buffer().index()];
+        let view_start = view.offset() as u64;
+        let view_end = view_start + view.length() as u64;
+        if view_end > data.len() as u64 {
+            return Err(self.err(ImportErrorKind::AccessorOutOfBounds {
+                accessor: index,
+                what,
+                start: view_start,
+                end: view_end,
+                available: data.len() as u64,
+            }));
+        }
+        let count = accessor.count() as u64;
+        if count == 0 {
+            return Ok(());
+        }
+        let elem = accessor.size() as u64;
+        let stride = view.stride().map_or(elem, |s| s as u64);
+        let start = accessor.offset() as u64;
+        let end = start + stride * (count - 1) + elem;
+        if end > view.length() as u64 {
+            return Err(self.err(ImportErrorKind::AccessorOutOfBounds {
+                accessor: index,
+                what,
+                start: view_start + start,
+                end: view_start + end,
+                available: view_end,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Checks component type and shape, then bounds.
+    pub fn check_typed(
+        &self,
+        accessor: &gltf::Accessor<'_>,
+        what: &'static str,
+        types: &[DataType],
+        dims: Dimensions,
+    ) -> Result<(), ImportError> {
+        if !types.contains(&accessor.data_type()) || accessor.dimensions() != dims {
+            return Err(self.err(ImportErrorKind::Gltf {
+                message: format!(
+                    "accessor {} ({what}) is {:?} {:?}, expected {dims:?} of {types:?}",
+                    accessor.index(),
+                    accessor.dimensions(),
+                    accessor.data_type()
+                ),
+            }));
+        }
+        self.check_accessor(accessor, what)
+    }
+}
+
+/// Reads the file, checks required extensions, validates the document and loads
+/// every buffer.
+pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
+    let err = |kind| ImportError::new(path, kind);
+    let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
+    let gltf = gltf::Gltf::from_slice_without_validation(&bytes)
+        .map_err(|e| err(ImportErrorKind::Gltf { message: e.to_string() }))?;
+    // Required extensions first: the generic validation would only say "unsupported".
+    if let Some(name) = gltf
+        .document
+        .extensions_required()
+        .find(|n| !SUPPORTED_REQUIRED.contains(n))
+    {
+        return Err(err(ImportErrorKind::UnsupportedRequiredExtension { name: name.to_owned() }));
+    }
+    let gltf::Gltf { document, blob } = gltf;
+    let root = document.into_json();
+    let document = gltf::Document::from_json(root).map_err(|e| {
+        err(ImportErrorKind::Gltf { message: format!("validation failed: {e}") })
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut buffers = Vec::with_capacity(document.buffers().len());
+    for buffer in document.buffers() {
+        let index = buffer.index();
+        let data = match buffer.source() {
+            gltf::buffer::Source::Bin => blob.clone().ok_or_else(|| {
+                err(ImportErrorKind::MissingBuffer {
+                    buffer: index,
+                    uri: None,
+                    reason: "the file has no binary chunk".into(),
+                })
+            })?,
+            gltf::buffer::Source::Uri(uri) => load_uri(base, uri).map_err(|reason| {
+                err(ImportErrorKind::MissingBuffer { buffer: index, uri: Some(uri.to_owned()), reason })
+            })?,
+        };
+        if data.len() < buffer.length() {
+            return Err(err(ImportErrorKind::BufferTooShort {
+                buffer: index,
+                declared: buffer.length() as u64,
+                available: data.len() as u64,
+            }));
+        }
+        buffers.push(data);
+    }
+    Ok(LoadedGltf { path: path.to_owned(), document, buffers })
+}
+
+fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let Some((_, payload)) = rest.split_once(";base64,") else {
+            return Err("data URI is not base64".into());
+        };
+        return base64::engine::general_purpose::STANDARD
+            .decode(payload)
+            .map_err(|e| format!("bad base64: {e}"));
+    }
+    if uri.contains("://") {
+        return Err("only relative file URIs and data URIs are supported".into());
+    }
+    let decoded = uri.replace("%20", " ");
+    let file = base.join(decoded);
+    std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Imports a glTF file: one sub-mesh per placed primitive (or per mesh primitive
+/// with [`TransformMode::KeepInstances`]), repaired and validated.
+pub fn import_gltf(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
+    let file = load_gltf(path)?;
+    let mut warnings = Vec::new();
+    let stem = path.file_stem().map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+    let placements = node_placements(&file);
+    let mut scene = ImportedScene { meshes: Vec::new(), instances: Vec::new(), warnings: Vec::new() };
+    match options.transforms {
+        TransformMode::Apply => {
+            let mut submeshes = Vec::new();
+            for (mesh_index, transform) in &placements {
+                let mesh = file.document.meshes().nth(*mesh_index).expect("validated index");
+                for p in mesh.primitives() {
+                    submeshes.push(read_primitive(&file, &mesh, &p, *transform)?);
+                }
+            }
+            scene.meshes.push(Mesh { name: stem, submeshes });
+        }
+        TransformMode::KeepInstances => {
+            for mesh in file.document.meshes() {
+                let mut submeshes = Vec::new();
+                for p in mesh.primitives() {
+                    submeshes.push(read_primitive(&file, &mesh, &p, Mat4::IDENTITY)?);
+                }
+                let name = mesh.name().map_or_else(|| format!("{stem}/mesh{}", mesh.index()), str::to_owned);
+                scene.meshes.push(Mesh { name, submeshes });
+            }
+            scene.instances =
+                placements.iter().map(|&(mesh, transform)| Instance { mesh, transform }).collect();
+        }
+    }
+    for mesh in &mut scene.meshes {
+        let mut kept = Vec::with_capacity(mesh.submeshes.len());
+        for mut s in std::mem::take(&mut mesh.submeshes) {
+            repair_submesh(&mut s, &mut warnings).map_err(|k| file.err(k))?;
+            if s.indices.is_empty() {
+                warnings.push(crate::Warning::EmptySubmeshRemoved { submesh: s.name });
+            } else {
+                kept.push(s);
+            }
+        }
+        mesh.submeshes = kept;
+    }
+    if scene.meshes.iter().all(|m| m.submeshes.is_empty()) {
+        return Err(file.err(ImportErrorKind::Empty));
+    }
+    scene.warnings = warnings;
+    Ok(scene)
+}
+
+/// `(mesh index, world transform)` for every node of the default scene (or of every
+/// scene root when there is no default, or of every mesh when there are no scenes).
+pub(crate) fn node_placements(file: &LoadedGltf) -> Vec<(usize, Mat4)> {
+    let doc = &file.document;
+    let roots: Vec<gltf::Node<'_>> = match doc.default_scene().or_else(|| doc.scenes().next()) {
+        Some(scene) => scene.nodes().collect(),
+        None => {
+            return doc.meshes().map(|m| (m.index(), Mat4::IDENTITY)).collect();
+        }
+    };
+    let mut out = Vec::new();
+    // Explicit stack with a depth bound: a malformed file with a node cycle ends.
+    let limit = doc.nodes().len();
+    let mut stack: Vec<(gltf::Node<'_>, Mat4, usize)> =
+        roots.into_iter().rev().map(|n| (n, Mat4::IDENTITY, 0)).collect();
+    while let Some((node, parent, depth)) = stack.pop() {
+        if depth > limit {
+            continue;
+        }
+        let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+        if let Some(mesh) = node.mesh() {
+            out.push((mesh.index(), world));
+        }
+        let children: Vec<_> = node.children().collect();
+        for c in children.into_iter().rev() {
+            stack.push((c, world, depth + 1));
+        }
+    }
+    out
+}
+
+fn read_primitive(
+    file: &LoadedGltf,
+    mesh: &gltf::Mesh<'_>,
+    p: &gltf::Primitive<'_>,
+    transform: Mat4,
+) -> Result<SubMesh, ImportError> {
+    let (mi, pi) = (mesh.index(), p.index());
+    if p.mode() != Mode::Triangles {
+        return Err(file.err(ImportErrorKind::NonTrianglePrimitive {
+            mesh: mi,
+            primitive: pi,
+            mode: format!("{:?}", p.mode()),
+        }));
+    }
+    let name = format!("{}/{pi}", mesh.name().map_or_else(|| format!("mesh{mi}"), str::to_owned));
+    let material = match (p.material().index(), p.material().name()) {
+        (_, Some(n)) => n.to_owned(),
+        (Some(i), None) => format!("material{i}"),
+        (None, None) => "default".to_owned(),
+    };
+    let f32_only = [DataType::F32];
+    let pos = p
+        .get(&gltf::Semantic::Positions)
+        .ok_or_else(|| file.err(ImportErrorKind::MissingPositions { mesh: mi, primitive: pi }))?;
+    file.check_typed(&pos, "POSITION", &f32_only, Dimensions::Vec3)?;
+    let reader = p.reader(|b| file.buffers.get(b.index()).map(Vec::as_slice));
+    let positions: Vec<[f32; 3]> = reader.read_positions().map(Iterator::collect).unwrap_or_default();
+    let n = positions.len();
+    let mut vertices: Vec<Vertex> =
+        positions.iter().map(|&position| Vertex { position, ..Vertex::default() }).collect();
+    let mut has_normals = false;
+    if let Some(acc) = p.get(&gltf::Semantic::Normals) {
+        file.check_typed(&acc, "NORMAL", &f32_only, Dimensions::Vec3)?;
+        let normals: Vec<[f32; 3]> = reader.read_normals().map(Iterator::collect).unwrap_or_default();
+        count_matches(file, &name, "NORMAL", normals.len(), n)?;
+        for (v, nrm) in vertices.iter_mut().zip(normals) {
+            v.normal = nrm;
+        }
+        has_normals = true;
+    }
+    let mut has_tangents = false;
+    if let Some(acc) = p.get(&gltf::Semantic::Tangents) {
+        file.check_typed(&acc, "TANGENT", &f32_only, Dimensions::Vec4)?;
+        let tangents: Vec<[f32; 4]> = reader.read_tangents().map(Iterator::collect).unwrap_or_default();
+        count_matches(file, &name, "TANGENT", tangents.len(), n)?;
+        for (v, t) in vertices.iter_mut().zip(tangents) {
+            v.tangent = t;
+        }
+        has_tangents = true;
+    }
+    if let Some(acc) = p.get(&gltf::Semantic::TexCoords(0)) {
+        file.check_typed(&acc, "TEXCOORD_0", &[DataType::F32, DataType::U8, DataType::U16], Dimensions::Vec2)?;
+        let uvs: Vec<[f32; 2]> =
+            reader.read_tex_coords(0).map(|r| r.into_f32().collect()).unwrap_or_default();
+        count_matches(file, &name, "TEXCOORD_0", uvs.len(), n)?;
+        for (v, uv) in vertices.iter_mut().zip(uvs) {
+            v.uv = uv;
+        }
+    }
+    let indices: Vec<u32> = match p.indices() {
+        Some(acc) => {
+            file.check_typed(&acc, "indices", &[DataType::U8, DataType::U16, DataType::U32], Dimensions::Scalar)?;
+            reader.read_indices().map(|r| r.into_u32().collect()).unwrap_or_default()
+        }
+        None => (0..n as u32).collect(),
+    };
+    let mut s = SubMesh { name, material, vertices, indices, has_tangents };
+    if !has_normals {
+        // Marker for the repair step: all-zero normals are regenerated.
+        for v in &mut s.vertices {
+            v.normal = [0.0; 3];
+        }
+    }
+    if transform != Mat4::IDENTITY {
+        apply_transform(&mut s, transform);
+    }
+    Ok(s)
+}
+
+fn count_matches(
+    file: &LoadedGltf,
+    submesh: &str,
+    attribute: &'static str,
+    found: usize,
+    vertex_count: usize,
+) -> Result<(), ImportError> {
+    if found != vertex_count {
+        return Err(file.err(ImportErrorKind::AttributeCountMismatch {
+            submesh: submesh.to_owned(),
+            attribute,
+            found,
+            vertex_count,
+        }));
+    }
+    Ok(())
+}
+
+/// Bakes a node transform into a sub-mesh: positions by the matrix, normals by its
+/// inverse transpose, tangents by its linear part; a mirroring transform flips the
+/// winding so faces keep pointing out.
+pub(crate) fn apply_transform(s: &mut SubMesh, m: Mat4) {
+    let linear = Mat3::from_mat4(m);
+    let normal_m = linear.inverse().transpose();
+    for v in &mut s.vertices {
+        v.position = m.transform_point3(Vec3::from(v.position)).to_array();
+        let n = normal_m * Vec3::from(v.normal);
+        v.normal = n.normalize_or_zero().to_array();
+        let t = (linear * Vec3::new(v.tangent[0], v.tangent[1], v.tangent[2])).normalize_or_zero();
+        v.tangent = [t.x, t.y, t.z, v.tangent[3]];
+    }
+    if linear.determinant() < 0.0 {
+        for tri in s.indices.chunks_exact_mut(3) {
+            tri.swap(1, 2);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! farsight-mesh owns the bake-time mesh pipeline of seeds 002 and 003: import
+//! (glTF 2.0 through `gltf`, OBJ through `tobj`) with typed errors and repair
+//! warnings, preparation (split per material, meshoptimizer's vertex cache,
+//! overdraw and fetch optimisation, bounds), discrete LOD chains (seed 002's
+//! `generateLOD`), and the cluster LOD DAG built by meshoptimizer's `clod_build`,
+//! stamped, checked and packed into `farsight-format`'s cluster level records. It
+//! also loads glTF skins for posed bounds.
+//!
+//! It is a bake-time crate: games do not link it. It must not own run-time
+//! selection (the cut and residency levels live in `farsight-cluster`, which the
+//! cook reuses to check its own output), file layout (`farsight-format`), or LOD
+//! rules (`farsight-lod`). It never writes a DAG builder of its own: the DAG is
+//! meshoptimizer's; this crate configures it, reads it, and refuses a result it
+//! cannot trust.
+//!
+//! ```no_run
+//! use farsight_mesh::{cook_file, write_atomically, ClusterConfig, CookKind};
+//! let out = cook_file("bunny.obj".as_ref(), &CookKind::Clusters(ClusterConfig::default()))?;
+//! write_atomically("bunny.farsight".as_ref(), &out.bytes)?;
+//! # Ok::<(), farsight_mesh::CookError>(())
+//! ```
+
+mod chain_file;
+mod cook;
+mod dag;
+mod error;
+mod gltf_import;
+mod lod_chain;
+mod mesh;
+mod obj_import;
+mod pack;
+mod prepare;
+mod repair;
+mod skin;
+mod validate;
+
+pub use chain_file::{
+    decode_lod_submesh, encode_lod_chain, read_lod_chain, LodChainManifest, LodLevelEntry, LodSubMeshEntry,
+    LOD_SUBMESH_TAG,
+};
+pub use cook::{cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked};
+pub use dag::{build_dag, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup, RawDag};
+pub use error::{CookError, ImportError, ImportErrorKind, Warning};
+pub use gltf_import::import_gltf;
+pub use lod_chain::{generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel, REFERENCE_VIEWPORT_HEIGHT};
+pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
+pub use obj_import::import_obj;
+pub use pack::{cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel};
+pub use prepare::{optimize_submesh, prepare, PreparedMesh};
+pub use skin::{load_skinned_meshes, SkinnedMesh};
+
+/// Attribute stream the DAG build hands the simplifier (normal xyz, uv): exposed
+/// for the benchmark's raw `clod_build` baseline.
+pub fn simplifier_attributes(vertices: &[Vertex]) -> Vec<f32> {
+    dag::attributes(vertices)
+}

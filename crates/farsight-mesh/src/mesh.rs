@@ -1,0 +1,128 @@
+//! The in-memory source mesh every bake step works on.
+
+use bytemuck::{Pod, Zeroable};
+use farsight_geom::Aabb;
+use glam::{Mat4, Vec3};
+
+use crate::Warning;
+
+/// One vertex of a source mesh: full precision, 48 bytes, positions first so the
+/// array can be handed to meshoptimizer with a 48-byte stride.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Vertex {
+    pub position: [f32; 3],
+    pub normal: [f32; 3],
+    pub uv: [f32; 2],
+    /// xyz direction, w handedness; zero when the source had none.
+    pub tangent: [f32; 4],
+}
+const _: () = assert!(std::mem::size_of::<Vertex>() == 48);
+
+/// A triangle list with one material.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubMesh {
+    /// `<mesh>/<primitive or object>`: used in warnings and errors.
+    pub name: String,
+    /// Material name (or `material<N>` when the file names none; `default` when absent).
+    pub material: String,
+    pub vertices: Vec<Vertex>,
+    /// Triangle list into `vertices`.
+    pub indices: Vec<u32>,
+    /// True when the source provided tangents.
+    pub has_tangents: bool,
+}
+
+impl SubMesh {
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    /// Bounds of the vertices the triangles use (empty box when there are none).
+    pub fn bounds(&self) -> Aabb {
+        let mut b = Aabb::EMPTY;
+        for &i in &self.indices {
+            b = b.grow(Vec3::from(self.vertices[i as usize].position));
+        }
+        b
+    }
+}
+
+/// A mesh: sub-meshes in one coordinate space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mesh {
+    pub name: String,
+    pub submeshes: Vec<SubMesh>,
+}
+
+impl Mesh {
+    pub fn triangle_count(&self) -> usize {
+        self.submeshes.iter().map(SubMesh::triangle_count).sum()
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.submeshes.iter().map(|s| s.vertices.len()).sum()
+    }
+
+    pub fn bounds(&self) -> Aabb {
+        self.submeshes
+            .iter()
+            .fold(Aabb::EMPTY, |b, s| b.union(s.bounds()))
+    }
+
+    /// All sub-meshes concatenated into one vertex and index list (for steps that
+    /// treat the mesh as one surface, such as the cluster DAG).
+    pub fn merged(&self) -> (Vec<Vertex>, Vec<u32>) {
+        let mut vertices = Vec::with_capacity(self.vertex_count());
+        let mut indices = Vec::with_capacity(self.triangle_count() * 3);
+        for s in &self.submeshes {
+            let base = vertices.len() as u32;
+            vertices.extend_from_slice(&s.vertices);
+            indices.extend(s.indices.iter().map(|&i| i + base));
+        }
+        (vertices, indices)
+    }
+}
+
+/// A placed mesh when node transforms are kept as instances.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instance {
+    /// Index into [`ImportedScene::meshes`].
+    pub mesh: usize,
+    /// Node-to-world transform.
+    pub transform: Mat4,
+}
+
+/// How node transforms of a glTF scene are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TransformMode {
+    /// Bake every node's world transform into its vertices and merge all placed
+    /// primitives into one mesh (the default: one asset per file).
+    #[default]
+    Apply,
+    /// Keep each glTF mesh in its own space and return one [`Instance`] per node.
+    KeepInstances,
+}
+
+/// Import options.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ImportOptions {
+    pub transforms: TransformMode,
+}
+
+/// What an importer returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedScene {
+    pub meshes: Vec<Mesh>,
+    /// Empty under [`TransformMode::Apply`].
+    pub instances: Vec<Instance>,
+    /// What was repaired on the way in.
+    pub warnings: Vec<Warning>,
+}
+
+impl ImportedScene {
+    /// The first mesh (under [`TransformMode::Apply`], the only one).
+    pub fn into_mesh(mut self) -> (Mesh, Vec<Warning>) {
+        (self.meshes.swap_remove(0), self.warnings)
+    }
+}

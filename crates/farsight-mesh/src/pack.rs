@@ -1,0 +1,335 @@
+//! From `clod_build`'s groups to seed 003's levels: stamping, stuck-group copies,
+//! the cook's trust checks, and the cluster level records of `farsight-format`.
+
+use farsight_format::{
+    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest,
+    ClusterVertex, FileWriter, FloatVertex, RecordTag, Version, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
+    NO_PARENT_ERROR,
+};
+use farsight_geom::Aabb;
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::dag::{build_dag, ClusterConfig, RawDag};
+use crate::error::CookError;
+use crate::mesh::{Mesh, Vertex};
+use crate::repair::position_remap;
+use crate::validate::EdgeReference;
+use crate::Warning;
+
+/// One level before encoding: cluster records and their triangles as source indices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedLevel {
+    pub clusters: Vec<ClusterInfo>,
+    /// `3 * triangle_count` source vertex indices per cluster, concatenated.
+    pub indices: Vec<u32>,
+    /// Start of each cluster's triangles in `indices` (plus one end entry).
+    pub offsets: Vec<u32>,
+    /// Clusters copied from a finer level's stuck group (so the level is complete).
+    pub copied_clusters: usize,
+}
+
+impl PackedLevel {
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    pub fn cluster_triangles(&self, c: usize) -> &[u32] {
+        &self.indices[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+    }
+
+    /// Largest parent error of the level.
+    pub fn max_parent_error(&self) -> f32 {
+        self.clusters.iter().fold(0.0, |m, c| m.max(c.parent_error))
+    }
+
+    pub fn max_error(&self) -> f32 {
+        self.clusters.iter().fold(0.0, |m, c| m.max(c.error))
+    }
+}
+
+/// A cooked cluster-LOD mesh, ready to encode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterMesh {
+    pub name: String,
+    pub bounds: Aabb,
+    pub vertices: Vec<Vertex>,
+    pub levels: Vec<PackedLevel>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Cooks a mesh into its cluster DAG, checks it and packs it into levels. Fails
+/// (returning no result) when the DAG's errors are not monotonic, a level is not
+/// complete alone, or a uniform cut opens a crack.
+pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
+    config.validate()?;
+    let (vertices, indices) = mesh.merged();
+    if indices.is_empty() {
+        return Err(CookError::Empty);
+    }
+    let built = build_dag(config, &vertices, &indices);
+    let mut warnings = Vec::new();
+    if built.rebuilds > 0 {
+        warnings.push(Warning::StuckGroupsLocked {
+            groups: built.stuck_groups,
+            locked_vertices: built.locked_vertices,
+            rebuilds: built.rebuilds,
+        });
+    }
+    if built.dag.level_count() > config.max_levels {
+        warnings.push(Warning::LevelLimitReached { limit: config.max_levels });
+    }
+    let levels = stamp_levels(&built.dag, config.max_levels);
+    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
+    let reference = EdgeReference::new(position_remap(&positions), &indices);
+    check(&levels, &reference)?;
+    let bounds = mesh.bounds();
+    Ok(ClusterMesh { name: mesh.name.clone(), bounds, vertices, levels, warnings })
+}
+
+/// Seed 003's stamping over `clod_build`'s output. Level `j` holds the clusters of
+/// the depth-`j` groups: own error and sphere from the group they were simplified
+/// from (zero and their own bounds for LOD0), parent error and sphere from their
+/// group, the same pair on both sides. A stuck group's clusters are copied into
+/// every coarser level so each level is complete alone; the copies form a chain
+/// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
+pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
+    let n = dag.level_count().min(max_levels);
+    let last = n as u32 - 1;
+    // P[j]: largest finite parent error of level j's own (non-terminal) groups.
+    let mut p = vec![0.0f32; n];
+    for g in dag.groups.iter().filter(|g| g.depth <= last && g.error != f32::MAX) {
+        p[g.depth as usize] = p[g.depth as usize].max(g.error);
+    }
+    let own = |c: &crate::dag::DagCluster| -> ([f32; 4], f32) {
+        if c.refined >= 0 {
+            let r = &dag.groups[c.refined as usize];
+            (r.sphere, r.error)
+        } else {
+            (c.bounds, 0.0)
+        }
+    };
+    let mut clusters_of = vec![Vec::new(); dag.groups.len()];
+    for (i, c) in dag.clusters.iter().enumerate() {
+        clusters_of[c.group as usize].push(i);
+    }
+    // Chains of the stuck groups: (group, a[] indexed by level).
+    let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
+    let mut levels: Vec<PackedLevel> = (0..n)
+        .map(|_| PackedLevel { clusters: Vec::new(), indices: Vec::new(), offsets: vec![0], copied_clusters: 0 })
+        .collect();
+    let push = |level: &mut PackedLevel, info: ClusterInfo, tris: &[u32]| {
+        level.clusters.push(info);
+        level.indices.extend_from_slice(tris);
+        level.offsets.push(level.indices.len() as u32);
+    };
+    for (gi, g) in dag.groups.iter().enumerate() {
+        if g.depth > last {
+            continue;
+        }
+        let j = g.depth as usize;
+        let stuck = g.error == f32::MAX && g.depth < last;
+        let parent_error = if stuck {
+            let own_max = clusters_of[gi].iter().map(|&c| own(&dag.clusters[c]).1).fold(0.0f32, f32::max);
+            let mut a = vec![0.0f32; n + 1];
+            a[j + 1] = own_max.max(p[j]);
+            for k in j + 1..n {
+                a[k + 1] = if k as u32 == last { NO_PARENT_ERROR } else { a[k].max(p[k]) };
+            }
+            let e = a[j + 1];
+            chains.push((gi, a));
+            e
+        } else if g.depth == last {
+            NO_PARENT_ERROR
+        } else {
+            g.error
+        };
+        let group_in_level = group_count(&levels[j]);
+        for &c in &clusters_of[gi] {
+            let cl = &dag.clusters[c];
+            let (sphere, error) = own(cl);
+            let info = ClusterInfo {
+                sphere,
+                parent_sphere: g.sphere,
+                error,
+                parent_error,
+                triangle_count: cl.index_count / 3,
+                group: group_in_level,
+            };
+            push(&mut levels[j], info, dag.cluster_indices(cl));
+        }
+    }
+    // Copies, level by level after each level's own groups.
+    for (k, level) in levels.iter_mut().enumerate() {
+        for (gi, a) in &chains {
+            let g = &dag.groups[*gi];
+            if (g.depth as usize) >= k {
+                continue;
+            }
+            let group_in_level = group_count(level);
+            for &c in &clusters_of[*gi] {
+                let cl = &dag.clusters[c];
+                let info = ClusterInfo {
+                    sphere: g.sphere,
+                    parent_sphere: g.sphere,
+                    error: a[k],
+                    parent_error: a[k + 1],
+                    triangle_count: cl.index_count / 3,
+                    group: group_in_level,
+                };
+                push(level, info, dag.cluster_indices(cl));
+                level.copied_clusters += 1;
+            }
+        }
+    }
+    levels
+}
+
+fn group_count(level: &PackedLevel) -> u32 {
+    level.clusters.last().map_or(0, |c| c.group + 1)
+}
+
+/// The cook's trust checks.
+fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookError> {
+    for (level, l) in levels.iter().enumerate() {
+        for (cluster, c) in l.clusters.iter().enumerate() {
+            if !(c.error <= c.parent_error) {
+                return Err(CookError::ErrorNotMonotonic {
+                    level,
+                    cluster,
+                    child_error: c.error,
+                    parent_error: c.parent_error,
+                });
+            }
+            if c.triangle_count > CLUSTER_SLOT_TRIANGLES {
+                return Err(CookError::ClusterTooLarge {
+                    cluster,
+                    triangles: c.triangle_count as usize,
+                    slot: CLUSTER_SLOT_TRIANGLES,
+                });
+            }
+        }
+        if level > 0 {
+            let (previous, found) = (levels[level - 1].max_parent_error(), l.max_parent_error());
+            if found < previous {
+                return Err(CookError::LevelErrorsNotOrdered { level, previous, found });
+            }
+        }
+    }
+    // Each level alone (closed parts stay closed), in parallel.
+    let level_open: Vec<Vec<u64>> = levels
+        .par_iter()
+        .enumerate()
+        .map(|(level, l)| {
+            let mut keys = Vec::new();
+            let open_edges = reference.open_on_closed(&l.indices, &mut keys);
+            if open_edges > 0 {
+                return Err(CookError::LevelIncomplete { level, open_edges });
+            }
+            Ok(reference.open_edges(&l.indices))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut all_open: Vec<u64> = level_open.into_iter().flatten().collect();
+    all_open.sort_unstable();
+    all_open.dedup();
+    // The uniform cut at every level's hand-over.
+    let thresholds: Vec<f32> =
+        levels.iter().map(PackedLevel::max_parent_error).filter(|&t| t < NO_PARENT_ERROR).collect();
+    let mut errors: Vec<CookError> = thresholds
+        .par_iter()
+        .filter_map(|&t| {
+            let tris: Vec<u32> = uniform_cut(levels, t).collect();
+            let open_edges = reference.cracks(&tris, &all_open, &mut Vec::new());
+            (open_edges > 0).then_some(CookError::CrackInCut { threshold: t, open_edges })
+        })
+        .collect();
+    // Deterministic report: the first failing threshold.
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.swap_remove(0))
+    }
+}
+
+/// Triangles (source indices) of the cut where every error is compared with `t`
+/// directly (a view that sees the whole model at one scale).
+pub fn uniform_cut(levels: &[PackedLevel], t: f32) -> impl Iterator<Item = u32> + '_ {
+    levels.iter().flat_map(move |l| {
+        l.clusters
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| c.error <= t && t < c.parent_error)
+            .flat_map(move |(i, _)| l.cluster_triangles(i).iter().copied())
+    })
+}
+
+impl ClusterMesh {
+    pub fn triangle_count(&self, level: usize) -> usize {
+        self.levels[level].triangle_count()
+    }
+
+    /// Encodes every level record and the manifest into a farsight container.
+    /// Deterministic: the same mesh gives the same bytes.
+    pub fn encode(&self) -> Result<Vec<u8>, CookError> {
+        let min = self.bounds.min.to_array();
+        let max = self.bounds.max.to_array();
+        let mut writer = FileWriter::new(Version::Cooked);
+        let mut entries = Vec::with_capacity(self.levels.len());
+        let mut remap = vec![u32::MAX; self.vertices.len()];
+        for (li, level) in self.levels.iter().enumerate() {
+            let mut vertices: Vec<ClusterVertex> = Vec::new();
+            let mut used: Vec<u32> = Vec::new();
+            let mut slots = Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
+            let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
+            for c in 0..level.clusters.len() {
+                local.clear();
+                for &v in level.cluster_triangles(c) {
+                    if remap[v as usize] == u32::MAX {
+                        remap[v as usize] = vertices.len() as u32;
+                        vertices.push(ClusterVertex::pack(&float_vertex(&self.vertices[v as usize]), min, max));
+                        used.push(v);
+                    }
+                    local.push(remap[v as usize]);
+                }
+                push_cluster_slot(&local, &mut slots);
+            }
+            for v in used {
+                remap[v as usize] = u32::MAX;
+            }
+            let header = ClusterLevelHeader {
+                level: li as u32,
+                cluster_count: level.clusters.len() as u32,
+                vertex_count: vertices.len() as u32,
+                slot_shift: CLUSTER_SLOT_SHIFT,
+                bounds_min: min,
+                max_parent_error: level.max_parent_error(),
+                bounds_max: max,
+                max_error: level.max_error(),
+                triangle_count: level.triangle_count() as u32,
+                reserved: [0; 3],
+            };
+            let bytes = encode_cluster_level(&header, &level.clusters, &vertices, &slots)?;
+            let record = writer.add_record(RecordTag::CLUSTER_LEVEL, &bytes);
+            entries.push(ClusterLevelEntry {
+                record,
+                max_parent_error: header.max_parent_error,
+                triangles: header.triangle_count,
+                clusters: header.cluster_count,
+                vertices: header.vertex_count,
+                bytes: bytes.len() as u64,
+            });
+        }
+        let manifest = ClusterMeshManifest { name: self.name.clone(), bounds_min: min, bounds_max: max, levels: entries };
+        Ok(writer.finish(&manifest)?)
+    }
+}
+
+fn float_vertex(v: &Vertex) -> FloatVertex {
+    let t = Vec3::new(v.tangent[0], v.tangent[1], v.tangent[2]);
+    FloatVertex {
+        position: v.position,
+        normal: v.normal,
+        tangent: [t.x, t.y, t.z, if v.tangent[3] < 0.0 { -1.0 } else { 1.0 }],
+        uv: v.uv,
+    }
+}

@@ -1,0 +1,108 @@
+//! Validation and repair shared by every importer: what cannot be trusted is an
+//! error, what can be fixed is fixed and reported as a [`Warning`].
+
+use glam::Vec3;
+
+use crate::error::ImportErrorKind;
+use crate::mesh::SubMesh;
+use crate::Warning;
+
+/// Validates a freshly read sub-mesh, then removes degenerate triangles and
+/// generates normals where the source had none (all-zero or non-finite normals).
+pub(crate) fn repair_submesh(s: &mut SubMesh, warnings: &mut Vec<Warning>) -> Result<(), ImportErrorKind> {
+    validate_submesh(s)?;
+    let removed = remove_degenerates(s);
+    if removed > 0 {
+        warnings.push(Warning::DegenerateTrianglesRemoved { submesh: s.name.clone(), count: removed });
+    }
+    let usable = |n: [f32; 3]| {
+        let v = Vec3::from(n);
+        v.is_finite() && v.length_squared() > 1e-12
+    };
+    if !s.indices.is_empty() && s.indices.iter().any(|&i| !usable(s.vertices[i as usize].normal)) {
+        generate_normals(s);
+        warnings.push(Warning::NormalsGenerated { submesh: s.name.clone() });
+    }
+    for v in &mut s.vertices {
+        if !(v.uv[0].is_finite() && v.uv[1].is_finite()) {
+            v.uv = [0.0; 2];
+        }
+        if !v.tangent.iter().all(|t| t.is_finite()) {
+            v.tangent = [0.0; 4];
+        }
+    }
+    Ok(())
+}
+
+/// The checks whose failure makes a sub-mesh unusable.
+pub(crate) fn validate_submesh(s: &SubMesh) -> Result<(), ImportErrorKind> {
+    if s.indices.len() % 3 != 0 {
+        return Err(ImportErrorKind::IndexCountNotTriangles { submesh: s.name.clone(), count: s.indices.len() });
+    }
+    let n = s.vertices.len();
+    if let Some((position, &index)) = s.indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+        return Err(ImportErrorKind::IndexOutOfRange {
+            submesh: s.name.clone(),
+            position,
+            index,
+            vertex_count: n,
+        });
+    }
+    if let Some((vertex, v)) = s.vertices.iter().enumerate().find(|(_, v)| !v.position.iter().all(|p| p.is_finite())) {
+        return Err(ImportErrorKind::NonFinite {
+            submesh: s.name.clone(),
+            vertex,
+            attribute: "position",
+            value: v.position,
+        });
+    }
+    Ok(())
+}
+
+/// Removes triangles with a repeated index or two corners at the same position, or
+/// zero area; returns how many went.
+pub(crate) fn remove_degenerates(s: &mut SubMesh) -> usize {
+    let before = s.indices.len() / 3;
+    let verts = &s.vertices;
+    let mut kept = Vec::with_capacity(s.indices.len());
+    for t in s.indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| Vec3::from(verts[i as usize].position));
+        let degenerate = t[0] == t[1] || t[1] == t[2] || t[0] == t[2] || a == b || b == c || a == c
+            || (b - a).cross(c - a).length_squared() == 0.0;
+        if !degenerate {
+            kept.extend_from_slice(t);
+        }
+    }
+    s.indices = kept;
+    before - s.indices.len() / 3
+}
+
+/// Area-weighted smooth normals, shared across vertices at the same position so a
+/// UV seam does not show a lighting seam.
+pub(crate) fn generate_normals(s: &mut SubMesh) {
+    let positions: Vec<[f32; 3]> = s.vertices.iter().map(|v| v.position).collect();
+    let remap = position_remap(&positions);
+    let mut acc = vec![Vec3::ZERO; s.vertices.len()];
+    for t in s.indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| Vec3::from(positions[i as usize]));
+        let n = (b - a).cross(c - a);
+        for &i in t {
+            acc[remap[i as usize] as usize] += n;
+        }
+    }
+    for (i, v) in s.vertices.iter_mut().enumerate() {
+        let n = acc[remap[i] as usize].normalize_or_zero();
+        v.normal = if n == Vec3::ZERO { [0.0, 0.0, 1.0] } else { n.to_array() };
+    }
+}
+
+/// For each vertex, the first vertex with the same position (meshoptimizer's
+/// position remap).
+pub(crate) fn position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
+    if positions.is_empty() {
+        return Vec::new();
+    }
+    let adapter = meshopt::VertexDataAdapter::new(bytemuck::cast_slice(positions), 12, 0)
+        .expect("12-byte stride over [f32; 3]");
+    meshopt::generate_position_remap(&adapter)
+}
