@@ -8,9 +8,10 @@
 //! I/O): the I/O itself runs on worker threads ([`io`]) and comes back as explicit
 //! completions, so a recorded run replays to the same decisions. This crate must not
 //! know about GPUs, meshes' contents or how an engine stores entities: it reaches
-//! them through traits ([`cluster::Uploader`], `region::EntitySink`). It never
+//! them through traits ([`cluster::Uploader`], [`region::EntitySink`]). It never
 //! selects a LOD itself: fit/keep/wanted levels and tile levels come from
 //! `farsight-lod` (or `farsight-cluster`) rules.
 
 pub mod cluster;
 pub mod io;
+pub mod region;
