@@ -100,6 +100,8 @@ pub enum CookError {
          above its parent group's {parent_error}"
     )]
     ErrorNotMonotonic { level: usize, cluster: usize, child_error: f32, parent_error: f32 },
+    #[error("level {level} cluster {cluster}: its own error sphere is not inside its parent group's")]
+    SphereNotNested { level: usize, cluster: usize },
     #[error("level {level} max parent error {found} is below level {} ({previous})", level - 1)]
     LevelErrorsNotOrdered { level: usize, previous: f32, found: f32 },
     #[error("the cut at threshold {threshold} opens a crack: {open_edges} edges are used by one triangle but were not borders of LOD0")]

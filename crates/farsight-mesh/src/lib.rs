@@ -45,7 +45,7 @@ pub use gltf_import::import_gltf;
 pub use lod_chain::{generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel, REFERENCE_VIEWPORT_HEIGHT};
 pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
-pub use pack::{cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel};
+pub use pack::{check_cluster_levels, cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel};
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};
 pub use skin::{load_skinned_meshes, SkinnedMesh};
 

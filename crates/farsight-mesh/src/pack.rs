@@ -80,9 +80,7 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
         warnings.push(Warning::LevelLimitReached { limit: config.max_levels });
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
-    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
-    let reference = EdgeReference::new(position_remap(&positions), &indices);
-    check(&levels, &reference)?;
+    check_cluster_levels(&levels, &vertices, &indices)?;
     let bounds = mesh.bounds();
     Ok(ClusterMesh { name: mesh.name.clone(), bounds, vertices, levels, warnings })
 }
@@ -94,6 +92,8 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
 /// every coarser level so each level is complete alone; the copies form a chain
 /// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
 pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
+    let nested = nest_groups(dag);
+    let dag = &nested;
     let n = dag.level_count().min(max_levels);
     let last = n as u32 - 1;
     // P[j]: largest finite parent error of level j's own (non-terminal) groups.
@@ -185,11 +185,63 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     levels
 }
 
+/// A copy of `dag` whose group spheres enclose the own spheres of their clusters
+/// and whose errors are at least theirs. meshoptimizer merges spheres
+/// approximately; a child sphere poking out of its parent's would let the child
+/// project a larger error than its parent from some viewpoint, and the cut would
+/// then draw both or neither side of a group boundary (a crack). Groups are
+/// emitted children first, so one pass in id order settles every sphere.
+fn nest_groups(dag: &RawDag) -> RawDag {
+    let mut out = dag.clone();
+    for c in &dag.clusters {
+        let (child, child_error) = if c.refined >= 0 {
+            let r = &out.groups[c.refined as usize];
+            (r.sphere, r.error)
+        } else {
+            (c.bounds, 0.0)
+        };
+        let g = &mut out.groups[c.group as usize];
+        g.sphere = enclose(g.sphere, child);
+        g.error = g.error.max(child_error);
+    }
+    out
+}
+
+/// The smallest sphere around two spheres, grown by a relative hair so that the
+/// enclosure survives f32 rounding.
+pub(crate) fn enclose(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+    let ca = glam::DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+    let cb = glam::DVec3::new(b[0] as f64, b[1] as f64, b[2] as f64);
+    let (ra, rb) = (a[3] as f64, b[3] as f64);
+    let d = ca.distance(cb);
+    if d + rb <= ra * (1.0 - 1e-6) {
+        return a;
+    }
+    if d + ra <= rb {
+        let r = rb * (1.0 + 1e-6) + 1e-12;
+        return [b[0], b[1], b[2], r as f32];
+    }
+    let r = (d + ra + rb) * 0.5;
+    let c = if d > 0.0 { ca + (cb - ca) * ((r - ra) / d) } else { ca };
+    let r = r * (1.0 + 1e-5) + 1e-12;
+    [c.x as f32, c.y as f32, c.z as f32, r as f32]
+}
+
 fn group_count(level: &PackedLevel) -> u32 {
     level.clusters.last().map_or(0, |c| c.group + 1)
 }
 
-/// The cook's trust checks.
+/// The cook's trust checks on stamped levels over `vertices`, against LOD0
+/// (`lod0`): errors monotonic (own error never above the parent's, level hand-overs
+/// non-decreasing), clusters within a slot, each level complete alone (closed parts
+/// of LOD0 stay closed), and the uniform cut at every level's hand-over free of
+/// cracks. [`cook_clusters`] runs it and refuses a result that fails.
+pub fn check_cluster_levels(levels: &[PackedLevel], vertices: &[Vertex], lod0: &[u32]) -> Result<(), CookError> {
+    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
+    let reference = EdgeReference::new(position_remap(&positions), lod0);
+    check(levels, &reference)
+}
+
 fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookError> {
     for (level, l) in levels.iter().enumerate() {
         for (cluster, c) in l.clusters.iter().enumerate() {
@@ -200,6 +252,10 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
                     child_error: c.error,
                     parent_error: c.parent_error,
                 });
+            }
+            let (own, parent) = (Vec3::from_slice(&c.sphere[..3]), Vec3::from_slice(&c.parent_sphere[..3]));
+            if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
+                return Err(CookError::SphereNotNested { level, cluster });
             }
             if c.triangle_count > CLUSTER_SLOT_TRIANGLES {
                 return Err(CookError::ClusterTooLarge {

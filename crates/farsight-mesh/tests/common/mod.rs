@@ -18,9 +18,18 @@ pub fn sphere(n: u32) -> farsight_mesh::Mesh {
     for r in 0..=rings {
         let th = std::f32::consts::PI * r as f32 / rings as f32;
         for s in 0..=segs {
-            let ph = 2.0 * std::f32::consts::PI * s as f32 / segs as f32;
+            // The seam column repeats column 0 exactly and the poles are exact, so
+            // vertices meant to coincide have identical positions.
+            let ph = 2.0 * std::f32::consts::PI * (s % segs) as f32 / segs as f32;
             let bump = 1.0 + 0.05 * (5.0 * th).sin() * (7.0 * ph).cos();
-            let d = [th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin()];
+            let d = if r == 0 {
+                [0.0, 1.0, 0.0]
+            } else if r == rings {
+                [0.0, -1.0, 0.0]
+            } else {
+                [th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin()]
+            };
+            let bump = if r == 0 || r == rings { 1.0 } else { bump };
             vertices.push(Vertex {
                 position: [d[0] * bump, d[1] * bump, d[2] * bump],
                 normal: d,

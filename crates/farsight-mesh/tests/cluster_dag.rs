@@ -1,0 +1,254 @@
+//! Section 6 of issue 4 on the real meshes and a generated one: cook, write, read
+//! back through the run-time crates, and check the DAG from the file alone.
+
+mod common;
+
+use std::collections::HashMap;
+
+use farsight_cluster::{ClusterDag, CutView};
+use farsight_format::{AlignedBytes, ClusterLevel, ClusterMeshManifest, Container};
+use farsight_lod::ProjectionInfo;
+use farsight_mesh::{cook_clusters, import_prepared, ClusterConfig, ClusterMesh, Mesh};
+use glam::Vec3;
+use rand::{Rng, SeedableRng};
+
+struct Decoded {
+    /// Per level: triangles as welded position ids (quantised positions).
+    level_tris: Vec<Vec<[u32; 3]>>,
+    /// Per level, per cluster: range of triangles in `level_tris`.
+    cluster_tris: Vec<Vec<std::ops::Range<usize>>>,
+    dag: ClusterDag,
+    errors: Vec<f32>,
+}
+
+fn decode(bytes: &[u8]) -> Decoded {
+    let aligned = AlignedBytes::from(bytes);
+    let file = Container::<ClusterMeshManifest>::read(&aligned).expect("our own file reads back");
+    let mut ids: HashMap<[u16; 3], u32> = HashMap::new();
+    let mut level_tris = Vec::new();
+    let mut cluster_tris = Vec::new();
+    let mut parsed = Vec::new();
+    for entry in &file.manifest().levels {
+        let record = file.record(entry.record).unwrap();
+        let level = ClusterLevel::parse(record.bytes).unwrap();
+        assert_eq!(level.header.max_parent_error, entry.max_parent_error);
+        let mut tris = Vec::new();
+        let mut ranges = Vec::new();
+        for (c, info) in level.clusters.iter().enumerate() {
+            let start = tris.len();
+            let slot = &level.indices[c * 384..(c + 1) * 384];
+            for t in slot.chunks_exact(3).take(info.triangle_count as usize) {
+                let mut id = |i: u32| {
+                    let p = level.vertices[i as usize].position;
+                    let n = ids.len() as u32;
+                    *ids.entry(p).or_insert(n)
+                };
+                tris.push([id(t[0]), id(t[1]), id(t[2])]);
+            }
+            // Padding is zero-area.
+            for t in slot.chunks_exact(3).skip(info.triangle_count as usize) {
+                assert!(t[0] == t[1] && t[1] == t[2]);
+            }
+            ranges.push(start..tris.len());
+        }
+        level_tris.push(tris);
+        cluster_tris.push(ranges);
+        parsed.push(level);
+    }
+    let dag = ClusterDag::from_levels(&parsed).expect("cooked DAG is well formed");
+    let errors = dag.level_max_parent_errors();
+    Decoded { level_tris, cluster_tris, dag, errors }
+}
+
+fn edge_counts<'a>(tris: impl Iterator<Item = &'a [u32; 3]>) -> HashMap<(u32, u32), u32> {
+    let mut m = HashMap::new();
+    for t in tris {
+        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+            if a != b {
+                *m.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+    }
+    m
+}
+
+/// Position ids that belong to a connected part of LOD0 with an open border.
+fn open_parts(lod0: &[[u32; 3]]) -> std::collections::HashSet<u32> {
+    let n = lod0.iter().flatten().max().map_or(0, |&m| m as usize + 1);
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for t in lod0 {
+        for (a, b) in [(t[0], t[1]), (t[1], t[2])] {
+            let (ra, rb) = (find(&mut parent, a as usize), find(&mut parent, b as usize));
+            parent[ra] = rb;
+        }
+    }
+    let mut open_roots = std::collections::HashSet::new();
+    for ((a, _), c) in edge_counts(lod0.iter()) {
+        if c == 1 {
+            open_roots.insert(find(&mut parent, a as usize));
+        }
+    }
+    (0..n as u32).filter(|&v| open_roots.contains(&find(&mut parent, v as usize))).collect()
+}
+
+/// Open edges of `tris` that are cracks: on a closed part of LOD0, or open in no
+/// level alone.
+fn cracks(d: &Decoded, open_part: &std::collections::HashSet<u32>, level_open: &std::collections::HashSet<(u32, u32)>, tris: &[[u32; 3]]) -> usize {
+    edge_counts(tris.iter())
+        .into_iter()
+        .filter(|&((a, b), c)| c == 1 && (!(open_part.contains(&a) && open_part.contains(&b)) || !level_open.contains(&(a, b))))
+        .count()
+        + 0 * d.level_tris.len()
+}
+
+fn cut_tris(d: &Decoded, cut: &[u32]) -> Vec<[u32; 3]> {
+    let mut out = Vec::new();
+    for &c in cut {
+        let cl = &d.dag.clusters[c as usize];
+        let r = d.cluster_tris[cl.level as usize][cl.index_in_level as usize].clone();
+        out.extend_from_slice(&d.level_tris[cl.level as usize][r]);
+    }
+    out
+}
+
+fn check_mesh(name: &str, mesh: &Mesh) -> ClusterMesh {
+    let cooked = cook_clusters(mesh, &ClusterConfig::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let bytes = cooked.encode().unwrap();
+    // Cooking twice gives identical bytes, whatever the thread count.
+    let again = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| cook_clusters(mesh, &ClusterConfig::default()).unwrap().encode().unwrap());
+    assert!(bytes == again, "{name}: cooking twice gave different bytes");
+
+    let d = decode(&bytes);
+    let n = d.level_tris.len();
+    assert!(n >= 3, "{name}: only {n} levels");
+    // Monotonic error over every parent/child pair: every cluster's own error is at
+    // most its group's (checked by ClusterDag), and the clusters simplified from a
+    // group carry exactly that group's error as their own.
+    for c in &d.dag.clusters {
+        let g = &d.dag.groups[c.group as usize];
+        assert!(c.error <= g.error, "{name}: cluster error {} above parent {}", c.error, g.error);
+    }
+    let finer_errors: std::collections::HashSet<u32> =
+        d.dag.groups.iter().map(|g| g.error.to_bits()).collect();
+    for c in d.dag.clusters.iter().filter(|c| c.level > 0) {
+        assert!(finer_errors.contains(&c.error.to_bits()), "{name}: a coarse cluster's error matches no group");
+    }
+    for w in d.errors.windows(2) {
+        assert!(w[0] <= w[1], "{name}: level errors {:?} not ordered", d.errors);
+    }
+    assert_eq!(*d.errors.last().unwrap(), f32::MAX, "{name}: the coarsest level must always be needed");
+
+    // Each level alone is complete: closed parts of LOD0 stay closed.
+    let open_part = open_parts(&d.level_tris[0]);
+    let mut level_open = std::collections::HashSet::new();
+    for (l, tris) in d.level_tris.iter().enumerate() {
+        for ((a, b), c) in edge_counts(tris.iter()) {
+            if c == 1 {
+                assert!(open_part.contains(&a) && open_part.contains(&b), "{name}: level {l} opens a closed part at {a}-{b}");
+                level_open.insert((a, b));
+            }
+        }
+    }
+    // Triangles roughly halve per level (copies of stuck groups excluded by using
+    // the cooked counts; the last two levels may stop short).
+    for l in 1..n.saturating_sub(2) {
+        let (a, b) = (cooked.levels[l - 1].triangle_count() as f32, cooked.levels[l].triangle_count() as f32);
+        let r = b / a;
+        assert!((0.35..=0.75).contains(&r), "{name}: level {l} keeps {r} of level {}", l - 1);
+    }
+
+    // Every uniform cut is watertight.
+    let mut cut = Vec::new();
+    let mut flat = Vec::new();
+    let mut thresholds: Vec<f32> = d.errors.iter().copied().filter(|&e| e < f32::MAX).collect();
+    thresholds.push(0.0);
+    let far = Vec3::splat(1e9);
+    for &t in &thresholds {
+        // A uniform cut: an orthographic view whose pixel equals one model unit at t.
+        let view = CutView {
+            camera_local: far,
+            scale: 1.0,
+            projection: ProjectionInfo { p11: 2.0, orthographic: true },
+            viewport_height: 1.0,
+            threshold_px: t,
+        };
+        d.dag.cut(&view, &mut cut);
+        d.dag.cut_flat(&view, &mut flat);
+        assert_eq!(cut, flat, "{name}: hierarchical and flat cuts differ at t={t}");
+        let tris = cut_tris(&d, &cut);
+        assert_eq!(cracks(&d, &open_part, &level_open, &tris), 0, "{name}: uniform cut at {t} has a crack");
+    }
+    // Random view-dependent cuts: watertight, and equal to the brute-force walk.
+    let radius = mesh.bounds().radius();
+    let center = mesh.bounds().center();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut seen_mixed = 0;
+    for _ in 0..24 {
+        let dir = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0))
+            .normalize_or(Vec3::X);
+        // Put a random level's hand-over about at the model, so near and far
+        // parts of the model pick different levels.
+        let dist = radius * rng.random_range(0.8f32..3.0);
+        let finite: Vec<f32> = d.errors.iter().copied().filter(|&e| e < f32::MAX && e > 0.0).collect();
+        let e = finite[rng.random_range(0..finite.len())];
+        let projection = ProjectionInfo::perspective(60f32.to_radians());
+        let threshold_px = rng.random_range(0.5f32..4.0);
+        let view = CutView {
+            camera_local: center + dir * dist,
+            scale: rng.random_range(0.5f32..2.0),
+            projection,
+            viewport_height: threshold_px * dist / (e * projection.p11 * 0.5),
+            threshold_px,
+        };
+        d.dag.cut(&view, &mut cut);
+        d.dag.cut_flat(&view, &mut flat);
+        assert_eq!(cut, flat, "{name}: hierarchical and flat cuts differ");
+        let levels: std::collections::HashSet<u32> = cut.iter().map(|&c| d.dag.clusters[c as usize].level).collect();
+        if levels.len() > 1 {
+            seen_mixed += 1;
+        }
+        let tris = cut_tris(&d, &cut);
+        assert!(!tris.is_empty());
+        assert_eq!(cracks(&d, &open_part, &level_open, &tris), 0, "{name}: view cut from {dist} has a crack");
+    }
+    assert!(seen_mixed > 0, "{name}: no random view mixed levels; the test would not see cracks");
+    cooked
+}
+
+#[test]
+fn real_meshes_cook_into_a_trustworthy_dag() {
+    for m in common::REAL {
+        let (prepared, _) = import_prepared(&common::mesh_path(m)).unwrap();
+        check_mesh(m, &prepared.mesh);
+    }
+}
+
+#[test]
+fn generated_sphere_cooks_into_a_trustworthy_dag() {
+    let mesh = common::sphere(64);
+    let prepared = farsight_mesh::prepare(&mesh);
+    let cooked = check_mesh("sphere", &prepared.mesh);
+    // A closed sphere goes down to one cluster.
+    assert_eq!(cooked.levels.last().unwrap().clusters.len(), 1);
+}
+
+#[test]
+fn level_limit_stops_the_dag_and_keeps_the_last_level_complete() {
+    let prepared = farsight_mesh::prepare(&common::sphere(48));
+    let config = ClusterConfig { max_levels: 3, ..ClusterConfig::default() };
+    let cooked = cook_clusters(&prepared.mesh, &config).unwrap();
+    assert_eq!(cooked.levels.len(), 3);
+    assert!(cooked.levels[2].clusters.iter().all(|c| c.parent_error == f32::MAX));
+    assert!(cooked.warnings.iter().any(|w| matches!(w, farsight_mesh::Warning::LevelLimitReached { limit: 3 })));
+}
