@@ -15,3 +15,4 @@
 pub mod cluster;
 pub mod io;
 pub mod region;
+pub mod tile;
