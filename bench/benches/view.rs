@@ -1,1 +1,180 @@
-fn main() {}
+//! The visibility pass (cull + LOD + gather) at 10k, 100k and 1M objects, on one
+//! thread and on all threads, beside the memory floor: one pass that reads the same
+//! input columns and writes the same output columns with no logic.
+//!
+//! `cargo bench -p farsight-bench --bench view`
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use farsight_geom::Aabb;
+use farsight_view::scenes::city_block;
+use farsight_view::{
+    Camera, CameraStore, FrameContext, ObjectDraw, ObjectStore, Projection, RenderSettings,
+    VisibilitySystem,
+};
+use glam::{Mat4, Vec3};
+use rayon::prelude::*;
+
+/// The input and output columns of the pass as plain arrays.
+struct FloorColumns {
+    flags: Vec<u8>,
+    world: Vec<Mat4>,
+    bounds: Vec<Aabb>,
+    mesh: Vec<u32>,
+    material: Vec<u32>,
+    lod_slot: Vec<u32>,
+    skin_slot: Vec<u32>,
+    entity: Vec<u64>,
+    out_models: Vec<Mat4>,
+    out_bounds: Vec<Aabb>,
+    out_draws: Vec<ObjectDraw>,
+    out_skin_first: Vec<u32>,
+    out_entities: Vec<u64>,
+    out_lod: Vec<u8>,
+}
+
+impl FloorColumns {
+    fn new(store: &ObjectStore) -> Self {
+        let n = store.len();
+        let ids = (0..n as u32).map(farsight_view::ObjectId);
+        Self {
+            flags: vec![1; n],
+            world: ids
+                .clone()
+                .map(|i| store.world(i).unwrap_or(Mat4::IDENTITY))
+                .collect(),
+            bounds: ids.clone().map(|i| store.bounds(i)).collect(),
+            mesh: ids.clone().map(|i| store.mesh(i).0).collect(),
+            material: ids
+                .map(|i| store.material(farsight_view::ObjectId(i.0)).0)
+                .collect(),
+            lod_slot: (0..n as u32).collect(),
+            skin_slot: vec![u32::MAX; n],
+            entity: (0..n as u64).collect(),
+            out_models: vec![Mat4::IDENTITY; n],
+            out_bounds: vec![Aabb::EMPTY; n],
+            out_draws: vec![ObjectDraw::default(); n],
+            out_skin_first: vec![0; n],
+            out_entities: vec![0; n],
+            out_lod: vec![0; n],
+        }
+    }
+
+    /// Copy every input column to its output column, chunked like the pass.
+    fn run(&mut self) {
+        const CHUNK: usize = 1024;
+        let FloorColumns {
+            flags,
+            world,
+            bounds,
+            mesh,
+            material,
+            lod_slot,
+            skin_slot,
+            entity,
+            out_models,
+            out_bounds,
+            out_draws,
+            out_skin_first,
+            out_entities,
+            out_lod,
+        } = self;
+        let (flags, world, bounds, mesh, material, lod_slot, skin_slot, entity) = (
+            &*flags,
+            &*world,
+            &*bounds,
+            &*mesh,
+            &*material,
+            &*lod_slot,
+            &*skin_slot,
+            &*entity,
+        );
+        (
+            out_models.par_chunks_mut(CHUNK),
+            out_bounds.par_chunks_mut(CHUNK),
+            out_draws.par_chunks_mut(CHUNK),
+            out_skin_first.par_chunks_mut(CHUNK),
+            out_entities.par_chunks_mut(CHUNK),
+            out_lod.par_chunks_mut(CHUNK),
+        )
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(ci, (m, b, d, sf, e, l))| {
+                let base = ci * CHUNK;
+                for k in 0..m.len() {
+                    let i = base + k;
+                    m[k] = world[i];
+                    b[k] = bounds[i];
+                    d[k] = ObjectDraw {
+                        mesh: farsight_view::MeshHandle(mesh[i]),
+                        material: farsight_view::MaterialHandle(material[i]),
+                        skin_count: skin_slot[i],
+                    };
+                    sf[k] = lod_slot[i];
+                    e[k] = entity[i];
+                    l[k] = flags[i];
+                }
+            });
+    }
+}
+
+fn bench_pass(c: &mut Criterion) {
+    let threads_all = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut group = c.benchmark_group("view_pass");
+    group.sample_size(10);
+    group.warm_up_time(std::time::Duration::from_millis(500));
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let mut store = ObjectStore::with_capacity(n);
+        let layout = city_block(&mut store, n, 9);
+        let mut cams = CameraStore::new();
+        let eye = Vec3::new(layout.length() * 0.3, 1.7, 0.0);
+        cams.insert(Camera::looking_at(
+            Projection::Perspective {
+                fov_y: 1.0,
+                aspect: 16.0 / 9.0,
+                near: 0.1,
+                far: 5000.0,
+            },
+            eye,
+            eye + Vec3::X,
+        ));
+        let mut settings = RenderSettings {
+            cull_min_pixels: 2.0,
+            cull_max_distance: 1500.0,
+            ..Default::default()
+        };
+        // Every frame runs the full LOD selection: no throttle discount in the figure.
+        settings.lod.update_frame_interval = 1;
+        let mut floor = FloorColumns::new(&store);
+        group.throughput(Throughput::Elements(n as u64));
+        for (label, threads) in [("1thread", 1usize), ("all", threads_all)] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut sys = VisibilitySystem::new();
+            let mut frame = 0u64;
+            group.bench_with_input(BenchmarkId::new(format!("pass/{label}"), n), &n, |b, _| {
+                b.iter(|| {
+                    frame += 1;
+                    let ctx = FrameContext {
+                        frame,
+                        host_view: None,
+                        cameras: &cams,
+                        world_epoch: 0,
+                        settings: &settings,
+                        stereo_eyes: None,
+                    };
+                    pool.install(|| sys.update(&mut store, &ctx).objects.visible.len())
+                })
+            });
+            group.bench_with_input(BenchmarkId::new(format!("floor/{label}"), n), &n, |b, _| {
+                b.iter(|| pool.install(|| floor.run()))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_pass);
+criterion_main!(benches);

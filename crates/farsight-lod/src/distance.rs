@@ -237,7 +237,10 @@ pub fn walk_levels(
 /// the global bias and the hysteresis.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LodSelector {
+    /// `REFERENCE_P11 / p11` ([`fov_scale`]).
     pub fov_scale: f32,
+    /// `1 / fov_scale`, so stored ranges scale by a multiplication.
+    pub inv_fov_scale: f32,
     pub reach: Reach,
     pub lod_bias: f32,
     pub hysteresis: Hysteresis,
@@ -245,8 +248,10 @@ pub struct LodSelector {
 
 impl LodSelector {
     pub fn new(projection: &Mat4, reach: Reach, settings: &LodSettings) -> Self {
+        let fov_scale = fov_scale(projection);
         Self {
-            fov_scale: fov_scale(projection),
+            fov_scale,
+            inv_fov_scale: 1.0 / fov_scale,
             reach,
             lod_bias: settings.lod_bias,
             hysteresis: settings.hysteresis,
@@ -257,6 +262,7 @@ impl LodSelector {
     pub fn reference() -> Self {
         Self {
             fov_scale: 1.0,
+            inv_fov_scale: 1.0,
             reach: Reach::None,
             lod_bias: 1.0,
             hysteresis: Hysteresis::default(),
@@ -277,7 +283,26 @@ impl LodSelector {
                 }
             }
         }
-        specs[i].max_distance * levels.bias / self.fov_scale
+        self.stored_switch(specs[i].max_distance * levels.bias)
+    }
+
+    /// A stored range (`max_distance * bias`) as a switch distance in this view:
+    /// scaled by the field of view (seed 002).
+    #[inline]
+    pub fn stored_switch(&self, max_distance_times_bias: f32) -> f32 {
+        max_distance_times_bias * self.inv_fov_scale
+    }
+
+    /// [`LodSelector::select`] for a component that selects by stored distance only,
+    /// given its ranges already multiplied by its bias (`max_distance * bias` per
+    /// level). The same walk and the same switch distances, without a [`LodLevels`]:
+    /// for callers that keep ranges in a compact hot array.
+    #[inline]
+    pub fn select_stored(&self, ranges: &[f32], distance: f32, current: Option<usize>) -> usize {
+        let adjusted = distance * self.lod_bias;
+        walk_levels(adjusted, ranges.len(), current, self.hysteresis, |i| {
+            self.stored_switch(ranges[i])
+        })
     }
 
     /// The desired level for an object `distance` from the camera whose screen-size
@@ -383,6 +408,25 @@ mod tests {
         // Per-component bias (seed 002): ranges scale.
         let far = city().with_bias(2.0).unwrap();
         assert_eq!(LodSelector::reference().select(&far, 90.0, 1.0, None), 0);
+        // The compact form agrees with the component form everywhere.
+        let ranges: Vec<f32> = far
+            .levels()
+            .iter()
+            .map(|l| l.max_distance * far.bias)
+            .collect();
+        for cur in [None, Some(0), Some(1), Some(2)] {
+            for d in 0..900 {
+                let d = d as f32 * 0.5;
+                assert_eq!(
+                    s.select(&far, d, 1.0, cur),
+                    s.select_stored(&ranges, d, cur)
+                );
+                assert_eq!(
+                    coarse.select(&far, d, 1.0, cur),
+                    coarse.select_stored(&ranges, d, cur)
+                );
+            }
+        }
     }
 
     #[test]

@@ -60,26 +60,42 @@ pub struct LodChanged {
 }
 
 /// The LOD component of one object.
+///
+/// The fields the per-frame pass reads (ranges, meshes, residency, current level)
+/// sit inline so a million components stream through the cache as one flat array;
+/// urls, names and fade state live behind a box the pass never touches.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntityLod {
+    /// `max_distance * bias` per level.
+    pub(crate) ranges: [f32; Self::MAX_LEVELS],
+    pub(crate) meshes: [MeshHandle; Self::MAX_LEVELS],
+    pub(crate) count: u8,
+    /// Bit `i` set when level `i` is resident.
+    pub(crate) resident_mask: u8,
+    pub(crate) screen_size: bool,
+    pub(crate) using_fallback: bool,
+    pub(crate) current: Option<u8>,
+    pub(crate) desired: u8,
+    pub(crate) cold: Box<LodCold>,
+}
+
+/// What the pass does not read.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LodCold {
     pub(crate) rules: LodLevels,
     pub(crate) levels: Vec<EntityLodLevel>,
-    /// Bit `i` set when level `i` is resident: the pass reads this, not the levels.
-    pub(crate) resident_mask: u64,
-    pub(crate) current: Option<u8>,
     pub(crate) previous: Option<u8>,
-    pub(crate) desired: u8,
-    pub(crate) using_fallback: bool,
     /// 1.0 when no fade is running.
     pub(crate) transition_progress: f32,
     pub(crate) active_mesh_asset_id: String,
 }
 
 impl EntityLod {
-    pub const MAX_LEVELS: usize = 64;
+    /// Levels a component may hold (inline in the hot part).
+    pub const MAX_LEVELS: usize = 8;
 
     /// Refuses empty level lists, levels not ordered near to far, bad distances or
-    /// screen percentages, and more than 64 levels.
+    /// screen percentages, and more than [`EntityLod::MAX_LEVELS`] levels.
     pub fn new(levels: Vec<EntityLodLevel>) -> Result<Self, LodComponentError> {
         if levels.len() > Self::MAX_LEVELS {
             return Err(LodComponentError::TooManyLevels {
@@ -97,53 +113,65 @@ impl EntityLod {
                 .collect(),
         )?;
         let mut s = Self {
-            rules,
-            levels,
+            ranges: [0.0; Self::MAX_LEVELS],
+            meshes: [MeshHandle::NONE; Self::MAX_LEVELS],
+            count: levels.len() as u8,
             resident_mask: 0,
-            current: None,
-            previous: None,
-            desired: 0,
+            screen_size: false,
             using_fallback: false,
-            transition_progress: 1.0,
-            active_mesh_asset_id: String::new(),
+            current: None,
+            desired: 0,
+            cold: Box::new(LodCold {
+                rules,
+                levels,
+                previous: None,
+                transition_progress: 1.0,
+                active_mesh_asset_id: String::new(),
+            }),
         };
-        s.refresh_mask();
+        s.refresh_hot();
         Ok(s)
     }
 
     /// Select by screen size (seed 000 `selectsByScreenSize`), optionally with a radius
     /// override.
     pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
-        self.rules = self.rules.by_screen_size(radius_override);
+        self.cold.rules = self.cold.rules.clone().by_screen_size(radius_override);
+        self.refresh_hot();
         self
     }
 
     /// Per-component quality bias of seed 002 (ranges scale by it).
     pub fn with_bias(mut self, bias: f32) -> Result<Self, LodComponentError> {
-        self.rules = self.rules.with_bias(bias)?;
+        self.cold.rules = self.cold.rules.clone().with_bias(bias)?;
+        self.refresh_hot();
         Ok(self)
     }
 
-    fn refresh_mask(&mut self) {
-        self.resident_mask = self
-            .levels
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.residency == Residency::Resident)
-            .fold(0, |m, (i, _)| m | (1u64 << i));
+    fn refresh_hot(&mut self) {
+        let c = &self.cold;
+        self.resident_mask = 0;
+        for (i, l) in c.levels.iter().enumerate() {
+            self.ranges[i] = l.max_distance * c.rules.bias;
+            self.meshes[i] = l.mesh;
+            if l.residency == Residency::Resident {
+                self.resident_mask |= 1 << i;
+            }
+        }
+        self.screen_size = c.rules.selects_by_screen_size;
     }
 
     pub fn set_residency(&mut self, level: usize, r: Residency) {
-        self.levels[level].residency = r;
-        self.refresh_mask();
+        self.cold.levels[level].residency = r;
+        self.refresh_hot();
     }
 
     pub fn rules(&self) -> &LodLevels {
-        &self.rules
+        &self.cold.rules
     }
 
     pub fn levels(&self) -> &[EntityLodLevel] {
-        &self.levels
+        &self.cold.levels
     }
 
     pub fn current(&self) -> Option<u8> {
@@ -151,7 +179,7 @@ impl EntityLod {
     }
 
     pub fn previous(&self) -> Option<u8> {
-        self.previous
+        self.cold.previous
     }
 
     pub fn desired(&self) -> u8 {
@@ -164,21 +192,26 @@ impl EntityLod {
 
     /// Fade progress in `[0, 1]`; 1 when no fade runs.
     pub fn transition_progress(&self) -> f32 {
-        self.transition_progress
+        self.cold.transition_progress
     }
 
     pub fn in_transition(&self) -> bool {
-        self.transition_progress < 1.0
+        self.cold.transition_progress < 1.0
     }
 
     /// `<url>_LOD<index>` of the drawn level: the batching key.
     pub fn active_mesh_asset_id(&self) -> &str {
-        &self.active_mesh_asset_id
+        &self.cold.active_mesh_asset_id
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.count as usize
     }
 
     #[inline]
     pub(crate) fn is_resident(&self, level: usize) -> bool {
-        self.resident_mask & (1u64 << level) != 0
+        self.resident_mask & (1u8 << level) != 0
     }
 
     /// Applies a resolved level (seed 000 `applyLOD`); returns the change event when
@@ -197,16 +230,17 @@ impl EntityLod {
             return None;
         }
         let from = self.current;
-        self.previous = from;
         self.current = Some(level);
-        self.active_mesh_asset_id.clear();
+        let c = &mut *self.cold;
+        c.previous = from;
+        c.active_mesh_asset_id.clear();
         use std::fmt::Write;
         let _ = write!(
-            self.active_mesh_asset_id,
+            c.active_mesh_asset_id,
             "{}_LOD{}",
-            self.levels[level as usize].url, level
+            c.levels[level as usize].url, level
         );
-        self.transition_progress = if fade && from.is_some() { 0.0 } else { 1.0 };
+        c.transition_progress = if fade && from.is_some() { 0.0 } else { 1.0 };
         Some(LodChanged {
             object,
             from,

@@ -336,20 +336,22 @@ impl VisibilitySystem {
             let slot = store.lod_slot.get(i).copied().unwrap_or(INVALID_HANDLE);
             let done = if slot == INVALID_HANDLE || !fade {
                 if slot != INVALID_HANDLE {
-                    store.lods[slot as usize].transition_progress = 1.0;
+                    store.lods[slot as usize].cold.transition_progress = 1.0;
                 }
                 true
             } else {
                 let comp = &mut store.lods[slot as usize];
-                if let Some(prev) = comp.previous.filter(|_| comp.in_transition()) {
+                let prev_mesh = comp.cold.previous.map(|p| comp.meshes[p as usize]);
+                let cold = &mut *comp.cold;
+                if let Some(previous_mesh) = prev_mesh.filter(|_| cold.transition_progress < 1.0) {
                     o.fades.push(FadeDraw {
                         object: i as u32,
-                        previous_mesh: comp.levels[prev as usize].mesh,
-                        progress: comp.transition_progress,
+                        previous_mesh,
+                        progress: cold.transition_progress,
                     });
                 }
-                comp.transition_progress = (comp.transition_progress + step).min(1.0);
-                !comp.in_transition()
+                cold.transition_progress = (cold.transition_progress + step).min(1.0);
+                cold.transition_progress >= 1.0
             };
             if done {
                 self.fading.swap_remove(k);
@@ -434,18 +436,16 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         let comp: &EntityLod = &s.lods[lod_slot as usize];
         let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
             let current = comp.current.map(usize::from);
-            let world_radius = if comp.rules.selects_by_screen_size {
-                comp.rules
-                    .screen_size_radius
-                    .unwrap_or_else(|| local.radius())
-                    * max_scale(&world)
+            let desired = if comp.screen_size {
+                let rules = &comp.cold.rules;
+                let world_radius =
+                    rules.screen_size_radius.unwrap_or_else(|| local.radius()) * max_scale(&world);
+                c.selector.select(rules, d2.sqrt(), world_radius, current)
             } else {
-                0.0
+                c.selector
+                    .select_stored(&comp.ranges[..comp.len()], d2.sqrt(), current)
             };
-            let desired = c
-                .selector
-                .select(&comp.rules, d2.sqrt(), world_radius, current);
-            let r = resolve_resident(desired, comp.rules.len(), current, |l| comp.is_resident(l));
+            let r = resolve_resident(desired, comp.len(), current, |l| comp.is_resident(l));
             (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
         } else {
             (comp.desired, comp.current, comp.using_fallback)
@@ -465,7 +465,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
             fallback,
         };
         *out.lod_level = level;
-        drawn_mesh = comp.levels[level as usize].mesh;
+        drawn_mesh = comp.meshes[level as usize];
     }
 
     // The columns are written for every valid object: the scene-wide list reaches
