@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod demo;
+mod inspect;
 
 #[derive(Parser)]
 #[command(name = "farsight", version, about = "Draw and stream very large 3D worlds")]
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Seed 000's city block: visibility, culling and entity LOD over a camera flight.
     Demo(demo::DemoArgs),
+    /// What a farsight container file holds: identifier, version, manifest, records.
+    Inspect(inspect::InspectArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Inspect(args) => inspect::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,169 @@
+//! `farsight inspect FILE`: what a farsight container holds, without knowing its
+//! asset kind: identifier, version, the manifest as written (indented RON), and per
+//! record its kind, streams, sizes and bytes per triangle.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use farsight_format::{describe_record, AlignedBytes, RawFile, IDENTIFIER};
+
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// The file to inspect.
+    pub file: PathBuf,
+    /// Leave the manifest out (for files whose manifest is long).
+    #[arg(long)]
+    pub no_manifest: bool,
+}
+
+pub fn run(args: InspectArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let bytes = AlignedBytes::read_file(&args.file)?;
+    let report =
+        report(&bytes, !args.no_manifest).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    print!("{report}");
+    Ok(())
+}
+
+/// Escapes the identifier the way a hex dump would show its non-ASCII bytes.
+fn identifier_text(id: &[u8]) -> String {
+    id.iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() {
+                (b as char).to_string()
+            } else {
+                format!("\\x{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The whole report as text (kept apart from printing so a test can read it).
+pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_format::FormatError> {
+    let file = RawFile::read(bytes)?;
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "identifier  {}", identifier_text(&IDENTIFIER));
+    let _ = writeln!(
+        w,
+        "version     {} ({:?})",
+        file.version() as u32,
+        file.version()
+    );
+    let _ = writeln!(
+        w,
+        "size        {} bytes: manifest {} bytes, table {} bytes, {} records",
+        bytes.len(),
+        file.manifest_text().len(),
+        file.table_len(),
+        file.record_count()
+    );
+    if with_manifest {
+        let _ = writeln!(w, "\nmanifest:\n{}", file.manifest_text());
+    }
+    let _ = writeln!(w, "\nrecords:");
+    let (mut total_bytes, mut total_tris) = (0u64, 0u64);
+    for record in file.records() {
+        let s = describe_record(&record)?;
+        total_bytes += s.bytes;
+        total_tris += s.triangles;
+        let per_tri = s
+            .bytes_per_triangle()
+            .map_or("-".to_string(), |b| format!("{b:.2}"));
+        let _ = writeln!(
+            w,
+            "  #{:<3} {}  {} bytes  {} vertices  {} triangles  {} bytes/triangle",
+            record.index.0, s.tag, s.bytes, s.vertices, s.triangles, per_tri
+        );
+        if !s.detail.is_empty() {
+            let _ = writeln!(w, "        {}", s.detail);
+        }
+        for st in &s.streams {
+            let per = if s.triangles > 0 {
+                format!("{:.2} B/tri", st.stored_bytes as f64 / s.triangles as f64)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                w,
+                "        {:<11} {:<13} {:>10} stored {:>10} decoded  {}",
+                st.name, st.codec, st.stored_bytes, st.decoded_bytes, per
+            );
+        }
+    }
+    if total_tris > 0 {
+        let _ = writeln!(
+            w,
+            "\ntotal: {total_tris} triangles in {total_bytes} record bytes, {:.2} bytes/triangle ({:.2} counting the whole file)",
+            total_bytes as f64 / total_tris as f64,
+            bytes.len() as f64 / total_tris as f64
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use farsight_format::{
+        cook_mesh, encode_full, CookOptions, FileWriter, Manifest, MeshData, RecordIndex,
+        RecordTag, Version,
+    };
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Chain {
+        name: String,
+        levels: Vec<RecordIndex>,
+    }
+    impl Manifest for Chain {
+        fn visit_records(&self, _: &mut dyn FnMut(RecordIndex, RecordTag)) {}
+    }
+
+    fn quad() -> MeshData {
+        MeshData {
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+            ],
+            normals: vec![[0.0, 0.0, 1.0]; 4],
+            uvs: vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]],
+            indices: vec![0, 1, 2, 0, 2, 3],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn report_names_every_part_and_refuses_corruption() {
+        let mut w = FileWriter::new(Version::Cooked);
+        let a = w.add_record(
+            RecordTag::MESH_COOKED,
+            &cook_mesh(&quad(), &CookOptions::default()).unwrap(),
+        );
+        let b = w.add_record(RecordTag::MESH_FULL, &encode_full(&quad()).unwrap());
+        let bytes = w
+            .finish(&Chain {
+                name: "quad".into(),
+                levels: vec![a, b],
+            })
+            .unwrap();
+        let aligned = AlignedBytes::from(&bytes[..]);
+        let text = report(&aligned, true).unwrap();
+        assert!(
+            text.contains("identifier  \\xABFSIGHT\\xBB\\x0D\\x0A\\x1A\\x0A"),
+            "{text}"
+        );
+        assert!(text.contains("version     2 (Cooked)"), "{text}");
+        assert!(text.contains("name: \"quad\""), "{text}");
+        assert!(text.contains("MSH2") && text.contains("MSH1"), "{text}");
+        assert!(text.contains("2 triangles"), "{text}");
+        assert!(
+            text.contains("positions") && text.contains("bytes/triangle"),
+            "{text}"
+        );
+        let mut bad = bytes.clone();
+        let n = bad.len();
+        bad[n - 20] ^= 1;
+        assert!(report(&AlignedBytes::from(&bad[..]), true).is_err());
+    }
+}
