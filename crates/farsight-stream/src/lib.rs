@@ -15,4 +15,5 @@
 pub mod cluster;
 pub mod io;
 pub mod region;
+pub mod sim;
 pub mod tile;
