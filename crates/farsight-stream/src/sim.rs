@@ -214,7 +214,7 @@ impl std::fmt::Debug for Sim {
 }
 
 const VIEWPORT_HEIGHT: f32 = 1080.0;
-const FOV_Y: f32 = 1.0472; // 60 degrees
+const FOV_Y: f32 = std::f32::consts::FRAC_PI_3; // 60 degrees
 
 impl Sim {
     pub fn new(
