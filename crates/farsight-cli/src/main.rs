@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cook;
 mod demo;
 mod inspect;
 
@@ -23,6 +24,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// What a farsight container file holds: identifier, version, manifest, records.
     Inspect(inspect::InspectArgs),
+    /// Cook source assets into farsight files (`cook mesh IN -o OUT`).
+    Cook(cook::CookArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Cook(args) => cook::run(args),
         Command::Inspect(args) => inspect::run(args),
     };
     match result {

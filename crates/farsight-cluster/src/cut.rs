@@ -36,14 +36,22 @@ impl CutView {
     /// sphere every non-zero error is infinitely large.
     #[inline]
     pub fn error_px(&self, sphere: &[f32; 4], error: f32) -> f32 {
-        let d = (Vec3::new(sphere[0], sphere[1], sphere[2]).distance(self.camera_local) - sphere[3]).max(0.0);
-        screen_space_error_px(error * self.scale, d * self.scale, self.projection, self.viewport_height)
+        let d = (Vec3::new(sphere[0], sphere[1], sphere[2]).distance(self.camera_local)
+            - sphere[3])
+            .max(0.0);
+        screen_space_error_px(
+            error * self.scale,
+            d * self.scale,
+            self.projection,
+            self.viewport_height,
+        )
     }
 
     /// Seed 003's two questions for one cluster: fine enough, and the parent not.
     #[inline]
     pub fn draws(&self, own: (&[f32; 4], f32), parent: (&[f32; 4], f32)) -> bool {
-        self.error_px(own.0, own.1) <= self.threshold_px && self.error_px(parent.0, parent.1) > self.threshold_px
+        self.error_px(own.0, own.1) <= self.threshold_px
+            && self.error_px(parent.0, parent.1) > self.threshold_px
     }
 }
 
@@ -87,6 +95,10 @@ impl ClusterDag {
                 out.push(c as u32);
             }
         }
-        CutStats { nodes_visited: 0, clusters_visited: self.clusters.len() as u32, clusters_drawn: out.len() as u32 }
+        CutStats {
+            nodes_visited: 0,
+            clusters_visited: self.clusters.len() as u32,
+            clusters_drawn: out.len() as u32,
+        }
     }
 }

@@ -48,11 +48,21 @@ pub enum DagError {
     #[error("the mesh has no levels")]
     NoLevels,
     #[error("level {level}: cluster {cluster} has group {found}, groups must be numbered in order from 0 (expected {expected_max} at most)")]
-    GroupsNotContiguous { level: usize, cluster: usize, found: u32, expected_max: u32 },
+    GroupsNotContiguous {
+        level: usize,
+        cluster: usize,
+        found: u32,
+        expected_max: u32,
+    },
     #[error("level {level} group {group}: clusters disagree on the parent error or sphere")]
     GroupParentMismatch { level: usize, group: u32 },
     #[error("level {level} cluster {cluster}: own error {error} is above its parent error {parent_error}")]
-    ErrorNotMonotonic { level: usize, cluster: usize, error: f32, parent_error: f32 },
+    ErrorNotMonotonic {
+        level: usize,
+        cluster: usize,
+        error: f32,
+        parent_error: f32,
+    },
 }
 
 /// The cluster DAG of one mesh, ready for the cut.
@@ -107,7 +117,12 @@ impl ClusterDag {
                         });
                     }
                     _ => {
-                        return Err(DagError::GroupsNotContiguous { level, cluster: i, found: info.group, expected_max })
+                        return Err(DagError::GroupsNotContiguous {
+                            level,
+                            cluster: i,
+                            found: info.group,
+                            expected_max,
+                        })
                     }
                 }
                 dag.clusters.push(ClusterBounds {
@@ -129,7 +144,11 @@ impl ClusterDag {
             let max_parent_error = dag.groups[groups.start as usize..groups.end as usize]
                 .iter()
                 .fold(0.0f32, |m, g| m.max(g.error));
-            dag.levels.push(LevelNode { sphere: enclosing_sphere(&spheres), max_parent_error, groups });
+            dag.levels.push(LevelNode {
+                sphere: enclosing_sphere(&spheres),
+                max_parent_error,
+                groups,
+            });
         }
         Ok(dag)
     }

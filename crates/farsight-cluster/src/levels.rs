@@ -120,21 +120,36 @@ pub struct LevelView {
 
 /// `fit`, `keep` and `wanted` for one instance. A model with no levels gets all
 /// zeros. Never allocates.
-pub fn model_levels(metric: LevelMetric<'_>, instance: &InstanceBounds, view: &LevelView) -> ModelLevels {
+pub fn model_levels(
+    metric: LevelMetric<'_>,
+    instance: &InstanceBounds,
+    view: &LevelView,
+) -> ModelLevels {
     let n = metric.len() as u32;
     if n == 0 {
-        return ModelLevels { fit: 0, keep: 0, wanted: 0 };
+        return ModelLevels {
+            fit: 0,
+            keep: 0,
+            wanted: 0,
+        };
     }
     let last = n - 1;
     let distance = (instance.center.distance(view.camera) - instance.radius).max(0.0);
     let (fit, keep) = match metric {
         LevelMetric::ParentErrors(errors) => {
-            let ppu = pixels_per_unit(distance, view.projection, view.viewport_height) * instance.scale;
+            let ppu =
+                pixels_per_unit(distance, view.projection, view.viewport_height) * instance.scale;
             // Errors are non-decreasing, so "needed" is monotone: count the levels
             // that are not needed (error under the threshold).
             let needed = |e: f32, margin: f32| e * margin * ppu > view.threshold_px;
-            let fit = errors.iter().position(|&e| needed(e, 1.0)).map_or(last, |i| i as u32);
-            let keep = errors.iter().position(|&e| needed(e, KEEP_MARGIN)).map_or(last, |i| i as u32);
+            let fit = errors
+                .iter()
+                .position(|&e| needed(e, 1.0))
+                .map_or(last, |i| i as u32);
+            let keep = errors
+                .iter()
+                .position(|&e| needed(e, KEEP_MARGIN))
+                .map_or(last, |i| i as u32);
             (fit, keep.min(fit))
         }
         LevelMetric::Distances(max_distances) => {
@@ -146,12 +161,22 @@ pub fn model_levels(metric: LevelMetric<'_>, instance: &InstanceBounds, view: &L
                 REFERENCE_P11 / view.projection.p11
             };
             let adjusted = distance * fov_scale / instance.scale.max(f32::MIN_POSITIVE);
-            let fit = max_distances.iter().position(|&d| adjusted <= d).map_or(last, |i| i as u32);
-            let keep = max_distances.iter().position(|&d| adjusted <= d * KEEP_MARGIN).map_or(last, |i| i as u32);
+            let fit = max_distances
+                .iter()
+                .position(|&d| adjusted <= d)
+                .map_or(last, |i| i as u32);
+            let keep = max_distances
+                .iter()
+                .position(|&d| adjusted <= d * KEEP_MARGIN)
+                .map_or(last, |i| i as u32);
             (fit, keep.min(fit))
         }
     };
-    ModelLevels { fit, keep, wanted: (fit + view.bias).min(last) }
+    ModelLevels {
+        fit,
+        keep,
+        wanted: (fit + view.bias).min(last),
+    }
 }
 
 /// The levels of a model over all its instances: the finest answer of each.
@@ -160,6 +185,8 @@ pub fn model_levels_over<'a>(
     instances: impl IntoIterator<Item = &'a InstanceBounds>,
     view: &LevelView,
 ) -> Option<ModelLevels> {
-    instances.into_iter().map(|i| model_levels(metric, i, view)).reduce(ModelLevels::finest)
+    instances
+        .into_iter()
+        .map(|i| model_levels(metric, i, view))
+        .reduce(ModelLevels::finest)
 }
-

@@ -29,4 +29,7 @@ mod levels;
 
 pub use cut::{CutStats, CutView};
 pub use dag::{ClusterBounds, ClusterDag, DagError, GroupNode, LevelNode};
-pub use levels::{model_levels, model_levels_over, InstanceBounds, LevelMetric, LevelView, ModelLevels, KEEP_MARGIN};
+pub use levels::{
+    model_levels, model_levels_over, InstanceBounds, LevelMetric, LevelView, ModelLevels,
+    KEEP_MARGIN,
+};

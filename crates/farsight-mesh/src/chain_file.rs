@@ -7,7 +7,9 @@
 //! u32 x index_count
 //! ```
 
-use farsight_format::{Container, FileWriter, FormatError, Manifest, RecordIndex, RecordTag, Version};
+use farsight_format::{
+    Container, FileWriter, FormatError, Manifest, RecordIndex, RecordTag, Version,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::lod_chain::LodChain;
@@ -59,13 +61,17 @@ pub fn encode_lod_chain(name: &str, chain: &LodChain) -> Result<Vec<u8>, FormatE
             .submeshes
             .iter()
             .map(|s| {
-                let mut bytes = Vec::with_capacity(16 + s.vertices.len() * 48 + s.indices.len() * 4);
+                let mut bytes =
+                    Vec::with_capacity(16 + s.vertices.len() * 48 + s.indices.len() * 4);
                 for w in [s.vertices.len() as u32, s.indices.len() as u32, 0, 0] {
                     bytes.extend_from_slice(&w.to_le_bytes());
                 }
                 bytes.extend_from_slice(bytemuck::cast_slice(&s.vertices));
                 bytes.extend_from_slice(bytemuck::cast_slice(&s.indices));
-                LodSubMeshEntry { material: s.material.clone(), record: writer.add_record(LOD_SUBMESH_TAG, &bytes) }
+                LodSubMeshEntry {
+                    material: s.material.clone(),
+                    record: writer.add_record(LOD_SUBMESH_TAG, &bytes),
+                }
             })
             .collect();
         levels.push(LodLevelEntry {
@@ -76,34 +82,56 @@ pub fn encode_lod_chain(name: &str, chain: &LodChain) -> Result<Vec<u8>, FormatE
             submeshes,
         });
     }
-    writer.finish(&LodChainManifest { name: name.to_owned(), levels })
+    writer.finish(&LodChainManifest {
+        name: name.to_owned(),
+        levels,
+    })
 }
 
 /// Reads one sub-mesh record back, checking every length against the bytes.
 pub fn decode_lod_submesh(bytes: &[u8], material: &str) -> Result<SubMesh, FormatError> {
     let bad = |what: &'static str, found: u64| FormatError::BadInput { what, found };
     if bytes.len() < 16 {
-        return Err(bad("LOD1 record shorter than its header", bytes.len() as u64));
+        return Err(bad(
+            "LOD1 record shorter than its header",
+            bytes.len() as u64,
+        ));
     }
     let word = |i: usize| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
     let (vc, ic) = (word(0) as u64, word(1) as u64);
     if 16 + vc * 48 + ic * 4 != bytes.len() as u64 {
-        return Err(bad("LOD1 record length disagrees with its counts", bytes.len() as u64));
+        return Err(bad(
+            "LOD1 record length disagrees with its counts",
+            bytes.len() as u64,
+        ));
     }
     if ic % 3 != 0 {
         return Err(bad("LOD1 index count not a multiple of 3", ic));
     }
     let v_end = 16 + vc as usize * 48;
-    let vertices: Vec<Vertex> = bytes[16..v_end].chunks_exact(48).map(bytemuck::pod_read_unaligned).collect();
-    let indices: Vec<u32> =
-        bytes[v_end..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    let vertices: Vec<Vertex> = bytes[16..v_end]
+        .chunks_exact(48)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
+    let indices: Vec<u32> = bytes[v_end..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
     if let Some(&i) = indices.iter().find(|&&i| i as u64 >= vc) {
         return Err(bad("LOD1 index past the vertex count", i as u64));
     }
-    Ok(SubMesh { name: material.to_owned(), material: material.to_owned(), vertices, indices, has_tangents: false })
+    Ok(SubMesh {
+        name: material.to_owned(),
+        material: material.to_owned(),
+        vertices,
+        indices,
+        has_tangents: false,
+    })
 }
 
 /// Parses a chain file's manifest (records are read with [`decode_lod_submesh`]).
-pub fn read_lod_chain(bytes: &farsight_format::AlignedBytes) -> Result<Container<'_, LodChainManifest>, FormatError> {
+pub fn read_lod_chain(
+    bytes: &farsight_format::AlignedBytes,
+) -> Result<Container<'_, LodChainManifest>, FormatError> {
     Container::<LodChainManifest>::read(bytes)
 }

@@ -16,11 +16,17 @@ use crate::{gltf_import, obj_import, Warning};
 
 /// Imports `.gltf`, `.glb` or `.obj` by extension.
 pub fn import(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
-    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
         "gltf" | "glb" => gltf_import::import_gltf(path, options),
         "obj" => obj_import::import_obj(path),
-        _ => Err(ImportError::new(path, ImportErrorKind::UnknownExtension { found: ext })),
+        _ => Err(ImportError::new(
+            path,
+            ImportErrorKind::UnknownExtension { found: ext },
+        )),
     }
 }
 
@@ -70,7 +76,12 @@ pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> 
             (Cooked::Clusters(mesh), bytes)
         }
     };
-    Ok(CookOutput { input: path.to_owned(), cooked, bytes, warnings })
+    Ok(CookOutput {
+        input: path.to_owned(),
+        cooked,
+        bytes,
+        warnings,
+    })
 }
 
 /// Cooks several files in parallel on rayon's pool; results in input order, each
@@ -85,7 +96,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CookError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let wrap = |source| CookError::Write { path: path.to_owned(), source };
+    let wrap = |source| CookError::Write {
+        path: path.to_owned(),
+        source,
+    };
     std::fs::write(&tmp, bytes).map_err(wrap)?;
     std::fs::rename(&tmp, path).map_err(wrap)
 }

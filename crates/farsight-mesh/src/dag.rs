@@ -133,7 +133,11 @@ pub struct RawDag {
 
 impl RawDag {
     pub fn level_count(&self) -> usize {
-        self.groups.iter().map(|g| g.depth as usize + 1).max().unwrap_or(0)
+        self.groups
+            .iter()
+            .map(|g| g.depth as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn cluster_indices(&self, c: &DagCluster) -> &[u32] {
@@ -143,13 +147,20 @@ impl RawDag {
     /// Groups that could not simplify although coarser levels exist.
     pub fn stuck_groups(&self) -> impl Iterator<Item = usize> + '_ {
         let last = self.level_count().saturating_sub(1) as u32;
-        self.groups.iter().enumerate().filter(move |(_, g)| g.error == f32::MAX && g.depth < last).map(|(i, _)| i)
+        self.groups
+            .iter()
+            .enumerate()
+            .filter(move |(_, g)| g.error == f32::MAX && g.depth < last)
+            .map(|(i, _)| i)
     }
 }
 
 /// Attribute stream handed to the simplifier: normal xyz and uv, per vertex.
 pub(crate) fn attributes(vertices: &[Vertex]) -> Vec<f32> {
-    vertices.iter().flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]]).collect()
+    vertices
+        .iter()
+        .flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]])
+        .collect()
 }
 
 /// One plain `clod_build` run (what the benchmark compares against).
@@ -161,7 +172,13 @@ pub fn clod_build_raw(
     locks: Option<&[SimplifyVertex]>,
 ) -> RawDag {
     let adapter = adapter(vertices);
-    let weights = [config.normal_weight, config.normal_weight, config.normal_weight, config.uv_weight, config.uv_weight];
+    let weights = [
+        config.normal_weight,
+        config.normal_weight,
+        config.normal_weight,
+        config.uv_weight,
+        config.uv_weight,
+    ];
     let mesh = ClodMesh {
         vertex_attributes: attributes,
         vertex_attributes_stride: 5 * 4,
@@ -227,12 +244,23 @@ pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -
         let stuck = dag.stuck_groups().count();
         if newly == 0 || rebuilds >= config.max_rebuilds {
             let locked_vertices = locked.iter().filter(|&&l| l).count();
-            return BuiltDag { dag, locked_vertices, rebuilds, stuck_groups: stuck };
+            return BuiltDag {
+                dag,
+                locked_vertices,
+                rebuilds,
+                stuck_groups: stuck,
+            };
         }
         rebuilds += 1;
         locks = Some(
             (0..vertices.len())
-                .map(|v| if locked[remap[v] as usize] { SimplifyVertex::Lock } else { SimplifyVertex::None })
+                .map(|v| {
+                    if locked[remap[v] as usize] {
+                        SimplifyVertex::Lock
+                    } else {
+                        SimplifyVertex::None
+                    }
+                })
                 .collect(),
         );
     }
@@ -256,7 +284,11 @@ fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
     let mut owner = vec![NONE; remap.len()];
     for depth in depths {
         owner.fill(NONE);
-        for c in dag.clusters.iter().filter(|c| dag.groups[c.group as usize].depth == depth) {
+        for c in dag
+            .clusters
+            .iter()
+            .filter(|c| dag.groups[c.group as usize].depth == depth)
+        {
             for &v in dag.cluster_indices(c) {
                 let p = remap[v as usize] as usize;
                 owner[p] = match owner[p] {

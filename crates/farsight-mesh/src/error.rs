@@ -16,7 +16,10 @@ pub struct ImportError {
 
 impl ImportError {
     pub(crate) fn new(path: impl Into<PathBuf>, kind: ImportErrorKind) -> Self {
-        Self { path: path.into(), kind }
+        Self {
+            path: path.into(),
+            kind,
+        }
     }
 }
 
@@ -33,25 +36,60 @@ pub enum ImportErrorKind {
     #[error("the file requires extension {name}, which farsight does not support")]
     UnsupportedRequiredExtension { name: String },
     #[error("buffer {buffer} ({uri:?}) is missing: {reason}")]
-    MissingBuffer { buffer: usize, uri: Option<String>, reason: String },
+    MissingBuffer {
+        buffer: usize,
+        uri: Option<String>,
+        reason: String,
+    },
     #[error("buffer {buffer} holds {available} bytes, the file declares {declared}")]
-    BufferTooShort { buffer: usize, declared: u64, available: u64 },
+    BufferTooShort {
+        buffer: usize,
+        declared: u64,
+        available: u64,
+    },
     #[error("accessor {accessor} ({what}) reads bytes {start}..{end} past its data of {available} bytes")]
-    AccessorOutOfBounds { accessor: usize, what: &'static str, start: u64, end: u64, available: u64 },
+    AccessorOutOfBounds {
+        accessor: usize,
+        what: &'static str,
+        start: u64,
+        end: u64,
+        available: u64,
+    },
     #[error("accessor {accessor} ({what}) is sparse, which farsight does not import")]
     SparseAccessor { accessor: usize, what: &'static str },
-    #[error("mesh {mesh} primitive {primitive} uses mode {mode}; only triangle lists are imported")]
-    NonTrianglePrimitive { mesh: usize, primitive: usize, mode: String },
+    #[error(
+        "mesh {mesh} primitive {primitive} uses mode {mode}; only triangle lists are imported"
+    )]
+    NonTrianglePrimitive {
+        mesh: usize,
+        primitive: usize,
+        mode: String,
+    },
     #[error("mesh {mesh} primitive {primitive} has no POSITION attribute")]
     MissingPositions { mesh: usize, primitive: usize },
     #[error("sub-mesh {submesh:?}: index {index} at position {position} is out of range for {vertex_count} vertices")]
-    IndexOutOfRange { submesh: String, position: usize, index: u32, vertex_count: usize },
+    IndexOutOfRange {
+        submesh: String,
+        position: usize,
+        index: u32,
+        vertex_count: usize,
+    },
     #[error("sub-mesh {submesh:?}: {count} indices is not a whole number of triangles")]
     IndexCountNotTriangles { submesh: String, count: usize },
     #[error("sub-mesh {submesh:?}: vertex {vertex} has a non-finite {attribute} {value:?}")]
-    NonFinite { submesh: String, vertex: usize, attribute: &'static str, value: [f32; 3] },
+    NonFinite {
+        submesh: String,
+        vertex: usize,
+        attribute: &'static str,
+        value: [f32; 3],
+    },
     #[error("sub-mesh {submesh:?}: attribute {attribute} has {found} entries for {vertex_count} vertices")]
-    AttributeCountMismatch { submesh: String, attribute: &'static str, found: usize, vertex_count: usize },
+    AttributeCountMismatch {
+        submesh: String,
+        attribute: &'static str,
+        found: usize,
+        vertex_count: usize,
+    },
     #[error("malformed OBJ: {message}")]
     Obj { message: String },
     #[error("the file holds no triangles")]
@@ -75,12 +113,20 @@ pub enum Warning {
     EmptySubmeshRemoved { submesh: String },
     /// A discrete LOD level was dropped because simplification could not usefully
     /// coarsen it (fewer than the required share of triangles removed).
-    LodLevelDropped { level: usize, triangles_before: usize, triangles_after: usize },
+    LodLevelDropped {
+        level: usize,
+        triangles_before: usize,
+        triangles_after: usize,
+    },
     /// A glTF node references a mesh more than once; each occurrence was imported.
     UnusedMesh { mesh: usize },
     /// The cluster DAG had groups that could not simplify; their border vertices
     /// were locked and the DAG rebuilt so coarser levels cannot pull away from them.
-    StuckGroupsLocked { groups: usize, locked_vertices: usize, rebuilds: usize },
+    StuckGroupsLocked {
+        groups: usize,
+        locked_vertices: usize,
+        rebuilds: usize,
+    },
     /// The cluster DAG was cut at the configured level limit.
     LevelLimitReached { limit: usize },
 }
@@ -99,21 +145,41 @@ pub enum CookError {
         "error not monotonic: level {level} cluster {cluster} has error {child_error} \
          above its parent group's {parent_error}"
     )]
-    ErrorNotMonotonic { level: usize, cluster: usize, child_error: f32, parent_error: f32 },
-    #[error("level {level} cluster {cluster}: its own error sphere is not inside its parent group's")]
+    ErrorNotMonotonic {
+        level: usize,
+        cluster: usize,
+        child_error: f32,
+        parent_error: f32,
+    },
+    #[error(
+        "level {level} cluster {cluster}: its own error sphere is not inside its parent group's"
+    )]
     SphereNotNested { level: usize, cluster: usize },
     #[error("level {level} max parent error {found} is below level {} ({previous})", level - 1)]
-    LevelErrorsNotOrdered { level: usize, previous: f32, found: f32 },
+    LevelErrorsNotOrdered {
+        level: usize,
+        previous: f32,
+        found: f32,
+    },
     #[error("the cut at threshold {threshold} opens a crack: {open_edges} edges are used by one triangle but were not borders of LOD0")]
     CrackInCut { threshold: f32, open_edges: usize },
-    #[error("level {level} is not complete alone: {open_edges} open edges that LOD0 does not have")]
+    #[error(
+        "level {level} is not complete alone: {open_edges} open edges that LOD0 does not have"
+    )]
     LevelIncomplete { level: usize, open_edges: usize },
     #[error("cluster {cluster} has {triangles} triangles, more than a slot holds ({slot})")]
-    ClusterTooLarge { cluster: usize, triangles: usize, slot: u32 },
+    ClusterTooLarge {
+        cluster: usize,
+        triangles: usize,
+        slot: u32,
+    },
     #[error("stuck groups still open cracks after {rebuilds} rebuilds")]
     StuckGroupsUnresolved { rebuilds: usize },
     #[error("cannot write the file: {0}")]
     Format(#[from] farsight_format::FormatError),
     #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }

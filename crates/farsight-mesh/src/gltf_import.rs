@@ -40,7 +40,10 @@ impl LoadedGltf {
     ) -> Result<(), ImportError> {
         let index = accessor.index();
         if accessor.sparse().is_some() {
-            return Err(self.err(ImportErrorKind::SparseAccessor { accessor: index, what }));
+            return Err(self.err(ImportErrorKind::SparseAccessor {
+                accessor: index,
+                what,
+            }));
         }
         let Some(view) = accessor.view() else {
             return Err(self.err(ImportErrorKind::Gltf {
@@ -106,20 +109,27 @@ impl LoadedGltf {
 pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
     let err = |kind| ImportError::new(path, kind);
     let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
-    let gltf = gltf::Gltf::from_slice_without_validation(&bytes)
-        .map_err(|e| err(ImportErrorKind::Gltf { message: e.to_string() }))?;
+    let gltf = gltf::Gltf::from_slice_without_validation(&bytes).map_err(|e| {
+        err(ImportErrorKind::Gltf {
+            message: e.to_string(),
+        })
+    })?;
     // Required extensions first: the generic validation would only say "unsupported".
     if let Some(name) = gltf
         .document
         .extensions_required()
         .find(|n| !SUPPORTED_REQUIRED.contains(n))
     {
-        return Err(err(ImportErrorKind::UnsupportedRequiredExtension { name: name.to_owned() }));
+        return Err(err(ImportErrorKind::UnsupportedRequiredExtension {
+            name: name.to_owned(),
+        }));
     }
     let gltf::Gltf { document, blob } = gltf;
     let root = document.into_json();
     let document = gltf::Document::from_json(root).map_err(|e| {
-        err(ImportErrorKind::Gltf { message: format!("validation failed: {e}") })
+        err(ImportErrorKind::Gltf {
+            message: format!("validation failed: {e}"),
+        })
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut buffers = Vec::with_capacity(document.buffers().len());
@@ -134,7 +144,11 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
                 })
             })?,
             gltf::buffer::Source::Uri(uri) => load_uri(base, uri).map_err(|reason| {
-                err(ImportErrorKind::MissingBuffer { buffer: index, uri: Some(uri.to_owned()), reason })
+                err(ImportErrorKind::MissingBuffer {
+                    buffer: index,
+                    uri: Some(uri.to_owned()),
+                    reason,
+                })
             })?,
         };
         if data.len() < buffer.length() {
@@ -146,7 +160,11 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
         }
         buffers.push(data);
     }
-    Ok(LoadedGltf { path: path.to_owned(), document, buffers })
+    Ok(LoadedGltf {
+        path: path.to_owned(),
+        document,
+        buffers,
+    })
 }
 
 fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
@@ -171,19 +189,32 @@ fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
 pub fn import_gltf(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
     let file = load_gltf(path)?;
     let mut warnings = Vec::new();
-    let stem = path.file_stem().map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+    let stem = path
+        .file_stem()
+        .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
     let placements = node_placements(&file);
-    let mut scene = ImportedScene { meshes: Vec::new(), instances: Vec::new(), warnings: Vec::new() };
+    let mut scene = ImportedScene {
+        meshes: Vec::new(),
+        instances: Vec::new(),
+        warnings: Vec::new(),
+    };
     match options.transforms {
         TransformMode::Apply => {
             let mut submeshes = Vec::new();
             for (mesh_index, transform) in &placements {
-                let mesh = file.document.meshes().nth(*mesh_index).expect("validated index");
+                let mesh = file
+                    .document
+                    .meshes()
+                    .nth(*mesh_index)
+                    .expect("validated index");
                 for p in mesh.primitives() {
                     submeshes.push(read_primitive(&file, &mesh, &p, *transform)?);
                 }
             }
-            scene.meshes.push(Mesh { name: stem, submeshes });
+            scene.meshes.push(Mesh {
+                name: stem,
+                submeshes,
+            });
         }
         TransformMode::KeepInstances => {
             for mesh in file.document.meshes() {
@@ -191,11 +222,15 @@ pub fn import_gltf(path: &Path, options: &ImportOptions) -> Result<ImportedScene
                 for p in mesh.primitives() {
                     submeshes.push(read_primitive(&file, &mesh, &p, Mat4::IDENTITY)?);
                 }
-                let name = mesh.name().map_or_else(|| format!("{stem}/mesh{}", mesh.index()), str::to_owned);
+                let name = mesh
+                    .name()
+                    .map_or_else(|| format!("{stem}/mesh{}", mesh.index()), str::to_owned);
                 scene.meshes.push(Mesh { name, submeshes });
             }
-            scene.instances =
-                placements.iter().map(|&(mesh, transform)| Instance { mesh, transform }).collect();
+            scene.instances = placements
+                .iter()
+                .map(|&(mesh, transform)| Instance { mesh, transform })
+                .collect();
         }
     }
     for mesh in &mut scene.meshes {
@@ -230,8 +265,11 @@ pub(crate) fn node_placements(file: &LoadedGltf) -> Vec<(usize, Mat4)> {
     let mut out = Vec::new();
     // Explicit stack with a depth bound: a malformed file with a node cycle ends.
     let limit = doc.nodes().len();
-    let mut stack: Vec<(gltf::Node<'_>, Mat4, usize)> =
-        roots.into_iter().rev().map(|n| (n, Mat4::IDENTITY, 0)).collect();
+    let mut stack: Vec<(gltf::Node<'_>, Mat4, usize)> = roots
+        .into_iter()
+        .rev()
+        .map(|n| (n, Mat4::IDENTITY, 0))
+        .collect();
     while let Some((node, parent, depth)) = stack.pop() {
         if depth > limit {
             continue;
@@ -262,26 +300,44 @@ fn read_primitive(
             mode: format!("{:?}", p.mode()),
         }));
     }
-    let name = format!("{}/{pi}", mesh.name().map_or_else(|| format!("mesh{mi}"), str::to_owned));
+    let name = format!(
+        "{}/{pi}",
+        mesh.name()
+            .map_or_else(|| format!("mesh{mi}"), str::to_owned)
+    );
     let material = match (p.material().index(), p.material().name()) {
         (_, Some(n)) => n.to_owned(),
         (Some(i), None) => format!("material{i}"),
         (None, None) => "default".to_owned(),
     };
     let f32_only = [DataType::F32];
-    let pos = p
-        .get(&gltf::Semantic::Positions)
-        .ok_or_else(|| file.err(ImportErrorKind::MissingPositions { mesh: mi, primitive: pi }))?;
+    let pos = p.get(&gltf::Semantic::Positions).ok_or_else(|| {
+        file.err(ImportErrorKind::MissingPositions {
+            mesh: mi,
+            primitive: pi,
+        })
+    })?;
     file.check_typed(&pos, "POSITION", &f32_only, Dimensions::Vec3)?;
     let reader = p.reader(|b| file.buffers.get(b.index()).map(Vec::as_slice));
-    let positions: Vec<[f32; 3]> = reader.read_positions().map(Iterator::collect).unwrap_or_default();
+    let positions: Vec<[f32; 3]> = reader
+        .read_positions()
+        .map(Iterator::collect)
+        .unwrap_or_default();
     let n = positions.len();
-    let mut vertices: Vec<Vertex> =
-        positions.iter().map(|&position| Vertex { position, ..Vertex::default() }).collect();
+    let mut vertices: Vec<Vertex> = positions
+        .iter()
+        .map(|&position| Vertex {
+            position,
+            ..Vertex::default()
+        })
+        .collect();
     let mut has_normals = false;
     if let Some(acc) = p.get(&gltf::Semantic::Normals) {
         file.check_typed(&acc, "NORMAL", &f32_only, Dimensions::Vec3)?;
-        let normals: Vec<[f32; 3]> = reader.read_normals().map(Iterator::collect).unwrap_or_default();
+        let normals: Vec<[f32; 3]> = reader
+            .read_normals()
+            .map(Iterator::collect)
+            .unwrap_or_default();
         count_matches(file, &name, "NORMAL", normals.len(), n)?;
         for (v, nrm) in vertices.iter_mut().zip(normals) {
             v.normal = nrm;
@@ -291,7 +347,10 @@ fn read_primitive(
     let mut has_tangents = false;
     if let Some(acc) = p.get(&gltf::Semantic::Tangents) {
         file.check_typed(&acc, "TANGENT", &f32_only, Dimensions::Vec4)?;
-        let tangents: Vec<[f32; 4]> = reader.read_tangents().map(Iterator::collect).unwrap_or_default();
+        let tangents: Vec<[f32; 4]> = reader
+            .read_tangents()
+            .map(Iterator::collect)
+            .unwrap_or_default();
         count_matches(file, &name, "TANGENT", tangents.len(), n)?;
         for (v, t) in vertices.iter_mut().zip(tangents) {
             v.tangent = t;
@@ -299,9 +358,16 @@ fn read_primitive(
         has_tangents = true;
     }
     if let Some(acc) = p.get(&gltf::Semantic::TexCoords(0)) {
-        file.check_typed(&acc, "TEXCOORD_0", &[DataType::F32, DataType::U8, DataType::U16], Dimensions::Vec2)?;
-        let uvs: Vec<[f32; 2]> =
-            reader.read_tex_coords(0).map(|r| r.into_f32().collect()).unwrap_or_default();
+        file.check_typed(
+            &acc,
+            "TEXCOORD_0",
+            &[DataType::F32, DataType::U8, DataType::U16],
+            Dimensions::Vec2,
+        )?;
+        let uvs: Vec<[f32; 2]> = reader
+            .read_tex_coords(0)
+            .map(|r| r.into_f32().collect())
+            .unwrap_or_default();
         count_matches(file, &name, "TEXCOORD_0", uvs.len(), n)?;
         for (v, uv) in vertices.iter_mut().zip(uvs) {
             v.uv = uv;
@@ -309,12 +375,26 @@ fn read_primitive(
     }
     let indices: Vec<u32> = match p.indices() {
         Some(acc) => {
-            file.check_typed(&acc, "indices", &[DataType::U8, DataType::U16, DataType::U32], Dimensions::Scalar)?;
-            reader.read_indices().map(|r| r.into_u32().collect()).unwrap_or_default()
+            file.check_typed(
+                &acc,
+                "indices",
+                &[DataType::U8, DataType::U16, DataType::U32],
+                Dimensions::Scalar,
+            )?;
+            reader
+                .read_indices()
+                .map(|r| r.into_u32().collect())
+                .unwrap_or_default()
         }
         None => (0..n as u32).collect(),
     };
-    let mut s = SubMesh { name, material, vertices, indices, has_tangents };
+    let mut s = SubMesh {
+        name,
+        material,
+        vertices,
+        indices,
+        has_tangents,
+    };
     if !has_normals {
         // Marker for the repair step: all-zero normals are regenerated.
         for v in &mut s.vertices {

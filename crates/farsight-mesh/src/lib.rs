@@ -35,17 +35,24 @@ mod skin;
 mod validate;
 
 pub use chain_file::{
-    decode_lod_submesh, encode_lod_chain, read_lod_chain, LodChainManifest, LodLevelEntry, LodSubMeshEntry,
-    LOD_SUBMESH_TAG,
+    decode_lod_submesh, encode_lod_chain, read_lod_chain, LodChainManifest, LodLevelEntry,
+    LodSubMeshEntry, LOD_SUBMESH_TAG,
 };
-pub use cook::{cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked};
+pub use cook::{
+    cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked,
+};
 pub use dag::{build_dag, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup, RawDag};
 pub use error::{CookError, ImportError, ImportErrorKind, Warning};
 pub use gltf_import::import_gltf;
-pub use lod_chain::{generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel, REFERENCE_VIEWPORT_HEIGHT};
+pub use lod_chain::{
+    generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel,
+    REFERENCE_VIEWPORT_HEIGHT,
+};
 pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
-pub use pack::{check_cluster_levels, cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel};
+pub use pack::{
+    check_cluster_levels, cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel,
+};
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};
 pub use skin::{load_skinned_meshes, SkinnedMesh};
 

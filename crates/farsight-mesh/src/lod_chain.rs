@@ -33,7 +33,14 @@ pub struct LodChainConfig {
 
 impl Default for LodChainConfig {
     fn default() -> Self {
-        Self { max_levels: 6, first_ratio: 0.5, ratio: 0.25, min_reduction: 0.85, normal_weight: 0.5, uv_weight: 1.0 }
+        Self {
+            max_levels: 6,
+            first_ratio: 0.5,
+            ratio: 0.25,
+            min_reduction: 0.85,
+            normal_weight: 0.5,
+            uv_weight: 1.0,
+        }
     }
 }
 
@@ -79,9 +86,17 @@ pub fn generate_lod_chain(source: &Mesh, config: &LodChainConfig) -> LodChain {
     let total = indices.len() / 3;
     let adapter = adapter(&vertices);
     let scale = meshopt::simplify_scale(&adapter);
-    let attributes: Vec<f32> =
-        vertices.iter().flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]]).collect();
-    let weights = [config.normal_weight, config.normal_weight, config.normal_weight, config.uv_weight, config.uv_weight];
+    let attributes: Vec<f32> = vertices
+        .iter()
+        .flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]])
+        .collect();
+    let weights = [
+        config.normal_weight,
+        config.normal_weight,
+        config.normal_weight,
+        config.uv_weight,
+        config.uv_weight,
+    ];
     let locks = vec![SimplifyVertex::None; vertices.len()];
     let mut levels = vec![LodChainLevel {
         name: format!("{}:lod0", source.name),
@@ -117,7 +132,13 @@ pub fn generate_lod_chain(source: &Mesh, config: &LodChainConfig) -> LodChain {
             break;
         }
         let level = levels.len();
-        let mesh = split_back(source, &vertices, &ranges, &lod, format!("{}:lod{level}", source.name));
+        let mesh = split_back(
+            source,
+            &vertices,
+            &ranges,
+            &lod,
+            format!("{}:lod{level}", source.name),
+        );
         levels.push(LodChainLevel {
             name: mesh.name.clone(),
             mesh,
@@ -160,7 +181,13 @@ fn submesh_ranges(mesh: &Mesh) -> Vec<(u32, u32)> {
 
 /// Splits simplified merged indices back into the source's sub-meshes (a triangle's
 /// corners always lie in one sub-mesh's vertex range) and compacts each.
-fn split_back(source: &Mesh, vertices: &[Vertex], ranges: &[(u32, u32)], lod: &[u32], name: String) -> Mesh {
+fn split_back(
+    source: &Mesh,
+    vertices: &[Vertex],
+    ranges: &[(u32, u32)],
+    lod: &[u32],
+    name: String,
+) -> Mesh {
     let mut submeshes = Vec::with_capacity(ranges.len());
     for (s, &(lo, hi)) in source.submeshes.iter().zip(ranges) {
         let indices: Vec<u32> = lod

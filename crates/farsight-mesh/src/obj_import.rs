@@ -21,27 +21,40 @@ pub fn import_obj(path: &Path) -> Result<ImportedScene, ImportError> {
         ignore_points: true,
         ignore_lines: true,
     };
-    let (models, materials) =
-        tobj::load_obj(path, &options).map_err(|e| err(ImportErrorKind::Obj { message: e.to_string() }))?;
+    let (models, materials) = tobj::load_obj(path, &options).map_err(|e| {
+        err(ImportErrorKind::Obj {
+            message: e.to_string(),
+        })
+    })?;
     let mut warnings = Vec::new();
     let materials = match materials {
         Ok(m) => m,
         Err(e) => {
-            warnings.push(Warning::MaterialLibraryUnreadable { message: e.to_string() });
+            warnings.push(Warning::MaterialLibraryUnreadable {
+                message: e.to_string(),
+            });
             Vec::new()
         }
     };
     let mut submeshes = Vec::with_capacity(models.len());
     for (i, model) in models.into_iter().enumerate() {
         let m = model.mesh;
-        let name = if model.name.is_empty() { format!("object{i}") } else { model.name.clone() };
+        let name = if model.name.is_empty() {
+            format!("object{i}")
+        } else {
+            model.name.clone()
+        };
         let name = format!("{name}/{i}");
         let material = match m.material_id {
-            Some(id) => materials.get(id).map_or_else(|| format!("material{id}"), |mat| mat.name.clone()),
+            Some(id) => materials
+                .get(id)
+                .map_or_else(|| format!("material{id}"), |mat| mat.name.clone()),
             None => "default".to_owned(),
         };
         if m.positions.len() % 3 != 0 {
-            return Err(err(ImportErrorKind::Obj { message: format!("{name}: position array not xyz triples") }));
+            return Err(err(ImportErrorKind::Obj {
+                message: format!("{name}: position array not xyz triples"),
+            }));
         }
         let n = m.positions.len() / 3;
         let check = |attribute: &'static str, len: usize, width: usize| {
@@ -59,17 +72,31 @@ pub fn import_obj(path: &Path) -> Result<ImportedScene, ImportError> {
         check("texcoord", m.texcoords.len(), 2)?;
         let vertices = (0..n)
             .map(|v| Vertex {
-                position: [m.positions[3 * v], m.positions[3 * v + 1], m.positions[3 * v + 2]],
+                position: [
+                    m.positions[3 * v],
+                    m.positions[3 * v + 1],
+                    m.positions[3 * v + 2],
+                ],
                 normal: if m.normals.is_empty() {
                     [0.0; 3]
                 } else {
                     [m.normals[3 * v], m.normals[3 * v + 1], m.normals[3 * v + 2]]
                 },
-                uv: if m.texcoords.is_empty() { [0.0; 2] } else { [m.texcoords[2 * v], m.texcoords[2 * v + 1]] },
+                uv: if m.texcoords.is_empty() {
+                    [0.0; 2]
+                } else {
+                    [m.texcoords[2 * v], m.texcoords[2 * v + 1]]
+                },
                 tangent: [0.0; 4],
             })
             .collect();
-        let mut s = SubMesh { name, material, vertices, indices: m.indices, has_tangents: false };
+        let mut s = SubMesh {
+            name,
+            material,
+            vertices,
+            indices: m.indices,
+            has_tangents: false,
+        };
         repair_submesh(&mut s, &mut warnings).map_err(err)?;
         if s.indices.is_empty() {
             warnings.push(Warning::EmptySubmeshRemoved { submesh: s.name });
@@ -80,6 +107,12 @@ pub fn import_obj(path: &Path) -> Result<ImportedScene, ImportError> {
     if submeshes.is_empty() {
         return Err(err(ImportErrorKind::Empty));
     }
-    let name = path.file_stem().map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
-    Ok(ImportedScene { meshes: vec![Mesh { name, submeshes }], instances: Vec::new(), warnings })
+    let name = path
+        .file_stem()
+        .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+    Ok(ImportedScene {
+        meshes: vec![Mesh { name, submeshes }],
+        instances: Vec::new(),
+        warnings,
+    })
 }

@@ -2,9 +2,9 @@
 //! the cook's trust checks, and the cluster level records of `farsight-format`.
 
 use farsight_format::{
-    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest,
-    ClusterVertex, FileWriter, FloatVertex, RecordTag, Version, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
-    NO_PARENT_ERROR,
+    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevelEntry, ClusterLevelHeader,
+    ClusterMeshManifest, ClusterVertex, FileWriter, FloatVertex, RecordTag, Version,
+    CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
 };
 use farsight_geom::Aabb;
 use glam::Vec3;
@@ -77,12 +77,20 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
         });
     }
     if built.dag.level_count() > config.max_levels {
-        warnings.push(Warning::LevelLimitReached { limit: config.max_levels });
+        warnings.push(Warning::LevelLimitReached {
+            limit: config.max_levels,
+        });
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
     check_cluster_levels(&levels, &vertices, &indices)?;
     let bounds = mesh.bounds();
-    Ok(ClusterMesh { name: mesh.name.clone(), bounds, vertices, levels, warnings })
+    Ok(ClusterMesh {
+        name: mesh.name.clone(),
+        bounds,
+        vertices,
+        levels,
+        warnings,
+    })
 }
 
 /// Seed 003's stamping over `clod_build`'s output. Level `j` holds the clusters of
@@ -98,7 +106,11 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     let last = n as u32 - 1;
     // P[j]: largest finite parent error of level j's own (non-terminal) groups.
     let mut p = vec![0.0f32; n];
-    for g in dag.groups.iter().filter(|g| g.depth <= last && g.error != f32::MAX) {
+    for g in dag
+        .groups
+        .iter()
+        .filter(|g| g.depth <= last && g.error != f32::MAX)
+    {
         p[g.depth as usize] = p[g.depth as usize].max(g.error);
     }
     let own = |c: &crate::dag::DagCluster| -> ([f32; 4], f32) {
@@ -116,7 +128,12 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     // Chains of the stuck groups: (group, a[] indexed by level).
     let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
     let mut levels: Vec<PackedLevel> = (0..n)
-        .map(|_| PackedLevel { clusters: Vec::new(), indices: Vec::new(), offsets: vec![0], copied_clusters: 0 })
+        .map(|_| PackedLevel {
+            clusters: Vec::new(),
+            indices: Vec::new(),
+            offsets: vec![0],
+            copied_clusters: 0,
+        })
         .collect();
     let push = |level: &mut PackedLevel, info: ClusterInfo, tris: &[u32]| {
         level.clusters.push(info);
@@ -130,11 +147,18 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
         let j = g.depth as usize;
         let stuck = g.error == f32::MAX && g.depth < last;
         let parent_error = if stuck {
-            let own_max = clusters_of[gi].iter().map(|&c| own(&dag.clusters[c]).1).fold(0.0f32, f32::max);
+            let own_max = clusters_of[gi]
+                .iter()
+                .map(|&c| own(&dag.clusters[c]).1)
+                .fold(0.0f32, f32::max);
             let mut a = vec![0.0f32; n + 1];
             a[j + 1] = own_max.max(p[j]);
             for k in j + 1..n {
-                a[k + 1] = if k as u32 == last { NO_PARENT_ERROR } else { a[k].max(p[k]) };
+                a[k + 1] = if k as u32 == last {
+                    NO_PARENT_ERROR
+                } else {
+                    a[k].max(p[k])
+                };
             }
             let e = a[j + 1];
             chains.push((gi, a));
@@ -222,7 +246,11 @@ pub(crate) fn enclose(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
         return [b[0], b[1], b[2], r as f32];
     }
     let r = (d + ra + rb) * 0.5;
-    let c = if d > 0.0 { ca + (cb - ca) * ((r - ra) / d) } else { ca };
+    let c = if d > 0.0 {
+        ca + (cb - ca) * ((r - ra) / d)
+    } else {
+        ca
+    };
     let r = r * (1.0 + 1e-5) + 1e-12;
     [c.x as f32, c.y as f32, c.z as f32, r as f32]
 }
@@ -236,7 +264,11 @@ fn group_count(level: &PackedLevel) -> u32 {
 /// non-decreasing), clusters within a slot, each level complete alone (closed parts
 /// of LOD0 stay closed), and the uniform cut at every level's hand-over free of
 /// cracks. [`cook_clusters`] runs it and refuses a result that fails.
-pub fn check_cluster_levels(levels: &[PackedLevel], vertices: &[Vertex], lod0: &[u32]) -> Result<(), CookError> {
+pub fn check_cluster_levels(
+    levels: &[PackedLevel],
+    vertices: &[Vertex],
+    lod0: &[u32],
+) -> Result<(), CookError> {
     let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
     let reference = EdgeReference::new(position_remap(&positions), lod0);
     check(levels, &reference)
@@ -245,7 +277,7 @@ pub fn check_cluster_levels(levels: &[PackedLevel], vertices: &[Vertex], lod0: &
 fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookError> {
     for (level, l) in levels.iter().enumerate() {
         for (cluster, c) in l.clusters.iter().enumerate() {
-            if !(c.error <= c.parent_error) {
+            if c.error > c.parent_error || c.error.is_nan() || c.parent_error.is_nan() {
                 return Err(CookError::ErrorNotMonotonic {
                     level,
                     cluster,
@@ -253,7 +285,10 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
                     parent_error: c.parent_error,
                 });
             }
-            let (own, parent) = (Vec3::from_slice(&c.sphere[..3]), Vec3::from_slice(&c.parent_sphere[..3]));
+            let (own, parent) = (
+                Vec3::from_slice(&c.sphere[..3]),
+                Vec3::from_slice(&c.parent_sphere[..3]),
+            );
             if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
                 return Err(CookError::SphereNotNested { level, cluster });
             }
@@ -268,7 +303,11 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
         if level > 0 {
             let (previous, found) = (levels[level - 1].max_parent_error(), l.max_parent_error());
             if found < previous {
-                return Err(CookError::LevelErrorsNotOrdered { level, previous, found });
+                return Err(CookError::LevelErrorsNotOrdered {
+                    level,
+                    previous,
+                    found,
+                });
             }
         }
     }
@@ -289,14 +328,20 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
     all_open.sort_unstable();
     all_open.dedup();
     // The uniform cut at every level's hand-over.
-    let thresholds: Vec<f32> =
-        levels.iter().map(PackedLevel::max_parent_error).filter(|&t| t < NO_PARENT_ERROR).collect();
+    let thresholds: Vec<f32> = levels
+        .iter()
+        .map(PackedLevel::max_parent_error)
+        .filter(|&t| t < NO_PARENT_ERROR)
+        .collect();
     let mut errors: Vec<CookError> = thresholds
         .par_iter()
         .filter_map(|&t| {
             let tris: Vec<u32> = uniform_cut(levels, t).collect();
             let open_edges = reference.cracks(&tris, &all_open, &mut Vec::new());
-            (open_edges > 0).then_some(CookError::CrackInCut { threshold: t, open_edges })
+            (open_edges > 0).then_some(CookError::CrackInCut {
+                threshold: t,
+                open_edges,
+            })
         })
         .collect();
     // Deterministic report: the first failing threshold.
@@ -335,14 +380,19 @@ impl ClusterMesh {
         for (li, level) in self.levels.iter().enumerate() {
             let mut vertices: Vec<ClusterVertex> = Vec::new();
             let mut used: Vec<u32> = Vec::new();
-            let mut slots = Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
+            let mut slots =
+                Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
             let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
             for c in 0..level.clusters.len() {
                 local.clear();
                 for &v in level.cluster_triangles(c) {
                     if remap[v as usize] == u32::MAX {
                         remap[v as usize] = vertices.len() as u32;
-                        vertices.push(ClusterVertex::pack(&float_vertex(&self.vertices[v as usize]), min, max));
+                        vertices.push(ClusterVertex::pack(
+                            &float_vertex(&self.vertices[v as usize]),
+                            min,
+                            max,
+                        ));
                         used.push(v);
                     }
                     local.push(remap[v as usize]);
@@ -375,7 +425,12 @@ impl ClusterMesh {
                 bytes: bytes.len() as u64,
             });
         }
-        let manifest = ClusterMeshManifest { name: self.name.clone(), bounds_min: min, bounds_max: max, levels: entries };
+        let manifest = ClusterMeshManifest {
+            name: self.name.clone(),
+            bounds_min: min,
+            bounds_max: max,
+            levels: entries,
+        };
         Ok(writer.finish(&manifest)?)
     }
 }

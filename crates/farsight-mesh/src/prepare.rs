@@ -31,13 +31,19 @@ pub fn prepare(mesh: &Mesh) -> PreparedMesh {
                 m.has_tangents &= s.has_tangents;
                 m.name = format!("{}+", m.name.trim_end_matches('+'));
             }
-            None => by_material.push(SubMesh { name: s.material.clone(), ..s.clone() }),
+            None => by_material.push(SubMesh {
+                name: s.material.clone(),
+                ..s.clone()
+            }),
         }
     }
     for s in &mut by_material {
         optimize_submesh(s);
     }
-    let mesh = Mesh { name: mesh.name.clone(), submeshes: by_material };
+    let mesh = Mesh {
+        name: mesh.name.clone(),
+        submeshes: by_material,
+    };
     let bounds = mesh.bounds();
     PreparedMesh { mesh, bounds }
 }
@@ -64,6 +70,10 @@ pub fn optimize_submesh(s: &mut SubMesh) {
 
 /// Positions of a vertex array as meshoptimizer reads them (48-byte stride).
 pub(crate) fn adapter(vertices: &[Vertex]) -> meshopt::VertexDataAdapter<'_> {
-    meshopt::VertexDataAdapter::new(bytemuck::cast_slice(vertices), std::mem::size_of::<Vertex>(), 0)
-        .expect("48-byte stride with positions at offset 0")
+    meshopt::VertexDataAdapter::new(
+        bytemuck::cast_slice(vertices),
+        std::mem::size_of::<Vertex>(),
+        0,
+    )
+    .expect("48-byte stride with positions at offset 0")
 }

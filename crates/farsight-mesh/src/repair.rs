@@ -9,19 +9,31 @@ use crate::Warning;
 
 /// Validates a freshly read sub-mesh, then removes degenerate triangles and
 /// generates normals where the source had none (all-zero or non-finite normals).
-pub(crate) fn repair_submesh(s: &mut SubMesh, warnings: &mut Vec<Warning>) -> Result<(), ImportErrorKind> {
+pub(crate) fn repair_submesh(
+    s: &mut SubMesh,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ImportErrorKind> {
     validate_submesh(s)?;
     let removed = remove_degenerates(s);
     if removed > 0 {
-        warnings.push(Warning::DegenerateTrianglesRemoved { submesh: s.name.clone(), count: removed });
+        warnings.push(Warning::DegenerateTrianglesRemoved {
+            submesh: s.name.clone(),
+            count: removed,
+        });
     }
     let usable = |n: [f32; 3]| {
         let v = Vec3::from(n);
         v.is_finite() && v.length_squared() > 1e-12
     };
-    if !s.indices.is_empty() && s.indices.iter().any(|&i| !usable(s.vertices[i as usize].normal)) {
+    if !s.indices.is_empty()
+        && s.indices
+            .iter()
+            .any(|&i| !usable(s.vertices[i as usize].normal))
+    {
         generate_normals(s);
-        warnings.push(Warning::NormalsGenerated { submesh: s.name.clone() });
+        warnings.push(Warning::NormalsGenerated {
+            submesh: s.name.clone(),
+        });
     }
     for v in &mut s.vertices {
         if !(v.uv[0].is_finite() && v.uv[1].is_finite()) {
@@ -37,7 +49,10 @@ pub(crate) fn repair_submesh(s: &mut SubMesh, warnings: &mut Vec<Warning>) -> Re
 /// The checks whose failure makes a sub-mesh unusable.
 pub(crate) fn validate_submesh(s: &SubMesh) -> Result<(), ImportErrorKind> {
     if s.indices.len() % 3 != 0 {
-        return Err(ImportErrorKind::IndexCountNotTriangles { submesh: s.name.clone(), count: s.indices.len() });
+        return Err(ImportErrorKind::IndexCountNotTriangles {
+            submesh: s.name.clone(),
+            count: s.indices.len(),
+        });
     }
     let n = s.vertices.len();
     if let Some((position, &index)) = s.indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
@@ -48,7 +63,12 @@ pub(crate) fn validate_submesh(s: &SubMesh) -> Result<(), ImportErrorKind> {
             vertex_count: n,
         });
     }
-    if let Some((vertex, v)) = s.vertices.iter().enumerate().find(|(_, v)| !v.position.iter().all(|p| p.is_finite())) {
+    if let Some((vertex, v)) = s
+        .vertices
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.position.iter().all(|p| p.is_finite()))
+    {
         return Err(ImportErrorKind::NonFinite {
             submesh: s.name.clone(),
             vertex,
@@ -67,7 +87,12 @@ pub(crate) fn remove_degenerates(s: &mut SubMesh) -> usize {
     let mut kept = Vec::with_capacity(s.indices.len());
     for t in s.indices.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|i| Vec3::from(verts[i as usize].position));
-        let degenerate = t[0] == t[1] || t[1] == t[2] || t[0] == t[2] || a == b || b == c || a == c
+        let degenerate = t[0] == t[1]
+            || t[1] == t[2]
+            || t[0] == t[2]
+            || a == b
+            || b == c
+            || a == c
             || (b - a).cross(c - a).length_squared() == 0.0;
         if !degenerate {
             kept.extend_from_slice(t);
@@ -92,7 +117,11 @@ pub(crate) fn generate_normals(s: &mut SubMesh) {
     }
     for (i, v) in s.vertices.iter_mut().enumerate() {
         let n = acc[remap[i] as usize].normalize_or_zero();
-        v.normal = if n == Vec3::ZERO { [0.0, 0.0, 1.0] } else { n.to_array() };
+        v.normal = if n == Vec3::ZERO {
+            [0.0, 0.0, 1.0]
+        } else {
+            n.to_array()
+        };
     }
 }
 

@@ -38,7 +38,10 @@ pub struct SkinnedMesh {
 impl SkinnedMesh {
     /// Each joint's bind-pose position in mesh space.
     pub fn joint_bind_positions(&self) -> Vec<Vec3> {
-        self.inverse_bind_matrices.iter().map(|m| m.inverse().transform_point3(Vec3::ZERO)).collect()
+        self.inverse_bind_matrices
+            .iter()
+            .map(|m| m.inverse().transform_point3(Vec3::ZERO))
+            .collect()
     }
 }
 
@@ -48,13 +51,20 @@ pub fn load_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMesh>, ImportError>
     let file = load_gltf(path)?;
     let mut out = Vec::new();
     for node in file.document.nodes() {
-        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else { continue };
+        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+            continue;
+        };
         let si = skin.index();
         let bad = |message: String| file.err(ImportErrorKind::BadSkin { skin: si, message });
         let joint_nodes: Vec<usize> = skin.joints().map(|j| j.index()).collect();
         let ibms: Vec<Mat4> = match skin.inverse_bind_matrices() {
             Some(acc) => {
-                file.check_typed(&acc, "inverseBindMatrices", &[DataType::F32], Dimensions::Mat4)?;
+                file.check_typed(
+                    &acc,
+                    "inverseBindMatrices",
+                    &[DataType::F32],
+                    Dimensions::Mat4,
+                )?;
                 let reader = skin.reader(|b| file.buffers.get(b.index()).map(Vec::as_slice));
                 reader
                     .read_inverse_bind_matrices()
@@ -64,39 +74,90 @@ pub fn load_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMesh>, ImportError>
             None => vec![Mat4::IDENTITY; joint_nodes.len()],
         };
         if ibms.len() != joint_nodes.len() {
-            return Err(bad(format!("{} inverse bind matrices for {} joints", ibms.len(), joint_nodes.len())));
+            return Err(bad(format!(
+                "{} inverse bind matrices for {} joints",
+                ibms.len(),
+                joint_nodes.len()
+            )));
         }
-        if ibms.iter().any(|m| !m.is_finite() || m.determinant().abs() < 1e-20) {
-            return Err(bad("an inverse bind matrix is singular or not finite".into()));
+        if ibms
+            .iter()
+            .any(|m| !m.is_finite() || m.determinant().abs() < 1e-20)
+        {
+            return Err(bad(
+                "an inverse bind matrix is singular or not finite".into()
+            ));
         }
-        let joint_pos: Vec<Vec3> = ibms.iter().map(|m| m.inverse().transform_point3(Vec3::ZERO)).collect();
+        let joint_pos: Vec<Vec3> = ibms
+            .iter()
+            .map(|m| m.inverse().transform_point3(Vec3::ZERO))
+            .collect();
         for p in mesh.primitives() {
             let name = format!("{}/{}", mesh.name().unwrap_or("mesh"), p.index());
             let pos = p.get(&gltf::Semantic::Positions).ok_or_else(|| {
-                file.err(ImportErrorKind::MissingPositions { mesh: mesh.index(), primitive: p.index() })
+                file.err(ImportErrorKind::MissingPositions {
+                    mesh: mesh.index(),
+                    primitive: p.index(),
+                })
             })?;
             file.check_typed(&pos, "POSITION", &[DataType::F32], Dimensions::Vec3)?;
-            let (Some(ja), Some(wa)) = (p.get(&gltf::Semantic::Joints(0)), p.get(&gltf::Semantic::Weights(0))) else {
+            let (Some(ja), Some(wa)) = (
+                p.get(&gltf::Semantic::Joints(0)),
+                p.get(&gltf::Semantic::Weights(0)),
+            ) else {
                 return Err(bad(format!("{name} has no JOINTS_0/WEIGHTS_0")));
             };
-            file.check_typed(&ja, "JOINTS_0", &[DataType::U8, DataType::U16], Dimensions::Vec4)?;
-            file.check_typed(&wa, "WEIGHTS_0", &[DataType::F32, DataType::U8, DataType::U16], Dimensions::Vec4)?;
+            file.check_typed(
+                &ja,
+                "JOINTS_0",
+                &[DataType::U8, DataType::U16],
+                Dimensions::Vec4,
+            )?;
+            file.check_typed(
+                &wa,
+                "WEIGHTS_0",
+                &[DataType::F32, DataType::U8, DataType::U16],
+                Dimensions::Vec4,
+            )?;
             let reader = p.reader(|b| file.buffers.get(b.index()).map(Vec::as_slice));
-            let positions: Vec<[f32; 3]> = reader.read_positions().map(Iterator::collect).unwrap_or_default();
-            let joints: Vec<[u16; 4]> = reader.read_joints(0).map(|r| r.into_u16().collect()).unwrap_or_default();
-            let weights: Vec<[f32; 4]> = reader.read_weights(0).map(|r| r.into_f32().collect()).unwrap_or_default();
+            let positions: Vec<[f32; 3]> = reader
+                .read_positions()
+                .map(Iterator::collect)
+                .unwrap_or_default();
+            let joints: Vec<[u16; 4]> = reader
+                .read_joints(0)
+                .map(|r| r.into_u16().collect())
+                .unwrap_or_default();
+            let weights: Vec<[f32; 4]> = reader
+                .read_weights(0)
+                .map(|r| r.into_f32().collect())
+                .unwrap_or_default();
             let n = positions.len();
             if joints.len() != n || weights.len() != n {
-                return Err(bad(format!("{name}: {} joints and {} weights for {n} vertices", joints.len(), weights.len())));
+                return Err(bad(format!(
+                    "{name}: {} joints and {} weights for {n} vertices",
+                    joints.len(),
+                    weights.len()
+                )));
             }
             let indices: Vec<u32> = match p.indices() {
                 Some(acc) => {
-                    file.check_typed(&acc, "indices", &[DataType::U8, DataType::U16, DataType::U32], Dimensions::Scalar)?;
-                    reader.read_indices().map(|r| r.into_u32().collect()).unwrap_or_default()
+                    file.check_typed(
+                        &acc,
+                        "indices",
+                        &[DataType::U8, DataType::U16, DataType::U32],
+                        Dimensions::Scalar,
+                    )?;
+                    reader
+                        .read_indices()
+                        .map(|r| r.into_u32().collect())
+                        .unwrap_or_default()
                 }
                 None => (0..n as u32).collect(),
             };
-            if let Some((position, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+            if let Some((position, &index)) =
+                indices.iter().enumerate().find(|(_, &i)| i as usize >= n)
+            {
                 return Err(file.err(ImportErrorKind::IndexOutOfRange {
                     submesh: name,
                     position,
@@ -115,7 +176,11 @@ pub fn load_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMesh>, ImportError>
                 for k in 0..4 {
                     if w[k] > 0.0 {
                         let Some(jp) = joint_pos.get(j[k] as usize) else {
-                            return Err(bad(format!("{name}: joint {} past the skin's {} joints", j[k], joint_pos.len())));
+                            return Err(bad(format!(
+                                "{name}: joint {} past the skin's {} joints",
+                                j[k],
+                                joint_pos.len()
+                            )));
                         };
                         skin_radius = skin_radius.max(v.distance(*jp));
                     }

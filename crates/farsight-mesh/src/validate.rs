@@ -41,7 +41,9 @@ impl EdgeReference {
             let r = find(&mut parent, a);
             open_root[r as usize] = true;
         });
-        let closed = (0..n as u32).map(|v| !open_root[find(&mut parent, v) as usize]).collect();
+        let closed = (0..n as u32)
+            .map(|v| !open_root[find(&mut parent, v) as usize])
+            .collect();
         Self { remap, closed }
     }
 
@@ -65,7 +67,12 @@ impl EdgeReference {
         self.count_open(triangles, keys, |k| level_open.binary_search(&k).is_ok())
     }
 
-    fn count_open(&self, triangles: &[u32], keys: &mut Vec<u64>, accepted_on_open_part: impl Fn(u64) -> bool) -> usize {
+    fn count_open(
+        &self,
+        triangles: &[u32],
+        keys: &mut Vec<u64>,
+        accepted_on_open_part: impl Fn(u64) -> bool,
+    ) -> usize {
         keys.clear();
         edge_keys(&self.remap, triangles, keys);
         let mut count = 0;

@@ -2,7 +2,11 @@
 use std::path::PathBuf;
 
 pub fn mesh_path(rel: &str) -> PathBuf {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/meshes")).join(rel);
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/meshes"
+    ))
+    .join(rel);
     assert!(p.exists(), "test mesh missing: {}", p.display());
     p
 }
@@ -46,17 +50,29 @@ pub fn sphere(n: u32) -> farsight_mesh::Mesh {
             indices.extend_from_slice(&[i, i + row, i + 1, i + 1, i + row, i + row + 1]);
         }
     }
-    let mut sub = SubMesh { name: "sphere".into(), material: "m".into(), vertices, indices, has_tangents: false };
+    let mut sub = SubMesh {
+        name: "sphere".into(),
+        material: "m".into(),
+        vertices,
+        indices,
+        has_tangents: false,
+    };
     // Poles and seam produce degenerate triangles: drop them as the importer would.
     sub.indices = sub
         .indices
         .chunks_exact(3)
         .filter(|t| {
             let p = |i: u32| glam::Vec3::from(sub.vertices[i as usize].position);
-            (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0])).length_squared() > 1e-12
+            (p(t[1]) - p(t[0]))
+                .cross(p(t[2]) - p(t[0]))
+                .length_squared()
+                > 1e-12
         })
         .flatten()
         .copied()
         .collect();
-    Mesh { name: "sphere".into(), submeshes: vec![sub] }
+    Mesh {
+        name: "sphere".into(),
+        submeshes: vec![sub],
+    }
 }
