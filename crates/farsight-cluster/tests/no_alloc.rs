@@ -1,0 +1,74 @@
+//! The per-frame calls allocate nothing once the caller's buffer has capacity.
+// A counting global allocator needs `unsafe impl GlobalAlloc`; it only forwards to
+// the system allocator.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use farsight_cluster::{model_levels, ClusterDag, CutView, InstanceBounds, LevelMetric, LevelView};
+use farsight_format::ClusterInfo;
+use farsight_lod::ProjectionInfo;
+use glam::Vec3;
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call forwards unchanged to `System`, which upholds the contract.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same layout the caller gave us.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn cut_and_levels_do_not_allocate_per_frame() {
+    let level0: Vec<ClusterInfo> = (0..64)
+        .map(|i| ClusterInfo {
+            sphere: [i as f32, 0.0, 0.0, 0.8],
+            parent_sphere: [32.0, 0.0, 0.0, 40.0],
+            error: 0.0,
+            parent_error: f32::MAX,
+            triangle_count: 1,
+            group: 0,
+        })
+        .collect();
+    let dag = ClusterDag::from_infos(&[&level0]).unwrap();
+    let errors = dag.level_max_parent_errors();
+    let mut out = Vec::with_capacity(dag.clusters.len());
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for f in 0..100 {
+        let view = CutView {
+            camera_local: Vec3::new(f as f32, 3.0, 0.0),
+            scale: 1.0,
+            projection: ProjectionInfo::perspective(1.0),
+            viewport_height: 1080.0,
+            threshold_px: 1.0,
+        };
+        dag.cut(&view, &mut out);
+        dag.cut_flat(&view, &mut out);
+        let lv = LevelView {
+            camera: view.camera_local,
+            projection: view.projection,
+            viewport_height: 1080.0,
+            threshold_px: 1.0,
+            bias: 1,
+        };
+        let inst = InstanceBounds {
+            center: Vec3::ZERO,
+            radius: 40.0,
+            scale: 1.0,
+        };
+        std::hint::black_box(model_levels(LevelMetric::ParentErrors(&errors), &inst, &lv));
+    }
+    assert_eq!(ALLOCS.load(Ordering::Relaxed) - before, 0);
+}
