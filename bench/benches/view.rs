@@ -14,15 +14,21 @@ use farsight_view::{
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
+/// The store's packed per-object hot fields, same layout (20 bytes).
+#[derive(Clone, Copy)]
+struct Hot {
+    flags: u8,
+    mesh: u32,
+    material: u32,
+    lod_slot: u32,
+    skin_slot: u32,
+}
+
 /// The input and output columns of the pass as plain arrays.
 struct FloorColumns {
-    flags: Vec<u8>,
+    hot: Vec<Hot>,
     world: Vec<Mat4>,
     bounds: Vec<Aabb>,
-    mesh: Vec<u32>,
-    material: Vec<u32>,
-    lod_slot: Vec<u32>,
-    skin_slot: Vec<u32>,
     entity: Vec<u64>,
     out_models: Vec<Mat4>,
     out_bounds: Vec<Aabb>,
@@ -37,18 +43,21 @@ impl FloorColumns {
         let n = store.len();
         let ids = (0..n as u32).map(farsight_view::ObjectId);
         Self {
-            flags: vec![1; n],
+            hot: ids
+                .clone()
+                .map(|i| Hot {
+                    flags: 1,
+                    mesh: store.mesh(i).0,
+                    material: store.material(i).0,
+                    lod_slot: i.0,
+                    skin_slot: u32::MAX,
+                })
+                .collect(),
             world: ids
                 .clone()
                 .map(|i| store.world(i).unwrap_or(Mat4::IDENTITY))
                 .collect(),
-            bounds: ids.clone().map(|i| store.bounds(i)).collect(),
-            mesh: ids.clone().map(|i| store.mesh(i).0).collect(),
-            material: ids
-                .map(|i| store.material(farsight_view::ObjectId(i.0)).0)
-                .collect(),
-            lod_slot: (0..n as u32).collect(),
-            skin_slot: vec![u32::MAX; n],
+            bounds: ids.map(|i| store.bounds(i)).collect(),
             entity: (0..n as u64).collect(),
             out_models: vec![Mat4::IDENTITY; n],
             out_bounds: vec![Aabb::EMPTY; n],
@@ -63,13 +72,9 @@ impl FloorColumns {
     fn run(&mut self) {
         const CHUNK: usize = 1024;
         let FloorColumns {
-            flags,
+            hot,
             world,
             bounds,
-            mesh,
-            material,
-            lod_slot,
-            skin_slot,
             entity,
             out_models,
             out_bounds,
@@ -78,16 +83,7 @@ impl FloorColumns {
             out_entities,
             out_lod,
         } = self;
-        let (flags, world, bounds, mesh, material, lod_slot, skin_slot, entity) = (
-            &*flags,
-            &*world,
-            &*bounds,
-            &*mesh,
-            &*material,
-            &*lod_slot,
-            &*skin_slot,
-            &*entity,
-        );
+        let (hot, world, bounds, entity) = (&*hot, &*world, &*bounds, &*entity);
         (
             out_models.par_chunks_mut(CHUNK),
             out_bounds.par_chunks_mut(CHUNK),
@@ -104,14 +100,15 @@ impl FloorColumns {
                     let i = base + k;
                     m[k] = world[i];
                     b[k] = bounds[i];
+                    let h = hot[i];
                     d[k] = ObjectDraw {
-                        mesh: farsight_view::MeshHandle(mesh[i]),
-                        material: farsight_view::MaterialHandle(material[i]),
-                        skin_count: skin_slot[i],
+                        mesh: farsight_view::MeshHandle(h.mesh),
+                        material: farsight_view::MaterialHandle(h.material),
+                        skin_count: h.skin_slot,
                     };
-                    sf[k] = lod_slot[i];
+                    sf[k] = h.lod_slot;
                     e[k] = entity[i];
-                    l[k] = flags[i];
+                    l[k] = h.flags;
                 }
             });
     }

@@ -95,20 +95,27 @@ impl ObjectDesc {
     }
 }
 
+/// Per-object fields read by every frame's pass, packed so they stream together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ObjectHot {
+    pub(crate) flags: u8,
+    pub(crate) mesh: MeshHandle,
+    pub(crate) material: MaterialHandle,
+    /// Index into `lods`, or `INVALID_HANDLE`.
+    pub(crate) lod_slot: u32,
+    /// Index into `skins`, or `INVALID_HANDLE`.
+    pub(crate) skin_slot: u32,
+}
+
 /// Flat columns of every object. Slots freed by [`ObjectStore::remove`] are reused.
 #[derive(Clone, Default)]
 pub struct ObjectStore {
-    pub(crate) flags: Vec<u8>,
+    /// The small per-object fields every frame reads, packed into one stream.
+    pub(crate) hot: Vec<ObjectHot>,
     pub(crate) world: Vec<Mat4>,
     pub(crate) local: Vec<Transform>,
     pub(crate) bounds: Vec<Aabb>,
-    pub(crate) mesh: Vec<MeshHandle>,
-    pub(crate) material: Vec<MaterialHandle>,
     pub(crate) entity: Vec<u64>,
-    /// Index into `lods`, or `INVALID_HANDLE`.
-    pub(crate) lod_slot: Vec<u32>,
-    /// Index into `skins`, or `INVALID_HANDLE`.
-    pub(crate) skin_slot: Vec<u32>,
     pub(crate) lods: Vec<EntityLod>,
     pub(crate) lod_owner: Vec<u32>,
     pub(crate) skins: Vec<Skin>,
@@ -126,27 +133,23 @@ impl ObjectStore {
 
     pub fn with_capacity(n: usize) -> Self {
         let mut s = Self::default();
-        s.flags.reserve(n);
+        s.hot.reserve(n);
         s.world.reserve(n);
         s.local.reserve(n);
         s.bounds.reserve(n);
-        s.mesh.reserve(n);
-        s.material.reserve(n);
         s.entity.reserve(n);
-        s.lod_slot.reserve(n);
-        s.skin_slot.reserve(n);
         s
     }
 
     /// Number of slots (live or free): the length of every column.
     #[inline]
     pub fn len(&self) -> usize {
-        self.flags.len()
+        self.hot.len()
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.flags.is_empty()
+        self.hot.is_empty()
     }
 
     pub fn epoch(&self) -> u64 {
@@ -177,32 +180,31 @@ impl ObjectStore {
         };
         let world = d.world.unwrap_or(Mat4::IDENTITY);
         let local = d.local.unwrap_or_default();
+        let hot = ObjectHot {
+            flags: f,
+            mesh: d.mesh,
+            material: d.material,
+            lod_slot,
+            skin_slot,
+        };
         let id = match self.free.pop() {
             Some(i) => {
                 let u = i as usize;
-                self.flags[u] = f;
+                self.hot[u] = hot;
                 self.world[u] = world;
                 self.local[u] = local;
                 self.bounds[u] = d.bounds;
-                self.mesh[u] = d.mesh;
-                self.material[u] = d.material;
                 self.entity[u] = d.entity;
-                self.lod_slot[u] = lod_slot;
-                self.skin_slot[u] = skin_slot;
                 self.epoch += 1;
                 i
             }
             None => {
-                self.flags.push(f);
+                self.hot.push(hot);
                 self.world.push(world);
                 self.local.push(local);
                 self.bounds.push(d.bounds);
-                self.mesh.push(d.mesh);
-                self.material.push(d.material);
                 self.entity.push(d.entity);
-                self.lod_slot.push(lod_slot);
-                self.skin_slot.push(skin_slot);
-                (self.flags.len() - 1) as u32
+                (self.hot.len() - 1) as u32
             }
         };
         if lod_slot != INVALID_HANDLE {
@@ -241,18 +243,18 @@ impl ObjectStore {
     /// Frees the slot; its index may be handed to a later insert.
     pub fn remove(&mut self, id: ObjectId) {
         let u = id.0 as usize;
-        if u >= self.len() || self.flags[u] & flags::ALIVE == 0 {
+        if u >= self.len() || self.hot[u].flags & flags::ALIVE == 0 {
             return;
         }
-        self.flags[u] = 0;
-        if self.lod_slot[u] != INVALID_HANDLE {
-            self.free_lods.push(self.lod_slot[u]);
-            self.lod_owner[self.lod_slot[u] as usize] = INVALID_HANDLE;
-            self.lod_slot[u] = INVALID_HANDLE;
+        self.hot[u].flags = 0;
+        if self.hot[u].lod_slot != INVALID_HANDLE {
+            self.free_lods.push(self.hot[u].lod_slot);
+            self.lod_owner[self.hot[u].lod_slot as usize] = INVALID_HANDLE;
+            self.hot[u].lod_slot = INVALID_HANDLE;
         }
-        if self.skin_slot[u] != INVALID_HANDLE {
-            self.free_skins.push(self.skin_slot[u]);
-            self.skin_slot[u] = INVALID_HANDLE;
+        if self.hot[u].skin_slot != INVALID_HANDLE {
+            self.free_skins.push(self.hot[u].skin_slot);
+            self.hot[u].skin_slot = INVALID_HANDLE;
         }
         self.free.push(id.0);
         self.epoch += 1;
@@ -260,30 +262,30 @@ impl ObjectStore {
 
     #[inline]
     pub fn is_alive(&self, id: ObjectId) -> bool {
-        self.flags
+        self.hot
             .get(id.0 as usize)
-            .is_some_and(|f| f & flags::ALIVE != 0)
+            .is_some_and(|h| h.flags & flags::ALIVE != 0)
     }
 
     pub fn set_world(&mut self, id: ObjectId, m: Mat4) {
         let u = id.0 as usize;
         self.world[u] = m;
-        self.flags[u] |= flags::HAS_WORLD;
+        self.hot[u].flags |= flags::HAS_WORLD;
     }
 
     pub fn set_local(&mut self, id: ObjectId, t: Transform) {
         let u = id.0 as usize;
         self.local[u] = t;
-        self.flags[u] |= flags::HAS_LOCAL;
+        self.hot[u].flags |= flags::HAS_LOCAL;
     }
 
     /// Drops the world transform so the local one is used (or none: then skipped).
     pub fn clear_world(&mut self, id: ObjectId) {
-        self.flags[id.0 as usize] &= !flags::HAS_WORLD;
+        self.hot[id.0 as usize].flags &= !flags::HAS_WORLD;
     }
 
     pub fn clear_local(&mut self, id: ObjectId) {
-        self.flags[id.0 as usize] &= !flags::HAS_LOCAL;
+        self.hot[id.0 as usize].flags &= !flags::HAS_LOCAL;
     }
 
     pub fn set_bounds(&mut self, id: ObjectId, b: Aabb) {
@@ -291,15 +293,15 @@ impl ObjectStore {
     }
 
     pub fn set_mesh(&mut self, id: ObjectId, m: MeshHandle) {
-        self.mesh[id.0 as usize] = m;
+        self.hot[id.0 as usize].mesh = m;
     }
 
     pub fn set_material(&mut self, id: ObjectId, m: MaterialHandle) {
-        self.material[id.0 as usize] = m;
+        self.hot[id.0 as usize].material = m;
     }
 
     pub fn set_visible(&mut self, id: ObjectId, v: bool) {
-        let f = &mut self.flags[id.0 as usize];
+        let f = &mut self.hot[id.0 as usize].flags;
         if v {
             *f |= flags::VISIBLE
         } else {
@@ -308,7 +310,7 @@ impl ObjectStore {
     }
 
     pub fn set_casts_shadows(&mut self, id: ObjectId, v: bool) {
-        let f = &mut self.flags[id.0 as usize];
+        let f = &mut self.hot[id.0 as usize].flags;
         if v {
             *f |= flags::CASTS_SHADOWS
         } else {
@@ -318,29 +320,29 @@ impl ObjectStore {
 
     pub fn world(&self, id: ObjectId) -> Option<Mat4> {
         let u = id.0 as usize;
-        (self.flags[u] & flags::HAS_WORLD != 0).then(|| self.world[u])
+        (self.hot[u].flags & flags::HAS_WORLD != 0).then(|| self.world[u])
     }
 
     /// The local transform, if the object has one.
     pub fn local(&self, id: ObjectId) -> Option<Transform> {
         let u = id.0 as usize;
-        (self.flags[u] & flags::HAS_LOCAL != 0).then(|| self.local[u])
+        (self.hot[u].flags & flags::HAS_LOCAL != 0).then(|| self.local[u])
     }
 
     pub fn mesh(&self, id: ObjectId) -> MeshHandle {
-        self.mesh[id.0 as usize]
+        self.hot[id.0 as usize].mesh
     }
 
     pub fn material(&self, id: ObjectId) -> MaterialHandle {
-        self.material[id.0 as usize]
+        self.hot[id.0 as usize].material
     }
 
     pub fn is_visible(&self, id: ObjectId) -> bool {
-        self.flags[id.0 as usize] & flags::VISIBLE != 0
+        self.hot[id.0 as usize].flags & flags::VISIBLE != 0
     }
 
     pub fn casts_shadows(&self, id: ObjectId) -> bool {
-        self.flags[id.0 as usize] & flags::CASTS_SHADOWS != 0
+        self.hot[id.0 as usize].flags & flags::CASTS_SHADOWS != 0
     }
 
     pub fn bounds(&self, id: ObjectId) -> Aabb {
@@ -348,13 +350,13 @@ impl ObjectStore {
     }
 
     pub fn lod(&self, id: ObjectId) -> Option<&EntityLod> {
-        let s = self.lod_slot[id.0 as usize];
+        let s = self.hot[id.0 as usize].lod_slot;
         (s != INVALID_HANDLE).then(|| &self.lods[s as usize])
     }
 
     /// Mutable LOD component, e.g. for a streamer to flip a level's residency.
     pub fn lod_mut(&mut self, id: ObjectId) -> Option<&mut EntityLod> {
-        let s = self.lod_slot[id.0 as usize];
+        let s = self.hot[id.0 as usize].lod_slot;
         (s != INVALID_HANDLE).then(|| &mut self.lods[s as usize])
     }
 
@@ -368,21 +370,21 @@ impl ObjectStore {
     }
 
     pub fn skin_mut(&mut self, id: ObjectId) -> Option<&mut Skin> {
-        let s = self.skin_slot[id.0 as usize];
+        let s = self.hot[id.0 as usize].skin_slot;
         (s != INVALID_HANDLE).then(|| &mut self.skins[s as usize])
     }
 
     pub fn set_skin(&mut self, id: ObjectId, skin: Option<Skin>) {
         let u = id.0 as usize;
-        let cur = self.skin_slot[u];
+        let cur = self.hot[u].skin_slot;
         match (cur != INVALID_HANDLE, skin) {
             (true, Some(s)) => self.skins[cur as usize] = s,
             (true, None) => {
                 self.free_skins.push(cur);
-                self.skin_slot[u] = INVALID_HANDLE;
+                self.hot[u].skin_slot = INVALID_HANDLE;
             }
             (false, Some(s)) => {
-                self.skin_slot[u] = self.put_skin(s);
+                self.hot[u].skin_slot = self.put_skin(s);
             }
             (false, None) => {}
         }

@@ -80,9 +80,11 @@ const DRAWN: u8 = 1;
 const CASTS: u8 = 2;
 const VISIBLE: u8 = 4;
 
-/// Per-object LOD result of the cull, applied serially afterwards.
+/// An LOD result of the cull that differs from the component's state, applied
+/// serially afterwards.
 #[derive(Clone, Copy, Debug, Default)]
 struct LodOut {
+    object: u32,
     desired: u8,
     level: u8,
     fallback: bool,
@@ -94,7 +96,7 @@ struct ChunkLists {
     visible: Vec<u32>,
     casters: Vec<u32>,
     others: Vec<u32>,
-    lod_changed: Vec<u32>,
+    lod_changed: Vec<LodOut>,
     invalid: u32,
     nothing_resident: u32,
     fallbacks: u32,
@@ -137,7 +139,6 @@ pub struct VisibilitySystem {
     resolver: ViewResolver,
     throttle: LodThrottle,
     vis: Visibility,
-    lod_out: Vec<LodOut>,
     chunks: Vec<ChunkLists>,
     events: Vec<LodChanged>,
     fading: Vec<u32>,
@@ -236,7 +237,6 @@ impl VisibilitySystem {
         o.skin_first.resize(n, 0);
         o.entities.resize(n, 0);
         o.lod_level.resize(n, u8::MAX);
-        self.lod_out.resize(n, LodOut::default());
         let nchunks = n.div_ceil(CHUNK);
         if self.chunks.len() < nchunks {
             self.chunks.resize_with(nchunks, ChunkLists::default);
@@ -251,13 +251,12 @@ impl VisibilitySystem {
             o.skin_first.par_chunks_mut(CHUNK),
             o.entities.par_chunks_mut(CHUNK),
             o.lod_level.par_chunks_mut(CHUNK),
-            self.lod_out.par_chunks_mut(CHUNK),
             self.chunks[..nchunks].par_iter_mut(),
         )
             .into_par_iter()
             .enumerate()
             .for_each(
-                |(ci, (models, bounds, draws, skin_first, entities, lod_level, lod_out, lists))| {
+                |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
                     lists.clear();
                     let base = ci * CHUNK;
                     for k in 0..models.len() {
@@ -273,7 +272,6 @@ impl VisibilitySystem {
                                 skin_first: &mut skin_first[k],
                                 entity: &mut entities[k],
                                 lod_level: &mut lod_level[k],
-                                lod_out: &mut lod_out[k],
                             },
                             lists,
                         );
@@ -313,9 +311,9 @@ impl VisibilitySystem {
         // fallback flag moved reach here (the no-change fast path).
         let fade = lod.enable_fade_transitions;
         for c in chunks {
-            for &i in &c.lod_changed {
-                let slot = store.lod_slot[i as usize] as usize;
-                let r = self.lod_out[i as usize];
+            for r in &c.lod_changed {
+                let i = r.object;
+                let slot = store.hot[i as usize].lod_slot as usize;
                 let comp = &mut store.lods[slot];
                 let was_fading = comp.in_transition();
                 if let Some(ev) = comp.apply(ObjectId(i), r.desired, r.level, r.fallback, fade) {
@@ -333,7 +331,7 @@ impl VisibilitySystem {
         let mut k = 0;
         while k < self.fading.len() {
             let i = self.fading[k] as usize;
-            let slot = store.lod_slot.get(i).copied().unwrap_or(INVALID_HANDLE);
+            let slot = store.hot.get(i).map_or(INVALID_HANDLE, |h| h.lod_slot);
             let done = if slot == INVALID_HANDLE || !fade {
                 if slot != INVALID_HANDLE {
                     store.lods[slot as usize].cold.transition_progress = 1.0;
@@ -373,7 +371,6 @@ struct Out<'a> {
     skin_first: &'a mut u32,
     entity: &'a mut u64,
     lod_level: &'a mut u8,
-    lod_out: &'a mut LodOut,
 }
 
 /// Largest axis scale of an affine matrix.
@@ -391,13 +388,14 @@ fn max_scale(m: &Mat4) -> f32 {
 #[inline(always)]
 fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut ChunkLists) -> u8 {
     let s = inp.store;
-    let f = s.flags[i];
+    let h = s.hot[i];
+    let f = h.flags;
     // Cheapest rejection first: dead slots and hidden objects are not invalid.
     if f & (flags::ALIVE | flags::VISIBLE) != (flags::ALIVE | flags::VISIBLE) {
         return 0;
     }
-    let mesh = s.mesh[i];
-    let material = s.material[i];
+    let mesh = h.mesh;
+    let material = h.material;
     if mesh.0 == INVALID_HANDLE || material.0 == INVALID_HANDLE {
         lists.invalid += 1;
         return 0;
@@ -410,7 +408,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         lists.invalid += 1;
         return 0;
     };
-    let skin_slot = s.skin_slot[i];
+    let skin_slot = h.skin_slot;
     let skin: Option<&Skin> = (skin_slot != INVALID_HANDLE).then(|| &s.skins[skin_slot as usize]);
     let local = match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
         Some((k, pose)) => pose.bounds(k.skin_radius),
@@ -430,7 +428,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
 
     // LOD for every valid object, so every pass draws the same level.
     let mut drawn_mesh = mesh;
-    let lod_slot = s.lod_slot[i];
+    let lod_slot = h.lod_slot;
     *out.lod_level = u8::MAX;
     if lod_slot != INVALID_HANDLE {
         let comp: &EntityLod = &s.lods[lod_slot as usize];
@@ -456,14 +454,14 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         };
         if Some(level) != comp.current || desired != comp.desired || fallback != comp.using_fallback
         {
-            lists.lod_changed.push(i as u32);
+            lists.lod_changed.push(LodOut {
+                object: i as u32,
+                desired,
+                level,
+                fallback,
+            });
         }
         lists.fallbacks += fallback as u32;
-        *out.lod_out = LodOut {
-            desired,
-            level,
-            fallback,
-        };
         *out.lod_level = level;
         drawn_mesh = comp.meshes[level as usize];
     }
