@@ -10,12 +10,18 @@
 mod cell;
 mod changes;
 mod chunk;
+mod collision;
 mod edit;
 mod field;
+mod flat;
 mod generate;
 mod grid;
+mod io;
 mod mesh;
 mod surface_nets;
+mod view;
+mod water;
+mod workers;
 
 pub use cell::{
     cell_at, chunk_bounds, chunk_of_cell, chunk_origin, local_index, Cell, CellBox,
@@ -26,9 +32,20 @@ pub use changes::{
     affected_chunks, read_box, read_reach, removal_affected, Changes, ChunkChange, FullRefresh,
 };
 pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
+pub use collision::{
+    CacheUpdate, ChunkCollider, CollisionCache, CollisionMesher, RayHit, PARALLEL_REBUILD_THRESHOLD,
+};
 pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
 pub use field::{gather, samples_per_axis, surface_impossible, SampleField, INSIDE, LEVELS, PAD};
+pub use flat::CollisionMesh;
 pub use generate::{generate, generate_chunk, value_noise, TerrainParams};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
+pub use io::{
+    load_grid, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError, TerrainManifest,
+    CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
+};
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 pub use surface_nets::SurfaceNets;
+pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
+pub use water::{mesh_water, WaterMesh, WaterVertex};
+pub use workers::{MeshRequest, MeshResult, MeshWorkers};

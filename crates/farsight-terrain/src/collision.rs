@@ -1,0 +1,272 @@
+//! The collision cache: one parry3d `TriMesh` per non-empty chunk, built from the
+//! full-detail extraction with flat-patch reduction, rebuilt only where the grid
+//! changed, with ray and sphere queries. No skirts ever reach it.
+
+use std::sync::Arc;
+
+use glam::{IVec3, Vec3};
+use parry3d::query::{PointQuery, Ray, RayCast};
+use parry3d::shape::{TriMesh, TriMeshFlags};
+use rayon::prelude::*;
+
+use crate::cell::{chunk_bounds, ChunkMap, ChunkSet};
+use crate::changes::{affected_chunks, removal_affected, Changes};
+use crate::field::surface_impossible;
+use crate::flat::{reduce_flat, CollisionMesh};
+use crate::grid::{CellSource, VoxelGrid};
+use crate::mesh::ChunkMesher;
+
+/// Affected chunks above which a rebuild runs on the rayon pool (seed 001: 8).
+pub const PARALLEL_REBUILD_THRESHOLD: usize = 8;
+
+/// One chunk's collider. Shared by `Arc`: an unchanged chunk keeps its identity
+/// across updates, so a physics engine can compare pointers and swap only changes.
+#[derive(Debug)]
+pub struct ChunkCollider {
+    pub chunk: IVec3,
+    pub shape: TriMesh,
+    pub triangles: usize,
+}
+
+/// Builds collision meshes; keep one per thread.
+#[derive(Debug, Default)]
+pub struct CollisionMesher {
+    mesher: ChunkMesher,
+    mesh: CollisionMesh,
+}
+
+fn pv(p: [f32; 3]) -> parry3d::math::Vector {
+    parry3d::math::Vector::new(p[0], p[1], p[2])
+}
+
+impl CollisionMesher {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The reduced full-detail collision mesh of `chunk` (empty when no surface).
+    pub fn build(&mut self, src: &impl CellSource, chunk: IVec3) -> &CollisionMesh {
+        self.mesh.vertices.clear();
+        self.mesh.indices.clear();
+        if self.mesher.extract_surface(src, chunk, 0, false) {
+            reduce_flat(
+                &self.mesher.surface,
+                self.mesher.field.dim(),
+                &mut self.mesh,
+            );
+        }
+        &self.mesh
+    }
+
+    /// The unreduced full-detail triangle count (for comparison).
+    pub fn unreduced_triangles(&mut self, src: &impl CellSource, chunk: IVec3) -> usize {
+        self.mesher.extract_surface(src, chunk, 0, false);
+        self.mesher.surface.indices.len() / 3
+    }
+
+    /// A parry3d collider for `chunk`, `None` when it has no surface.
+    pub fn build_collider(&mut self, src: &impl CellSource, chunk: IVec3) -> Option<ChunkCollider> {
+        let mesh = self.build(src, chunk);
+        if mesh.is_empty() {
+            return None;
+        }
+        let vertices = mesh.vertices.iter().map(|&p| pv(p)).collect();
+        let flags = TriMeshFlags::MERGE_DUPLICATE_VERTICES | TriMeshFlags::FIX_INTERNAL_EDGES;
+        let triangles = mesh.indices.len();
+        let shape = TriMesh::with_flags(vertices, mesh.indices.clone(), flags)
+            .or_else(|_| {
+                TriMesh::new(
+                    mesh.vertices.iter().map(|&p| pv(p)).collect(),
+                    mesh.indices.clone(),
+                )
+            })
+            .ok()?;
+        Some(ChunkCollider {
+            chunk,
+            shape,
+            triangles,
+        })
+    }
+}
+
+/// What one [`CollisionCache::update`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheUpdate {
+    pub full_refresh: bool,
+    pub rebuilt: usize,
+    pub removed: usize,
+    pub parallel: bool,
+}
+
+/// A ray hit against the terrain colliders.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    pub chunk: IVec3,
+    pub distance: f32,
+    pub point: Vec3,
+    pub normal: Vec3,
+}
+
+/// Collision for one terrain: keyed by terrain id, grid generation and revision.
+#[derive(Debug)]
+pub struct CollisionCache {
+    terrain: u64,
+    generation: u64,
+    revision: u64,
+    colliders: ChunkMap<Arc<ChunkCollider>>,
+}
+
+impl CollisionCache {
+    /// An empty cache for terrain instance `terrain` (any id the caller uses).
+    pub fn new(terrain: u64) -> Self {
+        Self {
+            terrain,
+            generation: 0,
+            revision: 0,
+            colliders: ChunkMap::default(),
+        }
+    }
+
+    pub fn terrain(&self) -> u64 {
+        self.terrain
+    }
+
+    /// The (generation, revision) the cache is current for.
+    pub fn version(&self) -> (u64, u64) {
+        (self.generation, self.revision)
+    }
+
+    pub fn len(&self) -> usize {
+        self.colliders.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.colliders.is_empty()
+    }
+
+    pub fn collider(&self, chunk: IVec3) -> Option<&Arc<ChunkCollider>> {
+        self.colliders.get(&chunk)
+    }
+
+    pub fn colliders(&self) -> impl Iterator<Item = &Arc<ChunkCollider>> {
+        self.colliders.values()
+    }
+
+    /// Bring the cache up to date with `grid`: rebuild changed chunks and the
+    /// neighbours whose full-detail padding reaches an edit; everything on a full
+    /// refresh. Synchronous; more than 8 chunks build in parallel.
+    pub fn update(&mut self, grid: &VoxelGrid) -> CacheUpdate {
+        let mut report = CacheUpdate::default();
+        if grid.generation() == self.generation && grid.revision() == self.revision {
+            return report;
+        }
+        let mut dirty = ChunkSet::default();
+        match grid.changes_since(self.generation, self.revision) {
+            Changes::Full(_) => {
+                report.full_refresh = true;
+                report.removed = self.colliders.len();
+                self.colliders.clear();
+                for c in grid.chunk_coords() {
+                    removal_affected(c, &mut dirty);
+                }
+            }
+            Changes::Delta { changed, removed } => {
+                for ch in &changed {
+                    affected_chunks(ch.global_bounds(), |_| 0, &mut dirty);
+                }
+                for r in removed {
+                    removal_affected(r, &mut dirty);
+                }
+            }
+        }
+        let mut list: Vec<IVec3> = dirty.into_iter().collect();
+        list.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        let build = |m: &mut CollisionMesher, c: IVec3| {
+            if surface_impossible(grid, c, 0) {
+                (c, None)
+            } else {
+                (c, m.build_collider(grid, c))
+            }
+        };
+        let built: Vec<(IVec3, Option<ChunkCollider>)> = if list.len() > PARALLEL_REBUILD_THRESHOLD
+        {
+            report.parallel = true;
+            list.par_iter()
+                .map_init(CollisionMesher::new, |m, &c| build(m, c))
+                .collect()
+        } else {
+            let mut m = CollisionMesher::new();
+            list.iter().map(|&c| build(&mut m, c)).collect()
+        };
+        for (c, col) in built {
+            match col {
+                Some(col) => {
+                    self.colliders.insert(c, Arc::new(col));
+                    report.rebuilt += 1;
+                }
+                None => {
+                    if self.colliders.remove(&c).is_some() && !report.full_refresh {
+                        report.removed += 1;
+                    }
+                }
+            }
+        }
+        self.generation = grid.generation();
+        self.revision = grid.revision();
+        report
+    }
+
+    /// The nearest hit of the ray `origin + t * dir`, `t` in `[0, max_distance]`
+    /// (`dir` need not be unit length; `distance` is in units of `dir`).
+    pub fn cast_ray(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<RayHit> {
+        let ray = Ray::new(pv(origin.to_array()), pv(dir.to_array()));
+        let mut best: Option<RayHit> = None;
+        for col in self.colliders.values() {
+            if !ray_hits_box(
+                origin,
+                dir,
+                max_distance,
+                chunk_bounds(col.chunk).padded(Vec3::splat(8.0)),
+            ) {
+                continue;
+            }
+            let limit = best.map_or(max_distance, |b| b.distance);
+            if let Some(hit) = col.shape.cast_local_ray_and_get_normal(&ray, limit, true) {
+                let t = hit.time_of_impact;
+                best = Some(RayHit {
+                    chunk: col.chunk,
+                    distance: t,
+                    point: origin + dir * t,
+                    normal: Vec3::new(hit.normal.x, hit.normal.y, hit.normal.z),
+                });
+            }
+        }
+        best
+    }
+
+    /// The nearest terrain surface point within `radius` of `center`, if any.
+    pub fn sphere_contact(&self, center: Vec3, radius: f32) -> Option<(IVec3, Vec3, f32)> {
+        let mut best: Option<(IVec3, Vec3, f32)> = None;
+        for col in self.colliders.values() {
+            if chunk_bounds(col.chunk).distance_squared(center) > radius * radius {
+                continue;
+            }
+            let proj = col.shape.project_local_point(pv(center.to_array()), false);
+            let p = Vec3::new(proj.point.x, proj.point.y, proj.point.z);
+            let d = p.distance(center);
+            if d <= radius && best.is_none_or(|b| d < b.2) {
+                best = Some((col.chunk, p, d));
+            }
+        }
+        best
+    }
+}
+
+fn ray_hits_box(o: Vec3, d: Vec3, max_t: f32, b: farsight_geom::Aabb) -> bool {
+    let inv = d.recip();
+    let t0 = (b.min - o) * inv;
+    let t1 = (b.max - o) * inv;
+    let near = t0.min(t1).max_element().max(0.0);
+    let far = t0.max(t1).min_element().min(max_t);
+    near <= far || !near.is_finite() || !far.is_finite()
+}

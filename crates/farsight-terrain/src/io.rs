@@ -1,0 +1,301 @@
+//! Saving and loading a grid in the farsight container: a RON manifest listing
+//! every chunk (uniform ones inline, dense ones as an LZ4-compressed `TVOX` record of
+//! 32768 (material, occupancy) pairs). Loading validates everything and builds a new
+//! grid, so a corrupt file leaves the caller's grid untouched.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use farsight_format::{
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, RecordIndex, RecordTag, Version,
+};
+use glam::IVec3;
+use serde::{Deserialize, Serialize};
+
+use crate::cell::{Cell, Material, CELL_SIZE, CHUNK_CELLS, CHUNK_VOLUME};
+use crate::chunk::{ChunkCells, ChunkEntry};
+use crate::grid::{fresh_generation, VoxelGrid};
+
+/// Record kind of one dense chunk.
+pub const CHUNK_TAG: RecordTag = RecordTag(*b"TVOX");
+/// The manifest's `kind` for terrain files.
+pub const TERRAIN_KIND: &str = "farsight-terrain";
+/// Version of the terrain manifest layout.
+pub const TERRAIN_FORMAT: u32 = 1;
+/// Largest chunk coordinate a file may hold.
+pub const CHUNK_COORD_LIMIT: i32 = 1 << 22;
+
+const DENSE_BYTES: usize = CHUNK_VOLUME * 2;
+
+/// One chunk in the manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkRef {
+    pub coord: [i32; 3],
+    /// `[material, occupancy]` of a uniform chunk.
+    pub uniform: Option<[u8; 2]>,
+    /// The `TVOX` record of a dense chunk.
+    pub record: Option<RecordIndex>,
+}
+
+/// The manifest of a terrain file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TerrainManifest {
+    pub kind: String,
+    pub format: u32,
+    pub cell_size: f32,
+    pub chunk_cells: u32,
+    pub revision: u64,
+    pub chunks: Vec<ChunkRef>,
+}
+
+impl Manifest for TerrainManifest {
+    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
+        for c in &self.chunks {
+            if let Some(r) = c.record {
+                visit(r, CHUNK_TAG);
+            }
+        }
+    }
+}
+
+/// Why a terrain file was refused.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TerrainFileError {
+    /// The container itself is damaged (identifier, checksum, table, manifest...).
+    Format(FormatError),
+    /// The file is a farsight container of another asset kind or manifest version.
+    WrongKind {
+        kind: String,
+        format: u32,
+    },
+    /// The file's cells or chunks are another size than this build's.
+    UnsupportedLayout {
+        cell_size: f32,
+        chunk_cells: u32,
+    },
+    ChunkOutOfRange {
+        coord: [i32; 3],
+    },
+    DuplicateChunk {
+        coord: [i32; 3],
+    },
+    /// A chunk entry is neither uniform nor dense, or both, or stores nothing.
+    BadChunk {
+        coord: [i32; 3],
+        reason: &'static str,
+    },
+    /// A dense record does not decompress to exactly 65536 bytes.
+    BadRecord {
+        coord: [i32; 3],
+        found: usize,
+    },
+    /// A cell that is not canonical (air with occupancy, or material without).
+    NonCanonicalCell {
+        coord: [i32; 3],
+        index: usize,
+        cell: [u8; 2],
+    },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for TerrainFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Format(e) => write!(f, "terrain file container: {e}"),
+            Self::WrongKind { kind, format } => {
+                write!(f, "not a terrain file: kind {kind:?} format {format} (expected {TERRAIN_KIND:?} {TERRAIN_FORMAT})")
+            }
+            Self::UnsupportedLayout { cell_size, chunk_cells } => write!(
+                f,
+                "cells of {cell_size} units in chunks of {chunk_cells}; this build uses {CELL_SIZE} and {CHUNK_CELLS}"
+            ),
+            Self::ChunkOutOfRange { coord } => write!(f, "chunk {coord:?} beyond +-{CHUNK_COORD_LIMIT}"),
+            Self::DuplicateChunk { coord } => write!(f, "chunk {coord:?} listed twice"),
+            Self::BadChunk { coord, reason } => write!(f, "chunk {coord:?}: {reason}"),
+            Self::BadRecord { coord, found } => {
+                write!(f, "chunk {coord:?}: record decodes to {found} bytes, expected {DENSE_BYTES}")
+            }
+            Self::NonCanonicalCell { coord, index, cell } => {
+                write!(f, "chunk {coord:?} cell {index}: material {} occupancy {} is not canonical", cell[0], cell[1])
+            }
+            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for TerrainFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Format(e) => Some(e),
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<FormatError> for TerrainFileError {
+    fn from(e: FormatError) -> Self {
+        Self::Format(e)
+    }
+}
+
+/// The file bytes of `grid` (chunks in coordinate order: same grid, same bytes).
+pub fn save_grid(grid: &VoxelGrid) -> Result<Vec<u8>, TerrainFileError> {
+    let mut coords: Vec<IVec3> = grid.chunk_coords().collect();
+    coords.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+    let mut writer = FileWriter::new(Version::Full);
+    let mut chunks = Vec::with_capacity(coords.len());
+    for c in coords {
+        let cells = &grid.entry(c).expect("listed chunk").cells;
+        let entry = match &**cells {
+            ChunkCells::Uniform(u) => ChunkRef {
+                coord: c.to_array(),
+                uniform: Some([u.material.0, u.occupancy]),
+                record: None,
+            },
+            ChunkCells::Dense(d) => {
+                let bytes: &[u8] = bytemuck::cast_slice(d);
+                let packed = lz4_flex::block::compress(bytes);
+                ChunkRef {
+                    coord: c.to_array(),
+                    uniform: None,
+                    record: Some(writer.add_record(CHUNK_TAG, &packed)),
+                }
+            }
+        };
+        chunks.push(entry);
+    }
+    let manifest = TerrainManifest {
+        kind: TERRAIN_KIND.into(),
+        format: TERRAIN_FORMAT,
+        cell_size: CELL_SIZE,
+        chunk_cells: CHUNK_CELLS as u32,
+        revision: grid.revision(),
+        chunks,
+    };
+    Ok(writer.finish(&manifest)?)
+}
+
+/// Write `grid` to `path`.
+pub fn write_grid(grid: &VoxelGrid, path: impl AsRef<Path>) -> Result<(), TerrainFileError> {
+    let bytes = save_grid(grid)?;
+    std::fs::write(path.as_ref(), bytes).map_err(|source| TerrainFileError::Io {
+        path: path.as_ref().into(),
+        source,
+    })
+}
+
+/// Read a grid from `path` (see [`load_grid`]).
+pub fn read_grid(path: impl AsRef<Path>) -> Result<VoxelGrid, TerrainFileError> {
+    let bytes = AlignedBytes::read_file(path.as_ref())?;
+    load_grid(bytes.as_slice())
+}
+
+/// Parse and validate a terrain file into a new grid (fresh generation).
+pub fn load_grid(bytes: &[u8]) -> Result<VoxelGrid, TerrainFileError> {
+    let file = Container::<TerrainManifest>::read(bytes)?;
+    let m = file.manifest();
+    if m.kind != TERRAIN_KIND || m.format != TERRAIN_FORMAT {
+        return Err(TerrainFileError::WrongKind {
+            kind: m.kind.clone(),
+            format: m.format,
+        });
+    }
+    if m.cell_size != CELL_SIZE || m.chunk_cells != CHUNK_CELLS as u32 {
+        return Err(TerrainFileError::UnsupportedLayout {
+            cell_size: m.cell_size,
+            chunk_cells: m.chunk_cells,
+        });
+    }
+    let mut grid = VoxelGrid::new();
+    let mut buf = vec![0u8; DENSE_BYTES];
+    for c in &m.chunks {
+        let coord = c.coord;
+        if coord
+            .iter()
+            .any(|v| v.unsigned_abs() > CHUNK_COORD_LIMIT as u32)
+        {
+            return Err(TerrainFileError::ChunkOutOfRange { coord });
+        }
+        let cells = match (c.uniform, c.record) {
+            (Some([m, o]), None) => {
+                let cell = Cell {
+                    material: Material(m),
+                    occupancy: o,
+                };
+                if !cell.is_canonical() {
+                    return Err(TerrainFileError::NonCanonicalCell {
+                        coord,
+                        index: 0,
+                        cell: [m, o],
+                    });
+                }
+                if cell.is_empty() {
+                    return Err(TerrainFileError::BadChunk {
+                        coord,
+                        reason: "an empty chunk is never stored",
+                    });
+                }
+                ChunkCells::Uniform(cell)
+            }
+            (None, Some(r)) => {
+                let rec = file.record(r)?;
+                let n = lz4_flex::block::decompress_into(rec.bytes, &mut buf)
+                    .map_err(|_| TerrainFileError::BadRecord { coord, found: 0 })?;
+                if n != DENSE_BYTES {
+                    return Err(TerrainFileError::BadRecord { coord, found: n });
+                }
+                let mut dense = vec![Cell::EMPTY; CHUNK_VOLUME].into_boxed_slice();
+                for (i, (d, p)) in dense.iter_mut().zip(buf.chunks_exact(2)).enumerate() {
+                    let cell = Cell {
+                        material: Material(p[0]),
+                        occupancy: p[1],
+                    };
+                    if !cell.is_canonical() {
+                        return Err(TerrainFileError::NonCanonicalCell {
+                            coord,
+                            index: i,
+                            cell: [p[0], p[1]],
+                        });
+                    }
+                    *d = cell;
+                }
+                let mut cells = ChunkCells::Dense(dense);
+                cells.collapse();
+                if cells.is_all_empty() {
+                    return Err(TerrainFileError::BadChunk {
+                        coord,
+                        reason: "an empty chunk is never stored",
+                    });
+                }
+                cells
+            }
+            _ => {
+                return Err(TerrainFileError::BadChunk {
+                    coord,
+                    reason: "needs exactly one of uniform or record",
+                })
+            }
+        };
+        let entry = ChunkEntry {
+            cells: Arc::new(cells),
+            revision: m.revision,
+            created: m.revision,
+            history: Default::default(),
+        };
+        if grid
+            .chunks
+            .insert(IVec3::from_array(coord), entry)
+            .is_some()
+        {
+            return Err(TerrainFileError::DuplicateChunk { coord });
+        }
+    }
+    grid.revision = m.revision;
+    grid.generation = fresh_generation();
+    Ok(grid)
+}

@@ -1,0 +1,541 @@
+//! Render LOD and residency: which chunks are meshed at which level, the pending
+//! requests with their serials, batches to the workers, and serial-checked,
+//! time-budgeted publication in which one edit's chunks appear in the same frame.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use glam::{IVec3, Vec3};
+
+use crate::cell::{chunk_bounds, ChunkMap, ChunkSet, CHUNK_SIZE};
+use crate::changes::{affected_chunks, removal_affected, Changes};
+use crate::field::LEVELS;
+use crate::grid::VoxelGrid;
+use crate::mesh::ChunkMesh;
+use crate::water::WaterMesh;
+use crate::workers::{MeshRequest, MeshResult, MeshWorkers};
+
+/// The seed's numbers; every field is public so a game can tune them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewSettings {
+    /// Boundaries between levels 0|1, 1|2, 2|3 (distance to the bounding sphere).
+    pub thresholds: [f32; 3],
+    /// Level-dependent hysteresis band around each threshold.
+    pub hysteresis: f32,
+    /// Level transitions admitted per scan, nearest first.
+    pub max_transitions: usize,
+    /// Camera movement that triggers a new scan.
+    pub rescan_distance: f32,
+    pub draw_distance: f32,
+    /// Chunks started per worker batch.
+    pub batch: usize,
+    /// Requests in flight at most (whole batches).
+    pub max_in_flight: usize,
+    /// Results published per refresh at most, and the time after which a refresh
+    /// stops (checked between results).
+    pub publish_max: usize,
+    pub publish_budget: Duration,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        Self {
+            thresholds: [320.0, 720.0, 1500.0],
+            hysteresis: 48.0,
+            max_transitions: 48,
+            rescan_distance: 8.0,
+            draw_distance: 1500.0,
+            batch: 32,
+            max_in_flight: 64,
+            publish_max: 32,
+            publish_budget: Duration::from_millis(2),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    serial: u64,
+    level: u8,
+    water: bool,
+    /// Revision of the edit this request belongs to (0: a pure LOD request).
+    group: u64,
+    sent: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct ChunkState {
+    /// Level of the published mesh (kept for empty results too).
+    level: Option<u8>,
+    mesh: Option<Arc<ChunkMesh>>,
+    water: Option<Arc<WaterMesh>>,
+    pending: Option<Pending>,
+    /// The grid was replaced (full refresh): re-mesh through the normal scan, with
+    /// water, keeping the old mesh until then.
+    stale: bool,
+}
+
+/// Counters of one [`TerrainView::update`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ViewStats {
+    pub scanned: bool,
+    pub transitions: usize,
+    pub edit_requests: usize,
+    pub dispatched: usize,
+    pub published: usize,
+    pub published_per_level: [usize; LEVELS as usize],
+    pub stale_dropped: usize,
+    pub discarded: usize,
+    pub publish_time: Duration,
+    pub mesh_time: Duration,
+    pub full_refresh: bool,
+}
+
+/// The renderer's side of the terrain. Call [`TerrainView::update`] once a frame.
+#[derive(Debug)]
+pub struct TerrainView {
+    pub settings: ViewSettings,
+    chunks: ChunkMap<ChunkState>,
+    workers: MeshWorkers,
+    next_serial: u64,
+    generation: u64,
+    revision: u64,
+    last_scan: Option<(Vec3, f32)>,
+    rescan: bool,
+    ready: ChunkMap<MeshResult>,
+    /// Edit groups with requests still unpublished, by revision.
+    groups: BTreeMap<u64, Vec<IVec3>>,
+    camera: Vec3,
+}
+
+/// Distance from `camera` to the bounding sphere of `chunk` (0 inside).
+pub fn chunk_distance(camera: Vec3, chunk: IVec3) -> f32 {
+    let b = chunk_bounds(chunk);
+    (camera.distance(b.center()) - b.radius()).max(0.0)
+}
+
+impl TerrainView {
+    pub fn new(settings: ViewSettings, threads: usize) -> Self {
+        Self {
+            settings,
+            chunks: ChunkMap::default(),
+            workers: MeshWorkers::new(threads),
+            next_serial: 1,
+            generation: 0,
+            revision: 0,
+            last_scan: None,
+            rescan: true,
+            ready: ChunkMap::default(),
+            groups: BTreeMap::new(),
+            camera: Vec3::ZERO,
+        }
+    }
+
+    fn preload(&self) -> f32 {
+        self.settings.draw_distance + CHUNK_SIZE
+    }
+
+    fn retain(&self) -> f32 {
+        self.settings.draw_distance + 2.0 * CHUNK_SIZE
+    }
+
+    /// The level `farsight-lod`'s banded rule picks for `chunk`.
+    pub fn desired_level(&self, chunk: IVec3, current: Option<u8>) -> u8 {
+        let d = chunk_distance(self.camera, chunk);
+        farsight_lod::select_banded(
+            current.map(|c| c as usize),
+            d,
+            &self.settings.thresholds,
+            self.settings.hysteresis,
+        ) as u8
+    }
+
+    fn request(&mut self, chunk: IVec3, level: u8, water: bool, group: u64) {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let st = self.chunks.entry(chunk).or_default();
+        let (old_water, old_group) = st.pending.map_or((false, 0), |p| (p.water, p.group));
+        let group = if group == 0 { old_group } else { group };
+        st.pending = Some(Pending {
+            serial,
+            level,
+            water: water || old_water,
+            group,
+            sent: false,
+        });
+        self.ready.remove(&chunk);
+        if group != 0 {
+            debug_assert!(
+                old_group == 0 || old_group == group,
+                "groups merge before requests"
+            );
+            let g = self.groups.entry(group).or_default();
+            if !g.contains(&chunk) {
+                g.push(chunk);
+            }
+        }
+    }
+
+    /// Fold edit group `from` into `into` (relabelling its pending requests).
+    fn merge_group(&mut self, from: u64, into: u64) {
+        if from == into {
+            return;
+        }
+        if let Some(members) = self.groups.remove(&from) {
+            for m in &members {
+                if let Some(p) = self.chunks.get_mut(m).and_then(|s| s.pending.as_mut()) {
+                    p.group = into;
+                }
+            }
+            let g = self.groups.entry(into).or_default();
+            for m in members {
+                if !g.contains(&m) {
+                    g.push(m);
+                }
+            }
+        }
+    }
+
+    /// One frame: follow grid changes, rescan levels when due, start batches, and
+    /// publish finished results within the budget.
+    pub fn update(&mut self, grid: &VoxelGrid, camera: Vec3) -> ViewStats {
+        let mut stats = ViewStats::default();
+        self.camera = camera;
+        let grid_changed = (grid.generation(), grid.revision()) != (self.generation, self.revision);
+        if grid_changed {
+            self.follow_changes(grid, &mut stats);
+        }
+        let moved = self.last_scan.is_none_or(|(c, d)| {
+            c.distance(camera) >= self.settings.rescan_distance || d != self.settings.draw_distance
+        });
+        if grid_changed || moved || self.rescan {
+            stats.scanned = true;
+            self.scan(grid, &mut stats);
+        }
+        self.dispatch(grid, &mut stats);
+        self.publish(&mut stats);
+        stats
+    }
+
+    fn follow_changes(&mut self, grid: &VoxelGrid, stats: &mut ViewStats) {
+        let mut dirty = ChunkSet::default();
+        match grid.changes_since(self.generation, self.revision) {
+            Changes::Full(_) => {
+                // Not one edit but a new grid: everything is re-meshed through the
+                // bounded, nearest-first scan instead of one giant edit group.
+                stats.full_refresh = true;
+                for st in self.chunks.values_mut() {
+                    st.stale = true;
+                    st.pending = None;
+                }
+                self.ready.clear();
+                self.groups.clear();
+                self.rescan = true;
+            }
+            Changes::Delta { changed, removed } => {
+                let levels: ChunkMap<u8> = self
+                    .chunks
+                    .iter()
+                    .filter_map(|(k, s)| s.pending.map(|p| p.level).or(s.level).map(|l| (*k, l)))
+                    .collect();
+                for ch in &changed {
+                    affected_chunks(
+                        ch.global_bounds(),
+                        |c| levels.get(&c).copied().unwrap_or(0),
+                        &mut dirty,
+                    );
+                }
+                for r in removed {
+                    removal_affected(r, &mut dirty);
+                }
+            }
+        }
+        self.generation = grid.generation();
+        self.revision = grid.revision();
+        let preload = self.preload();
+        let mut dirty: Vec<IVec3> = dirty.into_iter().collect();
+        dirty.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        // One group per edit, keyed by the oldest revision it covers: a chunk still
+        // pending for an older edit pulls that edit's group into this one, so no
+        // frame shows the older edit without the newer one or the reverse.
+        let mut group = grid.revision();
+        let mut olds = Vec::new();
+        for c in &dirty {
+            if let Some(p) = self.chunks.get(c).and_then(|s| s.pending) {
+                if p.group != 0 {
+                    group = group.min(p.group);
+                    olds.push(p.group);
+                }
+            }
+        }
+        for g in olds {
+            self.merge_group(g, group);
+        }
+        for c in dirty {
+            let d = chunk_distance(self.camera, c);
+            if d > preload {
+                // An edited mesh outside preload range is discarded, even in the
+                // retention band, so it cannot reappear stale.
+                if self.chunks.remove(&c).is_some() {
+                    stats.discarded += 1;
+                }
+                self.ready.remove(&c);
+                continue;
+            }
+            let current = self
+                .chunks
+                .get(&c)
+                .and_then(|s| s.pending.map(|p| p.level).or(s.level));
+            let level = self.desired_level(c, current);
+            self.request(c, level, true, group);
+            stats.edit_requests += 1;
+        }
+    }
+
+    fn scan(&mut self, grid: &VoxelGrid, stats: &mut ViewStats) {
+        let (preload, retain) = (self.preload(), self.retain());
+        // Drop what left the retention band.
+        let cam = self.camera;
+        let before = self.chunks.len();
+        self.chunks.retain(|c, _| chunk_distance(cam, *c) <= retain);
+        stats.discarded += before - self.chunks.len();
+        let live: ChunkSet = self.chunks.keys().copied().collect();
+        self.ready.retain(|c, _| live.contains(c));
+        for g in self.groups.values_mut() {
+            g.retain(|c| live.contains(c));
+        }
+        self.groups.retain(|_, g| !g.is_empty());
+        // Candidates: written chunks and their neighbours within preload range.
+        let mut cand = ChunkSet::default();
+        for c in grid.chunk_coords() {
+            if chunk_distance(cam, c) > preload + CHUNK_SIZE * 2.0 {
+                continue;
+            }
+            removal_affected(c, &mut cand);
+        }
+        let mut work: Vec<(f32, IVec3, u8)> = Vec::new();
+        for c in cand {
+            let d = chunk_distance(cam, c);
+            if d > preload {
+                continue;
+            }
+            let st = self.chunks.get(&c);
+            let current = st.and_then(|s| s.pending.map(|p| p.level).or(s.level));
+            let want = self.desired_level(c, st.and_then(|s| s.level));
+            let stale = st.is_some_and(|s| s.stale && s.pending.is_none());
+            if current != Some(want) || stale {
+                work.push((d, c, want));
+            }
+        }
+        work.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.z, a.1.y, a.1.x).cmp(&(b.1.z, b.1.y, b.1.x)))
+        });
+        let take = work.len().min(self.settings.max_transitions);
+        for &(_, c, level) in &work[..take] {
+            let first = self
+                .chunks
+                .get(&c)
+                .is_none_or(|s| (s.level.is_none() || s.stale) && s.pending.is_none());
+            // A first mesh needs water too; a pure LOD change keeps the water.
+            self.request(c, level, first, 0);
+        }
+        stats.transitions = take;
+        self.rescan = work.len() > take;
+        self.last_scan = Some((cam, self.settings.draw_distance));
+    }
+
+    fn dispatch(&mut self, grid: &VoxelGrid, stats: &mut ViewStats) {
+        while self.workers.in_flight() + self.settings.batch <= self.settings.max_in_flight {
+            let cam = self.camera;
+            let mut todo: Vec<(f32, IVec3, Pending)> = self
+                .chunks
+                .iter()
+                .filter_map(|(c, s)| {
+                    s.pending
+                        .filter(|p| !p.sent)
+                        .map(|p| (chunk_distance(cam, *c), *c, p))
+                })
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            todo.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.serial.cmp(&b.2.serial)));
+            todo.truncate(self.settings.batch);
+            let chunks: Vec<IVec3> = todo.iter().map(|t| t.1).collect();
+            let snapshot = Arc::new(grid.snapshot_of(&chunks));
+            let reqs: Vec<MeshRequest> = todo
+                .iter()
+                .map(|&(_, chunk, p)| MeshRequest {
+                    chunk,
+                    level: p.level,
+                    serial: p.serial,
+                    water: p.water,
+                })
+                .collect();
+            for c in &chunks {
+                if let Some(p) = self.chunks.get_mut(c).and_then(|s| s.pending.as_mut()) {
+                    p.sent = true;
+                }
+            }
+            stats.dispatched += reqs.len();
+            self.workers.submit(snapshot, reqs);
+        }
+    }
+
+    fn accept(&mut self, r: MeshResult, stats: &mut ViewStats) {
+        let c = r.request.chunk;
+        let current = self
+            .chunks
+            .get(&c)
+            .and_then(|s| s.pending)
+            .map(|p| p.serial);
+        if current == Some(r.request.serial) {
+            stats.mesh_time += r.mesh_time;
+            self.ready.insert(c, r);
+        } else {
+            stats.stale_dropped += 1;
+        }
+    }
+
+    fn install(&mut self, c: IVec3, stats: &mut ViewStats) {
+        let Some(r) = self.ready.remove(&c) else {
+            return;
+        };
+        let Some(st) = self.chunks.get_mut(&c) else {
+            return;
+        };
+        st.pending = None;
+        st.stale = false;
+        st.level = Some(r.request.level);
+        st.mesh = (!r.mesh.is_empty()).then(|| Arc::new(r.mesh));
+        if let Some(w) = r.water {
+            st.water = (!w.is_empty()).then(|| Arc::new(w));
+        }
+        stats.published += 1;
+        stats.published_per_level[r.request.level as usize] += 1;
+    }
+
+    fn publish(&mut self, stats: &mut ViewStats) {
+        while let Some(r) = self.workers.try_recv() {
+            self.accept(r, stats);
+        }
+        let start = Instant::now();
+        let mut order: Vec<(f32, IVec3)> = self
+            .ready
+            .keys()
+            .map(|&c| (chunk_distance(self.camera, c), c))
+            .collect();
+        order.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.z, a.1.y, a.1.x).cmp(&(b.1.z, b.1.y, b.1.x)))
+        });
+        let mut count = 0;
+        for (_, c) in order {
+            if count >= self.settings.publish_max || start.elapsed() >= self.settings.publish_budget
+            {
+                break;
+            }
+            if !self.ready.contains_key(&c) {
+                continue; // published with its group already
+            }
+            let group = self
+                .chunks
+                .get(&c)
+                .and_then(|s| s.pending)
+                .map_or(0, |p| p.group);
+            if group == 0 {
+                self.install(c, stats);
+                count += 1;
+                continue;
+            }
+            let members = &self.groups[&group];
+            if members.iter().all(|m| self.ready.contains_key(m)) {
+                // The whole edit at once, even past the count budget.
+                let members = self.groups.remove(&group).unwrap_or_default();
+                for m in members {
+                    self.install(m, stats);
+                    count += 1;
+                }
+            }
+        }
+        stats.publish_time = start.elapsed();
+    }
+
+    /// Wait (up to `timeout`) until nothing is pending, publishing as results come.
+    /// For tests and tools; a game calls `update` every frame instead.
+    pub fn settle(&mut self, grid: &VoxelGrid, camera: Vec3, timeout: Duration) -> bool {
+        let start = Instant::now();
+        loop {
+            self.update(grid, camera);
+            if self.pending_count() == 0 && !self.rescan {
+                return true;
+            }
+            if start.elapsed() > timeout {
+                return false;
+            }
+            if let Some(r) = self.workers.recv_timeout(Duration::from_millis(5)) {
+                let mut s = ViewStats::default();
+                self.accept(r, &mut s);
+            }
+        }
+    }
+
+    /// Chunks with a request not yet published.
+    pub fn pending_count(&self) -> usize {
+        self.chunks.values().filter(|s| s.pending.is_some()).count()
+    }
+
+    /// The highest revision all of whose edits are visible.
+    pub fn visible_revision(&self) -> u64 {
+        self.groups.keys().next().map_or(self.revision, |g| g - 1)
+    }
+
+    /// Published render meshes within draw distance.
+    pub fn visible(&self) -> impl Iterator<Item = &Arc<ChunkMesh>> + '_ {
+        let (cam, d) = (self.camera, self.settings.draw_distance);
+        self.chunks
+            .iter()
+            .filter(move |(c, _)| chunk_distance(cam, **c) <= d)
+            .filter_map(|(_, s)| s.mesh.as_ref())
+    }
+
+    /// The published mesh of `chunk`, if any.
+    pub fn mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
+        self.chunks.get(&chunk).and_then(|s| s.mesh.as_ref())
+    }
+
+    pub fn water(&self, chunk: IVec3) -> Option<&Arc<WaterMesh>> {
+        self.chunks.get(&chunk).and_then(|s| s.water.as_ref())
+    }
+
+    /// Level of the published result of `chunk` (empty results keep theirs).
+    pub fn level(&self, chunk: IVec3) -> Option<u8> {
+        self.chunks.get(&chunk).and_then(|s| s.level)
+    }
+
+    /// Every chunk with published state: (chunk, level, mesh).
+    pub fn published(&self) -> impl Iterator<Item = (IVec3, u8, Option<&Arc<ChunkMesh>>)> + '_ {
+        self.chunks
+            .iter()
+            .filter_map(|(c, s)| s.level.map(|l| (*c, l, s.mesh.as_ref())))
+    }
+
+    /// Bytes held by published render and water meshes.
+    pub fn mesh_bytes(&self) -> usize {
+        self.chunks
+            .values()
+            .map(|s| {
+                s.mesh.as_ref().map_or(0, |m| m.heap_bytes())
+                    + s.water
+                        .as_ref()
+                        .map_or(0, |w| w.vertices.capacity() * 16 + w.indices.capacity() * 4)
+            })
+            .sum()
+    }
+
+    pub fn worker_threads(&self) -> usize {
+        self.workers.thread_count()
+    }
+}

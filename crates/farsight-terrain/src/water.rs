@@ -1,0 +1,186 @@
+//! Water sheets: always per cell, whatever the solid level. A top sheet for each
+//! water cell open above at its fractional height, extended over neighbouring shore
+//! cells so the solid surface cuts the outline, open vertical sides, and a wave-fade
+//! value per vertex that falls to zero at the sheet's edge.
+
+use bytemuck::{Pod, Zeroable};
+use glam::IVec3;
+
+use crate::cell::{chunk_of_cell, chunk_origin, Cell, CellBox, CELL_SIZE, CHUNK_CELLS};
+use crate::field::{gather, INSIDE};
+use crate::grid::CellSource;
+
+/// One water vertex (16 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+#[repr(C)]
+pub struct WaterVertex {
+    pub position: [f32; 3],
+    /// Wave amplitude scale: 1 in open water, 0 on the sheet's outline.
+    pub fade: f32,
+}
+
+/// A chunk's water geometry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WaterMesh {
+    pub chunk: IVec3,
+    pub vertices: Vec<WaterVertex>,
+    pub indices: Vec<u32>,
+}
+
+impl WaterMesh {
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+}
+
+/// True when no chunk the water mesher reads holds water (O(1) for uniform ones).
+fn no_water(src: &impl CellSource, chunk: IVec3) -> bool {
+    for z in -1..=1 {
+        for y in -1..=1 {
+            for x in -1..=1 {
+                if let Some(c) = src.chunk_cells(chunk + IVec3::new(x, y, z)) {
+                    match c.uniform() {
+                        Some(cell) if cell.water() == 0 => {}
+                        _ => return false,
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Mesh the water of `chunk` into `out`; `cells` is scratch.
+pub fn mesh_water(src: &impl CellSource, chunk: IVec3, cells: &mut Vec<Cell>, out: &mut WaterMesh) {
+    out.chunk = chunk;
+    out.vertices.clear();
+    out.indices.clear();
+    if no_water(src, chunk) {
+        return;
+    }
+    let o = chunk_origin(chunk);
+    let region = CellBox::new(o - 1, o + CHUNK_CELLS + 1);
+    gather(src, region, cells);
+    let d = (CHUNK_CELLS + 2) as usize;
+    let at = |x: i32, y: i32, z: i32| {
+        cells[(x + 1) as usize + d * ((y + 1) as usize + d * (z + 1) as usize)]
+    };
+    let open_above = |x: i32, y: i32, z: i32| {
+        let a = at(x, y + 1, z);
+        a.water() == 0 && a.solid() < INSIDE
+    };
+    let top = |x: i32, y: i32, z: i32| -> Option<f32> {
+        let c = at(x, y, z);
+        (c.water() > 0 && open_above(x, y, z)).then(|| c.water() as f32 / 255.0)
+    };
+    let base = o.as_vec3() * CELL_SIZE;
+    for z in 0..CHUNK_CELLS {
+        for y in 0..CHUNK_CELLS {
+            for x in 0..CHUNK_CELLS {
+                let c = at(x, y, z);
+                if c.is_empty() && c.water() == 0 {
+                    continue;
+                }
+                // Sheet height: own water, or the highest neighbouring water top for a shore cell.
+                let height = match top(x, y, z) {
+                    Some(h) => Some(h),
+                    None if c.water() == 0 && open_above(x, y, z) => {
+                        let mut best: Option<f32> = None;
+                        for (dx, dz) in [
+                            (-1, -1),
+                            (0, -1),
+                            (1, -1),
+                            (-1, 0),
+                            (1, 0),
+                            (-1, 1),
+                            (0, 1),
+                            (1, 1),
+                        ] {
+                            if let Some(h) = top(x + dx, y, z + dz) {
+                                best = Some(best.map_or(h, |b| b.max(h)));
+                            }
+                        }
+                        best
+                    }
+                    None => None,
+                };
+                if let Some(h) = height {
+                    let py = base.y + (y as f32 + h) * CELL_SIZE;
+                    let first = out.vertices.len() as u32;
+                    for (cx, cz) in [(0, 0), (0, 1), (1, 1), (1, 0)] {
+                        let mut n = 0;
+                        for (ax, az) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
+                            n += top(x + cx + ax, y, z + cz + az).is_some() as u32;
+                        }
+                        out.vertices.push(WaterVertex {
+                            position: [
+                                base.x + (x + cx) as f32 * CELL_SIZE,
+                                py,
+                                base.z + (z + cz) as f32 * CELL_SIZE,
+                            ],
+                            fade: n as f32 / 4.0,
+                        });
+                    }
+                    // (0,0) -> (0,1) -> (1,1) -> (1,0): counter-clockwise seen from +y.
+                    out.indices.extend_from_slice(&[
+                        first,
+                        first + 1,
+                        first + 2,
+                        first,
+                        first + 2,
+                        first + 3,
+                    ]);
+                }
+                let w = c.water();
+                if w == 0 {
+                    continue;
+                }
+                // Open vertical sides: faces towards empty cells.
+                let h = if open_above(x, y, z) {
+                    w as f32 / 255.0
+                } else {
+                    1.0
+                };
+                let (y0, y1) = (
+                    base.y + y as f32 * CELL_SIZE,
+                    base.y + (y as f32 + h) * CELL_SIZE,
+                );
+                for (dx, dz) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                    if !at(x + dx, y, z + dz).is_empty() {
+                        continue;
+                    }
+                    // The face's two horizontal corners, ordered so the quad faces out.
+                    let (fx, fz) = (
+                        x as f32 + 0.5 + 0.5 * dx as f32,
+                        z as f32 + 0.5 + 0.5 * dz as f32,
+                    );
+                    let (tx, tz) = (-(dz as f32) * 0.5, dx as f32 * 0.5);
+                    let a = [
+                        base.x + (fx - tx) * CELL_SIZE,
+                        base.z + (fz - tz) * CELL_SIZE,
+                    ];
+                    let b = [
+                        base.x + (fx + tx) * CELL_SIZE,
+                        base.z + (fz + tz) * CELL_SIZE,
+                    ];
+                    let first = out.vertices.len() as u32;
+                    for (p, py) in [(a, y0), (b, y0), (b, y1), (a, y1)] {
+                        out.vertices.push(WaterVertex {
+                            position: [p[0], py, p[1]],
+                            fade: 0.0,
+                        });
+                    }
+                    out.indices.extend_from_slice(&[
+                        first,
+                        first + 1,
+                        first + 2,
+                        first,
+                        first + 2,
+                        first + 3,
+                    ]);
+                }
+            }
+        }
+    }
+    debug_assert!(chunk_of_cell(o) == chunk);
+}

@@ -1,0 +1,174 @@
+//! Collision meshes and the collision cache.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use farsight_terrain::*;
+use glam::{IVec3, Vec3};
+
+fn flat_world() -> VoxelGrid {
+    let mut g = VoxelGrid::new();
+    g.set_box(
+        Vec3::new(-300.0, -100.0, -300.0),
+        Vec3::new(400.0, 50.0, 400.0),
+        Cell::full(Material::GRASS),
+    )
+    .unwrap();
+    g
+}
+
+#[test]
+fn flat_terrain_collision_halves_triangles_without_t_junctions() {
+    let g = flat_world();
+    let mut m = CollisionMesher::new();
+    let full = m.unreduced_triangles(&g, IVec3::ZERO);
+    let mesh = m.build(&g, IVec3::ZERO).clone();
+    assert!(full > 1000);
+    assert!(
+        mesh.indices.len() * 2 <= full,
+        "{} of {full} triangles",
+        mesh.indices.len()
+    );
+    // Every edge is used by one or two triangles; twice means opposite directions;
+    // once only on the chunk's outer rim (no T-junction inside).
+    let mut directed: HashMap<(u32, u32), u32> = HashMap::new();
+    for t in &mesh.indices {
+        for k in 0..3 {
+            *directed.entry((t[k], t[(k + 1) % 3])).or_default() += 1;
+        }
+    }
+    let mut interior = 0;
+    for (&(a, b), &n) in &directed {
+        assert_eq!(n, 1, "directed edge used twice");
+        if directed.contains_key(&(b, a)) {
+            interior += 1;
+            continue;
+        }
+        for v in [a, b] {
+            let p = Vec3::from(mesh.vertices[v as usize]);
+            let rim = p.x < 4.0 || p.x > 124.0 || p.z < 4.0 || p.z > 124.0;
+            assert!(rim, "open edge inside the chunk at {p}");
+        }
+    }
+    assert!(interior > 100);
+    // Vertices are unique (merged).
+    let mut seen = std::collections::HashSet::new();
+    for v in &mesh.vertices {
+        assert!(seen.insert(v.map(f32::to_bits)), "duplicate vertex {v:?}");
+    }
+    // Every triangle faces up, flat at the surface height.
+    for t in &mesh.indices {
+        let [a, b, c] = t.map(|i| Vec3::from(mesh.vertices[i as usize]));
+        assert!((b - a).cross(c - a).y > 0.0);
+        assert!((a.y - 52.0).abs() < 1e-3);
+    }
+}
+
+#[test]
+fn curved_terrain_collision_is_watertight_between_patches() {
+    let mut g = VoxelGrid::new();
+    generate(
+        &mut g,
+        &TerrainParams {
+            caves: false,
+            ..Default::default()
+        },
+        IVec3::new(-1, 0, -1),
+        IVec3::new(1, 2, 1),
+    );
+    g.set_box(
+        Vec3::new(20.0, 0.0, 20.0),
+        Vec3::new(100.0, 120.0, 100.0),
+        Cell::EMPTY,
+    )
+    .unwrap();
+    g.set_box(
+        Vec3::new(20.0, 0.0, 20.0),
+        Vec3::new(100.0, 100.0, 100.0),
+        Cell::full(Material::ROCK),
+    )
+    .unwrap();
+    let mut m = CollisionMesher::new();
+    for y in 0..3 {
+        let mesh = m.build(&g, IVec3::new(0, y, 0)).clone();
+        let mut directed: HashMap<(u32, u32), u32> = HashMap::new();
+        for t in &mesh.indices {
+            for k in 0..3 {
+                *directed.entry((t[k], t[(k + 1) % 3])).or_default() += 1;
+            }
+        }
+        for &(a, b) in directed.keys() {
+            if !directed.contains_key(&(b, a)) {
+                let p =
+                    Vec3::from(mesh.vertices[a as usize]) - Vec3::new(0.0, y as f32 * 128.0, 0.0);
+                let rim = p.min_element() < 4.0 || p.max_element() > 124.0;
+                assert!(rim, "open edge inside chunk y={y} at {p}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cache_rebuilds_only_what_changed_and_answers_queries() {
+    let mut g = flat_world();
+    let mut cache = CollisionCache::new(1);
+    let first = cache.update(&g);
+    assert!(first.full_refresh && first.parallel);
+    assert_eq!(cache.version(), (g.generation(), g.revision()));
+    let keep = cache.collider(IVec3::new(2, 0, 2)).unwrap().clone();
+    let edited = cache.collider(IVec3::ZERO).unwrap().clone();
+    // An interior edit: one chunk rebuilds, the others keep their shapes.
+    g.set_sphere(Vec3::new(64.0, 52.0, 64.0), 10.0, Material::AIR)
+        .unwrap();
+    let up = cache.update(&g);
+    assert_eq!(
+        (up.rebuilt, up.full_refresh, up.parallel),
+        (1, false, false)
+    );
+    assert!(Arc::ptr_eq(
+        &keep,
+        cache.collider(IVec3::new(2, 0, 2)).unwrap()
+    ));
+    assert!(!Arc::ptr_eq(&edited, cache.collider(IVec3::ZERO).unwrap()));
+    assert_eq!(
+        cache.update(&g),
+        CacheUpdate::default(),
+        "nothing new, nothing rebuilt"
+    );
+    // Rays: the flat floor at 52, the crater deeper.
+    let hit = cache
+        .cast_ray(Vec3::new(200.0, 300.0, 30.0), Vec3::NEG_Y, 1000.0)
+        .unwrap();
+    assert!((hit.point.y - 52.0).abs() < 1e-3, "{hit:?}");
+    assert!(hit.normal.y > 0.99);
+    let crater = cache
+        .cast_ray(Vec3::new(64.0, 300.0, 64.0), Vec3::NEG_Y, 1000.0)
+        .unwrap();
+    assert!(crater.point.y < 46.0, "{crater:?}");
+    assert!(cache
+        .cast_ray(Vec3::new(64.0, 300.0, 64.0), Vec3::Y, 1000.0)
+        .is_none());
+    // Spheres.
+    assert!(cache
+        .sphere_contact(Vec3::new(200.0, 55.0, 30.0), 4.0)
+        .is_some());
+    assert!(cache
+        .sphere_contact(Vec3::new(200.0, 60.0, 30.0), 4.0)
+        .is_none());
+    // A border edit reaches the neighbour; a large edit builds in parallel.
+    g.set_box(
+        Vec3::new(120.0, 40.0, 40.0),
+        Vec3::new(127.0, 60.0, 50.0),
+        Cell::EMPTY,
+    )
+    .unwrap();
+    let up = cache.update(&g);
+    assert_eq!(up.rebuilt, 2, "edit near the x face rebuilds both sides");
+    g.set_box(
+        Vec3::new(-300.0, 40.0, -300.0),
+        Vec3::new(400.0, 60.0, 400.0),
+        Cell::full(Material::SAND),
+    )
+    .unwrap();
+    assert!(cache.update(&g).parallel);
+}

@@ -1,0 +1,180 @@
+//! Save/load through the farsight container, and every kind of bad file.
+
+use farsight_format::{FileWriter, RecordIndex, Version};
+use farsight_terrain::*;
+use glam::{IVec3, Vec3};
+use rand::{Rng, SeedableRng};
+
+fn sample_grid() -> VoxelGrid {
+    let mut g = VoxelGrid::new();
+    let p = TerrainParams {
+        lake: Some((Vec3::new(100.0, 90.0, 100.0), 60.0)),
+        ..Default::default()
+    };
+    generate(&mut g, &p, IVec3::new(0, 0, 0), IVec3::new(1, 1, 1));
+    g.set_box(
+        Vec3::new(256.0, 0.0, 0.0),
+        Vec3::new(511.0, 127.0, 127.0),
+        Cell::full(Material::ROCK),
+    )
+    .unwrap();
+    g
+}
+
+fn aligned(bytes: &[u8]) -> farsight_format::AlignedBytes {
+    farsight_format::AlignedBytes::from(bytes)
+}
+
+#[test]
+fn round_trip_keeps_every_cell_and_bytes_are_deterministic() {
+    let g = sample_grid();
+    let bytes = save_grid(&g).unwrap();
+    let loaded = load_grid(aligned(&bytes).as_slice()).unwrap();
+    loaded.validate().unwrap();
+    assert_eq!(loaded.chunk_count(), g.chunk_count());
+    assert!(
+        g.uniform_chunk_count() > 0 && g.uniform_chunk_count() < g.chunk_count(),
+        "{} of {}",
+        g.uniform_chunk_count(),
+        g.chunk_count()
+    );
+    for c in g.chunk_coords() {
+        assert_eq!(loaded.chunk_cells(c), g.chunk_cells(c), "chunk {c}");
+    }
+    assert_eq!(loaded.revision(), g.revision());
+    assert_ne!(
+        loaded.generation(),
+        g.generation(),
+        "a loaded grid is a new revision sequence"
+    );
+    assert_eq!(save_grid(&loaded).unwrap(), bytes, "same grid, same bytes");
+    // Through a real file on disk.
+    let path =
+        std::env::temp_dir().join(format!("farsight-terrain-{}.farsight", std::process::id()));
+    write_grid(&g, &path).unwrap();
+    let from_disk = read_grid(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(from_disk.chunk_count(), g.chunk_count());
+}
+
+#[test]
+fn corrupt_files_are_typed_errors_and_leave_the_grid_alone() {
+    let g = sample_grid();
+    let bytes = save_grid(&g).unwrap();
+    let mut live = load_grid(aligned(&bytes).as_slice()).unwrap();
+    let before = live.revision();
+    let mut try_load = |b: &[u8]| -> TerrainFileError {
+        match load_grid(aligned(b).as_slice()) {
+            Ok(_) => panic!("a corrupt file loaded"),
+            Err(e) => {
+                // Only replace the live grid on success: it is untouched here.
+                assert_eq!(live.revision(), before);
+                let _ = &mut live;
+                e
+            }
+        }
+    };
+    // Truncations: every prefix through the header and manifest, then a stride.
+    let mut cuts: Vec<usize> = (0..600.min(bytes.len())).collect();
+    cuts.extend((600..bytes.len()).step_by(997));
+    for n in cuts {
+        assert!(
+            matches!(try_load(&bytes[..n]), TerrainFileError::Format(_)),
+            "prefix {n}"
+        );
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..200 {
+        let mut b = bytes.clone();
+        let i = rng.random_range(0..b.len());
+        b[i] ^= 1 << rng.random_range(0..8);
+        let _ = try_load(&b);
+    }
+    let mut trailing = bytes.clone();
+    trailing.extend_from_slice(&[0; 16]);
+    assert!(matches!(try_load(&trailing), TerrainFileError::Format(_)));
+}
+
+fn file_with(chunks: Vec<ChunkRef>, records: &[Vec<u8>], kind: &str) -> Vec<u8> {
+    let mut w = FileWriter::new(Version::Full);
+    for r in records {
+        w.add_record(CHUNK_TAG, r);
+    }
+    let m = TerrainManifest {
+        kind: kind.into(),
+        format: TERRAIN_FORMAT,
+        cell_size: CELL_SIZE,
+        chunk_cells: 32,
+        revision: 3,
+        chunks,
+    };
+    w.finish(&m).unwrap()
+}
+
+#[test]
+fn valid_containers_with_bad_terrain_are_refused() {
+    let load = |b: Vec<u8>| load_grid(aligned(&b).as_slice()).expect_err("refused");
+    let uniform = |coord, cell: [u8; 2]| ChunkRef {
+        coord,
+        uniform: Some(cell),
+        record: None,
+    };
+    assert!(matches!(
+        load(file_with(vec![], &[], "farsight-building")),
+        TerrainFileError::WrongKind { .. }
+    ));
+    assert!(matches!(
+        load(file_with(
+            vec![uniform([0, 0, 0], [3, 255]), uniform([0, 0, 0], [3, 255])],
+            &[],
+            TERRAIN_KIND
+        )),
+        TerrainFileError::DuplicateChunk { .. }
+    ));
+    assert!(matches!(
+        load(file_with(
+            vec![uniform([0, 0, 0], [0, 9])],
+            &[],
+            TERRAIN_KIND
+        )),
+        TerrainFileError::NonCanonicalCell { .. }
+    ));
+    assert!(matches!(
+        load(file_with(
+            vec![uniform([0, 0, 0], [0, 0])],
+            &[],
+            TERRAIN_KIND
+        )),
+        TerrainFileError::BadChunk { .. }
+    ));
+    assert!(matches!(
+        load(file_with(
+            vec![uniform([1 << 30, 0, 0], [3, 255])],
+            &[],
+            TERRAIN_KIND
+        )),
+        TerrainFileError::ChunkOutOfRange { .. }
+    ));
+    let dense = |coord| ChunkRef {
+        coord,
+        uniform: None,
+        record: Some(RecordIndex(0)),
+    };
+    let short = lz4_flex::block::compress(&[3u8; 1000]);
+    assert!(matches!(
+        load(file_with(vec![dense([0, 0, 0])], &[short], TERRAIN_KIND)),
+        TerrainFileError::BadRecord { .. }
+    ));
+    let garbage = vec![0xffu8; 64];
+    assert!(matches!(
+        load(file_with(vec![dense([0, 0, 0])], &[garbage], TERRAIN_KIND)),
+        TerrainFileError::BadRecord { .. }
+    ));
+    let mut cells = vec![0u8; 65536];
+    cells[2] = 7; // material 7 with zero occupancy
+    let bad = lz4_flex::block::compress(&cells);
+    assert!(matches!(
+        load(file_with(vec![dense([0, 0, 0])], &[bad], TERRAIN_KIND)),
+        TerrainFileError::NonCanonicalCell { index: 1, .. }
+    ));
+}
