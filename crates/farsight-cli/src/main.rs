@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod cook;
 mod demo;
 mod inspect;
+mod stream_sim;
 
 #[derive(Parser)]
 #[command(name = "farsight", version, about = "Draw and stream very large 3D worlds")]
@@ -26,6 +27,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Cook source assets into farsight files (`cook mesh IN -o OUT`).
     Cook(cook::CookArgs),
+    /// Region and cluster-level streaming over a scripted flight with a teleport.
+    StreamSim(stream_sim::StreamSimArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Cook(args) => cook::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::StreamSim(args) => stream_sim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -115,7 +115,7 @@ pub fn generate(
             errors.push(if l + 1 == config.levels {
                 f32::MAX
             } else {
-                radius * 0.0005 * (1u32 << l) as f32
+                radius * 0.005 * (1u32 << l) as f32
             });
         }
         let path = models_dir.join(format!("model-{m}.bin"));
