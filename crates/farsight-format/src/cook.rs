@@ -4,9 +4,11 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::cooked::{max_extent, split_planes};
 use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
 use crate::full::bounds;
-use crate::quant::{oct_encode, quantize_unorm};
+use crate::predict::{predict_normals, walk_positions, zigzag, WalkScratch};
+use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
 use crate::{FormatError, MeshData};
 
 /// How to cook. The defaults are seed 004's: 16-bit positions and uvs, 16-bit
@@ -16,6 +18,7 @@ pub struct CookOptions {
     pub position_bits: u32,
     pub uv_bits: u32,
     pub normal_bits: u32,
+    pub tangent_bits: u32,
     /// Generate tangents (meshopt's `generate_tangents`) when the mesh has uvs and no
     /// tangents of its own.
     pub generate_tangents: bool,
@@ -23,6 +26,19 @@ pub struct CookOptions {
     pub zstd_level: i32,
     /// meshopt vertex codec level (0..=3).
     pub meshopt_level: i32,
+    /// Apply the zstd entropy layer. Off only to measure the layers apart.
+    pub entropy: bool,
+    /// Compute smooth normals for a mesh that has none (otherwise it is stored
+    /// without normals).
+    pub generate_normals: bool,
+    /// Store positions as parallelogram residuals
+    /// ([`crate::CookedHeader::PREDICTED_POSITIONS`]).
+    pub predict_positions: bool,
+    /// Store uvs as parallelogram residuals ([`crate::CookedHeader::PREDICTED_UVS`]).
+    pub predict_uvs: bool,
+    /// Store normals as residuals against the geometric prediction
+    /// ([`crate::CookedHeader::PREDICTED_NORMALS`]).
+    pub predict_normals: bool,
 }
 
 impl Default for CookOptions {
@@ -31,9 +47,15 @@ impl Default for CookOptions {
             position_bits: 16,
             uv_bits: 16,
             normal_bits: 16,
+            tangent_bits: 16,
             generate_tangents: true,
             zstd_level: 19,
             meshopt_level: 3,
+            entropy: true,
+            generate_normals: true,
+            predict_normals: true,
+            predict_positions: true,
+            predict_uvs: true,
         }
     }
 }
@@ -67,10 +89,15 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     if !(2..=16).contains(&opts.normal_bits) {
         return Err(bad_bits("normal_bits must be 2..=16", opts.normal_bits));
     }
-    let normals = if mesh.normals.is_empty() {
-        smooth_normals(mesh)
+    if !(2..=16).contains(&opts.tangent_bits) {
+        return Err(bad_bits("tangent_bits must be 2..=16", opts.tangent_bits));
+    }
+    let normals: Option<Vec<[f32; 3]>> = if !mesh.normals.is_empty() {
+        Some(mesh.normals.clone())
+    } else if opts.generate_normals {
+        Some(smooth_normals(mesh))
     } else {
-        mesh.normals.clone()
+        None
     };
     let has_uvs = !mesh.uvs.is_empty();
     let corner_tangents: Option<Vec<[f32; 4]>> = if !mesh.tangents.is_empty() {
@@ -80,11 +107,14 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
                 .map(|&i| mesh.tangents[i as usize])
                 .collect(),
         )
-    } else if has_uvs && opts.generate_tangents && !mesh.indices.is_empty() {
+    } else if let (Some(normals), true) = (
+        &normals,
+        has_uvs && opts.generate_tangents && !mesh.indices.is_empty(),
+    ) {
         Some(meshopt::generate_tangents(
             Some(&mesh.indices),
             &mesh.positions,
-            &normals,
+            normals,
             &mesh.uvs,
             meshopt::TangentOptions::None,
         ))
@@ -94,6 +124,7 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     let (min, max) = bounds(&mesh.positions);
     let (uv_min, uv_max) = uv_bounds(&mesh.uvs);
     let (pb, ub, nb) = (opts.position_bits, opts.uv_bits, opts.normal_bits);
+    let extent = max_extent(min, max) as f64;
 
     // Quantise per corner (tangents are per corner), then weld identical corners.
     let corners: Vec<QVertex> = mesh
@@ -107,14 +138,14 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
             let sign = u16::from(corner_tangents.is_some() && t[3] < 0.0);
             QVertex {
                 position: [
-                    quantize_unorm(p[0], min[0], max[0], pb),
-                    quantize_unorm(p[1], min[1], max[1], pb),
-                    quantize_unorm(p[2], min[2], max[2], pb),
+                    quantize_cells(p[0], min[0], extent, pb),
+                    quantize_cells(p[1], min[1], extent, pb),
+                    quantize_cells(p[2], min[2], extent, pb),
                     sign,
                 ],
-                normal: oct_encode(normals[i], nb),
+                normal: normals.as_ref().map_or([0; 2], |n| oct_encode(n[i], nb)),
                 tangent: if corner_tangents.is_some() {
-                    oct_encode([t[0], t[1], t[2]], nb)
+                    oct_encode([t[0], t[1], t[2]], opts.tangent_bits)
                 } else {
                     [0; 2]
                 },
@@ -133,10 +164,30 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     let (unique, remap) = meshopt::generate_vertex_remap(&corners, None);
     let mut indices = meshopt::remap_index_buffer(None, corners.len(), &remap);
     let welded = meshopt::remap_vertex_buffer(&corners, unique, &remap);
-    meshopt::optimize_vertex_cache_in_place(&mut indices, unique);
+    meshopt::optimize_vertex_cache_strip_in_place(&mut indices, unique);
     let vertices = meshopt::optimize_vertex_fetch(&mut indices, &welded);
+    // The index buffer exactly as a decoder will see it (the index codec may rotate
+    // triangles), so anything predicted from it agrees on both sides.
+    let coded_idx =
+        meshopt::encode_index_buffer(&indices, unique).map_err(|_| FormatError::BadInput {
+            what: "meshopt index encode failed",
+            found: 0,
+        })?;
+    let indices: Vec<u32> =
+        meshopt::decode_index_buffer(&coded_idx, indices.len()).map_err(|_| {
+            FormatError::BadInput {
+                what: "meshopt index round trip failed",
+                found: 0,
+            }
+        })?;
 
-    let mut flags = CookedHeader::HAS_NORMALS;
+    let mut flags = 0;
+    if normals.is_some() {
+        flags |= CookedHeader::HAS_NORMALS;
+        if opts.predict_normals {
+            flags |= CookedHeader::PREDICTED_NORMALS;
+        }
+    }
     if corner_tangents.is_some() {
         flags |= CookedHeader::HAS_TANGENTS;
     }
@@ -144,7 +195,39 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         flags |= CookedHeader::HAS_UVS;
     }
     let positions: Vec<[u16; 4]> = vertices.iter().map(|v| v.position).collect();
-    let normals: Vec<[i16; 2]> = vertices.iter().map(|v| v.normal).collect();
+    let mut positions_stream = positions.clone();
+    let mut normals: Vec<[i16; 2]> = if normals.is_some() {
+        vertices.iter().map(|v| v.normal).collect()
+    } else {
+        Vec::new()
+    };
+    if opts.predict_positions {
+        let mut positions = positions.clone();
+        flags |= CookedHeader::PREDICTED_POSITIONS;
+        let mut residuals = positions.clone();
+        walk_positions(
+            &indices,
+            &mut positions,
+            &mut WalkScratch::default(),
+            |v, pred, pos| {
+                let p = pos[v];
+                residuals[v] = [
+                    zigzag(p[0].wrapping_sub(pred[0])),
+                    zigzag(p[1].wrapping_sub(pred[1])),
+                    zigzag(p[2].wrapping_sub(pred[2])),
+                    p[3],
+                ];
+            },
+        );
+        positions_stream = residuals;
+    }
+    if flags & CookedHeader::PREDICTED_NORMALS != 0 {
+        let mut predicted = Vec::new();
+        predict_normals(&positions, &indices, nb, &mut Vec::new(), &mut predicted);
+        for (q, p) in normals.iter_mut().zip(&predicted) {
+            *q = [q[0].wrapping_sub(p[0]), q[1].wrapping_sub(p[1])];
+        }
+    }
     let tangents: Vec<[i16; 2]> = if flags & CookedHeader::HAS_TANGENTS != 0 {
         vertices.iter().map(|v| v.tangent).collect()
     } else {
@@ -155,6 +238,23 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     } else {
         Vec::new()
     };
+    let mut uvs = uvs;
+    if opts.predict_uvs && !uvs.is_empty() {
+        flags |= CookedHeader::PREDICTED_UVS;
+        let mut truth = uvs.clone();
+        walk_positions(
+            &indices,
+            &mut truth,
+            &mut WalkScratch::default(),
+            |v, pred, uv| {
+                let p = uv[v];
+                uvs[v] = [
+                    zigzag(p[0].wrapping_sub(pred[0])),
+                    zigzag(p[1].wrapping_sub(pred[1])),
+                ];
+            },
+        );
+    }
 
     let level = opts.meshopt_level;
     let enc_v = |raw: &[u8],
@@ -166,29 +266,25 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         })?;
         Ok((raw.to_vec(), coded))
     };
-    let mut streams = Vec::with_capacity(5);
-    streams.push(enc_v(
-        bytemuck::cast_slice(&positions),
-        meshopt::encode_vertex_buffer_level(&positions, level, None),
-    )?);
-    streams.push(enc_v(
-        bytemuck::cast_slice(&normals),
-        meshopt::encode_vertex_buffer_level(&normals, level, None),
-    )?);
-    streams.push(enc_v(
-        bytemuck::cast_slice(&tangents),
-        meshopt::encode_vertex_buffer_level(&tangents, level, None),
-    )?);
-    streams.push(enc_v(
-        bytemuck::cast_slice(&uvs),
-        meshopt::encode_vertex_buffer_level(&uvs, level, None),
-    )?);
-    let coded_idx =
-        meshopt::encode_index_buffer(&indices, unique).map_err(|_| FormatError::BadInput {
-            what: "meshopt index encode failed",
-            found: 0,
-        })?;
-    streams.push((bytemuck::cast_slice(&indices).to_vec(), coded_idx));
+    let streams = [
+        enc_v(
+            bytemuck::cast_slice(&positions_stream),
+            meshopt::encode_vertex_buffer_level(&positions_stream, level, Some(1)),
+        )?,
+        enc_v(
+            bytemuck::cast_slice(&normals),
+            meshopt::encode_vertex_buffer_level(&normals, level, Some(1)),
+        )?,
+        enc_v(
+            bytemuck::cast_slice(&tangents),
+            meshopt::encode_vertex_buffer_level(&tangents, level, Some(1)),
+        )?,
+        enc_v(
+            bytemuck::cast_slice(&uvs),
+            meshopt::encode_vertex_buffer_level(&uvs, level, Some(1)),
+        )?,
+        (bytemuck::cast_slice(&indices).to_vec(), coded_idx),
+    ];
 
     let mut header = CookedHeader {
         vertex_count: unique as u32,
@@ -197,7 +293,8 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         uv_bits: ub as u8,
         normal_bits: nb as u8,
         flags,
-        reserved: 0,
+        tangent_bits: opts.tangent_bits as u8,
+        reserved: [0; 3],
         bounds_min: min,
         bounds_max: max,
         uv_min,
@@ -207,7 +304,8 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     };
     let mut body = Vec::new();
     for (i, (raw, coded)) in streams.iter().enumerate() {
-        let (desc, bytes) = choose_codec(raw, coded, opts.zstd_level);
+        let elem = [8, 4, 4, 4, 4][i];
+        let (desc, bytes) = choose_codec(raw, elem, coded, opts.entropy.then_some(opts.zstd_level));
         header.streams[i] = desc;
         body.extend_from_slice(&bytes);
     }
@@ -218,7 +316,12 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
 }
 
 /// The smallest coding of a stream whose expansion the reader accepts.
-fn choose_codec(raw: &[u8], coded: &[u8], zstd_level: i32) -> (StreamDesc, Vec<u8>) {
+fn choose_codec(
+    raw: &[u8],
+    elem: usize,
+    coded: &[u8],
+    zstd_level: Option<i32>,
+) -> (StreamDesc, Vec<u8>) {
     let decoded = raw.len() as u64;
     let fits = |stored: u64, coded: u64| {
         let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
@@ -240,9 +343,15 @@ fn choose_codec(raw: &[u8], coded: &[u8], zstd_level: i32) -> (StreamDesc, Vec<u
             coded.to_vec(),
         );
     }
-    if let Ok(z) = zstd::bulk::compress(coded, zstd_level) {
+    if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(coded, l)) {
         if !z.is_empty() && z.len() < best.1.len() && fits(z.len() as u64, coded.len() as u64) {
             best = (desc(Codec::MeshoptZstd, z.len(), coded.len()), z);
+        }
+    }
+    let planes = split_planes(raw, elem);
+    if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(&planes, l)) {
+        if !z.is_empty() && z.len() < best.1.len() && fits(z.len() as u64, raw.len() as u64) {
+            best = (desc(Codec::PlanesZstd, z.len(), raw.len()), z);
         }
     }
     best

@@ -9,7 +9,7 @@
 //! |-----------|--------------------|----------------------------------------------------|
 //! | positions | `[u16; 4]`         | xyz cell codes in the record bounds; w bit 0: tangent handedness is -1 |
 //! | normals   | `[i16; 2]`         | octahedral, `normal_bits` bits                      |
-//! | tangents  | `[i16; 2]`         | octahedral direction, `normal_bits` bits            |
+//! | tangents  | `[i16; 2]`         | octahedral direction, `tangent_bits` bits           |
 //! | uvs       | `[u16; 2]`         | cell codes in the record's uv bounds, `uv_bits`     |
 //! | indices   | `u32`              | triangle list                                       |
 //!
@@ -30,6 +30,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::predict::{predict_normals, unzigzag, walk_positions, WalkScratch};
 use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
 use crate::{FormatError, MeshData, Section, Stream};
 
@@ -43,6 +44,10 @@ pub enum Codec {
     Meshopt = 1,
     /// [`Codec::Meshopt`], then zstd.
     MeshoptZstd = 2,
+    /// The decoded elements split into byte planes (every element's byte 0, then
+    /// every byte 1, ...), then zstd. Wins on prediction residuals, where meshopt's
+    /// delta to the previous vertex only adds noise.
+    PlanesZstd = 3,
 }
 
 impl Codec {
@@ -51,6 +56,7 @@ impl Codec {
             0 => Some(Codec::Raw),
             1 => Some(Codec::Meshopt),
             2 => Some(Codec::MeshoptZstd),
+            3 => Some(Codec::PlanesZstd),
             _ => None,
         }
     }
@@ -99,7 +105,9 @@ pub struct CookedHeader {
     pub normal_bits: u8,
     /// [`CookedHeader::HAS_NORMALS`] | `HAS_TANGENTS` | `HAS_UVS`.
     pub flags: u8,
-    pub reserved: u32,
+    /// Bits per octahedral component of tangents (2..=16).
+    pub tangent_bits: u8,
+    pub reserved: [u8; 3],
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
@@ -114,6 +122,12 @@ impl CookedHeader {
     pub const HAS_NORMALS: u8 = 1;
     pub const HAS_TANGENTS: u8 = 2;
     pub const HAS_UVS: u8 = 4;
+    /// The normals stream holds residuals against [`crate::predict`]'s prediction.
+    pub const PREDICTED_NORMALS: u8 = 8;
+    /// The positions stream holds zigzag residuals of the parallelogram walk.
+    pub const PREDICTED_POSITIONS: u8 = 16;
+    /// The uvs stream holds zigzag residuals of the same parallelogram walk.
+    pub const PREDICTED_UVS: u8 = 32;
 
     /// Element size and count of each stream under this header's flags.
     pub fn expected_decoded_len(&self) -> [u64; 5] {
@@ -165,10 +179,13 @@ impl<'a> CookedMesh<'a> {
         if !(2..=16).contains(&h.normal_bits) {
             return Err(bad("normal_bits", h.normal_bits as u64));
         }
-        if h.flags & !7 != 0 {
+        if h.flags & !63 != 0 {
             return Err(bad("flags", h.flags as u64));
         }
-        if h.reserved != 0 || h.reserved2 != [0; 2] {
+        if !(2..=16).contains(&h.tangent_bits) {
+            return Err(bad("tangent_bits", h.tangent_bits as u64));
+        }
+        if h.reserved != [0; 3] || h.reserved2 != [0; 2] {
             return Err(FormatError::NonZeroPadding {
                 section: Section::RecordHeader,
                 offset: 12,
@@ -220,6 +237,7 @@ impl<'a> CookedMesh<'a> {
                 Codec::Raw => stored == decoded && coded == stored,
                 Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
                 Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
+                Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
             };
             if !consistent {
                 return Err(FormatError::BadField {
@@ -274,46 +292,8 @@ impl<'a> CookedMesh<'a> {
         out.clear();
         let h = &self.header;
         let n = h.vertex_count as usize;
-        let positions: Vec<[u16; 4]> = self.vertex_stream(0, n, scratch)?;
-        let step: [f32; 3] = std::array::from_fn(|i| {
-            unorm_step(h.bounds_min[i], h.bounds_max[i], h.position_bits as u32)
-        });
-        let min = h.bounds_min;
-        out.positions.extend(positions.iter().map(|q| {
-            [
-                dequantize_unorm(q[0], min[0], step[0]),
-                dequantize_unorm(q[1], min[1], step[1]),
-                dequantize_unorm(q[2], min[2], step[2]),
-            ]
-        }));
-        let nb = h.normal_bits as u32;
-        if h.flags & CookedHeader::HAS_NORMALS != 0 {
-            let normals: Vec<[i16; 2]> = self.vertex_stream(1, n, scratch)?;
-            out.normals
-                .extend(normals.iter().map(|&q| oct_decode(q, nb)));
-        }
-        if h.flags & CookedHeader::HAS_TANGENTS != 0 {
-            let tangents: Vec<[i16; 2]> = self.vertex_stream(2, n, scratch)?;
-            out.tangents
-                .extend(tangents.iter().zip(&positions).map(|(&q, p)| {
-                    let t = oct_decode(q, nb);
-                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
-                }));
-        }
-        if h.flags & CookedHeader::HAS_UVS != 0 {
-            let uvs: Vec<[u16; 2]> = self.vertex_stream(3, n, scratch)?;
-            let ub = h.uv_bits as u32;
-            let s = [
-                unorm_step(h.uv_min[0], h.uv_max[0], ub),
-                unorm_step(h.uv_min[1], h.uv_max[1], ub),
-            ];
-            out.uvs.extend(uvs.iter().map(|q| {
-                [
-                    dequantize_unorm(q[0], h.uv_min[0], s[0]),
-                    dequantize_unorm(q[1], h.uv_min[1], s[1]),
-                ]
-            }));
-        }
+        let mut positions: Vec<[u16; 4]> = self.vertex_stream(0, n, scratch)?;
+        // Indices first: both predictions walk the triangles.
         self.index_stream(out, scratch)?;
         if let Some((position, &index)) = out
             .indices
@@ -326,6 +306,86 @@ impl<'a> CookedMesh<'a> {
                 index,
                 vertex_count: h.vertex_count,
             });
+        }
+        if h.flags & CookedHeader::PREDICTED_POSITIONS != 0 {
+            walk_positions(
+                &out.indices,
+                &mut positions,
+                &mut scratch.walk,
+                |v, pred, pos| {
+                    let r = pos[v];
+                    pos[v] = [
+                        pred[0].wrapping_add(unzigzag(r[0])),
+                        pred[1].wrapping_add(unzigzag(r[1])),
+                        pred[2].wrapping_add(unzigzag(r[2])),
+                        r[3],
+                    ];
+                },
+            );
+        }
+        // Positions sit on one cubic grid over the largest extent (see `max_extent`).
+        let step = unorm_step(
+            0.0,
+            max_extent(h.bounds_min, h.bounds_max),
+            h.position_bits as u32,
+        );
+        let min = h.bounds_min;
+        out.positions.extend(positions.iter().map(|q| {
+            [
+                dequantize_unorm(q[0], min[0], step),
+                dequantize_unorm(q[1], min[1], step),
+                dequantize_unorm(q[2], min[2], step),
+            ]
+        }));
+        let nb = h.normal_bits as u32;
+        if h.flags & CookedHeader::HAS_NORMALS != 0 {
+            let mut normals: Vec<[i16; 2]> = self.vertex_stream(1, n, scratch)?;
+            if h.flags & CookedHeader::PREDICTED_NORMALS != 0 {
+                predict_normals(
+                    &positions,
+                    &out.indices,
+                    nb,
+                    &mut scratch.sums,
+                    &mut scratch.codes,
+                );
+                for (q, p) in normals.iter_mut().zip(&scratch.codes) {
+                    *q = [q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])];
+                }
+            }
+            out.normals
+                .extend(normals.iter().map(|&q| oct_decode(q, nb)));
+        }
+        if h.flags & CookedHeader::HAS_TANGENTS != 0 {
+            let tangents: Vec<[i16; 2]> = self.vertex_stream(2, n, scratch)?;
+            let tb = h.tangent_bits as u32;
+            out.tangents
+                .extend(tangents.iter().zip(&positions).map(|(&q, p)| {
+                    let t = oct_decode(q, tb);
+                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
+                }));
+        }
+        if h.flags & CookedHeader::HAS_UVS != 0 {
+            let mut uvs: Vec<[u16; 2]> = self.vertex_stream(3, n, scratch)?;
+            if h.flags & CookedHeader::PREDICTED_UVS != 0 {
+                walk_positions(&out.indices, &mut uvs, &mut scratch.walk, |v, pred, uv| {
+                    let r = uv[v];
+                    uv[v] = [
+                        pred[0].wrapping_add(unzigzag(r[0])),
+                        pred[1].wrapping_add(unzigzag(r[1])),
+                    ];
+                });
+            }
+            let ub = h.uv_bits as u32;
+            let s = [
+                unorm_step(h.uv_min[0], h.uv_max[0], ub),
+                unorm_step(h.uv_min[1], h.uv_max[1], ub),
+            ];
+            out.uvs.extend(uvs.iter().map(|q| {
+                [
+                    dequantize_unorm(q[0], h.uv_min[0], s[0]),
+                    dequantize_unorm(q[1], h.uv_min[1], s[1]),
+                ]
+            }));
         }
         Ok(())
     }
@@ -344,7 +404,7 @@ impl<'a> CookedMesh<'a> {
         scratch: &'s mut DecodeScratch,
     ) -> Result<&'s [u8], FormatError> {
         let d = &self.header.streams[i];
-        if d.codec != Codec::MeshoptZstd as u32 {
+        if d.codec != Codec::MeshoptZstd as u32 && d.codec != Codec::PlanesZstd as u32 {
             return Ok(self.streams[i]);
         }
         let err = || FormatError::StreamDecode {
@@ -385,6 +445,15 @@ impl<'a> CookedMesh<'a> {
             bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
             return Ok(v);
         }
+        if codec == Codec::PlanesZstd as u32 {
+            let mut v = vec![T::zeroed(); n];
+            join_planes(
+                bytes,
+                bytemuck::cast_slice_mut::<T, u8>(&mut v),
+                std::mem::size_of::<T>(),
+            );
+            return Ok(v);
+        }
         meshopt::decode_vertex_buffer::<T>(bytes, n).map_err(|_| FormatError::StreamDecode {
             stream: STREAMS[i],
             codec: "meshopt vertex",
@@ -402,6 +471,16 @@ impl<'a> CookedMesh<'a> {
         }
         let codec = self.header.streams[4].codec;
         let bytes = self.coded(4, scratch)?;
+        if codec == Codec::PlanesZstd as u32 {
+            let start = out.indices.len();
+            out.indices.resize(start + count, 0);
+            join_planes(
+                bytes,
+                bytemuck::cast_slice_mut(&mut out.indices[start..]),
+                4,
+            );
+            return Ok(());
+        }
         if codec == Codec::Raw as u32 {
             out.indices.extend(
                 bytes
@@ -426,11 +505,44 @@ impl<'a> CookedMesh<'a> {
 #[derive(Default)]
 pub struct DecodeScratch {
     bytes: Vec<u8>,
+    sums: Vec<[i64; 3]>,
+    codes: Vec<[i16; 2]>,
+    walk: WalkScratch,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 impl std::fmt::Debug for DecodeScratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DecodeScratch({} bytes)", self.bytes.capacity())
+    }
+}
+
+/// The largest extent of a box: positions are quantised on a cubic grid of
+/// `max_extent / 2^bits` cells from `bounds_min` (as gltfpack does), so every axis has
+/// the same step and the error is at most `max_extent / 2^(bits + 1)` on each axis.
+pub fn max_extent(min: [f32; 3], max: [f32; 3]) -> f32 {
+    (max[0] - min[0]).max(max[1] - min[1]).max(max[2] - min[2])
+}
+
+/// Splits elements of `elem` bytes into byte planes.
+#[cfg(feature = "encode")]
+pub(crate) fn split_planes(raw: &[u8], elem: usize) -> Vec<u8> {
+    let n = raw.len() / elem;
+    let mut out = vec![0u8; raw.len()];
+    for (i, e) in raw.chunks_exact(elem).enumerate() {
+        for (b, &byte) in e.iter().enumerate() {
+            out[b * n + i] = byte;
+        }
+    }
+    out
+}
+
+/// Inverse of [`split_planes`]; `planes.len() == out.len()` (checked by parse).
+fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
+    let n = out.len() / elem;
+    for (i, e) in out.chunks_exact_mut(elem).enumerate() {
+        for (b, byte) in e.iter_mut().enumerate() {
+            *byte = planes[b * n + i];
+        }
     }
 }

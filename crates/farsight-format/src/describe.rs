@@ -82,8 +82,13 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
             out.vertices = h.vertex_count as u64;
             out.triangles = h.index_count as u64 / 3;
             out.detail = format!(
-                "bits: position {} uv {} normal {}; bounds {:?}..{:?}",
-                h.position_bits, h.uv_bits, h.normal_bits, h.bounds_min, h.bounds_max
+                "bits: position {} uv {} normal {} tangent {}; bounds {:?}..{:?}",
+                h.position_bits,
+                h.uv_bits,
+                h.normal_bits,
+                h.tangent_bits,
+                h.bounds_min,
+                h.bounds_max
             );
             for (i, d) in h.streams.iter().enumerate() {
                 if d.decoded_len == 0 {
@@ -92,7 +97,8 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
                 let codec = match d.codec {
                     c if c == Codec::Raw as u32 => "raw",
                     c if c == Codec::Meshopt as u32 => "meshopt",
-                    _ => "meshopt+zstd",
+                    c if c == Codec::MeshoptZstd as u32 => "meshopt+zstd",
+                    _ => "planes+zstd",
                 };
                 let name = ["positions", "normals", "tangents", "uvs", "indices"][i];
                 let _ = STREAMS[i];

@@ -35,6 +35,7 @@ mod cooked;
 mod describe;
 mod error;
 mod full;
+mod predict;
 pub mod quant;
 mod reader;
 
@@ -50,7 +51,8 @@ pub use container::{
 #[cfg(feature = "encode")]
 pub use cook::{cook_mesh, cook_meshes, CookOptions};
 pub use cooked::{
-    Codec, CookedHeader, CookedMesh, DecodeScratch, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION,
+    max_extent, Codec, CookedHeader, CookedMesh, DecodeScratch, StreamDesc, EXPANSION_SLACK,
+    MAX_EXPANSION,
 };
 pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};

@@ -10,9 +10,15 @@
 /// Encodes `x` in `[min, max]` as a cell index of `bits` bits (1..=16).
 #[inline]
 pub fn quantize_unorm(x: f32, min: f32, max: f32, bits: u32) -> u16 {
+    quantize_cells(x, min, max as f64 - min as f64, bits)
+}
+
+/// Encodes `x` in `[min, min + extent]` as a cell index of `bits` bits (1..=16); the
+/// cells are `extent / 2^bits` wide (see [`unorm_step`] with `(0, extent)`).
+#[inline]
+pub fn quantize_cells(x: f32, min: f32, extent: f64, bits: u32) -> u16 {
     debug_assert!((1..=16).contains(&bits));
     let cells = (1u32 << bits) as f64;
-    let extent = max as f64 - min as f64;
     if extent <= 0.0 {
         return 0;
     }

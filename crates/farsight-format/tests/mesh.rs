@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use farsight_format::{
-    cook_mesh, cook_meshes, encode_full, quant::quantize_unorm, AlignedBytes, Container,
-    CookOptions, CookedMesh, DecodeScratch, FileWriter, FormatError, FullMesh, Manifest, MeshData,
-    RecordIndex, RecordTag, Version,
+    cook_mesh, cook_meshes, encode_full, max_extent, quant::quantize_cells, AlignedBytes,
+    Container, CookOptions, CookedMesh, DecodeScratch, FileWriter, FormatError, FullMesh, Manifest,
+    MeshData, RecordIndex, RecordTag, Version,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -109,8 +109,9 @@ fn bounds(p: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
 /// the stated precision, and the triangle counts must agree.
 fn check_cooked(src: &MeshData, out: &MeshData, bits: u32, check_tangent_sign: bool) -> f64 {
     let (lo, hi) = bounds(&src.positions);
+    let ext = max_extent(lo, hi) as f64;
     let code = |p: [f32; 3]| -> [u16; 3] {
-        std::array::from_fn(|i| quantize_unorm(p[i], lo[i], hi[i], bits))
+        std::array::from_fn(|i| quantize_cells(p[i], lo[i], ext, bits))
     };
     let mut by_key: HashMap<[[u16; 3]; 3], Vec<usize>> = HashMap::new();
     for (t, tri) in src.indices.chunks_exact(3).enumerate() {
@@ -143,7 +144,7 @@ fn check_cooked(src: &MeshData, out: &MeshData, bits: u32, check_tangent_sign: b
                 let si = src.indices[t0 + (start % 3 + c) % 3] as usize;
                 let di = tri[(r + c) % 3] as usize;
                 for a in 0..3 {
-                    let bound = (hi[a] - lo[a]) as f64 / 2f64.powi(bits as i32 + 1);
+                    let bound = ext / 2f64.powi(bits as i32 + 1);
                     let e = (out.positions[di][a] as f64 - src.positions[si][a] as f64).abs();
                     assert!(
                         e <= bound * 1.0001 + 1e-6,
@@ -326,8 +327,12 @@ fn cooked_reader_refuses_impossible_expansion() {
     let n: u32 = 200_000_000;
     b[0..4].copy_from_slice(&n.to_le_bytes());
     for (i, per) in [(0usize, 8u32), (1, 4), (2, 4), (3, 4)] {
-        let at = 56 + i * 16 + 12;
-        b[at..at + 4].copy_from_slice(&(n * per).to_le_bytes());
+        // Stream i: codec Meshopt, coded_len = stored_len, decoded_len = n * per.
+        let at = 56 + i * 16;
+        let stored = u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap());
+        b[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+        b[at + 8..at + 12].copy_from_slice(&stored.to_le_bytes());
+        b[at + 12..at + 16].copy_from_slice(&(n * per).to_le_bytes());
     }
     match CookedMesh::parse(&b) {
         Err(FormatError::ExpansionTooLarge { decoded, .. }) => assert!(decoded >= 800_000_000),
@@ -382,4 +387,59 @@ fn full_record_attacks() {
         cook_mesh(&nan, &CookOptions::default()),
         Err(FormatError::NonFinite { .. })
     ));
+}
+
+#[test]
+fn normal_prediction_is_lossless_and_options_are_kept() {
+    let m = load_obj("pirate.obj");
+    let with = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let without = cook_mesh(
+        &m,
+        &CookOptions {
+            predict_normals: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        with.len() < without.len(),
+        "prediction shrinks the record: {} vs {}",
+        with.len(),
+        without.len()
+    );
+    let a = CookedMesh::parse(&with).unwrap().decode().unwrap();
+    let b = CookedMesh::parse(&without).unwrap().decode().unwrap();
+    assert_eq!(a, b, "predicted normals decode to exactly the same mesh");
+
+    // Tangents at 8 bits decode with their own bit depth, signs kept.
+    let t8 = cook_mesh(
+        &m,
+        &CookOptions {
+            tangent_bits: 8,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let c = CookedMesh::parse(&t8).unwrap();
+    assert_eq!(c.header.tangent_bits, 8);
+    let d = c.decode().unwrap();
+    assert_eq!(d.tangents.len(), d.positions.len());
+    for t in &d.tangents {
+        let l = (t[0] * t[0] + t[1] * t[1] + t[2] * t[2]).sqrt();
+        assert!((l - 1.0).abs() < 1e-3 && (t[3] == 1.0 || t[3] == -1.0));
+    }
+
+    // A mesh without normals stays without when asked not to invent them.
+    let bunny = load_obj("bunny.obj");
+    let r = cook_mesh(
+        &bunny,
+        &CookOptions {
+            generate_normals: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = CookedMesh::parse(&r).unwrap().decode().unwrap();
+    assert!(out.normals.is_empty() && out.tangents.is_empty());
+    assert_eq!(out.indices.len(), bunny.indices.len());
 }

@@ -1,0 +1,237 @@
+//! farsight-format: size of the cooked table (bytes per triangle) and decode speed
+//! (ns per triangle) on bunny, pirate and FlightHelmet, against the floor of
+//! meshoptimizer's own vertex decode on the same streams, and zstd against lz4_flex
+//! as the entropy layer.
+//!
+//! `cargo bench -p farsight-bench --bench format`
+//! The size table is printed to stderr before the timed runs.
+
+mod format_common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use farsight_format::{cook_mesh, encode_full, CookOptions, CookedMesh, DecodeScratch, MeshData};
+use format_common::{bench_meshes, triangles};
+
+struct Cooked {
+    name: &'static str,
+    tris: usize,
+    /// Records as the format writes them (meshopt + zstd per stream).
+    records: Vec<Vec<u8>>,
+    /// The same records with the entropy layer off (meshopt streams only).
+    plain: Vec<Vec<u8>>,
+}
+
+fn cook_all() -> Vec<Cooked> {
+    let opts = CookOptions::default();
+    let plain_opts = CookOptions {
+        entropy: false,
+        ..opts
+    };
+    bench_meshes()
+        .into_iter()
+        .map(|(name, parts)| Cooked {
+            name,
+            tris: triangles(&parts),
+            records: parts.iter().map(|m| cook_mesh(m, &opts).unwrap()).collect(),
+            plain: parts
+                .iter()
+                .map(|m| cook_mesh(m, &plain_opts).unwrap())
+                .collect(),
+        })
+        .collect()
+}
+
+fn size_table(cooked: &[Cooked]) {
+    eprintln!("\nfarsight-format sizes (bytes per triangle; 16-bit positions/uvs, 16-bit octahedral normals and tangents)");
+    eprintln!(
+        "{:<13} {:>7} {:>9} {:>9} {:>9} {:>12} {:>12}",
+        "mesh", "tris", "full v1", "meshopt", "cooked", "meshopt+lz4", "meshopt+zstd"
+    );
+    let parts_by_name: Vec<(&str, Vec<MeshData>)> = bench_meshes();
+    for (c, (_, parts)) in cooked.iter().zip(&parts_by_name) {
+        let t = c.tris as f64;
+        let full: usize = parts.iter().map(|m| encode_full(m).unwrap().len()).sum();
+        let cooked_bytes: usize = c.records.iter().map(Vec::len).sum();
+        let plain_bytes: usize = c.plain.iter().map(Vec::len).sum();
+        // The entropy layer alternatives, stream by stream on the meshopt streams.
+        let (mut lz4, mut zstd) = (0usize, 0usize);
+        for rec in &c.plain {
+            let m = CookedMesh::parse(rec).unwrap();
+            lz4 += std::mem::size_of::<farsight_format::CookedHeader>();
+            zstd += std::mem::size_of::<farsight_format::CookedHeader>();
+            for s in m.streams {
+                if !s.is_empty() {
+                    lz4 += lz4_flex::block::compress(s).len().min(s.len());
+                    zstd += zstd::bulk::compress(s, 19).unwrap().len().min(s.len());
+                }
+            }
+        }
+        eprintln!(
+            "{:<13} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>12.2}",
+            c.name,
+            c.tris,
+            full as f64 / t,
+            plain_bytes as f64 / t,
+            cooked_bytes as f64 / t,
+            lz4 as f64 / t,
+            zstd as f64 / t
+        );
+    }
+    eprintln!();
+}
+
+fn bench(c: &mut Criterion) {
+    let cooked = cook_all();
+    size_table(&cooked);
+
+    let mut g = c.benchmark_group("format_decode");
+    for ck in &cooked {
+        g.throughput(Throughput::Elements(ck.tris as u64));
+        let mut out = MeshData::default();
+        let mut scratch = DecodeScratch::default();
+        let parsed: Vec<CookedMesh<'_>> = ck
+            .records
+            .iter()
+            .map(|r| CookedMesh::parse(r).unwrap())
+            .collect();
+        // Full decode: zstd + meshopt + dequantise to f32 GPU layout, one thread.
+        g.bench_function(
+            BenchmarkId::new("cooked_full_decode", format!("{}/{}tri", ck.name, ck.tris)),
+            |b| {
+                b.iter(|| {
+                    for m in &parsed {
+                        m.decode_into(&mut out, &mut scratch).unwrap();
+                    }
+                    out.indices.len()
+                })
+            },
+        );
+        let plain: Vec<CookedMesh<'_>> = ck
+            .plain
+            .iter()
+            .map(|r| CookedMesh::parse(r).unwrap())
+            .collect();
+        g.bench_function(
+            BenchmarkId::new("no_entropy_decode", format!("{}/{}tri", ck.name, ck.tris)),
+            |b| {
+                b.iter(|| {
+                    for m in &plain {
+                        m.decode_into(&mut out, &mut scratch).unwrap();
+                    }
+                    out.indices.len()
+                })
+            },
+        );
+        // Floor: meshoptimizer's own decoders on the same meshopt streams (no zstd, no
+        // dequantisation, output left in the quantised layout).
+        g.bench_function(
+            BenchmarkId::new("meshopt_only_floor", format!("{}/{}tri", ck.name, ck.tris)),
+            |b| {
+                b.iter(|| {
+                    let mut n = 0;
+                    for m in &plain {
+                        let v = m.header.vertex_count as usize;
+                        let p: Vec<[u16; 4]> =
+                            meshopt::decode_vertex_buffer(m.streams[0], v).unwrap();
+                        let nn: Vec<[i16; 2]> =
+                            meshopt::decode_vertex_buffer(m.streams[1], v).unwrap();
+                        n += p.len() + nn.len();
+                        if !m.streams[2].is_empty() {
+                            n += meshopt::decode_vertex_buffer::<[i16; 2]>(m.streams[2], v)
+                                .unwrap()
+                                .len();
+                        }
+                        if !m.streams[3].is_empty() {
+                            n += meshopt::decode_vertex_buffer::<[u16; 2]>(m.streams[3], v)
+                                .unwrap()
+                                .len();
+                        }
+                        n += meshopt::decode_index_buffer::<u32>(
+                            m.streams[4],
+                            m.header.index_count as usize,
+                        )
+                        .unwrap()
+                        .len();
+                    }
+                    n
+                })
+            },
+        );
+    }
+    g.finish();
+
+    // meshopt vertex decode throughput in GB/s of decoded bytes (positions stream).
+    let mut g = c.benchmark_group("meshopt_vertex_decode");
+    for ck in &cooked {
+        let m = CookedMesh::parse(&ck.plain[0]).unwrap();
+        let v = m.header.vertex_count as usize;
+        g.throughput(Throughput::Bytes((v * 8) as u64));
+        g.bench_function(
+            BenchmarkId::new("positions_u16x4", format!("{}/{}v", ck.name, v)),
+            |b| {
+                b.iter(|| {
+                    meshopt::decode_vertex_buffer::<[u16; 4]>(m.streams[0], v)
+                        .unwrap()
+                        .len()
+                })
+            },
+        );
+    }
+    g.finish();
+
+    // The entropy layer alone: zstd against lz4_flex on the same meshopt streams.
+    let mut g = c.benchmark_group("entropy_decompress");
+    for ck in &cooked {
+        let streams: Vec<&[u8]> = ck
+            .plain
+            .iter()
+            .flat_map(|r| CookedMesh::parse(r).unwrap().streams)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let z: Vec<(Vec<u8>, usize)> = streams
+            .iter()
+            .map(|s| (zstd::bulk::compress(s, 19).unwrap(), s.len()))
+            .collect();
+        let l: Vec<(Vec<u8>, usize)> = streams
+            .iter()
+            .map(|s| (lz4_flex::block::compress(s), s.len()))
+            .collect();
+        g.throughput(Throughput::Elements(ck.tris as u64));
+        let mut buf = Vec::new();
+        let mut dz = zstd::bulk::Decompressor::new().unwrap();
+        g.bench_function(
+            BenchmarkId::new("zstd19", format!("{}/{}tri", ck.name, ck.tris)),
+            |b| {
+                b.iter(|| {
+                    for (c, n) in &z {
+                        buf.clear();
+                        buf.reserve(*n);
+                        dz.decompress_to_buffer(c, &mut buf).unwrap();
+                    }
+                    buf.len()
+                })
+            },
+        );
+        let mut out = vec![0u8; streams.iter().map(|s| s.len()).max().unwrap_or(0)];
+        g.bench_function(
+            BenchmarkId::new("lz4_flex", format!("{}/{}tri", ck.name, ck.tris)),
+            |b| {
+                b.iter(|| {
+                    let mut total = 0;
+                    for (c, n) in &l {
+                        total += lz4_flex::block::decompress_into(c, &mut out[..*n]).unwrap();
+                    }
+                    total
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30);
+    targets = bench
+}
+criterion_main!(benches);
