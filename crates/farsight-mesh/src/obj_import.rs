@@ -12,30 +12,51 @@ use crate::Warning;
 /// geometry does not depend on it); sub-meshes are then named by material index.
 pub fn import_obj(path: &Path) -> Result<ImportedScene, ImportError> {
     let err = |kind| ImportError::new(path, kind);
-    // tobj reports a missing file as a bare "open file failed": check first so the
-    // error carries the operating system's reason.
-    std::fs::metadata(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
+    let text = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
     let options = tobj::LoadOptions {
         single_index: true,
         triangulate: true,
         ignore_points: true,
         ignore_lines: true,
     };
-    let (models, materials) = tobj::load_obj(path, &options).map_err(|e| {
+    // tobj drops `usemtl` switches to materials its library did not define, which
+    // would merge every material into one sub-mesh when the .mtl is missing. So a
+    // library that cannot be read is replaced by one naming every `usemtl` of the
+    // file (and reported): the split per material survives.
+    let used: Vec<String> = String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("usemtl "))
+        .map(|n| n.trim().to_owned())
+        .collect();
+    let base = path.parent().unwrap_or(Path::new(".")).to_owned();
+    let mtl_failure = std::cell::RefCell::new(None);
+    let loaded = tobj::load_obj_buf(&mut std::io::Cursor::new(&text), &options, |mtl| {
+        tobj::load_mtl(base.join(mtl)).or_else(|e| {
+            *mtl_failure.borrow_mut() = Some(format!("{}: {e}", base.join(mtl).display()));
+            let mut names = std::collections::HashMap::new();
+            let mut mats = Vec::new();
+            for n in &used {
+                if !names.contains_key(n) {
+                    names.insert(n.clone(), mats.len());
+                    mats.push(tobj::Material {
+                        name: n.clone(),
+                        ..Default::default()
+                    });
+                }
+            }
+            Ok((mats, names))
+        })
+    });
+    let (models, materials) = loaded.map_err(|e| {
         err(ImportErrorKind::Obj {
             message: e.to_string(),
         })
     })?;
     let mut warnings = Vec::new();
-    let materials = match materials {
-        Ok(m) => m,
-        Err(e) => {
-            warnings.push(Warning::MaterialLibraryUnreadable {
-                message: e.to_string(),
-            });
-            Vec::new()
-        }
-    };
+    if let Some(message) = mtl_failure.into_inner() {
+        warnings.push(Warning::MaterialLibraryUnreadable { message });
+    }
+    let materials = materials.unwrap_or_default();
     let mut submeshes = Vec::with_capacity(models.len());
     for (i, model) in models.into_iter().enumerate() {
         let m = model.mesh;

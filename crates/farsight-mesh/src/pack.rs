@@ -10,7 +10,7 @@ use farsight_geom::Aabb;
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::dag::{build_dag, ClusterConfig, RawDag};
+use crate::dag::{build_dag, ClusterConfig, DagGroup, RawDag};
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
 use crate::repair::position_remap;
@@ -100,8 +100,7 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
 /// every coarser level so each level is complete alone; the copies form a chain
 /// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
 pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
-    let nested = nest_groups(dag);
-    let dag = &nested;
+    let groups = nest_groups(dag);
     let n = dag.level_count().min(max_levels);
     let last = n as u32 - 1;
     // P[j]: largest finite parent error of level j's own (non-terminal) groups.
@@ -115,13 +114,13 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     }
     let own = |c: &crate::dag::DagCluster| -> ([f32; 4], f32) {
         if c.refined >= 0 {
-            let r = &dag.groups[c.refined as usize];
+            let r = &groups[c.refined as usize];
             (r.sphere, r.error)
         } else {
             (c.bounds, 0.0)
         }
     };
-    let mut clusters_of = vec![Vec::new(); dag.groups.len()];
+    let mut clusters_of = vec![Vec::new(); groups.len()];
     for (i, c) in dag.clusters.iter().enumerate() {
         clusters_of[c.group as usize].push(i);
     }
@@ -140,7 +139,7 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
         level.indices.extend_from_slice(tris);
         level.offsets.push(level.indices.len() as u32);
     };
-    for (gi, g) in dag.groups.iter().enumerate() {
+    for (gi, g) in groups.iter().enumerate() {
         if g.depth > last {
             continue;
         }
@@ -186,7 +185,7 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     // Copies, level by level after each level's own groups.
     for (k, level) in levels.iter_mut().enumerate() {
         for (gi, a) in &chains {
-            let g = &dag.groups[*gi];
+            let g = &groups[*gi];
             if (g.depth as usize) >= k {
                 continue;
             }
@@ -209,22 +208,22 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     levels
 }
 
-/// A copy of `dag` whose group spheres enclose the own spheres of their clusters
+/// `dag`'s groups, with spheres that enclose the own spheres of their clusters
 /// and whose errors are at least theirs. meshoptimizer merges spheres
 /// approximately; a child sphere poking out of its parent's would let the child
 /// project a larger error than its parent from some viewpoint, and the cut would
 /// then draw both or neither side of a group boundary (a crack). Groups are
 /// emitted children first, so one pass in id order settles every sphere.
-fn nest_groups(dag: &RawDag) -> RawDag {
-    let mut out = dag.clone();
+fn nest_groups(dag: &RawDag) -> Vec<DagGroup> {
+    let mut out = dag.groups.clone();
     for c in &dag.clusters {
         let (child, child_error) = if c.refined >= 0 {
-            let r = &out.groups[c.refined as usize];
+            let r = &out[c.refined as usize];
             (r.sphere, r.error)
         } else {
             (c.bounds, 0.0)
         };
-        let g = &mut out.groups[c.group as usize];
+        let g = &mut out[c.group as usize];
         g.sphere = enclose(g.sphere, child);
         g.error = g.error.max(child_error);
     }
@@ -316,12 +315,11 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
         .par_iter()
         .enumerate()
         .map(|(level, l)| {
-            let mut keys = Vec::new();
-            let open_edges = reference.open_on_closed(&l.indices, &mut keys);
+            let (open_edges, open) = reference.level_open_edges(&l.indices);
             if open_edges > 0 {
                 return Err(CookError::LevelIncomplete { level, open_edges });
             }
-            Ok(reference.open_edges(&l.indices))
+            Ok(open)
         })
         .collect::<Result<_, _>>()?;
     let mut all_open: Vec<u64> = level_open.into_iter().flatten().collect();
@@ -374,47 +372,17 @@ impl ClusterMesh {
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
+        // Levels encode independently (in parallel); records are then added in level
+        // order, so the bytes do not depend on the thread count.
+        let encoded: Vec<(ClusterLevelHeader, Vec<u8>)> = self
+            .levels
+            .par_iter()
+            .enumerate()
+            .map(|(li, level)| self.encode_level(li, level, min, max))
+            .collect::<Result<_, CookError>>()?;
         let mut writer = FileWriter::new(Version::Cooked);
         let mut entries = Vec::with_capacity(self.levels.len());
-        let mut remap = vec![u32::MAX; self.vertices.len()];
-        for (li, level) in self.levels.iter().enumerate() {
-            let mut vertices: Vec<ClusterVertex> = Vec::new();
-            let mut used: Vec<u32> = Vec::new();
-            let mut slots =
-                Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
-            let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
-            for c in 0..level.clusters.len() {
-                local.clear();
-                for &v in level.cluster_triangles(c) {
-                    if remap[v as usize] == u32::MAX {
-                        remap[v as usize] = vertices.len() as u32;
-                        vertices.push(ClusterVertex::pack(
-                            &float_vertex(&self.vertices[v as usize]),
-                            min,
-                            max,
-                        ));
-                        used.push(v);
-                    }
-                    local.push(remap[v as usize]);
-                }
-                push_cluster_slot(&local, &mut slots);
-            }
-            for v in used {
-                remap[v as usize] = u32::MAX;
-            }
-            let header = ClusterLevelHeader {
-                level: li as u32,
-                cluster_count: level.clusters.len() as u32,
-                vertex_count: vertices.len() as u32,
-                slot_shift: CLUSTER_SLOT_SHIFT,
-                bounds_min: min,
-                max_parent_error: level.max_parent_error(),
-                bounds_max: max,
-                max_error: level.max_error(),
-                triangle_count: level.triangle_count() as u32,
-                reserved: [0; 3],
-            };
-            let bytes = encode_cluster_level(&header, &level.clusters, &vertices, &slots)?;
+        for (header, bytes) in encoded {
             let record = writer.add_record(RecordTag::CLUSTER_LEVEL, &bytes);
             entries.push(ClusterLevelEntry {
                 record,
@@ -432,6 +400,53 @@ impl ClusterMesh {
             levels: entries,
         };
         Ok(writer.finish(&manifest)?)
+    }
+}
+
+impl ClusterMesh {
+    /// One level record: the level's compact vertex list (first use order), its
+    /// padded cluster slots and its header.
+    fn encode_level(
+        &self,
+        li: usize,
+        level: &PackedLevel,
+        min: [f32; 3],
+        max: [f32; 3],
+    ) -> Result<(ClusterLevelHeader, Vec<u8>), CookError> {
+        let mut remap = vec![u32::MAX; self.vertices.len()];
+        let mut vertices: Vec<ClusterVertex> = Vec::new();
+        let mut slots =
+            Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
+        let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
+        for c in 0..level.clusters.len() {
+            local.clear();
+            for &v in level.cluster_triangles(c) {
+                if remap[v as usize] == u32::MAX {
+                    remap[v as usize] = vertices.len() as u32;
+                    vertices.push(ClusterVertex::pack(
+                        &float_vertex(&self.vertices[v as usize]),
+                        min,
+                        max,
+                    ));
+                }
+                local.push(remap[v as usize]);
+            }
+            push_cluster_slot(&local, &mut slots);
+        }
+        let header = ClusterLevelHeader {
+            level: li as u32,
+            cluster_count: level.clusters.len() as u32,
+            vertex_count: vertices.len() as u32,
+            slot_shift: CLUSTER_SLOT_SHIFT,
+            bounds_min: min,
+            max_parent_error: level.max_parent_error(),
+            bounds_max: max,
+            max_error: level.max_error(),
+            triangle_count: level.triangle_count() as u32,
+            reserved: [0; 3],
+        };
+        let bytes = encode_cluster_level(&header, &level.clusters, &vertices, &slots)?;
+        Ok((header, bytes))
     }
 }
 

@@ -47,18 +47,18 @@ impl EdgeReference {
         Self { remap, closed }
     }
 
-    /// Open edges of `triangles` (source indices) on closed parts of LOD0.
-    pub fn open_on_closed(&self, triangles: &[u32], keys: &mut Vec<u64>) -> usize {
-        self.count_open(triangles, keys, |_| true)
-    }
-
-    /// Sorted open edges of `triangles` (for [`Self::cracks`]).
-    pub fn open_edges(&self, triangles: &[u32]) -> Vec<u64> {
+    /// One pass over a level drawn alone: the number of its open edges on closed
+    /// parts of LOD0, and all its open edges, sorted (for [`Self::cracks`]).
+    pub fn level_open_edges(&self, triangles: &[u32]) -> (usize, Vec<u64>) {
         let mut keys = Vec::with_capacity(triangles.len());
         edge_keys(&self.remap, triangles, &mut keys);
         let mut open = Vec::new();
-        for_each_open(&mut keys, |a, b| open.push(((a as u64) << 32) | b as u64));
-        open
+        let mut on_closed = 0;
+        for_each_open(&mut keys, |a, b| {
+            on_closed += usize::from(self.closed[a as usize] || self.closed[b as usize]);
+            open.push(((a as u64) << 32) | b as u64);
+        });
+        (on_closed, open)
     }
 
     /// Open edges of a cut that are cracks: on a closed part, or open in no level
