@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod cook;
 mod demo;
 mod inspect;
+mod terrain;
 mod stream_sim;
 
 #[derive(Parser)]
@@ -29,6 +30,8 @@ enum Command {
     Cook(cook::CookArgs),
     /// Region and cluster-level streaming over a scripted flight with a teleport.
     StreamSim(stream_sim::StreamSimArgs),
+    /// Seed 001's voxel terrain: generate, fly with edits, mesh, collide; PNG by level.
+    Terrain(terrain::TerrainArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Cook(args) => cook::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Terrain(args) => terrain::run(args),
         Command::StreamSim(args) => stream_sim::run(args),
     };
     match result {

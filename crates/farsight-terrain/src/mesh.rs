@@ -231,12 +231,25 @@ impl ChunkMesher {
         let hi = lo + crate::cell::CHUNK_SIZE;
         let sn = &self.surface;
         self.edges.clear();
+        // Open edges only occur next to the outermost cubes; gather the edges that
+        // touch a cube within two samples of the padded domain's edge (their
+        // partners share that vertex, so they are gathered too).
+        let d = self.field.dim();
+        let n = self.field.n();
+        let border = |v: u32| {
+            let b = sn.vertex_base[v as usize] as usize;
+            let (x, y, z) = (b % d, b / d % d, b / (d * d));
+            x <= 2 || y <= 2 || z <= 2 || x >= n || y >= n || z >= n
+        };
         for q in 0..sn.quad_count() {
             let s = sn.quad(q);
             let r = &out.indices[q * 6..q * 6 + 6];
             let rv = [r[0], r[1], r[2], r[5]];
             for k in 0..4 {
                 let (a, b) = (s[k], s[(k + 1) % 4]);
+                if !border(a) && !border(b) {
+                    continue;
+                }
                 let key = ((a.min(b) as u64) << 32) | a.max(b) as u64;
                 self.edges.push((key, rv[k], rv[(k + 1) % 4]));
             }

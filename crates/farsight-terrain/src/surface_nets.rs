@@ -224,16 +224,31 @@ impl SurfaceNets {
 #[inline]
 fn normal_at(solid: &[u8], base: usize, off: [f32; 3], d: usize) -> [f32; 3] {
     let dd = d * d;
+    // The 4x4x4 block around the cube, copied row by row (one bounds check per
+    // row), then read at constant offsets.
+    let mut b = [0u8; 64];
+    let start = base - 1 - d - dd;
+    for z in 0..4 {
+        for y in 0..4 {
+            let s = start + d * y + dd * z;
+            b[4 * y + 16 * z..4 * y + 16 * z + 4].copy_from_slice(&solid[s..s + 4]);
+        }
+    }
+    let wx = [1.0 - off[0], off[0]];
+    let wy = [1.0 - off[1], off[1]];
+    let wz = [1.0 - off[2], off[2]];
     let mut g = [0.0f32; 3];
-    for c in 0..8 {
-        let (cx, cy, cz) = (c & 1, (c >> 1) & 1, c >> 2);
-        let w = (if cx == 1 { off[0] } else { 1.0 - off[0] })
-            * (if cy == 1 { off[1] } else { 1.0 - off[1] })
-            * (if cz == 1 { off[2] } else { 1.0 - off[2] });
-        let p = base + cx + d * cy + dd * cz;
-        g[0] += w * (solid[p + 1] as f32 - solid[p - 1] as f32);
-        g[1] += w * (solid[p + d] as f32 - solid[p - d] as f32);
-        g[2] += w * (solid[p + dd] as f32 - solid[p - dd] as f32);
+    for cz in 0..2 {
+        for cy in 0..2 {
+            let wyz = wy[cy] * wz[cz];
+            for cx in 0..2 {
+                let w = wx[cx] * wyz;
+                let p = (cx + 1) + 4 * (cy + 1) + 16 * (cz + 1);
+                g[0] += w * (b[p + 1] as f32 - b[p - 1] as f32);
+                g[1] += w * (b[p + 4] as f32 - b[p - 4] as f32);
+                g[2] += w * (b[p + 16] as f32 - b[p - 16] as f32);
+            }
+        }
     }
     let len = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
     if len > 0.0 {

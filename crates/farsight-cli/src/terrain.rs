@@ -1,0 +1,289 @@
+//! `farsight terrain`: seed 001's voxel terrain end to end.
+//!
+//! Generates a terrain (value-noise hills, noise caves, a lake), flies a camera over
+//! it at a fixed frame rate while carving and adding spheres every few frames, and
+//! reports chunks meshed per level, meshing and publication times, edit-to-visible
+//! frames, collider rebuilds and memory. Writes a PNG seen from above with chunks
+//! coloured by their render level, and optionally saves the grid and reads it back.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use farsight_terrain::{
+    generate_chunk, read_grid, write_grid, CollisionCache, Material, TerrainParams, TerrainView,
+    ViewSettings, VoxelGrid, CELL_SIZE, CHUNK_CELLS, CHUNK_SIZE,
+};
+use glam::{IVec2, IVec3, Vec3};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(clap::Args)]
+pub struct TerrainArgs {
+    /// Terrain size in chunks per horizontal side (128 units each).
+    #[arg(long, default_value_t = 24)]
+    pub size: i32,
+    /// Frames to fly.
+    #[arg(long, default_value_t = 360)]
+    pub frames: u32,
+    /// Target frame time in milliseconds (the flight sleeps out the rest).
+    #[arg(long, default_value_t = 16)]
+    pub frame_ms: u64,
+    /// Apply an edit every this many frames.
+    #[arg(long, default_value_t = 6)]
+    pub edit_every: u32,
+    /// Background meshing threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    #[arg(long, default_value_t = 1500.0)]
+    pub draw_distance: f32,
+    #[arg(long, default_value_t = 7)]
+    pub seed: u32,
+    /// Where to write the top-down PNG coloured by level.
+    #[arg(long, default_value = "terrain.png")]
+    pub png: PathBuf,
+    /// Save the final grid here (a farsight container) and read it back.
+    #[arg(long)]
+    pub save: Option<PathBuf>,
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let b = ProgressBar::new(len);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {msg:12} [{bar:30}] {pos}/{len} ({elapsed}, eta {eta})",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    b.set_message(what.to_string());
+    b
+}
+
+pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if args.size < 1 || args.frames == 0 || args.threads == 0 {
+        return Err("--size, --frames and --threads must be at least 1".into());
+    }
+    let half = args.size as f32 * CHUNK_SIZE * 0.5;
+    let params = TerrainParams {
+        seed: args.seed,
+        lake: Some((Vec3::new(half * 0.6, 110.0, half * 0.4), 140.0)),
+        ..Default::default()
+    };
+    // Generate: heights lie in 0..2 chunks; caves below.
+    let t0 = Instant::now();
+    let mut grid = VoxelGrid::new();
+    let columns: Vec<IVec2> = (0..args.size)
+        .flat_map(|z| (0..args.size).map(move |x| IVec2::new(x, z)))
+        .collect();
+    let gen_bar = bar(columns.len() as u64, "generating");
+    for c in &columns {
+        for y in -1..2 {
+            generate_chunk(&mut grid, &params, IVec3::new(c.x, y, c.y));
+        }
+        gen_bar.inc(1);
+    }
+    gen_bar.finish_and_clear();
+    println!(
+        "farsight terrain: {0}x{0} chunks ({1:.0} x {1:.0} units), {2} chunks stored ({3} uniform, {4:.1} MiB of cells), generated in {5:.2} s",
+        args.size,
+        args.size as f32 * CHUNK_SIZE,
+        grid.chunk_count(),
+        grid.uniform_chunk_count(),
+        grid.heap_bytes() as f64 / (1 << 20) as f64,
+        t0.elapsed().as_secs_f64()
+    );
+
+    let settings = ViewSettings {
+        draw_distance: args.draw_distance,
+        ..Default::default()
+    };
+    let mut view = TerrainView::new(settings, args.threads);
+    let mut collision = CollisionCache::new(1);
+    let t = Instant::now();
+    let first = collision.update(&grid);
+    println!(
+        "collision: {} colliders built in {:.0} ms ({})",
+        first.rebuilt,
+        t.elapsed().as_secs_f64() * 1e3,
+        if first.parallel { "parallel" } else { "serial" }
+    );
+
+    // Fly a diagonal at 60 units above the ground.
+    let start = Vec3::new(CHUNK_SIZE, 0.0, CHUNK_SIZE);
+    let end = Vec3::new(2.0 * half - CHUNK_SIZE, 0.0, 2.0 * half - CHUNK_SIZE);
+    let mut path = Vec::new();
+    let mut edits: Vec<(u64, u32)> = Vec::new(); // (revision, frame applied)
+    let mut edit_frames: Vec<u32> = Vec::new();
+    let (mut published, mut dispatched, mut stale) = ([0usize; 4], 0usize, 0usize);
+    let mut mesh_time = Duration::ZERO;
+    let (mut publish_max, mut publish_sum) = (Duration::ZERO, Duration::ZERO);
+    let (mut rebuilds, mut rebuild_time) = (0usize, Duration::ZERO);
+    let frame = Duration::from_millis(args.frame_ms);
+    let fly = bar(args.frames as u64, "flying");
+    for f in 0..args.frames {
+        let t_frame = Instant::now();
+        let s = f as f32 / (args.frames - 1).max(1) as f32;
+        let mut cam = start.lerp(end, s);
+        cam.y = params.height(cam.x, cam.z) + 60.0;
+        path.push(cam);
+        if args.edit_every > 0 && f % args.edit_every == 0 {
+            // Alternate craters and boulders on the ground ahead, some on chunk corners.
+            let ahead = cam + (end - start).normalize() * 80.0;
+            let mut p = Vec3::new(ahead.x, params.height(ahead.x, ahead.z), ahead.z);
+            if (f / args.edit_every) % 3 == 0 {
+                p.x = (p.x / CHUNK_SIZE).round() * CHUNK_SIZE;
+                p.z = (p.z / CHUNK_SIZE).round() * CHUNK_SIZE;
+            }
+            let m = if (f / args.edit_every) % 2 == 0 {
+                Material::AIR
+            } else {
+                Material::ROCK
+            };
+            if let Some(rev) = grid.set_sphere(p, 14.0, m)?.revision {
+                edits.push((rev, f));
+            }
+        }
+        let stats = view.update(&grid, cam);
+        for (a, b) in published.iter_mut().zip(stats.published_per_level) {
+            *a += b;
+        }
+        dispatched += stats.dispatched;
+        stale += stats.stale_dropped;
+        mesh_time += stats.mesh_time;
+        publish_max = publish_max.max(stats.publish_time);
+        publish_sum += stats.publish_time;
+        let visible = view.visible_revision();
+        edits.retain(|&(rev, at)| {
+            if rev <= visible {
+                edit_frames.push(f - at);
+                false
+            } else {
+                true
+            }
+        });
+        let t = Instant::now();
+        let up = collision.update(&grid);
+        rebuild_time += t.elapsed();
+        rebuilds += up.rebuilt;
+        fly.inc(1);
+        if let Some(rest) = frame.checked_sub(t_frame.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    fly.finish_and_clear();
+    let total: usize = published.iter().sum();
+    println!(
+        "flight: {} frames, {} chunks dispatched, {} published, {} stale results dropped",
+        args.frames, dispatched, total, stale
+    );
+    println!(
+        "  published per level (32/16/8/4 samples): {} / {} / {} / {}",
+        published[0], published[1], published[2], published[3]
+    );
+    println!(
+        "  meshing: {:.0} us per chunk on the workers; publication: mean {:.3} ms, max {:.3} ms per frame",
+        mesh_time.as_secs_f64() * 1e6 / total.max(1) as f64,
+        publish_sum.as_secs_f64() * 1e3 / args.frames as f64,
+        publish_max.as_secs_f64() * 1e3
+    );
+    if edit_frames.is_empty() {
+        println!("  edits: none became visible during the flight");
+    } else {
+        edit_frames.sort_unstable();
+        println!(
+            "  edits: {} visible, edit-to-visible frames min {} median {} max {}; {} still pending at the end",
+            edit_frames.len(),
+            edit_frames[0],
+            edit_frames[edit_frames.len() / 2],
+            edit_frames[edit_frames.len() - 1],
+            edits.len()
+        );
+    }
+    println!(
+        "  collision: {} collider rebuilds, {:.1} ms total; {} colliders",
+        rebuilds,
+        rebuild_time.as_secs_f64() * 1e3,
+        collision.len()
+    );
+    println!(
+        "memory: cells {:.1} MiB ({} chunks, {} uniform), render+water meshes {:.1} MiB",
+        grid.heap_bytes() as f64 / (1 << 20) as f64,
+        grid.chunk_count(),
+        grid.uniform_chunk_count(),
+        view.mesh_bytes() as f64 / (1 << 20) as f64
+    );
+
+    write_png(&args, &params, &view, &path)?;
+    if let Some(p) = &args.save {
+        let t = Instant::now();
+        write_grid(&grid, p)?;
+        let back = read_grid(p)?;
+        let len = std::fs::metadata(p)?.len();
+        println!(
+            "saved {} ({:.1} MiB) and read it back in {:.0} ms: {} chunks",
+            p.display(),
+            len as f64 / (1 << 20) as f64,
+            t.elapsed().as_secs_f64() * 1e3,
+            back.chunk_count()
+        );
+    }
+    Ok(())
+}
+
+/// One pixel per cell column: the level colour of the top published chunk, shaded by
+/// height, water in blue, the camera path in white.
+fn write_png(
+    args: &TerrainArgs,
+    params: &TerrainParams,
+    view: &TerrainView,
+    path: &[Vec3],
+) -> Result<(), Box<dyn std::error::Error>> {
+    const COLOURS: [[u8; 3]; 4] = [[230, 80, 60], [240, 190, 60], [90, 190, 90], [70, 130, 220]];
+    let w = (args.size * CHUNK_CELLS) as usize;
+    let mut img = vec![0u8; w * w * 3];
+    let mut top: std::collections::HashMap<(i32, i32), u8> = std::collections::HashMap::new();
+    for (c, level, mesh) in view.published() {
+        if mesh.is_some() {
+            top.entry((c.x, c.z))
+                .and_modify(|l| *l = (*l).min(level))
+                .or_insert(level);
+        }
+    }
+    for z in 0..w {
+        for x in 0..w {
+            let (wx, wz) = ((x as f32 + 0.5) * CELL_SIZE, (z as f32 + 0.5) * CELL_SIZE);
+            let h = params.height(wx, wz);
+            let shade =
+                (0.55 + (h - params.base_height) / params.hill_height * 0.45).clamp(0.3, 1.0);
+            let chunk = ((x as i32) / CHUNK_CELLS, (z as i32) / CHUNK_CELLS);
+            let mut rgb = match top.get(&chunk) {
+                Some(&l) => COLOURS[l as usize].map(|c| (c as f32 * shade) as u8),
+                None => [(40.0 * shade) as u8; 3],
+            };
+            if let Some((c, _)) = params.lake {
+                if h < c.y {
+                    rgb = [rgb[0] / 3, rgb[1] / 2, 200];
+                }
+            }
+            if x % CHUNK_CELLS as usize == 0 || z % CHUNK_CELLS as usize == 0 {
+                rgb = rgb.map(|c| c / 2);
+            }
+            img[(z * w + x) * 3..][..3].copy_from_slice(&rgb);
+        }
+    }
+    for p in path {
+        let (x, z) = ((p.x / CELL_SIZE) as usize, (p.z / CELL_SIZE) as usize);
+        if x < w && z < w {
+            img[(z * w + x) * 3..][..3].copy_from_slice(&[255, 255, 255]);
+        }
+    }
+    let file = std::fs::File::create(&args.png)?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, w as u32);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()?.write_image_data(&img)?;
+    println!(
+        "wrote {} ({w}x{w}, one pixel per cell column; red/yellow/green/blue = level 0/1/2/3, camera path white)",
+        args.png.display()
+    );
+    Ok(())
+}
