@@ -68,6 +68,10 @@ pub struct Bvh {
     pub(crate) leaf_boxes: Vec<Aabb>,
     /// Region index (into the slice given to the build) for each leaf slot.
     pub(crate) leaf_ids: Vec<u32>,
+    /// Leaf slots `[begin, end)` under each node: a subtree's regions are contiguous,
+    /// so a node wholly inside a query reports them without testing (kept apart from
+    /// the nodes: only the queries' shortcut reads it).
+    pub(crate) ranges: Vec<[u32; 2]>,
 }
 
 impl Bvh {
@@ -142,6 +146,7 @@ impl BvhBuilder {
         bvh.nodes.clear();
         bvh.leaf_boxes.clear();
         bvh.leaf_ids.clear();
+        bvh.ranges.clear();
         if boxes.len() >= u32::MAX as usize / 2 {
             return Err(BvhBuildError::TooMany { count: boxes.len() });
         }
@@ -171,6 +176,8 @@ impl BvhBuilder {
             max: Vec3::ZERO,
             count: n,
         });
+        bvh.ranges.reserve(2 * n as usize);
+        bvh.ranges.push([0, n]);
         self.stack.clear();
         self.stack.push((0, 0, n));
         while let Some((node, begin, end)) = self.stack.pop() {
@@ -204,7 +211,13 @@ impl BvhBuilder {
                 continue;
             }
             let mid = count / 2;
-            range.select_nth_unstable_by(mid as usize, |a, b| a.c[axis].total_cmp(&b.c[axis]));
+            // One monomorphic call per axis: the comparison reads a fixed field.
+            let m = mid as usize;
+            match axis {
+                0 => range.select_nth_unstable_by(m, |a, b| a.c.x.total_cmp(&b.c.x)),
+                1 => range.select_nth_unstable_by(m, |a, b| a.c.y.total_cmp(&b.c.y)),
+                _ => range.select_nth_unstable_by(m, |a, b| a.c.z.total_cmp(&b.c.z)),
+            };
             let left = bvh.nodes.len() as u32;
             let child = BvhNode {
                 min: Vec3::ZERO,
@@ -214,6 +227,8 @@ impl BvhBuilder {
             };
             bvh.nodes.push(child);
             bvh.nodes.push(child);
+            bvh.ranges.push([begin, begin + mid]);
+            bvh.ranges.push([begin + mid, end]);
             bvh.nodes[node as usize].first = left;
             bvh.nodes[node as usize].count = 0;
             self.stack.push((left + 1, begin + mid, end));

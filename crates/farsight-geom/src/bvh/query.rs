@@ -55,10 +55,48 @@ impl Bvh {
         self.for_each_in_sphere(sphere, |id| out.push(id));
     }
 
+    /// Like [`query_sphere`](Self::query_sphere), calling `hit` per region. A node
+    /// whose farthest corner lies within the sphere reports its whole subtree without
+    /// testing it: every box inside it is inside the sphere too.
     #[inline]
-    pub fn for_each_in_sphere(&self, sphere: &Sphere, hit: impl FnMut(u32)) {
-        let test = |b: &Aabb| sphere_intersects_aabb(sphere, b);
-        self.traverse(test, test, hit);
+    pub fn for_each_in_sphere(&self, sphere: &Sphere, mut hit: impl FnMut(u32)) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        let p = sphere.center;
+        let r2 = sphere.radius * sphere.radius;
+        let mut stack = [0u32; BVH_STACK_SIZE];
+        let mut top = 1usize;
+        while top > 0 {
+            top -= 1;
+            let i = stack[top] as usize;
+            let node = self.nodes[i];
+            let near = p - p.clamp(node.min, node.max);
+            if near.dot(near) > r2 {
+                continue;
+            }
+            let far = (p - node.min).abs().max((p - node.max).abs());
+            if far.dot(far) <= r2 {
+                let [begin, end] = self.ranges[i];
+                for &id in &self.leaf_ids[begin as usize..end as usize] {
+                    hit(id);
+                }
+            } else if node.is_leaf() {
+                let range = node.first as usize..(node.first + node.count) as usize;
+                for (b, &id) in self.leaf_boxes[range.clone()]
+                    .iter()
+                    .zip(&self.leaf_ids[range])
+                {
+                    if sphere_intersects_aabb(sphere, b) {
+                        hit(id);
+                    }
+                }
+            } else {
+                stack[top] = node.first + 1;
+                stack[top + 1] = node.first;
+                top += 2;
+            }
+        }
     }
 
     /// Regions whose box overlaps `query` (touching counts). Appends to `out`.

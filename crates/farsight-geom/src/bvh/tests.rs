@@ -195,6 +195,13 @@ fn validator_catches_broken_trees() {
     twice.leaf_ids[last] = twice.leaf_ids[0];
     assert!(twice.validate().is_err(), "a region reached twice");
 
+    let mut range = good.clone();
+    range.ranges[1][1] += 1;
+    assert!(
+        range.validate().is_err(),
+        "a subtree range that overlaps its sibling"
+    );
+
     let mut cycle = good.clone();
     cycle.nodes[0].first = 0;
     assert!(cycle.validate().is_err(), "a child pointing at its parent");

@@ -20,6 +20,9 @@ pub enum BvhValidationError {
     RegionReach { region: u32, times: u32 },
     /// The arrays disagree in length.
     Lengths { leaf_boxes: usize, leaf_ids: usize },
+    /// A node's subtree range of leaf slots is not its leaf range or the join of
+    /// its children's.
+    Range { node: u32, range: [u32; 2] },
 }
 
 impl std::fmt::Display for BvhValidationError {
@@ -54,6 +57,12 @@ impl Bvh {
                 })
             };
         }
+        if self.ranges.len() != self.nodes.len() || self.ranges[0] != [0, n_regions as u32] {
+            return Err(BvhValidationError::Range {
+                node: 0,
+                range: self.ranges.first().copied().unwrap_or([0, 0]),
+            });
+        }
         let mut stack = vec![0u32];
         while let Some(i) = stack.pop() {
             node_seen[i as usize] += 1;
@@ -62,6 +71,19 @@ impl Bvh {
             }
             let node = self.nodes[i as usize];
             let b = node.aabb();
+            let range = self.ranges[i as usize];
+            let range_ok = if node.is_leaf() {
+                range == [node.first, node.first + node.count]
+            } else {
+                let c = node.first as usize;
+                c + 1 < self.ranges.len()
+                    && self.ranges[c][0] == range[0]
+                    && self.ranges[c][1] == self.ranges[c + 1][0]
+                    && self.ranges[c + 1][1] == range[1]
+            };
+            if !range_ok {
+                return Err(BvhValidationError::Range { node: i, range });
+            }
             if node.is_leaf() {
                 let end = node.first as usize + node.count as usize;
                 if end > n_regions {
