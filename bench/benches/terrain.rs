@@ -118,6 +118,17 @@ fn chunks(c: &mut Criterion) {
     g.bench_function("collision mesh + parry TriMesh", |b| {
         b.iter(|| collider.build_collider(&grid, chunk))
     });
+    let mesh = collider.build(&grid, chunk).clone();
+    g.bench_function("parry TriMesh::new only (no internal-edge fixing)", |b| {
+        b.iter(|| {
+            let v = mesh
+                .vertices
+                .iter()
+                .map(|p| parry3d::math::Vector::new(p[0], p[1], p[2]))
+                .collect();
+            parry3d::shape::TriMesh::new(v, mesh.indices.clone()).map(|t| t.indices().len())
+        })
+    });
     // A uniform chunk deep in the ground and one high in the air.
     let mut solid = VoxelGrid::new();
     solid

@@ -168,57 +168,85 @@ impl ChunkMesher {
     }
 
     fn build_quads(&mut self, out: &mut ChunkMesh) {
-        let sn = &self.surface;
+        let nv = self.surface.positions.len();
         self.first_rv.clear();
-        self.first_rv.resize(sn.positions.len(), u32::MAX);
+        self.first_rv.resize(nv, u32::MAX);
         self.next_rv.clear();
-        for q in 0..sn.quad_count() {
-            let quad = sn.quad(q);
-            // Combined contributions of the quad's vertices.
-            let mut cm = [0u8; 32];
-            let mut cw = [0u32; 32];
-            let mut cl = 0;
-            for &v in &quad {
-                let v = v as usize;
-                for k in 0..self.vlen[v] as usize {
-                    let id = self.vmat[v][k];
-                    match cm[..cl].iter().position(|&x| x == id) {
-                        Some(j) => cw[j] += self.vwt[v][k] as u32,
-                        None => {
-                            cm[cl] = id;
-                            cw[cl] = self.vwt[v][k] as u32;
-                            cl += 1;
+        for q in 0..self.surface.quad_count() {
+            let quad = self.surface.quad(q);
+            let mut rv = [0u32; 4];
+            // Fast path: every vertex sees one and the same material.
+            let m0 = self.vmat[quad[0] as usize][0];
+            if quad
+                .iter()
+                .all(|&v| self.vlen[v as usize] == 1 && self.vmat[v as usize][0] == m0)
+            {
+                for (slot, &v) in quad.iter().enumerate() {
+                    rv[slot] =
+                        self.render_vertex(v as usize, [m0, 0, 0, 0], || [255, 0, 0, 0], out);
+                }
+            } else {
+                // Combined contributions of the quad's vertices.
+                let mut cm = [0u8; 32];
+                let mut cw = [0u32; 32];
+                let mut cl = 0;
+                for &v in &quad {
+                    let v = v as usize;
+                    for k in 0..self.vlen[v] as usize {
+                        let id = self.vmat[v][k];
+                        match cm[..cl].iter().position(|&x| x == id) {
+                            Some(j) => cw[j] += self.vwt[v][k] as u32,
+                            None => {
+                                cm[cl] = id;
+                                cw[cl] = self.vwt[v][k] as u32;
+                                cl += 1;
+                            }
                         }
                     }
                 }
-            }
-            let set = top_four(&cm[..cl], &cw[..cl]);
-            let mut rv = [0u32; 4];
-            for (slot, &v) in quad.iter().enumerate() {
-                let v = v as usize;
-                // Reuse a render vertex of this shared vertex with the same set.
-                let mut r = self.first_rv[v];
-                while r != u32::MAX && out.vertices[r as usize].materials != set {
-                    r = self.next_rv[r as usize];
+                let set = top_four(&cm[..cl], &cw[..cl]);
+                for (slot, &v) in quad.iter().enumerate() {
+                    let v = v as usize;
+                    let (vm, vw) = (self.vmat[v], self.vwt[v]);
+                    rv[slot] = self.render_vertex(
+                        v,
+                        set,
+                        || vertex_weights(&set, &vm, &vw, &cm[..cl], &cw[..cl]),
+                        out,
+                    );
                 }
-                if r == u32::MAX {
-                    r = out.vertices.len() as u32;
-                    let weights =
-                        vertex_weights(&set, &self.vmat[v], &self.vwt[v], &cm[..cl], &cw[..cl]);
-                    out.vertices.push(TerrainVertex {
-                        position: sn.positions[v],
-                        normal: sn.normals[v],
-                        materials: set,
-                        weights,
-                    });
-                    self.next_rv.push(self.first_rv[v]);
-                    self.first_rv[v] = r;
-                }
-                rv[slot] = r;
             }
             out.indices
                 .extend_from_slice(&[rv[0], rv[1], rv[2], rv[0], rv[2], rv[3]]);
         }
+    }
+
+    /// The render vertex of shared vertex `v` with material `set`, made on first use
+    /// (the weights depend only on the vertex and the set, so reuse is exact).
+    #[inline]
+    fn render_vertex(
+        &mut self,
+        v: usize,
+        set: [u8; 4],
+        weights: impl FnOnce() -> [u8; 4],
+        out: &mut ChunkMesh,
+    ) -> u32 {
+        let mut r = self.first_rv[v];
+        while r != u32::MAX && out.vertices[r as usize].materials != set {
+            r = self.next_rv[r as usize];
+        }
+        if r == u32::MAX {
+            r = out.vertices.len() as u32;
+            out.vertices.push(TerrainVertex {
+                position: self.surface.positions[v],
+                normal: self.surface.normals[v],
+                materials: set,
+                weights: weights(),
+            });
+            self.next_rv.push(self.first_rv[v]);
+            self.first_rv[v] = r;
+        }
+        r
     }
 
     /// Hang a skirt below every open border edge (an edge of exactly one quad): its

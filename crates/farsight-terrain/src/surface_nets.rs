@@ -238,11 +238,11 @@ fn normal_at(solid: &[u8], base: usize, off: [f32; 3], d: usize) -> [f32; 3] {
     let wy = [1.0 - off[1], off[1]];
     let wz = [1.0 - off[2], off[2]];
     let mut g = [0.0f32; 3];
-    for cz in 0..2 {
-        for cy in 0..2 {
-            let wyz = wy[cy] * wz[cz];
-            for cx in 0..2 {
-                let w = wx[cx] * wyz;
+    for (cz, wz) in wz.iter().enumerate() {
+        for (cy, wy) in wy.iter().enumerate() {
+            let wyz = wy * wz;
+            for (cx, wx) in wx.iter().enumerate() {
+                let w = wx * wyz;
                 let p = (cx + 1) + 4 * (cy + 1) + 16 * (cz + 1);
                 g[0] += w * (b[p + 1] as f32 - b[p - 1] as f32);
                 g[1] += w * (b[p + 4] as f32 - b[p - 4] as f32);

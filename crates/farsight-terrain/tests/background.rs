@@ -175,3 +175,30 @@ fn levels_follow_distance_with_bounded_transitions_and_empty_results_keep_their_
         "beyond preload + retention"
     );
 }
+
+#[test]
+fn an_edited_mesh_outside_preload_range_is_discarded() {
+    let mut g = hills(IVec3::new(4, 0, 0));
+    let mut view = TerrainView::new(settings(300.0), 2);
+    let cam = Vec3::new(64.0, 150.0, 64.0);
+    assert!(view.settle(&g, cam, Duration::from_secs(60)));
+    let edge = IVec3::new(3, 0, 0);
+    assert!(view.mesh(edge).is_some(), "chunk 3 is within preload");
+    // Step back so chunk 3 sits in the retention band: kept, not refreshed.
+    let back = cam - Vec3::X * 150.0;
+    assert!(view.settle(&g, back, Duration::from_secs(60)));
+    let d = chunk_distance(back, edge);
+    assert!(
+        d > 300.0 + CHUNK_SIZE && d <= 300.0 + 2.0 * CHUNK_SIZE,
+        "{d}"
+    );
+    assert!(view.mesh(edge).is_some(), "retained");
+    g.set_sphere(Vec3::new(3.5 * CHUNK_SIZE, 60.0, 64.0), 20.0, Material::AIR)
+        .unwrap();
+    let s = view.update(&g, back);
+    assert!(s.discarded >= 1);
+    assert!(
+        view.mesh(edge).is_none() && view.level(edge).is_none(),
+        "no stale mesh can reappear"
+    );
+}

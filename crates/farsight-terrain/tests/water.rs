@@ -125,3 +125,37 @@ fn lod_changes_reuse_water_and_edits_rebuild_it() {
         "a voxel edit rebuilds water"
     );
 }
+
+#[test]
+fn a_pure_lod_request_keeps_water_dirtied_by_an_earlier_edit() {
+    let mut g = pool();
+    let mut view = TerrainView::new(
+        ViewSettings {
+            draw_distance: 800.0,
+            ..Default::default()
+        },
+        2,
+    );
+    let near = Vec3::new(32.0, 80.0, 32.0);
+    assert!(view.settle(&g, near, Duration::from_secs(60)));
+    // Drain part of the pool, and in the same frame move away so the chunk's level
+    // changes: the LOD request replaces the edit's request but must keep its water.
+    g.set_box(
+        Vec3::new(16.0, 56.0, 16.0),
+        Vec3::new(47.0, 63.0, 47.0),
+        Cell::EMPTY,
+    )
+    .unwrap();
+    let far = Vec3::new(32.0, 80.0, 32.0 + 600.0);
+    let s = view.update(&g, far);
+    assert!(s.edit_requests > 0 && s.transitions > 0);
+    assert!(view.settle(&g, far, Duration::from_secs(60)));
+    assert_eq!(view.level(IVec3::ZERO), Some(1));
+    let mut fresh = WaterMesh::default();
+    mesh_water(&g, IVec3::ZERO, &mut Vec::new(), &mut fresh);
+    assert_eq!(
+        **view.water(IVec3::ZERO).unwrap(),
+        fresh,
+        "water follows the edit"
+    );
+}
