@@ -372,13 +372,19 @@ impl ClusterMesh {
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
+        // Every source vertex is packed once; levels share them.
+        let packed: Vec<ClusterVertex> = self
+            .vertices
+            .par_iter()
+            .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
+            .collect();
         // Levels encode independently (in parallel); records are then added in level
         // order, so the bytes do not depend on the thread count.
         let encoded: Vec<(ClusterLevelHeader, Vec<u8>)> = self
             .levels
             .par_iter()
             .enumerate()
-            .map(|(li, level)| self.encode_level(li, level, min, max))
+            .map(|(li, level)| self.encode_level(li, level, &packed, min, max))
             .collect::<Result<_, CookError>>()?;
         let mut writer = FileWriter::new(Version::Cooked);
         let mut entries = Vec::with_capacity(self.levels.len());
@@ -410,6 +416,7 @@ impl ClusterMesh {
         &self,
         li: usize,
         level: &PackedLevel,
+        packed: &[ClusterVertex],
         min: [f32; 3],
         max: [f32; 3],
     ) -> Result<(ClusterLevelHeader, Vec<u8>), CookError> {
@@ -423,11 +430,7 @@ impl ClusterMesh {
             for &v in level.cluster_triangles(c) {
                 if remap[v as usize] == u32::MAX {
                     remap[v as usize] = vertices.len() as u32;
-                    vertices.push(ClusterVertex::pack(
-                        &float_vertex(&self.vertices[v as usize]),
-                        min,
-                        max,
-                    ));
+                    vertices.push(packed[v as usize]);
                 }
                 local.push(remap[v as usize]);
             }
