@@ -19,6 +19,8 @@ struct Cooked {
     records: Vec<Vec<u8>>,
     /// The same records with the entropy layer off (meshopt streams only).
     plain: Vec<Vec<u8>>,
+    /// Entropy layer and every prediction off: quantised meshopt streams alone.
+    bare: Vec<Vec<u8>>,
 }
 
 fn cook_all() -> Vec<Cooked> {
@@ -26,6 +28,12 @@ fn cook_all() -> Vec<Cooked> {
     let plain_opts = CookOptions {
         entropy: false,
         ..opts
+    };
+    let bare_opts = CookOptions {
+        predict_positions: false,
+        predict_uvs: false,
+        predict_normals: false,
+        ..plain_opts
     };
     bench_meshes()
         .into_iter()
@@ -36,6 +44,10 @@ fn cook_all() -> Vec<Cooked> {
             plain: parts
                 .iter()
                 .map(|m| cook_mesh(m, &plain_opts).unwrap())
+                .collect(),
+            bare: parts
+                .iter()
+                .map(|m| cook_mesh(m, &bare_opts).unwrap())
                 .collect(),
         })
         .collect()
@@ -116,6 +128,25 @@ fn bench(c: &mut Criterion) {
             |b| {
                 b.iter(|| {
                     for m in &plain {
+                        m.decode_into(&mut out, &mut scratch).unwrap();
+                    }
+                    out.indices.len()
+                })
+            },
+        );
+        let bare: Vec<CookedMesh<'_>> = ck
+            .bare
+            .iter()
+            .map(|r| CookedMesh::parse(r).unwrap())
+            .collect();
+        g.bench_function(
+            BenchmarkId::new(
+                "no_entropy_no_prediction_decode",
+                format!("{}/{}tri", ck.name, ck.tris),
+            ),
+            |b| {
+                b.iter(|| {
+                    for m in &bare {
                         m.decode_into(&mut out, &mut scratch).unwrap();
                     }
                     out.indices.len()

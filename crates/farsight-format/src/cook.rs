@@ -7,7 +7,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::cooked::{max_extent, split_planes};
 use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
 use crate::full::bounds;
-use crate::predict::{predict_normals, walk_positions, zigzag, WalkScratch};
+use crate::predict::{predict_normals, walk, zigzag, WalkScratch};
 use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
 use crate::{FormatError, MeshData};
 
@@ -201,26 +201,6 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     } else {
         Vec::new()
     };
-    if opts.predict_positions {
-        let mut positions = positions.clone();
-        flags |= CookedHeader::PREDICTED_POSITIONS;
-        let mut residuals = positions.clone();
-        walk_positions(
-            &indices,
-            &mut positions,
-            &mut WalkScratch::default(),
-            |v, pred, pos| {
-                let p = pos[v];
-                residuals[v] = [
-                    zigzag(p[0].wrapping_sub(pred[0])),
-                    zigzag(p[1].wrapping_sub(pred[1])),
-                    zigzag(p[2].wrapping_sub(pred[2])),
-                    p[3],
-                ];
-            },
-        );
-        positions_stream = residuals;
-    }
     if flags & CookedHeader::PREDICTED_NORMALS != 0 {
         let mut predicted = Vec::new();
         predict_normals(&positions, &indices, nb, &mut Vec::new(), &mut predicted);
@@ -239,19 +219,36 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         Vec::new()
     };
     let mut uvs = uvs;
-    if opts.predict_uvs && !uvs.is_empty() {
+    let (pp, pu) = (opts.predict_positions, opts.predict_uvs && !uvs.is_empty());
+    if pp {
+        flags |= CookedHeader::PREDICTED_POSITIONS;
+    }
+    if pu {
         flags |= CookedHeader::PREDICTED_UVS;
-        let mut truth = uvs.clone();
-        walk_positions(
+    }
+    if pp || pu {
+        let truth_uv = uvs.clone();
+        walk(
             &indices,
-            &mut truth,
+            unique,
             &mut WalkScratch::default(),
-            |v, pred, uv| {
-                let p = uv[v];
-                uvs[v] = [
-                    zigzag(p[0].wrapping_sub(pred[0])),
-                    zigzag(p[1].wrapping_sub(pred[1])),
-                ];
+            |v, recipe| {
+                if pp {
+                    let (pred, p) = (recipe.predict(&positions), positions[v]);
+                    positions_stream[v] = [
+                        zigzag(p[0].wrapping_sub(pred[0])),
+                        zigzag(p[1].wrapping_sub(pred[1])),
+                        zigzag(p[2].wrapping_sub(pred[2])),
+                        p[3],
+                    ];
+                }
+                if pu {
+                    let (pred, p) = (recipe.predict(&truth_uv), truth_uv[v]);
+                    uvs[v] = [
+                        zigzag(p[0].wrapping_sub(pred[0])),
+                        zigzag(p[1].wrapping_sub(pred[1])),
+                    ];
+                }
             },
         );
     }

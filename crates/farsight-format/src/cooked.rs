@@ -30,7 +30,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::predict::{predict_normals, unzigzag, walk_positions, WalkScratch};
+use crate::predict::{predict_normals, unzigzag, walk, WalkScratch};
 use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
 use crate::{FormatError, MeshData, Section, Stream};
 
@@ -307,21 +307,38 @@ impl<'a> CookedMesh<'a> {
                 vertex_count: h.vertex_count,
             });
         }
-        if h.flags & CookedHeader::PREDICTED_POSITIONS != 0 {
-            walk_positions(
-                &out.indices,
-                &mut positions,
-                &mut scratch.walk,
-                |v, pred, pos| {
-                    let r = pos[v];
-                    pos[v] = [
+        let (pp, pu) = (
+            h.flags & CookedHeader::PREDICTED_POSITIONS != 0,
+            h.flags & CookedHeader::PREDICTED_UVS != 0 && h.flags & CookedHeader::HAS_UVS != 0,
+        );
+        let mut uvs: Vec<[u16; 2]> = if h.flags & CookedHeader::HAS_UVS != 0 {
+            self.vertex_stream(3, n, scratch)?
+        } else {
+            Vec::new()
+        };
+        if pp || pu {
+            // One walk serves both: residual + prediction, in an order where every
+            // vertex a prediction names is already final.
+            walk(&out.indices, n, &mut scratch.walk, |v, recipe| {
+                if pp {
+                    let pred = recipe.predict(&positions);
+                    let r = positions[v];
+                    positions[v] = [
                         pred[0].wrapping_add(unzigzag(r[0])),
                         pred[1].wrapping_add(unzigzag(r[1])),
                         pred[2].wrapping_add(unzigzag(r[2])),
                         r[3],
                     ];
-                },
-            );
+                }
+                if pu {
+                    let pred = recipe.predict(&uvs);
+                    let r = uvs[v];
+                    uvs[v] = [
+                        pred[0].wrapping_add(unzigzag(r[0])),
+                        pred[1].wrapping_add(unzigzag(r[1])),
+                    ];
+                }
+            });
         }
         // Positions sit on one cubic grid over the largest extent (see `max_extent`).
         let step = unorm_step(
@@ -365,16 +382,6 @@ impl<'a> CookedMesh<'a> {
                 }));
         }
         if h.flags & CookedHeader::HAS_UVS != 0 {
-            let mut uvs: Vec<[u16; 2]> = self.vertex_stream(3, n, scratch)?;
-            if h.flags & CookedHeader::PREDICTED_UVS != 0 {
-                walk_positions(&out.indices, &mut uvs, &mut scratch.walk, |v, pred, uv| {
-                    let r = uv[v];
-                    uv[v] = [
-                        pred[0].wrapping_add(unzigzag(r[0])),
-                        pred[1].wrapping_add(unzigzag(r[1])),
-                    ];
-                });
-            }
             let ub = h.uv_bits as u32;
             let s = [
                 unorm_step(h.uv_min[0], h.uv_max[0], ub),

@@ -68,64 +68,91 @@ pub(crate) struct WalkScratch {
     edges: Vec<[u32; 2]>,
 }
 
-/// Parallelogram prediction of quantised positions (or uvs: any `N` u16 components), shared by encoder and decoder so
-/// both walk exactly the same way. Triangles are walked in order; the first time a
-/// vertex is met it is predicted from its triangle's other two corners and the vertex
-/// opposite them across their edge (`a + b - c`), or the edge midpoint, or one known
-/// corner, or the previous vertex; vertices no triangle uses are predicted as zero.
-/// `visit(v, prediction, pos)` must leave `pos[v]` holding vertex `v`'s true position:
-/// the encoder leaves it (and records the residual), the decoder adds the residual.
-/// Every index must be below `pos.len()`.
-pub(crate) fn walk_positions<const N: usize>(
+/// How a vertex is predicted from vertices met before it (indices into the vertex
+/// arrays). The walk depends on the triangles alone, so one walk serves positions and
+/// uvs alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Recipe {
+    /// `a + b - c`, clamped to the code range.
+    Parallelogram(u32, u32, u32),
+    /// `(a + b) / 2`.
+    Midpoint(u32, u32),
+    /// A copy of one vertex.
+    Copy(u32),
+    /// Zero (the first vertex, and vertices no triangle uses).
+    Zero,
+}
+
+impl Recipe {
+    /// The prediction over `N` u16 components; every vertex named must be final.
+    #[inline]
+    pub(crate) fn predict<const N: usize>(self, v: &[[u16; N]]) -> [u16; N] {
+        match self {
+            Recipe::Parallelogram(a, b, c) => {
+                let (pa, pb, pc) = (v[a as usize], v[b as usize], v[c as usize]);
+                std::array::from_fn(|i| {
+                    (pa[i] as i32 + pb[i] as i32 - pc[i] as i32).clamp(0, 65535) as u16
+                })
+            }
+            Recipe::Midpoint(a, b) => {
+                let (pa, pb) = (v[a as usize], v[b as usize]);
+                std::array::from_fn(|i| ((pa[i] as u32 + pb[i] as u32) / 2) as u16)
+            }
+            Recipe::Copy(a) => v[a as usize],
+            Recipe::Zero => [0; N],
+        }
+    }
+}
+
+/// The parallelogram walk, shared by encoder and decoder so both predict alike.
+/// Triangles are walked in order; the first time a vertex is met it is predicted
+/// from its triangle's other two corners and the vertex opposite them across their
+/// edge (`a + b - c`), or the edge midpoint, or one known corner, or the previously
+/// met vertex; vertices no triangle uses come last, predicted as zero.
+/// `visit(v, recipe)` is called once per vertex, in an order where every vertex a
+/// recipe names was visited before. Every index must be below `n`.
+pub(crate) fn walk(
     indices: &[u32],
-    pos: &mut [[u16; N]],
+    n: usize,
     scratch: &mut WalkScratch,
-    mut visit: impl FnMut(usize, [u16; N], &mut [[u16; N]]),
+    mut visit: impl FnMut(usize, Recipe),
 ) {
-    let n = pos.len();
     let s = scratch;
     s.visited.clear();
     s.visited.resize(n, false);
     s.counts.clear();
     s.counts.resize(n, 0);
     s.edges.resize(n * EDGES_PER_VERTEX, [0; 2]);
-    let mut last = [0u16; N];
+    let mut last = None;
     for t in indices.chunks_exact(3) {
         for k in 0..3 {
             let v = t[k] as usize;
             if s.visited[v] {
                 continue;
             }
-            let a = t[(k + 1) % 3] as usize;
-            let b = t[(k + 2) % 3] as usize;
-            let (va, vb) = (s.visited[a], s.visited[b]);
-            let pred = if va && vb {
+            let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+            let (va, vb) = (s.visited[a as usize], s.visited[b as usize]);
+            let recipe = if va && vb {
                 // The neighbour across a->b holds the directed edge b->a.
-                let base = b * EDGES_PER_VERTEX;
-                let found = s.edges[base..base + s.counts[b] as usize]
+                let base = b as usize * EDGES_PER_VERTEX;
+                let found = s.edges[base..base + s.counts[b as usize] as usize]
                     .iter()
-                    .find(|e| e[0] as usize == a)
-                    .map(|e| e[1] as usize);
-                let (pa, pb) = (pos[a], pos[b]);
+                    .find(|e| e[0] == a)
+                    .map(|e| e[1]);
                 match found {
-                    Some(c) => {
-                        let pc = pos[c];
-                        std::array::from_fn(|i| {
-                            (pa[i] as i32 + pb[i] as i32 - pc[i] as i32).clamp(0, 65535) as u16
-                        })
-                    }
-                    None => std::array::from_fn(|i| ((pa[i] as u32 + pb[i] as u32) / 2) as u16),
+                    Some(c) => Recipe::Parallelogram(a, b, c),
+                    None => Recipe::Midpoint(a, b),
                 }
             } else if va {
-                pos[a]
+                Recipe::Copy(a)
             } else if vb {
-                pos[b]
+                Recipe::Copy(b)
             } else {
-                last
+                last.map_or(Recipe::Zero, Recipe::Copy)
             };
-            visit(v, pred, pos);
+            visit(v, recipe);
             s.visited[v] = true;
-            last = pos[v];
+            last = Some(v as u32);
         }
         for k in 0..3 {
             let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
@@ -138,7 +165,7 @@ pub(crate) fn walk_positions<const N: usize>(
     }
     for v in 0..n {
         if !s.visited[v] {
-            visit(v, [0; N], pos);
+            visit(v, Recipe::Zero);
         }
     }
 }
