@@ -33,8 +33,10 @@ pub struct TerrainArgs {
     /// Background meshing threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Draw distance in world units (chunks are meshed one chunk beyond it).
     #[arg(long, default_value_t = 1500.0)]
     pub draw_distance: f32,
+    /// Seed of the generated terrain.
     #[arg(long, default_value_t = 7)]
     pub seed: u32,
     /// Where to write the top-down PNG coloured by level.
@@ -99,7 +101,11 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut view = TerrainView::new(settings, args.threads);
     let mut collision = CollisionCache::new(1);
     let t = Instant::now();
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_message("building colliders for every chunk");
+    spinner.enable_steady_tick(Duration::from_millis(100));
     let first = collision.update(&grid);
+    spinner.finish_and_clear();
     println!(
         "collision: {} colliders built in {:.0} ms ({})",
         first.rebuilt,
