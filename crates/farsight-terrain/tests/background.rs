@@ -142,6 +142,14 @@ fn levels_follow_distance_with_bounded_transitions_and_empty_results_keep_their_
     let first = view.update(&g, cam);
     assert!(first.scanned);
     assert_eq!(first.transitions, 48, "at most 48 transitions per scan");
+    // Publication takes at most 32 results a frame (no edit group is pending here).
+    let start = std::time::Instant::now();
+    while view.pending_count() > 0 && start.elapsed() < Duration::from_secs(120) {
+        let s = view.update(&g, cam);
+        assert!(s.published <= 32, "{} published in one frame", s.published);
+        assert!(s.dispatched <= 64);
+        std::thread::sleep(Duration::from_millis(2));
+    }
     assert!(view.settle(&g, cam, Duration::from_secs(120)));
     let mut per_level = [0; 4];
     for (c, level, mesh) in view.published() {
