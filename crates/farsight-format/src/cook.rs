@@ -71,8 +71,9 @@ struct QVertex {
 }
 
 /// Cooks `mesh` into a cooked record (tag [`crate::RecordTag::MESH_COOKED`]).
-/// Normals missing from the input are computed (area-weighted, smooth); tangents are
-/// generated once when asked and the mesh has uvs. Provenance is dropped: a cooked
+/// Normals missing from the input are computed (area-weighted, smooth) when
+/// `generate_normals` is set; tangents are generated once when asked and the mesh has
+/// uvs and normals. Provenance is dropped: a cooked
 /// file carries what a renderer needs.
 pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatError> {
     mesh.validate()?;

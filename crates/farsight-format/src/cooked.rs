@@ -7,22 +7,29 @@
 //!
 //! | stream    | element (decoded)  | meaning                                            |
 //! |-----------|--------------------|----------------------------------------------------|
-//! | positions | `[u16; 4]`         | xyz cell codes in the record bounds; w bit 0: tangent handedness is -1 |
+//! | positions | `[u16; 4]`         | xyz cell codes on one cubic grid over the largest extent ([`max_extent`]); w bit 0: tangent handedness is -1 |
 //! | normals   | `[i16; 2]`         | octahedral, `normal_bits` bits                      |
 //! | tangents  | `[i16; 2]`         | octahedral direction, `tangent_bits` bits           |
 //! | uvs       | `[u16; 2]`         | cell codes in the record's uv bounds, `uv_bits`     |
 //! | indices   | `u32`              | triangle list                                       |
 //!
-//! Each stream is stored raw, meshopt-coded, or meshopt-coded then zstd-compressed
-//! (see [`Codec`]). UVs are quantised against their bounds rather than stored as
-//! half floats because they are metres on a building and run to hundreds, where a
-//! half float's step is centimetres (seed 004).
+//! Header flags say which streams hold prediction residuals instead of codes:
+//! `PREDICTED_POSITIONS` and `PREDICTED_UVS` (zigzag residuals of a parallelogram walk
+//! over the triangles), `PREDICTED_NORMALS` (wrapping residuals against the geometric
+//! normal of the quantised surface); see `predict.rs`. Predictions are exact integer
+//! arithmetic, so decoding is a pure function of the bytes.
 //!
-//! **Entropy layer: zstd.** Measured on the cooked streams of bunny, pirate and
-//! FlightHelmet (see BENCHMARKS.md, "Container and mesh encodings"): zstd takes the
-//! meshopt streams noticeably smaller than lz4_flex, whose LZ-only coding finds little
-//! in meshopt output that is already byte-packed, and zstd's decode stays a small part
-//! of the per-triangle decode budget. Size is what a cooked file is for, so zstd.
+//! Each stream is stored raw, meshopt-coded, meshopt-coded then zstd-compressed, or
+//! split into byte planes then zstd-compressed, whichever is smallest (see
+//! [`Codec`]). UVs are quantised against their bounds rather than stored as half
+//! floats because they are metres on a building and run to hundreds, where a half
+//! float's step is centimetres (seed 004).
+//!
+//! **Entropy layer: zstd.** Measured on the meshopt streams of bunny, pirate and
+//! FlightHelmet (BENCHMARKS.md, "Container and mesh encodings"): zstd-19 takes them
+//! 6-10 % smaller than lz4_flex, whose LZ matching alone finds little in meshopt
+//! output that is already byte-packed. lz4_flex decodes 10-15x faster, but a cooked
+//! file exists to be small and is decoded once, on an IO thread; so zstd.
 //!
 //! Allocation: every decoded size is declared in the header and checked against
 //! [`MAX_EXPANSION`] times the stored size before anything is allocated; writers fall
@@ -122,7 +129,7 @@ impl CookedHeader {
     pub const HAS_NORMALS: u8 = 1;
     pub const HAS_TANGENTS: u8 = 2;
     pub const HAS_UVS: u8 = 4;
-    /// The normals stream holds residuals against [`crate::predict`]'s prediction.
+    /// The normals stream holds residuals against the geometric normal prediction.
     pub const PREDICTED_NORMALS: u8 = 8;
     /// The positions stream holds zigzag residuals of the parallelogram walk.
     pub const PREDICTED_POSITIONS: u8 = 16;
