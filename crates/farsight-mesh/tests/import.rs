@@ -75,3 +75,36 @@ fn obj_files_split_by_material_and_report_the_missing_library() {
     let bunny = import(&common::mesh_path("bunny.obj"), &ImportOptions::default()).unwrap();
     assert_eq!(bunny.meshes[0].triangle_count(), 4968);
 }
+
+#[test]
+fn parallel_cooks_are_independent_ordered_and_deterministic() {
+    use farsight_mesh::{cook_file, cook_files, write_atomically, ClusterConfig, CookKind};
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let missing = std::env::temp_dir().join("farsight-mesh-definitely-missing.obj");
+    let paths = vec![
+        common::mesh_path("bunny.obj"),
+        missing.clone(),
+        common::mesh_path("pirate.obj"),
+    ];
+    let results = cook_files(&paths, &kind);
+    assert_eq!(results.len(), 3);
+    assert!(results[1].is_err());
+    for i in [0, 2] {
+        let alone = cook_file(&paths[i], &kind).unwrap();
+        assert_eq!(results[i].as_ref().unwrap().bytes, alone.bytes);
+    }
+    // A failed cook writes nothing; a good one lands whole under its name.
+    let out =
+        std::env::temp_dir().join(format!("farsight-mesh-out-{}.farsight", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    if let Ok(o) = cook_file(&missing, &kind) {
+        write_atomically(&out, &o.bytes).unwrap();
+    }
+    assert!(!out.exists());
+    write_atomically(&out, &results[0].as_ref().unwrap().bytes).unwrap();
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        results[0].as_ref().unwrap().bytes
+    );
+    std::fs::remove_file(&out).unwrap();
+}
