@@ -276,7 +276,10 @@ pub(crate) fn node_placements(file: &LoadedGltf) -> Vec<(usize, Mat4)> {
         }
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
         if let Some(mesh) = node.mesh() {
-            out.push((mesh.index(), world));
+            // glTF: a skinned mesh ignores its node's transform (the joints place
+            // it), so it is imported in bind pose.
+            let placed = if node.skin().is_some() { Mat4::IDENTITY } else { world };
+            out.push((mesh.index(), placed));
         }
         let children: Vec<_> = node.children().collect();
         for c in children.into_iter().rev() {
