@@ -118,8 +118,6 @@ pub enum Warning {
         triangles_before: usize,
         triangles_after: usize,
     },
-    /// A glTF node references a mesh more than once; each occurrence was imported.
-    UnusedMesh { mesh: usize },
     /// The cluster DAG had groups that could not simplify; their border vertices
     /// were locked and the DAG rebuilt so coarser levels cannot pull away from them.
     StuckGroupsLocked {
