@@ -28,6 +28,13 @@ pub struct DemoArgs {
     /// Seed of the generated city.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Run only the city block, not the terrain and streaming parts.
+    #[arg(long)]
+    pub city_only: bool,
+    /// Folder for the files the terrain and streaming parts write (PNGs, the
+    /// streamed world).
+    #[arg(long, default_value = "farsight-demo")]
+    pub out: std::path::PathBuf,
 }
 
 /// Building designs whose LOD0 is still streaming in for the first frames, so the
@@ -161,6 +168,47 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         total_switches,
         total_switches as f64 / args.frames as f64,
         last.invalid
+    );
+    if args.city_only {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&args.out)?;
+
+    println!("\n== Voxel terrain (seed 001): `farsight terrain` at demo size");
+    crate::terrain::run(crate::terrain::TerrainArgs {
+        size: 8,
+        frames: 120,
+        frame_ms: 16,
+        edit_every: 6,
+        threads: 2,
+        draw_distance: 1500.0,
+        seed: 7,
+        png: args.out.join("terrain.png"),
+        save: None,
+    })?;
+
+    println!("\n== Regions and cluster streaming (seed 003): `farsight stream-sim` at demo size");
+    crate::stream_sim::run(crate::stream_sim::StreamSimArgs {
+        dir: args.out.join("world"),
+        regions_side: 32,
+        models: 80,
+        levels: 6,
+        finest_kib_min: 256,
+        finest_kib_max: 1024,
+        frames: 360,
+        teleport_frame: None,
+        budget_mib: 10.0,
+        radius: 350.0,
+        io_threads: 2,
+        fps: 60.0,
+        print_every: 60,
+        png: args.out.join("stream.png"),
+        seed: 1,
+    })?;
+    println!(
+        "\nPictures: {}, {}",
+        args.out.join("terrain.png").display(),
+        args.out.join("stream.png").display()
     );
     Ok(())
 }

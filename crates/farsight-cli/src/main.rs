@@ -10,11 +10,15 @@ use clap::{Parser, Subcommand};
 mod cook;
 mod demo;
 mod inspect;
-mod terrain;
 mod stream_sim;
+mod terrain;
 
 #[derive(Parser)]
-#[command(name = "farsight", version, about = "Draw and stream very large 3D worlds")]
+#[command(
+    name = "farsight",
+    version,
+    about = "Draw and stream very large 3D worlds"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
