@@ -5,12 +5,14 @@
 //! nothing about meshes, entities, files, threads or LOD policy; those live in the
 //! crates above it (`farsight-lod` owns every selection rule, `farsight-view` the
 //! per-frame pass). Everything here is a pure function of its arguments, cheap
-//! enough to call per object per frame, and never allocates.
+//! enough to call per object per frame; only building a BVH allocates (its queries
+//! do not).
 //!
 //! Conventions: right-handed, column vectors (`glam`), clip-space depth in `[0, 1]`
-//! (glam's `perspective_rh` / `orthographic_rh`, wgpu, Vulkan, D3D). A frustum built
-//! from a `[-1, 1]` (OpenGL) projection is still conservative: its near plane sits
-//! behind the true one, so nothing that intersects is ever rejected.
+//! (glam's `perspective_rh` / `orthographic_rh`, wgpu, Vulkan, D3D). An OpenGL-style
+//! `[-1, 1]` projection must be remapped to `[0, 1]` depth before
+//! `Frustum::from_view_projection`: read as `[0, 1]`, its near plane would sit half way
+//! into the view volume.
 
 mod aabb;
 mod bvh;
