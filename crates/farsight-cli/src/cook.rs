@@ -8,8 +8,8 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use farsight_mesh::{
-    cook_clusters, encode_lod_chain, generate_lod_chain, import_prepared, write_atomically, ClusterConfig,
-    LodChainConfig,
+    cook_clusters, encode_lod_chain, generate_lod_chain, import_prepared, write_atomically,
+    ClusterConfig, LodChainConfig,
 };
 
 #[derive(Args)]
@@ -72,7 +72,10 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         let chain = generate_lod_chain(&prepared.mesh, &config);
         bar.inc(1);
         warnings.extend(chain.warnings.iter().cloned());
-        report.push(format!("{:<24} {:>10} {:>12} {:>14}", "level", "triangles", "error", "hand-over"));
+        report.push(format!(
+            "{:<24} {:>10} {:>12} {:>14}",
+            "level", "triangles", "error", "hand-over"
+        ));
         for l in &chain.levels {
             report.push(format!(
                 "{:<24} {:>10} {:>12.6} {:>14.3}",
@@ -95,7 +98,9 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(m) = a.max_levels {
             config.max_levels = m;
         }
-        bar.set_message(format!("building the cluster DAG of {tris} triangles and checking every cut"));
+        bar.set_message(format!(
+            "building the cluster DAG of {tris} triangles and checking every cut"
+        ));
         let mesh = cook_clusters(&prepared.mesh, &config)?;
         bar.inc(1);
         warnings.extend(mesh.warnings.iter().cloned());
@@ -108,7 +113,10 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
             let (parent, hand_over) = if parent == f32::MAX {
                 ("always".to_owned(), "never".to_owned())
             } else {
-                (format!("{parent:.6}"), format!("{:.3}", farsight_mesh::one_pixel_distance(parent)))
+                (
+                    format!("{parent:.6}"),
+                    format!("{:.3}", farsight_mesh::one_pixel_distance(parent)),
+                )
             };
             report.push(format!(
                 "{:<6} {:>10} {:>9} {:>8} {:>12.6} {:>15} {:>12}",
@@ -135,7 +143,12 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
     write_atomically(&a.output, &bytes)?;
     bar.inc(1);
     bar.finish_and_clear();
-    println!("{} -> {} ({} bytes)", a.input.display(), a.output.display(), bytes.len());
+    println!(
+        "{} -> {} ({} bytes)",
+        a.input.display(),
+        a.output.display(),
+        bytes.len()
+    );
     for line in report {
         println!("{line}");
     }

@@ -278,7 +278,11 @@ pub(crate) fn node_placements(file: &LoadedGltf) -> Vec<(usize, Mat4)> {
         if let Some(mesh) = node.mesh() {
             // glTF: a skinned mesh ignores its node's transform (the joints place
             // it), so it is imported in bind pose.
-            let placed = if node.skin().is_some() { Mat4::IDENTITY } else { world };
+            let placed = if node.skin().is_some() {
+                Mat4::IDENTITY
+            } else {
+                world
+            };
             out.push((mesh.index(), placed));
         }
         let children: Vec<_> = node.children().collect();
