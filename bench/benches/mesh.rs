@@ -124,7 +124,12 @@ fn parallel_cook(c: &mut Criterion) {
     }
     // Sequential reference outside rayon: one file after another.
     g.bench_function("sequential_loop", |b| {
-        b.iter(|| paths.iter().map(|p| cook_file(p, &kind).unwrap()).count())
+        b.iter(|| {
+            paths
+                .iter()
+                .map(|p| cook_file(p, &kind).unwrap())
+                .collect::<Vec<_>>()
+        })
     });
     g.finish();
 }
