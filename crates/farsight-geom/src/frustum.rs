@@ -11,6 +11,45 @@ use crate::{Aabb, Sphere};
 pub struct Frustum {
     pub planes: [Vec4; 6],
     pub abs_normals: [Vec3; 6],
+    /// The same planes transposed four at a time (planes 0-3, then 4, 5, 4, 5) for
+    /// the vector box test.
+    lanes: [PlaneLanes; 2],
+}
+
+/// Four planes in structure-of-arrays form: lane `k` of each vector is plane `k`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PlaneLanes {
+    nx: Vec4,
+    ny: Vec4,
+    nz: Vec4,
+    nw: Vec4,
+    ax: Vec4,
+    ay: Vec4,
+    az: Vec4,
+}
+
+impl PlaneLanes {
+    fn new(planes: [Vec4; 4]) -> Self {
+        let col =
+            |f: fn(Vec4) -> f32| Vec4::new(f(planes[0]), f(planes[1]), f(planes[2]), f(planes[3]));
+        Self {
+            nx: col(|p| p.x),
+            ny: col(|p| p.y),
+            nz: col(|p| p.z),
+            nw: col(|p| p.w),
+            ax: col(|p| p.x.abs()),
+            ay: col(|p| p.y.abs()),
+            az: col(|p| p.z.abs()),
+        }
+    }
+
+    /// `dist + radius >= 0` for all four planes, the sums in the scalar path's order.
+    #[inline]
+    fn keeps(&self, c: Vec3, e: Vec3) -> bool {
+        let dist = self.nx * c.x + self.ny * c.y + self.nz * c.z + self.nw;
+        let radius = self.ax * e.x + self.ay * e.y + self.az * e.z;
+        (dist + radius).cmpge(Vec4::ZERO).all()
+    }
 }
 
 impl Frustum {
@@ -33,9 +72,14 @@ impl Frustum {
             }
         });
         let abs_normals = planes.map(|p| p.truncate().abs());
+        let lanes = [
+            PlaneLanes::new([planes[0], planes[1], planes[2], planes[3]]),
+            PlaneLanes::new([planes[4], planes[5], planes[4], planes[5]]),
+        ];
         Self {
             planes,
             abs_normals,
+            lanes,
         }
     }
 
@@ -51,6 +95,13 @@ impl Frustum {
     /// rejected.
     #[inline]
     pub fn intersects_aabb(&self, b: &Aabb) -> bool {
+        let c = b.center();
+        let e = b.extent();
+        self.lanes[0].keeps(c, e) & self.lanes[1].keeps(c, e)
+    }
+
+    /// The scalar reference of [`Frustum::intersects_aabb`], one plane at a time.
+    pub fn intersects_aabb_scalar(&self, b: &Aabb) -> bool {
         let c = b.center();
         let e = b.extent();
         let mut inside = true;
@@ -149,6 +200,11 @@ mod tests {
             for _ in 0..500 {
                 let b = random_box(&mut rng);
                 let reference = corner_test(&f, &b);
+                assert_eq!(
+                    f.intersects_aabb(&b),
+                    f.intersects_aabb_scalar(&b),
+                    "paths agree"
+                );
                 if reference {
                     kept += 1;
                     assert!(
