@@ -216,7 +216,21 @@ pub fn walk_levels(
     count: usize,
     current: Option<usize>,
     hysteresis: Hysteresis,
+    switch: impl FnMut(usize) -> f32,
+) -> usize {
+    walk_levels_by(count, current, hysteresis, switch, |t| adjusted <= t)
+}
+
+/// The walk itself, with the comparison of the (tightened) switch distance left to
+/// `holds`: [`walk_levels`] compares distances, [`LodSelector::select_stored_sq`]
+/// squared distances. One walk, so both forms take the same decisions.
+#[inline]
+pub fn walk_levels_by(
+    count: usize,
+    current: Option<usize>,
+    hysteresis: Hysteresis,
     mut switch: impl FnMut(usize) -> f32,
+    holds: impl Fn(f32) -> bool,
 ) -> usize {
     debug_assert!(count > 0);
     let last = count - 1;
@@ -225,7 +239,7 @@ pub fn walk_levels(
         if current.is_some_and(|c| i < c) {
             t = hysteresis.tighten(t);
         }
-        if adjusted <= t {
+        if holds(t) {
             return i;
         }
     }
@@ -291,6 +305,26 @@ impl LodSelector {
     #[inline]
     pub fn stored_switch(&self, max_distance_times_bias: f32) -> f32 {
         max_distance_times_bias * self.inv_fov_scale
+    }
+
+    /// [`LodSelector::select_stored`] from the squared distance, so a per-object caller
+    /// needs no square root: `(distance * lod_bias)^2 <= switch^2` (switch distances
+    /// are never negative).
+    #[inline]
+    pub fn select_stored_sq(
+        &self,
+        ranges: &[f32],
+        distance_sq: f32,
+        current: Option<usize>,
+    ) -> usize {
+        let adjusted_sq = distance_sq * (self.lod_bias * self.lod_bias);
+        walk_levels_by(
+            ranges.len(),
+            current,
+            self.hysteresis,
+            |i| self.stored_switch(ranges[i]),
+            |t| adjusted_sq <= t * t,
+        )
     }
 
     /// [`LodSelector::select`] for a component that selects by stored distance only,

@@ -29,8 +29,8 @@ pub mod throttle;
 
 pub use banded::{select_banded, select_tile_level, DEFAULT_TILE_HYSTERESIS_FACTOR};
 pub use distance::{
-    fov_scale, walk_levels, Hysteresis, LevelSpec, LodError, LodLevels, LodSelector, LodSettings,
-    REFERENCE_P11,
+    fov_scale, walk_levels, walk_levels_by, Hysteresis, LevelSpec, LodError, LodLevels,
+    LodSelector, LodSettings, REFERENCE_P11,
 };
 pub use residency::{resolve_resident, Resolved};
 pub use screen_size::{screen_size_switch_distance, Reach};

@@ -410,15 +410,22 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     };
     let skin_slot = h.skin_slot;
     let skin: Option<&Skin> = (skin_slot != INVALID_HANDLE).then(|| &s.skins[skin_slot as usize]);
-    let local = match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
-        Some((k, pose)) => pose.bounds(k.skin_radius),
-        None => s.bounds[i],
-    };
+    // By reference into the column in the common case: a copy through the stack
+    // costs a failed store-to-load forward when the vector transform reloads it.
+    let posed;
+    let local: &Aabb =
+        match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
+            Some((k, pose)) => {
+                posed = pose.bounds(k.skin_radius);
+                &posed
+            }
+            None => &s.bounds[i],
+        };
     if !local.valid() || !world.is_finite() {
         lists.invalid += 1;
         return 0;
     }
-    let wb = transform_aabb(&world, &local);
+    let wb = transform_aabb(&world, local);
     if !wb.valid() {
         lists.invalid += 1;
         return 0;
