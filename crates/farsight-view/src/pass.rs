@@ -448,7 +448,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
                 c.selector.select(rules, d2.sqrt(), world_radius, current)
             } else {
                 c.selector
-                    .select_stored(&comp.ranges[..comp.len()], d2.sqrt(), current)
+                    .select_stored_sq(&comp.ranges[..comp.len()], d2, current)
             };
             let r = resolve_resident(desired, comp.len(), current, |l| comp.is_resident(l));
             (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
