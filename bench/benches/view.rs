@@ -8,8 +8,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use farsight_geom::Aabb;
 use farsight_view::scenes::city_block;
 use farsight_view::{
-    Camera, CameraStore, FrameContext, ObjectDraw, ObjectStore, Projection, RenderSettings,
-    VisibilitySystem,
+    Camera, CameraStore, EntityLod, FrameContext, ObjectDraw, ObjectStore, Projection,
+    RenderSettings, VisibilitySystem,
 };
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
@@ -30,6 +30,9 @@ struct FloorColumns {
     world: Vec<Mat4>,
     bounds: Vec<Aabb>,
     entity: Vec<u64>,
+    /// The objects' LOD components (a copy of the store's side table), indexed by
+    /// `Hot::lod_slot`: the pass reads one per LOD object.
+    lods: Vec<EntityLod>,
     out_models: Vec<Mat4>,
     out_bounds: Vec<Aabb>,
     out_draws: Vec<ObjectDraw>,
@@ -42,17 +45,26 @@ impl FloorColumns {
     fn new(store: &ObjectStore) -> Self {
         let n = store.len();
         let ids = (0..n as u32).map(farsight_view::ObjectId);
+        let mut lods = Vec::new();
+        let hot = ids
+            .clone()
+            .map(|i| Hot {
+                flags: 1,
+                mesh: store.mesh(i).0,
+                material: store.material(i).0,
+                lod_slot: match store.lod(i) {
+                    Some(l) => {
+                        lods.push(l.clone());
+                        (lods.len() - 1) as u32
+                    }
+                    None => u32::MAX,
+                },
+                skin_slot: u32::MAX,
+            })
+            .collect();
         Self {
-            hot: ids
-                .clone()
-                .map(|i| Hot {
-                    flags: 1,
-                    mesh: store.mesh(i).0,
-                    material: store.material(i).0,
-                    lod_slot: i.0,
-                    skin_slot: u32::MAX,
-                })
-                .collect(),
+            hot,
+            lods,
             world: ids
                 .clone()
                 .map(|i| store.world(i).unwrap_or(Mat4::IDENTITY))
@@ -68,14 +80,17 @@ impl FloorColumns {
         }
     }
 
-    /// Copy every input column to its output column, chunked like the pass.
-    fn run(&mut self) {
+    /// Copy every input column to its output column, chunked like the pass. With
+    /// `with_lod`, also read each LOD object's component (its current level goes to
+    /// the LOD column), as the pass must.
+    fn run(&mut self, with_lod: bool) {
         const CHUNK: usize = 1024;
         let FloorColumns {
             hot,
             world,
             bounds,
             entity,
+            lods,
             out_models,
             out_bounds,
             out_draws,
@@ -83,7 +98,7 @@ impl FloorColumns {
             out_entities,
             out_lod,
         } = self;
-        let (hot, world, bounds, entity) = (&*hot, &*world, &*bounds, &*entity);
+        let (hot, world, bounds, entity, lods) = (&*hot, &*world, &*bounds, &*entity, &*lods);
         (
             out_models.par_chunks_mut(CHUNK),
             out_bounds.par_chunks_mut(CHUNK),
@@ -108,7 +123,12 @@ impl FloorColumns {
                     };
                     sf[k] = h.lod_slot;
                     e[k] = entity[i];
-                    l[k] = h.flags;
+                    l[k] = if with_lod {
+                        lods.get(h.lod_slot as usize)
+                            .map_or(h.flags, |c| c.current().unwrap_or(u8::MAX))
+                    } else {
+                        h.flags
+                    };
                 }
             });
     }
@@ -166,8 +186,13 @@ fn bench_pass(c: &mut Criterion) {
                 })
             });
             group.bench_with_input(BenchmarkId::new(format!("floor/{label}"), n), &n, |b, _| {
-                b.iter(|| pool.install(|| floor.run()))
+                b.iter(|| pool.install(|| floor.run(false)))
             });
+            group.bench_with_input(
+                BenchmarkId::new(format!("floor_with_lod/{label}"), n),
+                &n,
+                |b, _| b.iter(|| pool.install(|| floor.run(true))),
+            );
         }
     }
     group.finish();
