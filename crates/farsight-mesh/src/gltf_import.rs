@@ -102,6 +102,31 @@ impl LoadedGltf {
         }
         self.check_accessor(accessor, what)
     }
+
+    /// A primitive's indices, checked for type and bounds; a non-indexed primitive
+    /// gets `0..vertex_count`. (Range checks against the vertex count are the
+    /// caller's, with its own error wording.)
+    pub fn read_indices(
+        &self,
+        p: &gltf::Primitive<'_>,
+        vertex_count: usize,
+    ) -> Result<Vec<u32>, ImportError> {
+        match p.indices() {
+            Some(acc) => {
+                self.check_typed(
+                    &acc,
+                    "indices",
+                    &[DataType::U8, DataType::U16, DataType::U32],
+                    Dimensions::Scalar,
+                )?;
+                Ok(p.reader(|b| self.buffers.get(b.index()).map(Vec::as_slice))
+                    .read_indices()
+                    .map(|r| r.into_u32().collect())
+                    .unwrap_or_default())
+            }
+            None => Ok((0..vertex_count as u32).collect()),
+        }
+    }
 }
 
 /// Reads the file, checks required extensions, validates the document and loads
@@ -380,21 +405,7 @@ fn read_primitive(
             v.uv = uv;
         }
     }
-    let indices: Vec<u32> = match p.indices() {
-        Some(acc) => {
-            file.check_typed(
-                &acc,
-                "indices",
-                &[DataType::U8, DataType::U16, DataType::U32],
-                Dimensions::Scalar,
-            )?;
-            reader
-                .read_indices()
-                .map(|r| r.into_u32().collect())
-                .unwrap_or_default()
-        }
-        None => (0..n as u32).collect(),
-    };
+    let indices = file.read_indices(p, n)?;
     let mut s = SubMesh {
         name,
         material,

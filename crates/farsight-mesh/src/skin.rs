@@ -140,21 +140,7 @@ pub fn load_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMesh>, ImportError>
                     weights.len()
                 )));
             }
-            let indices: Vec<u32> = match p.indices() {
-                Some(acc) => {
-                    file.check_typed(
-                        &acc,
-                        "indices",
-                        &[DataType::U8, DataType::U16, DataType::U32],
-                        Dimensions::Scalar,
-                    )?;
-                    reader
-                        .read_indices()
-                        .map(|r| r.into_u32().collect())
-                        .unwrap_or_default()
-                }
-                None => (0..n as u32).collect(),
-            };
+            let indices = file.read_indices(&p, n)?;
             if let Some((position, &index)) =
                 indices.iter().enumerate().find(|(_, &i)| i as usize >= n)
             {
