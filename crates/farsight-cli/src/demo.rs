@@ -229,10 +229,8 @@ fn camera_at(layout: &CityLayout, t: f32) -> Mat4 {
 
 fn set_lod0_residency(store: &mut ObjectStore, r: Residency) {
     for (_, lod) in store.lods_mut() {
-        if lod.levels()[0]
-            .url
-            .ends_with(|c: char| c.to_digit(10).is_some_and(|d| d < STREAMING_DESIGNS))
-        {
+        // `scenes::building_mesh(design, 0)` is `MeshHandle(design * 3)`.
+        if lod.levels()[0].mesh.0 / 3 < STREAMING_DESIGNS {
             lod.set_residency(0, r);
         }
     }
