@@ -18,7 +18,8 @@ pub struct ClusterBounds {
     pub index_in_level: u32,
     pub level: u32,
     pub triangle_count: u32,
-    pub _pad: u32,
+    /// The cluster's one material (index into the manifest's `materials`).
+    pub material: u32,
 }
 
 /// A DAG group: clusters sharing one parent error and sphere.
@@ -131,8 +132,8 @@ impl ClusterDag {
                     group: dag.groups.len() as u32 - 1,
                     index_in_level: i as u32,
                     level: level as u32,
-                    triangle_count: info.triangle_count,
-                    _pad: 0,
+                    triangle_count: u32::from(info.triangle_count),
+                    material: u32::from(info.material),
                 });
                 dag.groups.last_mut().expect("group open").clusters.end = dag.clusters.len() as u32;
             }

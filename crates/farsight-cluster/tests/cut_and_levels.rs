@@ -22,6 +22,7 @@ fn info(
         error,
         parent_error,
         triangle_count: 1,
+        material: group as u16 % 3,
         group,
     }
 }

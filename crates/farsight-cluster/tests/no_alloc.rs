@@ -39,6 +39,7 @@ fn cut_and_levels_do_not_allocate_per_frame() {
             error: 0.0,
             parent_error: f32::MAX,
             triangle_count: 1,
+            material: 0,
             group: 0,
         })
         .collect();

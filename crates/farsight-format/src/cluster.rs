@@ -113,11 +113,18 @@ pub struct ClusterInfo {
     /// The parent group's error, or [`NO_PARENT_ERROR`].
     pub parent_error: f32,
     /// Real triangles in the slot (1..=CLUSTER_SLOT_TRIANGLES); the rest are padding.
-    pub triangle_count: u32,
+    pub triangle_count: u16,
+    /// The one material every triangle of the cluster uses (seed 003: sub-meshes are
+    /// split per material before clustering): an index into the manifest's
+    /// `materials`, below the level header's `material_count`.
+    pub material: u16,
     /// The DAG group the cluster was cut from (index within its level).
     pub group: u32,
 }
 const _: () = assert!(std::mem::size_of::<ClusterInfo>() == 48);
+const _: () = assert!(std::mem::align_of::<ClusterInfo>() == 4);
+/// Size of one [`ClusterInfo`] in a level record.
+pub(crate) const CLUSTER_INFO_BYTES: usize = std::mem::size_of::<ClusterInfo>();
 
 /// The header of a cluster level record.
 #[repr(C)]
@@ -139,8 +146,11 @@ pub struct ClusterLevelHeader {
     pub max_error: f32,
     /// Real triangles, padding excluded.
     pub triangle_count: u32,
+    /// Materials of the mesh (every cluster's `material` is below it; at least 1
+    /// when the level has clusters).
+    pub material_count: u32,
     /// Zero.
-    pub reserved: [u32; 3],
+    pub reserved: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<ClusterLevelHeader>() == 64);
 
@@ -182,27 +192,11 @@ impl<'a> ClusterLevel<'a> {
         if header.slot_shift != CLUSTER_SLOT_SHIFT {
             return Err(bad("slot_shift", header.slot_shift as u64));
         }
-        if header.reserved != [0; 3] {
-            return Err(FormatError::NonZeroPadding {
-                section: Section::RecordHeader,
-                offset: 52,
-            });
-        }
-        let floats = header.bounds_min.iter().chain(&header.bounds_max);
-        if floats
-            .chain([&header.max_error, &header.max_parent_error])
-            .any(|f| !f.is_finite())
-        {
-            return Err(FormatError::NonFinite {
-                what: "cluster level header",
-            });
-        }
-        if (0..3).any(|i| header.bounds_min[i] > header.bounds_max[i]) {
-            return Err(bad("bounds", 0));
-        }
+        check_header(&header)?;
         let cc = header.cluster_count as u64;
         let vc = header.vertex_count as u64;
-        let need = hs as u64 + cc * 48 + vc * 32 + cc * slot_len() as u64 * 4;
+        let need =
+            hs as u64 + cc * CLUSTER_INFO_BYTES as u64 + vc * 32 + cc * slot_len() as u64 * 4;
         if need != bytes.len() as u64 {
             return Err(FormatError::LengthPastEnd {
                 section: Section::Stream(Stream::Clusters),
@@ -211,7 +205,7 @@ impl<'a> ClusterLevel<'a> {
             });
         }
         let (cc, vc) = (cc as usize, vc as usize);
-        let c_end = hs + cc * 48;
+        let c_end = hs + cc * CLUSTER_INFO_BYTES;
         let v_end = c_end + vc * 32;
         let misaligned = |_| FormatError::Misaligned {
             what: "cluster level record",
@@ -231,8 +225,12 @@ impl<'a> ClusterLevel<'a> {
         Ok(level)
     }
 
+    /// The checks of [`Self::parse`] past the byte layout: every cluster's floats,
+    /// triangle count, material, slot indices and padding, and the header's totals.
+    /// One pass over the arrays.
     fn validate(&self) -> Result<(), FormatError> {
         let mut triangles = 0u64;
+        let vertex_count = self.header.vertex_count;
         for (c, info) in self.clusters.iter().enumerate() {
             let all = info
                 .sphere
@@ -244,21 +242,30 @@ impl<'a> ClusterLevel<'a> {
                     what: "cluster info",
                 });
             }
-            if info.triangle_count == 0 || info.triangle_count > CLUSTER_SLOT_TRIANGLES {
-                return Err(bad("cluster triangle_count", info.triangle_count as u64));
+            let n = u32::from(info.triangle_count);
+            if n == 0 || n > CLUSTER_SLOT_TRIANGLES {
+                return Err(bad("cluster triangle_count", n as u64));
             }
-            triangles += info.triangle_count as u64;
+            if u32::from(info.material) >= self.header.material_count {
+                return Err(bad("cluster material", info.material as u64));
+            }
+            triangles += n as u64;
             let slot = &self.indices[c * slot_len()..(c + 1) * slot_len()];
-            for (i, &v) in slot.iter().enumerate() {
-                if v >= self.header.vertex_count {
-                    return Err(FormatError::VertexIndexOutOfRange {
-                        position: (c * slot_len() + i) as u64,
-                        index: v,
-                        vertex_count: self.header.vertex_count,
-                    });
-                }
+            // One branch-free reduction per slot; the position is looked up only
+            // on failure.
+            if slot.iter().fold(0u32, |m, &v| m.max(v)) >= vertex_count {
+                let (i, &v) = slot
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &v)| v >= vertex_count)
+                    .expect("a maximum past the end exists");
+                return Err(FormatError::VertexIndexOutOfRange {
+                    position: (c * slot_len() + i) as u64,
+                    index: v,
+                    vertex_count,
+                });
             }
-            for pad in slot[3 * info.triangle_count as usize..].chunks_exact(3) {
+            for pad in slot[3 * n as usize..].chunks_exact(3) {
                 if pad[0] != pad[1] || pad[1] != pad[2] {
                     return Err(bad("padding triangle not zero-area", c as u64));
                 }
@@ -280,8 +287,41 @@ impl<'a> ClusterLevel<'a> {
     }
 }
 
+/// The header checks of [`ClusterLevel::parse`] that do not need the arrays.
+fn check_header(header: &ClusterLevelHeader) -> Result<(), FormatError> {
+    if header.slot_shift != CLUSTER_SLOT_SHIFT {
+        return Err(bad("slot_shift", header.slot_shift as u64));
+    }
+    if header.reserved != [0; 2] {
+        return Err(FormatError::NonZeroPadding {
+            section: Section::RecordHeader,
+            offset: 56,
+        });
+    }
+    let floats = header.bounds_min.iter().chain(&header.bounds_max);
+    if floats
+        .chain([&header.max_error, &header.max_parent_error])
+        .any(|f| !f.is_finite())
+    {
+        return Err(FormatError::NonFinite {
+            what: "cluster level header",
+        });
+    }
+    if (0..3).any(|i| header.bounds_min[i] > header.bounds_max[i]) {
+        return Err(bad("bounds", 0));
+    }
+    if header.cluster_count > 0 && header.material_count == 0 {
+        return Err(bad("material_count", 0));
+    }
+    if header.material_count > u32::from(u16::MAX) + 1 {
+        return Err(bad("material_count", header.material_count as u64));
+    }
+    Ok(())
+}
+
 /// Lays out a cluster level record from its parts, after checking them as a reader
-/// would (so a producer bug fails at cook time, not in the game).
+/// would (so a producer bug fails at cook time, not in the game): the same header
+/// and array checks as [`ClusterLevel::parse`], run on the typed parts directly.
 /// `indices` holds whole slots: `clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES`.
 pub fn encode_cluster_level(
     header: &ClusterLevelHeader,
@@ -303,16 +343,21 @@ pub fn encode_cluster_level(
             found: indices.len() as u64,
         });
     }
-    let mut out =
-        Vec::with_capacity(64 + clusters.len() * 48 + vertices.len() * 32 + indices.len() * 4);
+    check_header(header)?;
+    ClusterLevel {
+        header: *header,
+        clusters,
+        vertices,
+        indices,
+    }
+    .validate()?;
+    let mut out = Vec::with_capacity(
+        64 + clusters.len() * CLUSTER_INFO_BYTES + vertices.len() * 32 + indices.len() * 4,
+    );
     out.extend_from_slice(bytemuck::bytes_of(header));
     out.extend_from_slice(bytemuck::cast_slice(clusters));
     out.extend_from_slice(bytemuck::cast_slice(vertices));
     out.extend_from_slice(bytemuck::cast_slice(indices));
-    // Validate through the reader; `out` is a fresh Vec so it is at least 4-aligned
-    // only by accident, so check an aligned copy.
-    let aligned = crate::AlignedBytes::from(&out[..]);
-    ClusterLevel::parse(&aligned)?;
     Ok(out)
 }
 
@@ -350,6 +395,9 @@ pub struct ClusterMeshManifest {
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
     pub levels: Vec<ClusterLevelEntry>,
+    /// Material names; a cluster's `material` indexes this list.
+    #[serde(default)]
+    pub materials: Vec<String>,
 }
 
 impl Manifest for ClusterMeshManifest {

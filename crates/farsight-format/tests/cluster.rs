@@ -59,7 +59,8 @@ fn random_level(
             parent_sphere: [0.0, 1.0, 0.0, 3.0],
             error: 0.01,
             parent_error: if g % 2 == 0 { 0.02 } else { NO_PARENT_ERROR },
-            triangle_count: n as u32,
+            triangle_count: n as u16,
+            material: (g % 2) as u16,
             group: g as u32 / 4,
         });
     }
@@ -73,7 +74,8 @@ fn random_level(
         bounds_max: MAX,
         max_error: 0.01,
         triangle_count: total,
-        reserved: [0; 3],
+        material_count: 2,
+        reserved: [0; 2],
     };
     (header, infos, verts, indices)
 }
@@ -97,6 +99,7 @@ fn level_round_trips_through_a_file_in_place() {
             vertices: 300,
             bytes: rec.len() as u64,
         }],
+        materials: vec!["stone".into(), "moss".into()],
     };
     let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
     let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
@@ -140,6 +143,33 @@ fn bad_levels_are_refused() {
         let a = AlignedBytes::from(&good[..n]);
         assert!(ClusterLevel::parse(&a).is_err(), "prefix {n}");
     }
+    // A material past the header's count, and clusters with no material at all.
+    let mut bad_m = c.clone();
+    bad_m[2].material = 2;
+    assert!(matches!(
+        encode_cluster_level(&h, &bad_m, &v, &i),
+        Err(FormatError::BadField {
+            field: "cluster material",
+            found: 2,
+            ..
+        })
+    ));
+    let no_materials = ClusterLevelHeader {
+        material_count: 0,
+        ..h
+    };
+    assert!(matches!(
+        encode_cluster_level(&no_materials, &c, &v, &i),
+        Err(FormatError::BadField {
+            field: "material_count",
+            ..
+        })
+    ));
+    // The same material past the count in file bytes is refused by the reader.
+    let mut bytes = good.clone();
+    let at = 64 + 2 * 48 + 42; // third cluster's `material`
+    bytes[at..at + 2].copy_from_slice(&7u16.to_le_bytes());
+    assert!(ClusterLevel::parse(&AlignedBytes::from(&bytes[..])).is_err());
     // NaN error.
     let mut nan_c = c.clone();
     nan_c[1].error = f32::NAN;

@@ -51,6 +51,7 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
         error: 0.0,
         parent_error: 1.0,
         triangle_count: 2,
+        material: 0,
         group: 0,
     };
     let h = ClusterLevelHeader {
@@ -63,7 +64,8 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
         bounds_max: [1.0; 3],
         max_error: 0.0,
         triangle_count: 2,
-        reserved: [0; 3],
+        material_count: 1,
+        reserved: [0; 2],
     };
     let cluster = encode_cluster_level(&h, &[info], &verts, &idx).unwrap();
     let mut w = FileWriter::new(Version::Cooked);

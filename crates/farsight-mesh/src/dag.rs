@@ -107,6 +107,9 @@ pub struct DagGroup {
     /// The error of the clusters simplified from this group; `f32::MAX` for a
     /// terminal group (stuck, or the last cluster).
     pub error: f32,
+    /// The material of every cluster in the group (index into the mesh's
+    /// materials; `clod_build` itself sees one material at a time).
+    pub material: u32,
 }
 
 /// A cluster as `clod_build` reported it.
@@ -196,6 +199,7 @@ pub fn clod_build_raw(
             depth: group.depth as u32,
             sphere: [s.center[0], s.center[1], s.center[2], s.radius],
             error: s.error,
+            material: 0,
         });
         for c in clusters {
             let b = c.bounds;
@@ -232,18 +236,44 @@ pub struct BuiltDag {
 /// is locked and the DAG rebuilt, until no stuck group has an unlocked border or
 /// `max_rebuilds` is spent (the packer's crack check then decides).
 pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -> BuiltDag {
+    build_dag_locked(config, vertices, indices, &[])
+}
+
+/// [`build_dag`] with vertices that must never move (`seam[v]`, by vertex; empty
+/// for none): the borders a material shares with other materials.
+pub fn build_dag_locked(
+    config: &ClusterConfig,
+    vertices: &[Vertex],
+    indices: &[u32],
+    seam: &[bool],
+) -> BuiltDag {
     let attributes = attributes(vertices);
     let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
     let remap = position_remap(&positions);
     let mut locked = vec![false; vertices.len()]; // by canonical position
-    let mut locks: Option<Vec<SimplifyVertex>> = None;
+    for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
+        locked[remap[v] as usize] = true;
+    }
+    let seam_locked = locked.iter().filter(|&&l| l).count();
+    let lock_list = |locked: &[bool]| -> Vec<SimplifyVertex> {
+        (0..vertices.len())
+            .map(|v| {
+                if locked[remap[v] as usize] {
+                    SimplifyVertex::Lock
+                } else {
+                    SimplifyVertex::None
+                }
+            })
+            .collect()
+    };
+    let mut locks: Option<Vec<SimplifyVertex>> = (seam_locked > 0).then(|| lock_list(&locked));
     let mut rebuilds = 0;
     loop {
         let dag = clod_build_raw(config, vertices, indices, &attributes, locks.as_deref());
         let newly = stuck_border(&dag, &remap, &mut locked);
         let stuck = dag.stuck_groups().count();
         if newly == 0 || rebuilds >= config.max_rebuilds {
-            let locked_vertices = locked.iter().filter(|&&l| l).count();
+            let locked_vertices = locked.iter().filter(|&&l| l).count() - seam_locked;
             return BuiltDag {
                 dag,
                 locked_vertices,
@@ -252,43 +282,38 @@ pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -
             };
         }
         rebuilds += 1;
-        locks = Some(
-            (0..vertices.len())
-                .map(|v| {
-                    if locked[remap[v] as usize] {
-                        SimplifyVertex::Lock
-                    } else {
-                        SimplifyVertex::None
-                    }
-                })
-                .collect(),
-        );
+        locks = Some(lock_list(&locked));
     }
 }
 
 /// Marks (by canonical position) the vertices stuck groups share with other groups
-/// of their level; returns how many were not marked before.
+/// of their level; returns how many were not marked before. One pass over the
+/// clusters per depth that has a stuck group.
 fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
-    let stuck: Vec<usize> = dag.stuck_groups().collect();
-    if stuck.is_empty() {
+    let mut is_stuck = vec![false; dag.groups.len()];
+    let mut depths: Vec<u32> = Vec::new();
+    for g in dag.stuck_groups() {
+        is_stuck[g] = true;
+        depths.push(dag.groups[g].depth);
+    }
+    if depths.is_empty() {
         return 0;
     }
-    // Owner group of each position per level, u32::MAX when none, u32::MAX - 1 when
-    // several groups use it.
+    depths.sort_unstable();
+    depths.dedup();
+    // Owner group of each position in one level: NONE, a group, or MANY.
     const NONE: u32 = u32::MAX;
     const MANY: u32 = u32::MAX - 1;
     let mut newly = 0;
-    let mut depths: Vec<u32> = stuck.iter().map(|&g| dag.groups[g].depth).collect();
-    depths.sort_unstable();
-    depths.dedup();
     let mut owner = vec![NONE; remap.len()];
     for depth in depths {
         owner.fill(NONE);
-        for c in dag
-            .clusters
-            .iter()
-            .filter(|c| dag.groups[c.group as usize].depth == depth)
-        {
+        let at_depth = || {
+            dag.clusters
+                .iter()
+                .filter(move |c| dag.groups[c.group as usize].depth == depth)
+        };
+        for c in at_depth() {
             for &v in dag.cluster_indices(c) {
                 let p = remap[v as usize] as usize;
                 owner[p] = match owner[p] {
@@ -298,14 +323,12 @@ fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
                 };
             }
         }
-        for &g in stuck.iter().filter(|&&g| dag.groups[g].depth == depth) {
-            for c in dag.clusters.iter().filter(|c| c.group as usize == g) {
-                for &v in dag.cluster_indices(c) {
-                    let p = remap[v as usize] as usize;
-                    if owner[p] == MANY && !locked[p] {
-                        locked[p] = true;
-                        newly += 1;
-                    }
+        for c in at_depth().filter(|c| is_stuck[c.group as usize]) {
+            for &v in dag.cluster_indices(c) {
+                let p = remap[v as usize] as usize;
+                if owner[p] == MANY && !locked[p] {
+                    locked[p] = true;
+                    newly += 1;
                 }
             }
         }

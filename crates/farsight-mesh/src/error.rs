@@ -171,6 +171,15 @@ pub enum CookError {
         triangles: usize,
         slot: u32,
     },
+    #[error("a cluster mixes materials: level {level} cluster {cluster} has a triangle of material {found}, the cluster's is {expected}")]
+    MixedMaterials {
+        level: usize,
+        cluster: usize,
+        expected: u32,
+        found: u32,
+    },
+    #[error("{found} materials, more than a cluster record can name ({max})")]
+    TooManyMaterials { found: usize, max: usize },
     #[error("stuck groups still open cracks after {rebuilds} rebuilds")]
     StuckGroupsUnresolved { rebuilds: usize },
     #[error("cannot write the file: {0}")]

@@ -2,8 +2,9 @@
 //! (glTF 2.0 through `gltf`, OBJ through `tobj`) with typed errors and repair
 //! warnings, preparation (split per material, meshoptimizer's vertex cache,
 //! overdraw and fetch optimisation, bounds), discrete LOD chains (seed 002's
-//! `generateLOD`), and the cluster LOD DAG built by meshoptimizer's `clod_build`,
-//! stamped, checked and packed into `farsight-format`'s cluster level records. It
+//! `generateLOD`), and the cluster LOD DAG built by meshoptimizer's `clod_build`
+//! (one DAG per material, so a cluster never mixes materials), stamped, checked
+//! and packed into `farsight-format`'s cluster level records. It
 //! also loads glTF skins for posed bounds.
 //!
 //! It is a bake-time crate: games do not link it. It must not own run-time
@@ -32,6 +33,7 @@ mod pack;
 mod prepare;
 mod repair;
 mod skin;
+mod split;
 mod validate;
 
 pub use chain_file::{
@@ -41,7 +43,10 @@ pub use chain_file::{
 pub use cook::{
     cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked,
 };
-pub use dag::{build_dag, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup, RawDag};
+pub use dag::{
+    build_dag, build_dag_locked, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup,
+    RawDag,
+};
 pub use error::{CookError, ImportError, ImportErrorKind, Warning};
 pub use gltf_import::import_gltf;
 pub use lod_chain::{
@@ -51,10 +56,12 @@ pub use lod_chain::{
 pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
 pub use pack::{
-    check_cluster_levels, cook_clusters, stamp_levels, uniform_cut, ClusterMesh, PackedLevel,
+    check_cluster_levels, check_cluster_materials, cook_clusters, stamp_levels, uniform_cut,
+    ClusterMesh, PackedLevel,
 };
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};
 pub use skin::{load_skinned_meshes, SkinnedMesh};
+pub use split::{MaterialPart, MaterialSplit, RawInput};
 
 /// Attribute stream the DAG build hands the simplifier (normal xyz, uv): exposed
 /// for the benchmark's raw `clod_build` baseline.

@@ -10,10 +10,11 @@ use farsight_geom::Aabb;
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::dag::{build_dag, ClusterConfig, DagGroup, RawDag};
+use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
 use crate::repair::position_remap;
+use crate::split::{build_parts, MaterialSplit};
 use crate::validate::EdgeReference;
 use crate::Warning;
 
@@ -53,21 +54,50 @@ impl PackedLevel {
 pub struct ClusterMesh {
     pub name: String,
     pub bounds: Aabb,
+    /// Source vertices, grouped by material (see [`MaterialSplit`]); the levels'
+    /// indices point here.
     pub vertices: Vec<Vertex>,
+    /// `vertices` packed into `bounds` (32-byte GPU vertices), computed while the
+    /// DAG builds; every level's compact vertex list is drawn from it.
+    pub packed: Vec<ClusterVertex>,
+    /// Material names; `ClusterInfo::material` indexes this list.
+    pub materials: Vec<String>,
     pub levels: Vec<PackedLevel>,
     pub warnings: Vec<Warning>,
 }
 
-/// Cooks a mesh into its cluster DAG, checks it and packs it into levels. Fails
-/// (returning no result) when the DAG's errors are not monotonic, a level is not
-/// complete alone, or a uniform cut opens a crack.
+/// Cooks a mesh into its cluster DAG, checks it and packs it into levels. One DAG
+/// per material (built in parallel, seams between materials locked), so every
+/// cluster has one material. Fails (returning no result) when the DAG's errors are
+/// not monotonic, a level is not complete alone, a uniform cut opens a crack, or a
+/// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
     config.validate()?;
-    let (vertices, indices) = mesh.merged();
-    if indices.is_empty() {
+    let split = MaterialSplit::new(mesh);
+    if split.triangle_count() == 0 {
         return Err(CookError::Empty);
     }
-    let built = build_dag(config, &vertices, &indices);
+    let max_materials = u16::MAX as usize + 1;
+    if split.parts.len() > max_materials {
+        return Err(CookError::TooManyMaterials {
+            found: split.parts.len(),
+            max: max_materials,
+        });
+    }
+    let bounds = mesh.bounds();
+    let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+    // Packing needs only the vertices and the bounds: it runs beside the DAG build
+    // (single-threaded inside meshoptimizer), on another core when there is one.
+    let (built, packed) = rayon::join(
+        || build_parts(config, &split),
+        || {
+            split
+                .vertices
+                .par_iter()
+                .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
+                .collect::<Vec<_>>()
+        },
+    );
     let mut warnings = Vec::new();
     if built.rebuilds > 0 {
         warnings.push(Warning::StuckGroupsLocked {
@@ -82,14 +112,51 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
         });
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
-    check_cluster_levels(&levels, &vertices, &indices)?;
-    let bounds = mesh.bounds();
+    let lod0 = split.global_indices();
+    let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
+    check_cluster_materials(&levels, &split)?;
+    let MaterialSplit {
+        vertices, remap, ..
+    } = split;
+    check(&levels, &EdgeReference::new(remap, &lod0))?;
     Ok(ClusterMesh {
         name: mesh.name.clone(),
         bounds,
         vertices,
+        packed,
+        materials,
         levels,
         warnings,
+    })
+}
+
+/// The cook's material check: every vertex of every cluster's triangles belongs to
+/// the part (material) the cluster's record names. Levels in parallel.
+pub fn check_cluster_materials(
+    levels: &[PackedLevel],
+    split: &MaterialSplit,
+) -> Result<(), CookError> {
+    let parts = &split.parts;
+    let material_of =
+        |v: u32| parts.partition_point(|p| p.vertex_base + p.vertex_count <= v) as u32;
+    levels.par_iter().enumerate().try_for_each(|(level, l)| {
+        for (cluster, c) in l.clusters.iter().enumerate() {
+            let expected = u32::from(c.material);
+            let (base, count) = parts
+                .get(expected as usize)
+                .map_or((0, 0), |p| (p.vertex_base, p.vertex_count));
+            let tris = l.cluster_triangles(cluster);
+            // A part's vertices are one range: one subtraction and compare each.
+            if let Some(&v) = tris.iter().find(|&&v| v.wrapping_sub(base) >= count) {
+                return Err(CookError::MixedMaterials {
+                    level,
+                    cluster,
+                    expected,
+                    found: material_of(v),
+                });
+            }
+        }
+        Ok(())
     })
 }
 
@@ -176,7 +243,8 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
                 parent_sphere: g.sphere,
                 error,
                 parent_error,
-                triangle_count: cl.index_count / 3,
+                triangle_count: slot_count(cl.index_count),
+                material: g.material as u16,
                 group: group_in_level,
             };
             push(&mut levels[j], info, dag.cluster_indices(cl));
@@ -197,7 +265,8 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
                     parent_sphere: g.sphere,
                     error: a[k],
                     parent_error: a[k + 1],
-                    triangle_count: cl.index_count / 3,
+                    triangle_count: slot_count(cl.index_count),
+                    material: g.material as u16,
                     group: group_in_level,
                 };
                 push(level, info, dag.cluster_indices(cl));
@@ -254,6 +323,12 @@ pub(crate) fn enclose(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
     [c.x as f32, c.y as f32, c.z as f32, r as f32]
 }
 
+/// A cluster's triangle count as the record stores it (saturating, so a cluster
+/// too large for a slot is still refused by the checks rather than wrapped).
+fn slot_count(index_count: u32) -> u16 {
+    u16::try_from(index_count / 3).unwrap_or(u16::MAX)
+}
+
 fn group_count(level: &PackedLevel) -> u32 {
     level.clusters.last().map_or(0, |c| c.group + 1)
 }
@@ -291,7 +366,7 @@ fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookEr
             if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
                 return Err(CookError::SphereNotNested { level, cluster });
             }
-            if c.triangle_count > CLUSTER_SLOT_TRIANGLES {
+            if u32::from(c.triangle_count) > CLUSTER_SLOT_TRIANGLES {
                 return Err(CookError::ClusterTooLarge {
                     cluster,
                     triangles: c.triangle_count as usize,
@@ -372,19 +447,16 @@ impl ClusterMesh {
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
-        // Every source vertex is packed once; levels share them.
-        let packed: Vec<ClusterVertex> = self
-            .vertices
-            .par_iter()
-            .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
-            .collect();
+        // Every source vertex was packed once (beside the DAG build); levels share
+        // them.
+        let packed = &self.packed;
         // Levels encode independently (in parallel); records are then added in level
         // order, so the bytes do not depend on the thread count.
         let encoded: Vec<(ClusterLevelHeader, Vec<u8>)> = self
             .levels
             .par_iter()
             .enumerate()
-            .map(|(li, level)| self.encode_level(li, level, &packed, min, max))
+            .map(|(li, level)| self.encode_level(li, level, packed, min, max))
             .collect::<Result<_, CookError>>()?;
         let mut writer = FileWriter::new(Version::Cooked);
         let mut entries = Vec::with_capacity(self.levels.len());
@@ -404,6 +476,7 @@ impl ClusterMesh {
             bounds_min: min,
             bounds_max: max,
             levels: entries,
+            materials: self.materials.clone(),
         };
         Ok(writer.finish(&manifest)?)
     }
@@ -446,7 +519,8 @@ impl ClusterMesh {
             bounds_max: max,
             max_error: level.max_error(),
             triangle_count: level.triangle_count() as u32,
-            reserved: [0; 3],
+            material_count: self.materials.len() as u32,
+            reserved: [0; 2],
         };
         let bytes = encode_cluster_level(&header, &level.clusters, &vertices, &slots)?;
         Ok((header, bytes))

@@ -337,3 +337,153 @@ fn level_limit_stops_the_dag_and_keeps_the_last_level_complete() {
         .iter()
         .any(|w| matches!(w, farsight_mesh::Warning::LevelLimitReached { limit: 3 })));
 }
+
+/// The sphere in three latitude bands of different materials, each band with its
+/// own copy of the vertices it uses (as an importer gives one vertex array per
+/// primitive): the bands meet on seams where only positions are shared.
+fn banded_sphere(n: u32) -> Mesh {
+    let sphere = common::sphere(n);
+    let s = &sphere.submeshes[0];
+    let band = |t: &[u32]| {
+        let y: f32 = t.iter().map(|&i| s.vertices[i as usize].position[1]).sum();
+        if y > 1.0 {
+            0
+        } else if y > -1.0 {
+            1
+        } else {
+            2
+        }
+    };
+    let submeshes = ["cap", "belt", "base"]
+        .iter()
+        .enumerate()
+        .map(|(b, name)| {
+            let mut local = vec![u32::MAX; s.vertices.len()];
+            let mut sub = farsight_mesh::SubMesh {
+                name: (*name).into(),
+                material: (*name).into(),
+                vertices: Vec::new(),
+                indices: Vec::new(),
+                has_tangents: false,
+            };
+            for t in s.indices.chunks_exact(3).filter(|t| band(t) == b) {
+                for &i in t {
+                    if local[i as usize] == u32::MAX {
+                        local[i as usize] = sub.vertices.len() as u32;
+                        sub.vertices.push(s.vertices[i as usize]);
+                    }
+                    sub.indices.push(local[i as usize]);
+                }
+            }
+            sub
+        })
+        .collect();
+    Mesh {
+        name: "banded sphere".into(),
+        submeshes,
+    }
+}
+
+/// Every cluster's triangles use only vertices of its material's sub-mesh (the
+/// cook keeps `prepared`'s vertices, material by material), in memory and in the
+/// file. Returns how many clusters of each material LOD0 has.
+fn assert_one_material_per_cluster(
+    name: &str,
+    prepared: &Mesh,
+    cooked: &ClusterMesh,
+) -> Vec<usize> {
+    let mut material_of_vertex: Vec<&str> = Vec::new();
+    let mut vertices = Vec::new();
+    for s in &prepared.submeshes {
+        material_of_vertex.extend(std::iter::repeat_n(s.material.as_str(), s.vertices.len()));
+        vertices.extend_from_slice(&s.vertices);
+    }
+    assert!(
+        cooked.vertices == vertices,
+        "{name}: vertices not kept per material"
+    );
+    for (l, level) in cooked.levels.iter().enumerate() {
+        for (c, info) in level.clusters.iter().enumerate() {
+            let m = cooked.materials[info.material as usize].as_str();
+            for &v in level.cluster_triangles(c) {
+                assert_eq!(
+                    material_of_vertex[v as usize], m,
+                    "{name}: level {l} cluster {c} (material {m}) has a vertex of another material"
+                );
+            }
+        }
+    }
+    // The file says the same.
+    let bytes = cooked.encode().unwrap();
+    let aligned = AlignedBytes::from(&bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&aligned).unwrap();
+    assert_eq!(file.manifest().materials, cooked.materials);
+    for (entry, level) in file.manifest().levels.iter().zip(&cooked.levels) {
+        let parsed = ClusterLevel::parse(file.record(entry.record).unwrap().bytes).unwrap();
+        assert_eq!(
+            parsed.header.material_count as usize,
+            cooked.materials.len()
+        );
+        let from_file: Vec<u16> = parsed.clusters.iter().map(|c| c.material).collect();
+        let in_memory: Vec<u16> = level.clusters.iter().map(|c| c.material).collect();
+        assert_eq!(from_file, in_memory, "{name}: materials differ in the file");
+    }
+    let mut per_material = vec![0; cooked.materials.len()];
+    for c in &cooked.levels[0].clusters {
+        per_material[c.material as usize] += 1;
+    }
+    per_material
+}
+
+#[test]
+fn flight_helmet_clusters_never_mix_materials() {
+    let (prepared, _) =
+        import_prepared(&common::mesh_path("FlightHelmet/FlightHelmet.gltf")).unwrap();
+    let cooked = cook_clusters(&prepared.mesh, &ClusterConfig::default()).unwrap();
+    let per_material = assert_one_material_per_cluster("FlightHelmet", &prepared.mesh, &cooked);
+    assert_eq!(cooked.materials.len(), 6, "{:?}", cooked.materials);
+    assert!(per_material.iter().all(|&n| n > 0), "{per_material:?}");
+}
+
+#[test]
+fn material_seams_stay_watertight_in_every_cut() {
+    let prepared = farsight_mesh::prepare(&banded_sphere(48));
+    // The full trust check on a closed surface whose bands only share positions:
+    // a seam that moved on one side would open the sphere.
+    let cooked = check_mesh("banded sphere", &prepared.mesh);
+    let per_material = assert_one_material_per_cluster("banded sphere", &prepared.mesh, &cooked);
+    assert_eq!(per_material.len(), 3);
+    assert!(per_material.iter().all(|&n| n > 1), "{per_material:?}");
+    // Each band still simplifies: its coarsest cluster count is below LOD0's.
+    let last = cooked.levels.last().unwrap();
+    for m in 0..3u16 {
+        let coarse = last.clusters.iter().filter(|c| c.material == m).count();
+        assert!(
+            coarse < per_material[m as usize],
+            "material {m} did not simplify"
+        );
+    }
+}
+
+#[test]
+fn a_cluster_that_mixes_materials_is_refused() {
+    let prepared = farsight_mesh::prepare(&banded_sphere(24));
+    let cooked = cook_clusters(&prepared.mesh, &ClusterConfig::default()).unwrap();
+    let split = farsight_mesh::MaterialSplit::new(&prepared.mesh);
+    farsight_mesh::check_cluster_materials(&cooked.levels, &split).unwrap();
+    let mut levels = cooked.levels.clone();
+    let c = &mut levels[1].clusters[0];
+    c.material = (c.material + 1) % 3;
+    let e = farsight_mesh::check_cluster_materials(&levels, &split).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            farsight_mesh::CookError::MixedMaterials {
+                level: 1,
+                cluster: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

@@ -1,0 +1,236 @@
+//! Seed 003's "one material per cluster": the mesh is split into one part per
+//! material and each part gets its own `clod_build` DAG, so no cluster can mix
+//! materials. The parts are built in parallel (rayon) and merged into one
+//! [`RawDag`] in material order, so the result does not depend on the thread count.
+//!
+//! Where two materials meet, their vertices share positions. Each part's DAG would
+//! simplify its side of that seam on its own and the two sides would walk apart
+//! (a crack, exactly like an unwelded texture seam). So every vertex whose position
+//! another material also uses is locked in its part's build: seams never move, and
+//! the cook's crack checks (which weld by position over the whole mesh) hold.
+
+use meshopt::SimplifyVertex;
+use rayon::prelude::*;
+
+use crate::dag::{attributes, build_dag_locked, clod_build_raw, BuiltDag, ClusterConfig, RawDag};
+use crate::mesh::{Mesh, Vertex};
+use crate::repair::position_remap;
+
+/// The triangles of one material.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaterialPart {
+    /// Material name (the manifest's `materials` entry).
+    pub name: String,
+    /// The part's vertices are `MaterialSplit::vertices[vertex_base..][..vertex_count]`.
+    pub vertex_base: u32,
+    pub vertex_count: u32,
+    /// Triangles, indexing the part's own vertices.
+    pub indices: Vec<u32>,
+    /// Per part vertex: another material uses the same position (a seam to lock).
+    pub seam: Vec<bool>,
+}
+
+/// A mesh split per material, vertices of each part contiguous.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaterialSplit {
+    pub vertices: Vec<Vertex>,
+    pub parts: Vec<MaterialPart>,
+    /// First vertex at the same position, over all of `vertices` (meshoptimizer's
+    /// position remap): the welding every crack check uses.
+    pub remap: Vec<u32>,
+}
+
+impl MaterialSplit {
+    /// Groups the sub-meshes by material, in order of first appearance (so the
+    /// material ids are deterministic), and finds the seams between materials.
+    pub fn new(mesh: &Mesh) -> Self {
+        let mut names: Vec<&str> = Vec::new();
+        let mut of_submesh = Vec::with_capacity(mesh.submeshes.len());
+        for s in &mesh.submeshes {
+            let m = match names.iter().position(|&n| n == s.material) {
+                Some(m) => m,
+                None => {
+                    names.push(&s.material);
+                    names.len() - 1
+                }
+            };
+            of_submesh.push(m);
+        }
+        let mut vertices = Vec::with_capacity(mesh.vertex_count());
+        let mut parts = Vec::with_capacity(names.len());
+        for (m, name) in names.iter().enumerate() {
+            let base = vertices.len() as u32;
+            let mut indices = Vec::new();
+            for (s, _) in mesh
+                .submeshes
+                .iter()
+                .zip(&of_submesh)
+                .filter(|(_, &o)| o == m)
+            {
+                let local = vertices.len() as u32 - base;
+                vertices.extend_from_slice(&s.vertices);
+                indices.extend(s.indices.iter().map(|&i| i + local));
+            }
+            parts.push(MaterialPart {
+                name: (*name).to_owned(),
+                vertex_base: base,
+                vertex_count: vertices.len() as u32 - base,
+                indices,
+                seam: Vec::new(),
+            });
+        }
+        let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
+        let remap = position_remap(&positions);
+        if parts.len() > 1 {
+            // Owner material of each canonical position; MANY when several use it.
+            const NONE: u32 = u32::MAX;
+            const MANY: u32 = u32::MAX - 1;
+            let mut owner = vec![NONE; vertices.len()];
+            for (m, p) in parts.iter().enumerate() {
+                for v in p.vertex_base..p.vertex_base + p.vertex_count {
+                    let o = &mut owner[remap[v as usize] as usize];
+                    *o = match *o {
+                        NONE => m as u32,
+                        x if x == m as u32 => x,
+                        _ => MANY,
+                    };
+                }
+            }
+            for p in &mut parts {
+                let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
+                p.seam = remap[range]
+                    .iter()
+                    .map(|&r| owner[r as usize] == MANY)
+                    .collect();
+            }
+        } else {
+            for p in &mut parts {
+                p.seam = vec![false; p.vertex_count as usize];
+            }
+        }
+        Self {
+            vertices,
+            parts,
+            remap,
+        }
+    }
+
+    pub fn part_vertices(&self, p: &MaterialPart) -> &[Vertex] {
+        &self.vertices[p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize]
+    }
+
+    /// Every triangle, indexing [`Self::vertices`] (LOD0 of the whole mesh).
+    pub fn global_indices(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.parts.iter().map(|p| p.indices.len()).sum());
+        for p in &self.parts {
+            out.extend(p.indices.iter().map(|&i| i + p.vertex_base));
+        }
+        out
+    }
+
+    pub fn triangle_count(&self) -> usize {
+        self.parts.iter().map(|p| p.indices.len() / 3).sum()
+    }
+
+    /// meshoptimizer's seam locks of a part (`None` when it has no seam).
+    pub fn part_locks(p: &MaterialPart) -> Option<Vec<SimplifyVertex>> {
+        p.seam.iter().any(|&s| s).then(|| {
+            p.seam
+                .iter()
+                .map(|&s| {
+                    if s {
+                        SimplifyVertex::Lock
+                    } else {
+                        SimplifyVertex::None
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// The benchmark's peer: one plain `clod_build` per part, with the same seam
+    /// locks, attributes and configuration, parts in parallel as the cook runs them.
+    /// `inputs` is [`Self::raw_inputs`] (prepared outside the timing).
+    pub fn raw_builds(&self, config: &ClusterConfig, inputs: &[RawInput]) -> Vec<RawDag> {
+        self.parts
+            .par_iter()
+            .zip(inputs)
+            .map(|(p, i)| {
+                clod_build_raw(
+                    config,
+                    self.part_vertices(p),
+                    &p.indices,
+                    &i.attributes,
+                    i.locks.as_deref(),
+                )
+            })
+            .collect()
+    }
+
+    /// What [`Self::raw_builds`] hands meshoptimizer besides the part itself.
+    pub fn raw_inputs(&self) -> Vec<RawInput> {
+        self.parts
+            .iter()
+            .map(|p| RawInput {
+                attributes: attributes(self.part_vertices(p)),
+                locks: Self::part_locks(p),
+            })
+            .collect()
+    }
+}
+
+/// Per-part simplifier inputs of [`MaterialSplit::raw_builds`].
+#[derive(Clone, Debug)]
+pub struct RawInput {
+    pub attributes: Vec<f32>,
+    pub locks: Option<Vec<SimplifyVertex>>,
+}
+
+/// Builds every part's DAG (in parallel, seams locked) and merges them into one
+/// [`RawDag`] over [`MaterialSplit::vertices`]: groups of part 0 first, then part 1,
+/// ..., each group tagged with its material. Group ids stay children-first.
+pub(crate) fn build_parts(config: &ClusterConfig, split: &MaterialSplit) -> BuiltDag {
+    let built: Vec<BuiltDag> = split
+        .parts
+        .par_iter()
+        .map(|p| build_dag_locked(config, split.part_vertices(p), &p.indices, &p.seam))
+        .collect();
+    let mut out = BuiltDag {
+        dag: RawDag::default(),
+        locked_vertices: 0,
+        rebuilds: 0,
+        stuck_groups: 0,
+    };
+    let dag = &mut out.dag;
+    dag.groups
+        .reserve(built.iter().map(|b| b.dag.groups.len()).sum());
+    dag.clusters
+        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
+    dag.indices
+        .reserve(built.iter().map(|b| b.dag.indices.len()).sum());
+    for ((m, part), b) in split.parts.iter().enumerate().zip(built) {
+        let (g0, i0) = (dag.groups.len() as u32, dag.indices.len() as u32);
+        dag.groups
+            .extend(b.dag.groups.iter().map(|g| crate::dag::DagGroup {
+                material: m as u32,
+                ..*g
+            }));
+        dag.clusters
+            .extend(b.dag.clusters.iter().map(|c| crate::dag::DagCluster {
+                group: c.group + g0,
+                refined: if c.refined >= 0 {
+                    c.refined + g0 as i32
+                } else {
+                    -1
+                },
+                first_index: c.first_index + i0,
+                ..*c
+            }));
+        dag.indices
+            .extend(b.dag.indices.iter().map(|&i| i + part.vertex_base));
+        out.locked_vertices += b.locked_vertices;
+        out.rebuilds = out.rebuilds.max(b.rebuilds);
+        out.stuck_groups += b.stuck_groups;
+    }
+    out
+}
