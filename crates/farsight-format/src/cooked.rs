@@ -37,9 +37,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::predict::{predict_normals, unzigzag, walk, WalkScratch};
-use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
-use crate::{FormatError, MeshData, Section, Stream};
+use crate::{FormatError, Section, Stream};
 
 /// How a stream's bytes are coded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +56,7 @@ pub enum Codec {
 }
 
 impl Codec {
-    fn from_word(w: u32) -> Option<Self> {
+    pub(crate) fn from_word(w: u32) -> Option<Self> {
         match w {
             0 => Some(Codec::Raw),
             1 => Some(Codec::Meshopt),
@@ -287,248 +285,6 @@ impl<'a> CookedMesh<'a> {
     pub fn triangle_count(&self) -> u32 {
         self.header.index_count / 3
     }
-
-    /// Decodes into `out` (cleared first, capacity kept): f32 positions, unit normals,
-    /// tangents with handedness, f32 uvs and u32 indices, i.e. what a renderer uploads.
-    /// `scratch` holds the entropy layer's output between calls.
-    pub fn decode_into(
-        &self,
-        out: &mut MeshData,
-        scratch: &mut DecodeScratch,
-    ) -> Result<(), FormatError> {
-        out.clear();
-        let h = &self.header;
-        let n = h.vertex_count as usize;
-        let mut positions: Vec<[u16; 4]> = self.vertex_stream(0, n, scratch)?;
-        // Indices first: both predictions walk the triangles.
-        self.index_stream(out, scratch)?;
-        if let Some((position, &index)) = out
-            .indices
-            .iter()
-            .enumerate()
-            .find(|(_, &i)| i >= h.vertex_count)
-        {
-            return Err(FormatError::VertexIndexOutOfRange {
-                position: position as u64,
-                index,
-                vertex_count: h.vertex_count,
-            });
-        }
-        let (pp, pu) = (
-            h.flags & CookedHeader::PREDICTED_POSITIONS != 0,
-            h.flags & CookedHeader::PREDICTED_UVS != 0 && h.flags & CookedHeader::HAS_UVS != 0,
-        );
-        let mut uvs: Vec<[u16; 2]> = if h.flags & CookedHeader::HAS_UVS != 0 {
-            self.vertex_stream(3, n, scratch)?
-        } else {
-            Vec::new()
-        };
-        if pp || pu {
-            // One walk serves both: residual + prediction, in an order where every
-            // vertex a prediction names is already final.
-            walk(&out.indices, n, &mut scratch.walk, |v, recipe| {
-                if pp {
-                    let pred = recipe.predict(&positions);
-                    let r = positions[v];
-                    positions[v] = [
-                        pred[0].wrapping_add(unzigzag(r[0])),
-                        pred[1].wrapping_add(unzigzag(r[1])),
-                        pred[2].wrapping_add(unzigzag(r[2])),
-                        r[3],
-                    ];
-                }
-                if pu {
-                    let pred = recipe.predict(&uvs);
-                    let r = uvs[v];
-                    uvs[v] = [
-                        pred[0].wrapping_add(unzigzag(r[0])),
-                        pred[1].wrapping_add(unzigzag(r[1])),
-                    ];
-                }
-            });
-        }
-        // Positions sit on one cubic grid over the largest extent (see `max_extent`).
-        let step = unorm_step(
-            0.0,
-            max_extent(h.bounds_min, h.bounds_max),
-            h.position_bits as u32,
-        );
-        let min = h.bounds_min;
-        out.positions.extend(positions.iter().map(|q| {
-            [
-                dequantize_unorm(q[0], min[0], step),
-                dequantize_unorm(q[1], min[1], step),
-                dequantize_unorm(q[2], min[2], step),
-            ]
-        }));
-        let nb = h.normal_bits as u32;
-        if h.flags & CookedHeader::HAS_NORMALS != 0 {
-            let mut normals: Vec<[i16; 2]> = self.vertex_stream(1, n, scratch)?;
-            if h.flags & CookedHeader::PREDICTED_NORMALS != 0 {
-                predict_normals(
-                    &positions,
-                    &out.indices,
-                    nb,
-                    &mut scratch.sums,
-                    &mut scratch.codes,
-                );
-                for (q, p) in normals.iter_mut().zip(&scratch.codes) {
-                    *q = [q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])];
-                }
-            }
-            out.normals
-                .extend(normals.iter().map(|&q| oct_decode(q, nb)));
-        }
-        if h.flags & CookedHeader::HAS_TANGENTS != 0 {
-            let tangents: Vec<[i16; 2]> = self.vertex_stream(2, n, scratch)?;
-            let tb = h.tangent_bits as u32;
-            out.tangents
-                .extend(tangents.iter().zip(&positions).map(|(&q, p)| {
-                    let t = oct_decode(q, tb);
-                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
-                }));
-        }
-        if h.flags & CookedHeader::HAS_UVS != 0 {
-            let ub = h.uv_bits as u32;
-            let s = [
-                unorm_step(h.uv_min[0], h.uv_max[0], ub),
-                unorm_step(h.uv_min[1], h.uv_max[1], ub),
-            ];
-            out.uvs.extend(uvs.iter().map(|q| {
-                [
-                    dequantize_unorm(q[0], h.uv_min[0], s[0]),
-                    dequantize_unorm(q[1], h.uv_min[1], s[1]),
-                ]
-            }));
-        }
-        Ok(())
-    }
-
-    /// Decodes into a new mesh.
-    pub fn decode(&self) -> Result<MeshData, FormatError> {
-        let mut out = MeshData::default();
-        self.decode_into(&mut out, &mut DecodeScratch::default())?;
-        Ok(out)
-    }
-
-    /// The stream's meshopt-coded (or raw) bytes: undoes the entropy layer.
-    fn coded<'s>(
-        &'s self,
-        i: usize,
-        scratch: &'s mut DecodeScratch,
-    ) -> Result<&'s [u8], FormatError> {
-        let d = &self.header.streams[i];
-        if d.codec != Codec::MeshoptZstd as u32 && d.codec != Codec::PlanesZstd as u32 {
-            return Ok(self.streams[i]);
-        }
-        let err = || FormatError::StreamDecode {
-            stream: STREAMS[i],
-            codec: "zstd",
-        };
-        let buf = &mut scratch.bytes;
-        buf.clear();
-        // parse() bounded coded_len by MAX_EXPANSION times the stored bytes.
-        buf.reserve(d.coded_len as usize);
-        if scratch.zstd.is_none() {
-            scratch.zstd = Some(zstd::bulk::Decompressor::new().map_err(|_| err())?);
-        }
-        let z = scratch.zstd.as_mut().expect("set above");
-        let got = z
-            .decompress_to_buffer(self.streams[i], buf)
-            .map_err(|_| err())?;
-        if got != d.coded_len as usize {
-            return Err(err());
-        }
-        Ok(&buf[..])
-    }
-
-    fn vertex_stream<T: Pod + Default>(
-        &self,
-        i: usize,
-        n: usize,
-        scratch: &mut DecodeScratch,
-    ) -> Result<Vec<T>, FormatError> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let codec = self.header.streams[i].codec;
-        let bytes = self.coded(i, scratch)?;
-        if codec == Codec::Raw as u32 {
-            // parse() checked stored == decoded == n * size_of::<T>().
-            let mut v = vec![T::zeroed(); n];
-            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
-            return Ok(v);
-        }
-        if codec == Codec::PlanesZstd as u32 {
-            let mut v = vec![T::zeroed(); n];
-            join_planes(
-                bytes,
-                bytemuck::cast_slice_mut::<T, u8>(&mut v),
-                std::mem::size_of::<T>(),
-            );
-            return Ok(v);
-        }
-        meshopt::decode_vertex_buffer::<T>(bytes, n).map_err(|_| FormatError::StreamDecode {
-            stream: STREAMS[i],
-            codec: "meshopt vertex",
-        })
-    }
-
-    fn index_stream(
-        &self,
-        out: &mut MeshData,
-        scratch: &mut DecodeScratch,
-    ) -> Result<(), FormatError> {
-        let count = self.header.index_count as usize;
-        if count == 0 {
-            return Ok(());
-        }
-        let codec = self.header.streams[4].codec;
-        let bytes = self.coded(4, scratch)?;
-        if codec == Codec::PlanesZstd as u32 {
-            let start = out.indices.len();
-            out.indices.resize(start + count, 0);
-            join_planes(
-                bytes,
-                bytemuck::cast_slice_mut(&mut out.indices[start..]),
-                4,
-            );
-            return Ok(());
-        }
-        if codec == Codec::Raw as u32 {
-            out.indices.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
-            return Ok(());
-        }
-        let decoded = meshopt::decode_index_buffer::<u32>(bytes, count).map_err(|_| {
-            FormatError::StreamDecode {
-                stream: Stream::Indices,
-                codec: "meshopt index",
-            }
-        })?;
-        out.indices.extend_from_slice(&decoded);
-        Ok(())
-    }
-}
-
-/// Buffers a decoder reuses between records: the entropy layer's output and the zstd
-/// context.
-#[derive(Default)]
-pub struct DecodeScratch {
-    bytes: Vec<u8>,
-    sums: Vec<[i64; 3]>,
-    codes: Vec<[i16; 2]>,
-    walk: WalkScratch,
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
-}
-
-impl std::fmt::Debug for DecodeScratch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DecodeScratch({} bytes)", self.bytes.capacity())
-    }
 }
 
 /// The largest extent of a box: positions are quantised on a cubic grid of
@@ -552,7 +308,7 @@ pub(crate) fn split_planes(raw: &[u8], elem: usize) -> Vec<u8> {
 }
 
 /// Inverse of [`split_planes`]; `planes.len() == out.len()` (checked by parse).
-fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
+pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
     let n = out.len() / elem;
     for (i, e) in out.chunks_exact_mut(elem).enumerate() {
         for (b, byte) in e.iter_mut().enumerate() {

@@ -32,9 +32,11 @@ mod container;
 #[cfg(feature = "encode")]
 mod cook;
 mod cooked;
+mod decode;
 mod describe;
 mod error;
 mod full;
+mod meshopt_into;
 mod predict;
 pub mod quant;
 mod reader;
@@ -51,9 +53,9 @@ pub use container::{
 #[cfg(feature = "encode")]
 pub use cook::{cook_mesh, cook_meshes, CookOptions};
 pub use cooked::{
-    max_extent, Codec, CookedHeader, CookedMesh, DecodeScratch, StreamDesc, EXPANSION_SLACK,
-    MAX_EXPANSION,
+    max_extent, Codec, CookedHeader, CookedMesh, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION,
 };
+pub use decode::DecodeScratch;
 pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};

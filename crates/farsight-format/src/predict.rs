@@ -11,6 +11,7 @@
 
 /// Predicted octahedral codes of `bits` bits, one per vertex, into `out` (cleared).
 /// `sums` is scratch. Every index must be below `positions.len()`.
+#[cfg(feature = "encode")]
 pub(crate) fn predict_normals(
     positions: &[[u16; 4]],
     indices: &[u32],
@@ -18,10 +19,21 @@ pub(crate) fn predict_normals(
     sums: &mut Vec<[i64; 3]>,
     out: &mut Vec<[i16; 2]>,
 ) {
+    normal_sums(positions, indices, sums);
+    let scale = oct_code_scale(bits);
+    out.clear();
+    out.extend(sums.iter().map(|&s| predicted_code(s, scale)));
+}
+
+/// Per vertex, the sum of the (integer, unnormalised) face normals of its triangles,
+/// into `sums` (resized to `positions.len()`). Every index must be below
+/// `positions.len()`.
+pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Vec<[i64; 3]>) {
     sums.clear();
     sums.resize(positions.len(), [0; 3]);
     for t in indices.chunks_exact(3) {
-        let [a, b, c] = [t[0], t[1], t[2]].map(|i| positions[i as usize]);
+        let (ia, ib, ic) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        let (a, b, c) = (positions[ia], positions[ib], positions[ic]);
         let e1 = [0, 1, 2].map(|k| b[k] as i64 - a[k] as i64);
         let e2 = [0, 1, 2].map(|k| c[k] as i64 - a[k] as i64);
         let f = [
@@ -29,31 +41,57 @@ pub(crate) fn predict_normals(
             e1[2] * e2[0] - e1[0] * e2[2],
             e1[0] * e2[1] - e1[1] * e2[0],
         ];
-        for &i in t {
-            let s = &mut sums[i as usize];
+        for i in [ia, ib, ic] {
+            let s = &mut sums[i];
             s[0] += f[0];
             s[1] += f[1];
             s[2] += f[2];
         }
     }
-    let scale = ((1i32 << (bits - 1)) - 1) as f64;
-    out.clear();
-    out.extend(sums.iter().map(|s| {
-        let n = [s[0] as f64, s[1] as f64, s[2] as f64];
-        let l1 = n[0].abs() + n[1].abs() + n[2].abs();
-        if l1 == 0.0 {
-            return [0, 0];
-        }
-        let (x, y) = (n[0] / l1, n[1] / l1);
-        let (x, y) = if n[2] < 0.0 {
-            let sx = if x >= 0.0 { 1.0 } else { -1.0 };
-            let sy = if y >= 0.0 { 1.0 } else { -1.0 };
-            ((1.0 - y.abs()) * sx, (1.0 - x.abs()) * sy)
-        } else {
-            (x, y)
-        };
-        [(x * scale).round() as i16, (y * scale).round() as i16]
-    }));
+}
+
+/// The largest code of a `bits`-bit octahedral component, as the prediction scales.
+#[inline]
+pub(crate) fn oct_code_scale(bits: u32) -> f64 {
+    ((1i32 << (bits - 1)) - 1) as f64
+}
+
+/// `x.round()` (half away from zero) for `|x| < 2^31`, without the libm call that
+/// `f64::round` is on baseline x86-64: the truncation and the fraction are exact.
+#[inline]
+fn round_half_away(x: f64) -> i32 {
+    let i = x as i32;
+    let f = x - i as f64;
+    if f >= 0.5 {
+        i + 1
+    } else if f <= -0.5 {
+        i - 1
+    } else {
+        i
+    }
+}
+
+/// The octahedral code predicted for a vertex from its face-normal sum (`[0, 0]` for a
+/// zero sum). Encoder and decoder both call this, so they agree bit for bit.
+#[inline]
+pub(crate) fn predicted_code(s: [i64; 3], scale: f64) -> [i16; 2] {
+    let n = [s[0] as f64, s[1] as f64, s[2] as f64];
+    let l1 = n[0].abs() + n[1].abs() + n[2].abs();
+    if l1 == 0.0 {
+        return [0, 0];
+    }
+    let (x, y) = (n[0] / l1, n[1] / l1);
+    let (x, y) = if n[2] < 0.0 {
+        let sx = if x >= 0.0 { 1.0 } else { -1.0 };
+        let sy = if y >= 0.0 { 1.0 } else { -1.0 };
+        ((1.0 - y.abs()) * sx, (1.0 - x.abs()) * sy)
+    } else {
+        (x, y)
+    };
+    [
+        round_half_away(x * scale) as i16,
+        round_half_away(y * scale) as i16,
+    ]
 }
 
 /// Outgoing edges remembered per vertex for the parallelogram lookup; a vertex with
@@ -71,6 +109,7 @@ pub(crate) struct WalkScratch {
 /// How a vertex is predicted from vertices met before it (indices into the vertex
 /// arrays). The walk depends on the triangles alone, so one walk serves positions and
 /// uvs alike.
+#[cfg(feature = "encode")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Recipe {
     /// `a + b - c`, clamped to the code range.
@@ -83,6 +122,7 @@ pub(crate) enum Recipe {
     Zero,
 }
 
+#[cfg(feature = "encode")]
 impl Recipe {
     /// The prediction over `N` u16 components; every vertex named must be final.
     #[inline]
@@ -111,6 +151,7 @@ impl Recipe {
 /// met vertex; vertices no triangle uses come last, predicted as zero.
 /// `visit(v, recipe)` is called once per vertex, in an order where every vertex a
 /// recipe names was visited before. Every index must be below `n`.
+#[cfg(feature = "encode")]
 pub(crate) fn walk(
     indices: &[u32],
     n: usize,
@@ -167,6 +208,108 @@ pub(crate) fn walk(
         if !s.visited[v] {
             visit(v, Recipe::Zero);
         }
+    }
+}
+
+/// The decoder's side of [`walk`]: replaces the zigzag residuals in `positions`
+/// (components 0..3; w is kept) and `uvs` by the values, in the walk's order and with
+/// its recipes, in one pass without building recipes. `PP`/`PU` say which of the two
+/// hold residuals. Both slices carry one extra element at index `n`, which must be
+/// zero: a copy of it is the `Zero` recipe, so every recipe is a parallelogram or a
+/// midpoint (`Copy(a)` is the midpoint of `a` and `a`). Every index must be below `n`.
+pub(crate) fn unpredict<const PP: bool, const PU: bool>(
+    indices: &[u32],
+    n: usize,
+    positions: &mut [[u16; 4]],
+    uvs: &mut [[u16; 2]],
+    scratch: &mut WalkScratch,
+) {
+    debug_assert!(!PP || positions.len() == n + 1);
+    debug_assert!(!PU || uvs.len() == n + 1);
+    let s = scratch;
+    s.visited.clear();
+    s.visited.resize(n, false);
+    s.counts.clear();
+    s.counts.resize(n, 0);
+    s.edges.resize(n * EDGES_PER_VERTEX, [0; 2]);
+    let zero = n as u32;
+    let mut last = zero;
+    for t in indices.chunks_exact(3) {
+        let t = [t[0], t[1], t[2]];
+        for k in 0..3 {
+            let v = t[k] as usize;
+            if s.visited[v] {
+                continue;
+            }
+            let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+            let (va, vb) = (s.visited[a as usize], s.visited[b as usize]);
+            let (pa, pb, pc) = if va && vb {
+                let base = b as usize * EDGES_PER_VERTEX;
+                let edges = &s.edges[base..base + s.counts[b as usize] as usize];
+                match edges.iter().find(|e| e[0] == a) {
+                    Some(e) => (a, b, Some(e[1])),
+                    None => (a, b, None),
+                }
+            } else if va {
+                (a, a, None)
+            } else if vb {
+                (b, b, None)
+            } else {
+                (last, last, None)
+            };
+            if PP {
+                restore::<4, 3>(positions, v, pa, pb, pc);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, pa, pb, pc);
+            }
+            s.visited[v] = true;
+            last = v as u32;
+        }
+        for k in 0..3 {
+            let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
+            let c = s.counts[from] as usize;
+            if c < EDGES_PER_VERTEX {
+                s.edges[from * EDGES_PER_VERTEX + c] = [to, opp];
+                s.counts[from] += 1;
+            }
+        }
+    }
+    for v in 0..n {
+        if !s.visited[v] {
+            if PP {
+                restore::<4, 3>(positions, v, zero, zero, None);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, zero, zero, None);
+            }
+        }
+    }
+}
+
+/// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
+/// parallelogram `a + b - c` (clamped) when `c` is given, else the midpoint of `a`, `b`.
+#[inline(always)]
+fn restore<const N: usize, const C: usize>(
+    values: &mut [[u16; N]],
+    v: usize,
+    a: u32,
+    b: u32,
+    c: Option<u32>,
+) {
+    let (pa, pb) = (values[a as usize], values[b as usize]);
+    let pred: [u16; N] = match c {
+        Some(c) => {
+            let pc = values[c as usize];
+            std::array::from_fn(|i| {
+                (pa[i] as i32 + pb[i] as i32 - pc[i] as i32).clamp(0, 65535) as u16
+            })
+        }
+        None => std::array::from_fn(|i| ((pa[i] as u32 + pb[i] as u32) / 2) as u16),
+    };
+    let r = &mut values[v];
+    for i in 0..C {
+        r[i] = pred[i].wrapping_add(unzigzag(r[i]));
     }
 }
 

@@ -1,0 +1,254 @@
+//! Decoding a cooked record into what a renderer uploads (f32 positions, unit normals,
+//! tangents with handedness, f32 uvs, u32 indices), stage by stage into buffers that
+//! live in [`DecodeScratch`] and the caller's [`MeshData`], so a loader decoding record
+//! after record allocates nothing once its buffers have grown.
+//!
+//! Stages: the entropy layer (zstd) per stream, meshopt's index and vertex decoders
+//! straight into the reused buffers, one walk over the triangles that turns position
+//! and uv residuals back into codes ([`unpredict`]), one pass summing face normals
+//! when normals are predicted, then one dequantising pass per attribute that also adds
+//! the normal prediction.
+
+use bytemuck::Pod;
+
+use crate::cooked::STREAMS;
+use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
+use crate::meshopt_into;
+use crate::predict::{normal_sums, oct_code_scale, predicted_code, unpredict, WalkScratch};
+use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
+use crate::{FormatError, MeshData, Stream};
+
+/// Buffers a decoder reuses between records: the entropy layer's output, the quantised
+/// streams, the walk's tables and the zstd context.
+#[derive(Default)]
+pub struct DecodeScratch {
+    bytes: Vec<u8>,
+    positions: Vec<[u16; 4]>,
+    normals: Vec<[i16; 2]>,
+    tangents: Vec<[i16; 2]>,
+    uvs: Vec<[u16; 2]>,
+    sums: Vec<[i64; 3]>,
+    walk: WalkScratch,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl std::fmt::Debug for DecodeScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DecodeScratch({} bytes)", self.bytes.capacity())
+    }
+}
+
+/// Sets `v` to `n` elements without touching the ones it keeps (every caller
+/// overwrites them all).
+fn set_len<T: Pod>(v: &mut Vec<T>, n: usize) {
+    v.truncate(n);
+    v.resize(n, T::zeroed());
+}
+
+/// The stream's meshopt-coded, raw or planar bytes: undoes the entropy layer.
+fn entropy<'s>(
+    i: usize,
+    d: &StreamDesc,
+    stored: &'s [u8],
+    buf: &'s mut Vec<u8>,
+    zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<&'s [u8], FormatError> {
+    if d.codec != Codec::MeshoptZstd as u32 && d.codec != Codec::PlanesZstd as u32 {
+        return Ok(stored);
+    }
+    let err = || FormatError::StreamDecode {
+        stream: STREAMS[i],
+        codec: "zstd",
+    };
+    buf.clear();
+    // parse() bounded coded_len by MAX_EXPANSION times the stored bytes.
+    buf.reserve(d.coded_len as usize);
+    if zstd.is_none() {
+        *zstd = Some(zstd::bulk::Decompressor::new().map_err(|_| err())?);
+    }
+    let z = zstd.as_mut().expect("set above");
+    let got = z.decompress_to_buffer(stored, buf).map_err(|_| err())?;
+    if got != d.coded_len as usize {
+        return Err(err());
+    }
+    Ok(&buf[..])
+}
+
+impl CookedMesh<'_> {
+    /// Decodes into `out` (cleared first, capacity kept): f32 positions, unit normals,
+    /// tangents with handedness, f32 uvs and u32 indices, i.e. what a renderer uploads.
+    /// `scratch` holds every intermediate buffer between calls; once both have grown
+    /// to the largest record, decoding allocates nothing.
+    pub fn decode_into(
+        &self,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        out.clear();
+        let h = &self.header;
+        let n = h.vertex_count as usize;
+        let s = scratch;
+        // Indices first: the walk and the normal prediction follow the triangles.
+        set_len(&mut out.indices, h.index_count as usize);
+        self.index_stream(&mut out.indices, &mut s.bytes, &mut s.zstd)?;
+        check_indices(&out.indices, h.vertex_count)?;
+
+        let has = |f: u8| h.flags & f != 0;
+        let has_uvs = has(CookedHeader::HAS_UVS);
+        let (pp, pu) = (
+            has(CookedHeader::PREDICTED_POSITIONS),
+            has(CookedHeader::PREDICTED_UVS) && has_uvs,
+        );
+        // One element past the end, zero: the walk's `Zero` prediction.
+        set_len(&mut s.positions, n + 1);
+        self.vertex_stream(0, &mut s.positions[..n], &mut s.bytes, &mut s.zstd)?;
+        s.positions[n] = [0; 4];
+        if has_uvs {
+            set_len(&mut s.uvs, n + 1);
+            self.vertex_stream(3, &mut s.uvs[..n], &mut s.bytes, &mut s.zstd)?;
+            s.uvs[n] = [0; 2];
+        }
+        let (idx, pos, uvs, walk) = (&out.indices, &mut s.positions, &mut s.uvs, &mut s.walk);
+        match (pp, pu) {
+            (true, true) => unpredict::<true, true>(idx, n, pos, uvs, walk),
+            (true, false) => unpredict::<true, false>(idx, n, pos, uvs, walk),
+            (false, true) => unpredict::<false, true>(idx, n, pos, uvs, walk),
+            (false, false) => {}
+        }
+        let positions = &s.positions[..n];
+
+        // Positions sit on one cubic grid over the largest extent (see `max_extent`).
+        let step = unorm_step(
+            0.0,
+            max_extent(h.bounds_min, h.bounds_max),
+            h.position_bits as u32,
+        );
+        let min = h.bounds_min;
+        out.positions.extend(positions.iter().map(|q| {
+            [
+                dequantize_unorm(q[0], min[0], step),
+                dequantize_unorm(q[1], min[1], step),
+                dequantize_unorm(q[2], min[2], step),
+            ]
+        }));
+
+        if has(CookedHeader::HAS_NORMALS) {
+            let nb = h.normal_bits as u32;
+            set_len(&mut s.normals, n);
+            self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.zstd)?;
+            if has(CookedHeader::PREDICTED_NORMALS) {
+                normal_sums(positions, &out.indices, &mut s.sums);
+                let scale = oct_code_scale(nb);
+                out.normals
+                    .extend(s.normals.iter().zip(&s.sums).map(|(q, &sum)| {
+                        let p = predicted_code(sum, scale);
+                        oct_decode([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], nb)
+                    }));
+            } else {
+                out.normals
+                    .extend(s.normals.iter().map(|&q| oct_decode(q, nb)));
+            }
+        }
+        if has(CookedHeader::HAS_TANGENTS) {
+            set_len(&mut s.tangents, n);
+            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
+            let tb = h.tangent_bits as u32;
+            out.tangents
+                .extend(s.tangents.iter().zip(positions).map(|(&q, p)| {
+                    let t = oct_decode(q, tb);
+                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
+                }));
+        }
+        if has_uvs {
+            let ub = h.uv_bits as u32;
+            let (lo, hi) = (h.uv_min, h.uv_max);
+            let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
+            out.uvs.extend(s.uvs[..n].iter().map(|q| {
+                [
+                    dequantize_unorm(q[0], lo[0], st[0]),
+                    dequantize_unorm(q[1], lo[1], st[1]),
+                ]
+            }));
+        }
+        Ok(())
+    }
+
+    /// Decodes into a new mesh.
+    pub fn decode(&self) -> Result<MeshData, FormatError> {
+        let mut out = MeshData::default();
+        self.decode_into(&mut out, &mut DecodeScratch::default())?;
+        Ok(out)
+    }
+
+    /// Decodes vertex stream `i` into `out` (every element written on success).
+    fn vertex_stream<T: Pod>(
+        &self,
+        i: usize,
+        out: &mut [T],
+        buf: &mut Vec<u8>,
+        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+    ) -> Result<(), FormatError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let d = &self.header.streams[i];
+        let bytes = entropy(i, d, self.streams[i], buf, zstd)?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
+        if d.codec == Codec::Raw as u32 {
+            // parse() checked stored == decoded == n * size_of::<T>().
+            dst.copy_from_slice(bytes);
+        } else if d.codec == Codec::PlanesZstd as u32 {
+            join_planes(bytes, dst, std::mem::size_of::<T>());
+        } else if !meshopt_into::vertices(bytes, out) {
+            return Err(FormatError::StreamDecode {
+                stream: STREAMS[i],
+                codec: "meshopt vertex",
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the index stream into `out` (`index_count` elements).
+    fn index_stream(
+        &self,
+        out: &mut [u32],
+        buf: &mut Vec<u8>,
+        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+    ) -> Result<(), FormatError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let d = &self.header.streams[4];
+        let bytes = entropy(4, d, self.streams[4], buf, zstd)?;
+        if d.codec == Codec::PlanesZstd as u32 {
+            join_planes(bytes, bytemuck::cast_slice_mut(out), 4);
+        } else if d.codec == Codec::Raw as u32 {
+            bytemuck::cast_slice_mut::<u32, u8>(out).copy_from_slice(bytes);
+        } else if !meshopt_into::indices(bytes, out) {
+            return Err(FormatError::StreamDecode {
+                stream: Stream::Indices,
+                codec: "meshopt index",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Every index below `vertex_count`: one vectorisable pass, and the first offender
+/// found only when there is one.
+fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> {
+    let max = indices.iter().copied().max().unwrap_or(0);
+    if max < vertex_count || indices.is_empty() {
+        return Ok(());
+    }
+    let (position, &index) = indices
+        .iter()
+        .enumerate()
+        .find(|(_, &i)| i >= vertex_count)
+        .expect("the maximum is out of range");
+    Err(FormatError::VertexIndexOutOfRange {
+        position: position as u64,
+        index,
+        vertex_count,
+    })
+}

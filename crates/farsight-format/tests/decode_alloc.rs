@@ -1,0 +1,105 @@
+//! Decoding cooked records allocates nothing once the output mesh and the scratch
+//! have grown to the largest record: a loader decoding record after record on an IO
+//! thread does no per-record allocation (counted with a global allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn load_obj(name: &str) -> MeshData {
+    let path = format!(
+        "{}/../../../shared/data/meshes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert!(
+        std::path::Path::new(&path).exists(),
+        "test mesh missing: {path}"
+    );
+    let opts = tobj::LoadOptions {
+        single_index: true,
+        triangulate: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut m = MeshData::default();
+    for model in models {
+        let base = m.positions.len() as u32;
+        let mesh = model.mesh;
+        m.positions
+            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.normals
+            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.uvs
+            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
+        m.indices.extend(mesh.indices.iter().map(|i| i + base));
+    }
+    m
+}
+
+#[test]
+fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
+    let opts = CookOptions::default();
+    let bare = CookOptions {
+        predict_positions: false,
+        predict_uvs: false,
+        predict_normals: false,
+        entropy: false,
+        ..opts
+    };
+    let records: Vec<Vec<u8>> = ["pirate.obj", "bunny.obj"]
+        .iter()
+        .flat_map(|name| {
+            let m = load_obj(name);
+            [cook_mesh(&m, &opts).unwrap(), cook_mesh(&m, &bare).unwrap()]
+        })
+        .collect();
+    let parsed: Vec<CookedMesh<'_>> = records
+        .iter()
+        .map(|r| CookedMesh::parse(r).unwrap())
+        .collect();
+    let mut out = MeshData::default();
+    let mut scratch = DecodeScratch::default();
+    // First round: buffers grow to the largest record.
+    for m in &parsed {
+        m.decode_into(&mut out, &mut scratch).unwrap();
+    }
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for _ in 0..3 {
+        for m in &parsed {
+            m.decode_into(&mut out, &mut scratch).unwrap();
+            assert_eq!(out.indices.len(), m.header.index_count as usize);
+        }
+    }
+    let after = ALLOCS.load(Ordering::Relaxed);
+    assert_eq!(
+        after - before,
+        0,
+        "allocations while decoding in steady state"
+    );
+}
