@@ -2,7 +2,7 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::{Aabb, Sphere};
+use crate::{Aabb, CenterExtent, Sphere};
 
 /// Six planes `(n, d)` with `dot(n, p) + d >= 0` inside, normals of unit length, in the
 /// order left, right, bottom, top, near, far; plus each normal's absolute value for the
@@ -97,6 +97,14 @@ impl Frustum {
     pub fn intersects_aabb(&self, b: &Aabb) -> bool {
         let c = b.center();
         let e = b.extent();
+        self.lanes[0].keeps(c, e) & self.lanes[1].keeps(c, e)
+    }
+
+    /// [`Frustum::intersects_aabb`] for a box already in centre/extent form.
+    #[inline]
+    pub fn intersects_center_extent(&self, b: &CenterExtent) -> bool {
+        let c = Vec3::from(b.center);
+        let e = Vec3::from(b.extent);
         self.lanes[0].keeps(c, e) & self.lanes[1].keeps(c, e)
     }
 
@@ -210,6 +218,10 @@ mod tests {
                     assert!(
                         f.intersects_aabb(&b),
                         "rejected {b:?}, which the corner test keeps"
+                    );
+                    assert!(
+                        f.intersects_center_extent(&CenterExtent::from_aabb(&b)),
+                        "centre/extent form rejected {b:?}, which the corner test keeps"
                     );
                 }
             }

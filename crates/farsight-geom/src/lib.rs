@@ -20,7 +20,10 @@ mod frustum;
 mod projection;
 mod sphere;
 
-pub use aabb::{transform_aabb, transform_aabb_scalar, Aabb, BOUNDS_EPSILON_SQ};
+pub use aabb::{
+    transform_aabb, transform_aabb_scalar, transform_center_extent, Aabb, CenterExtent,
+    BOUNDS_EPSILON_SQ,
+};
 pub use bvh::{
     linear_query_aabb, linear_query_frustum, linear_query_sphere, Bvh, BvhBuildError, BvhBuilder,
     BvhNode, BvhValidationError, BVH_LEAF_SIZE, BVH_STACK_SIZE,

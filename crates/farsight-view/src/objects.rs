@@ -59,6 +59,30 @@ pub(crate) mod flags {
     pub const HAS_WORLD: u8 = 4;
     pub const HAS_LOCAL: u8 = 8;
     pub const ALIVE: u8 = 16;
+    /// The world matrix holds a NaN or an infinity (checked when it is written, so the
+    /// per-frame pass tests a bit instead of sixteen floats).
+    pub const WORLD_BAD: u8 = 32;
+    /// The local transform holds a NaN or an infinity.
+    pub const LOCAL_BAD: u8 = 64;
+    /// The stored local bounds fail [`farsight_geom::Aabb::valid`].
+    pub const BOUNDS_BAD: u8 = 128;
+
+    #[inline]
+    pub fn bit(bad: bool, flag: u8) -> u8 {
+        if bad {
+            flag
+        } else {
+            0
+        }
+    }
+}
+
+impl Transform {
+    /// Every component finite.
+    #[inline]
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
 }
 
 /// Everything needed to create an object.
@@ -180,6 +204,9 @@ impl ObjectStore {
         };
         let world = d.world.unwrap_or(Mat4::IDENTITY);
         let local = d.local.unwrap_or_default();
+        f |= flags::bit(!world.is_finite(), flags::WORLD_BAD)
+            | flags::bit(!local.is_finite(), flags::LOCAL_BAD)
+            | flags::bit(!d.bounds.valid(), flags::BOUNDS_BAD);
         let hot = ObjectHot {
             flags: f,
             mesh: d.mesh,
@@ -270,13 +297,19 @@ impl ObjectStore {
     pub fn set_world(&mut self, id: ObjectId, m: Mat4) {
         let u = id.0 as usize;
         self.world[u] = m;
-        self.hot[u].flags |= flags::HAS_WORLD;
+        let f = &mut self.hot[u].flags;
+        *f = (*f & !flags::WORLD_BAD)
+            | flags::HAS_WORLD
+            | flags::bit(!m.is_finite(), flags::WORLD_BAD);
     }
 
     pub fn set_local(&mut self, id: ObjectId, t: Transform) {
         let u = id.0 as usize;
         self.local[u] = t;
-        self.hot[u].flags |= flags::HAS_LOCAL;
+        let f = &mut self.hot[u].flags;
+        *f = (*f & !flags::LOCAL_BAD)
+            | flags::HAS_LOCAL
+            | flags::bit(!t.is_finite(), flags::LOCAL_BAD);
     }
 
     /// Drops the world transform so the local one is used (or none: then skipped).
@@ -289,7 +322,10 @@ impl ObjectStore {
     }
 
     pub fn set_bounds(&mut self, id: ObjectId, b: Aabb) {
-        self.bounds[id.0 as usize] = b;
+        let u = id.0 as usize;
+        self.bounds[u] = b;
+        let f = &mut self.hot[u].flags;
+        *f = (*f & !flags::BOUNDS_BAD) | flags::bit(!b.valid(), flags::BOUNDS_BAD);
     }
 
     pub fn set_mesh(&mut self, id: ObjectId, m: MeshHandle) {

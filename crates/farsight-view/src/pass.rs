@@ -1,8 +1,8 @@
 //! The per-frame pass: view, parallel cull with LOD inside, gather, LOD apply.
 
-use farsight_geom::{transform_aabb, Aabb, Frustum};
+use farsight_geom::{transform_center_extent, Aabb, Frustum};
 use farsight_lod::{resolve_resident, LodSelector, LodSettings, LodThrottle, Reach};
-use glam::{Mat4, Vec3};
+use glam::{Mat4, Vec3A};
 use rayon::prelude::*;
 
 use crate::camera::{CameraStore, HostView, ViewResolver};
@@ -117,7 +117,7 @@ impl ChunkLists {
 /// The per-frame view parameters, pre-squared for the sqrt-free tests.
 struct Cull {
     frustum: Frustum,
-    camera: Vec3,
+    camera: Vec3A,
     max_distance_sq: f32,
     /// `p11 * viewport_height`, squared.
     size_k_sq: f32,
@@ -216,7 +216,7 @@ impl VisibilitySystem {
         let size_k = p11 * settings.viewport_height;
         let cull = Cull {
             frustum: Frustum::from_view_projection(&(view.projection * view.view)),
-            camera: view.position,
+            camera: view.position.into(),
             max_distance_sq: if settings.cull_max_distance > 0.0 {
                 settings.cull_max_distance * settings.cull_max_distance
             } else {
@@ -400,10 +400,12 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         lists.invalid += 1;
         return 0;
     }
-    let world = if f & flags::HAS_WORLD != 0 {
-        s.world[i]
+    // Transform and bounds were checked when written (the `*_BAD` flags); only a
+    // pose made this frame and the world box itself are checked here.
+    let (world, bad) = if f & flags::HAS_WORLD != 0 {
+        (s.world[i], flags::WORLD_BAD)
     } else if f & flags::HAS_LOCAL != 0 {
-        s.local[i].matrix()
+        (s.local[i].matrix(), flags::LOCAL_BAD)
     } else {
         lists.invalid += 1;
         return 0;
@@ -413,25 +415,25 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     // By reference into the column in the common case: a copy through the stack
     // costs a failed store-to-load forward when the vector transform reloads it.
     let posed;
-    let local: &Aabb =
+    let (local, bad): (&Aabb, u8) =
         match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
             Some((k, pose)) => {
                 posed = pose.bounds(k.skin_radius);
-                &posed
+                (&posed, bad | flags::bit(!posed.valid(), flags::BOUNDS_BAD))
             }
-            None => &s.bounds[i],
+            None => (&s.bounds[i], bad | flags::BOUNDS_BAD),
         };
-    if !local.valid() || !world.is_finite() {
+    if f & bad != 0 {
         lists.invalid += 1;
         return 0;
     }
-    let wb = transform_aabb(&world, local);
+    // Finite inputs can still overflow (a huge scale): the world box is checked too.
+    let wb = transform_center_extent(&world, local);
     if !wb.valid() {
         lists.invalid += 1;
         return 0;
     }
-    let center = wb.center();
-    let d2 = c.camera.distance_squared(center);
+    let d2 = c.camera.distance_squared(wb.center);
 
     // LOD for every valid object, so every pass draws the same level.
     let mut drawn_mesh = mesh;
@@ -476,7 +478,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     // The columns are written for every valid object: the scene-wide list reaches
     // off-screen occluders and captures.
     *out.model = world;
-    *out.bounds = wb;
+    *out.bounds = wb.to_aabb();
     *out.draw = ObjectDraw {
         mesh: drawn_mesh,
         material,
@@ -489,12 +491,11 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     if f & flags::CASTS_SHADOWS != 0 {
         state |= CASTS;
     }
-    if !c.frustum.intersects_aabb(&wb) || d2 > c.max_distance_sq {
+    if !c.frustum.intersects_center_extent(&wb) || d2 > c.max_distance_sq {
         return state;
     }
     // Screen size: (r * p11 / d * H)^2 < min^2, rearranged to avoid sqrt and division.
-    let e = wb.extent();
-    let r2k = e.dot(e) * c.size_k_sq;
+    let r2k = wb.extent.length_squared() * c.size_k_sq;
     let too_small = if c.orthographic {
         r2k < c.min_pixels_sq
     } else {

@@ -5,7 +5,7 @@ use farsight_lod::LodError;
 use farsight_view::{
     Camera, CameraStore, EntityLod, EntityLodLevel, FrameContext, LodChanged, LodComponentError,
     MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings,
-    Residency, VisibilitySystem,
+    Residency, Transform, VisibilitySystem,
 };
 use glam::{Mat4, Vec3};
 
@@ -400,4 +400,74 @@ fn non_finite_objects_are_skipped_counted_and_do_not_disturb_neighbours() {
         let i = i as usize;
         assert_eq!((cl[i], cb[i]), (pl[i], pb[i]));
     }
+}
+
+#[test]
+fn a_transform_or_bounds_set_bad_later_is_skipped_and_set_good_again_is_drawn() {
+    let mut store = ObjectStore::new();
+    let b = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+    let world = Mat4::from_translation(Vec3::new(0.0, 0.0, -20.0));
+    let id = store.insert(ObjectDesc::new(world, b, MeshHandle(1), MaterialHandle(1)));
+    let mut cams = CameraStore::new();
+    cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::NEG_Z));
+    let settings = RenderSettings::default();
+    let mut sys = VisibilitySystem::new();
+    let mut frame = 0;
+    let mut run = |store: &mut ObjectStore| {
+        frame += 1;
+        let ctx = FrameContext {
+            frame,
+            host_view: None,
+            cameras: &cams,
+            world_epoch: 0,
+            settings: &settings,
+            stereo_eyes: None,
+        };
+        sys.update(store, &ctx);
+        (
+            sys.visibility().objects.visible.clone(),
+            sys.stats().invalid,
+        )
+    };
+    assert_eq!(run(&mut store), (vec![0], 0));
+    let mut nan = world;
+    nan.z_axis.x = f32::NAN;
+    store.set_world(id, nan);
+    assert_eq!(run(&mut store), (vec![], 1), "a NaN world matrix");
+    store.set_world(id, world);
+    assert_eq!(run(&mut store), (vec![0], 0), "repaired");
+    store.set_bounds(
+        id,
+        Aabb::new(Vec3::ZERO, Vec3::new(1.0, f32::INFINITY, 1.0)),
+    );
+    assert_eq!(run(&mut store), (vec![], 1), "infinite bounds");
+    store.set_bounds(id, b);
+    assert_eq!(run(&mut store), (vec![0], 0));
+    // Without a world matrix the local transform is used, and checked the same way.
+    store.clear_world(id);
+    let mut t = Transform {
+        translation: Vec3::new(0.0, 0.0, -20.0),
+        ..Default::default()
+    };
+    store.set_local(id, t);
+    assert_eq!(run(&mut store), (vec![0], 0));
+    t.scale.y = f32::NAN;
+    store.set_local(id, t);
+    assert_eq!(run(&mut store), (vec![], 1), "a NaN local scale");
+    // A NaN in a world matrix that is no longer used does not matter...
+    store.set_world(id, nan);
+    store.clear_world(id);
+    t.scale.y = 1.0;
+    store.set_local(id, t);
+    assert_eq!(run(&mut store), (vec![0], 0));
+    // ...and overflow of finite inputs is caught on the world box.
+    store.set_bounds(id, Aabb::new(Vec3::ONE, Vec3::splat(3.0)));
+    store.set_local(
+        id,
+        Transform {
+            scale: Vec3::splat(f32::MAX),
+            ..t
+        },
+    );
+    assert_eq!(run(&mut store), (vec![], 1), "an overflowing scale");
 }
