@@ -196,7 +196,6 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         flags |= CookedHeader::HAS_UVS;
     }
     let positions: Vec<[u16; 4]> = vertices.iter().map(|v| v.position).collect();
-    let mut positions_stream = positions.clone();
     let mut normals: Vec<[i16; 2]> = if normals.is_some() {
         vertices.iter().map(|v| v.normal).collect()
     } else {
@@ -227,61 +226,93 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     if pu {
         flags |= CookedHeader::PREDICTED_UVS;
     }
+    // One walk gives every vertex its recipe; uvs are predicted by the parallelogram,
+    // positions by each candidate damping in turn (the smallest stored stream wins).
+    let mut recipes = Vec::new();
     if pp || pu {
-        let truth_uv = uvs.clone();
-        walk(
-            &indices,
-            unique,
-            &mut WalkScratch::default(),
-            |v, recipe| {
-                if pp {
-                    let (pred, p) = (recipe.predict(&positions), positions[v]);
-                    positions_stream[v] = [
-                        zigzag(p[0].wrapping_sub(pred[0])),
-                        zigzag(p[1].wrapping_sub(pred[1])),
-                        zigzag(p[2].wrapping_sub(pred[2])),
-                        p[3],
-                    ];
-                }
-                if pu {
-                    let (pred, p) = (recipe.predict(&truth_uv), truth_uv[v]);
-                    uvs[v] = [
-                        zigzag(p[0].wrapping_sub(pred[0])),
-                        zigzag(p[1].wrapping_sub(pred[1])),
-                    ];
-                }
-            },
-        );
+        walk(&indices, unique, &mut WalkScratch::default(), |v, r| {
+            recipes.push((v, r));
+        });
     }
+    if pu {
+        let truth_uv = uvs.clone();
+        for &(v, recipe) in &recipes {
+            let (pred, p) = (recipe.predict(&truth_uv, 8), truth_uv[v]);
+            uvs[v] = [
+                zigzag(p[0].wrapping_sub(pred[0])),
+                zigzag(p[1].wrapping_sub(pred[1])),
+            ];
+        }
+    }
+    let residuals = |damping: u8| -> Vec<[u16; 4]> {
+        let mut stream = positions.clone();
+        let w = 8 - damping as i32;
+        for &(v, recipe) in &recipes {
+            let (pred, p) = (recipe.predict(&positions, w), positions[v]);
+            stream[v] = [
+                zigzag(p[0].wrapping_sub(pred[0])),
+                zigzag(p[1].wrapping_sub(pred[1])),
+                zigzag(p[2].wrapping_sub(pred[2])),
+                p[3],
+            ];
+        }
+        stream
+    };
 
     let level = opts.meshopt_level;
-    let enc_v = |raw: &[u8],
-                 coded: Result<Vec<u8>, meshopt::Error>|
-     -> Result<(Vec<u8>, Vec<u8>), FormatError> {
-        let coded = coded.map_err(|_| FormatError::BadInput {
-            what: "meshopt vertex encode failed",
-            found: 0,
-        })?;
-        Ok((raw.to_vec(), coded))
+    let zstd_level = opts.entropy.then_some(opts.zstd_level);
+    let vertex_err = |_| FormatError::BadInput {
+        what: "meshopt vertex encode failed",
+        found: 0,
     };
+    let encode_vertices = |raw: &[u8], elem: usize, coded: Result<Vec<u8>, meshopt::Error>| {
+        coded
+            .map_err(vertex_err)
+            .map(|coded| choose_codec(raw, elem, &coded, zstd_level, true))
+    };
+    let mut position_damping = 0u8;
+    let mut best_positions: Option<(StreamDesc, Vec<u8>)> = None;
+    let dampings: &[u8] = if pp { &[0, 2, 3, 4] } else { &[0] };
+    for &damping in dampings {
+        let stream = if pp {
+            residuals(damping)
+        } else {
+            positions.clone()
+        };
+        let coded = meshopt::encode_vertex_buffer_level(&stream, level, Some(1));
+        let candidate = encode_vertices(bytemuck::cast_slice(&stream), 8, coded)?;
+        if best_positions
+            .as_ref()
+            .is_none_or(|b| candidate.1.len() < b.1.len())
+        {
+            best_positions = Some(candidate);
+            position_damping = damping;
+        }
+    }
     let streams = [
-        enc_v(
-            bytemuck::cast_slice(&positions_stream),
-            meshopt::encode_vertex_buffer_level(&positions_stream, level, Some(1)),
-        )?,
-        enc_v(
+        best_positions.expect("at least one candidate"),
+        encode_vertices(
             bytemuck::cast_slice(&normals),
+            4,
             meshopt::encode_vertex_buffer_level(&normals, level, Some(1)),
         )?,
-        enc_v(
+        encode_vertices(
             bytemuck::cast_slice(&tangents),
+            4,
             meshopt::encode_vertex_buffer_level(&tangents, level, Some(1)),
         )?,
-        enc_v(
+        encode_vertices(
             bytemuck::cast_slice(&uvs),
+            4,
             meshopt::encode_vertex_buffer_level(&uvs, level, Some(1)),
         )?,
-        (bytemuck::cast_slice(&indices).to_vec(), coded_idx),
+        choose_codec(
+            bytemuck::cast_slice(&indices),
+            4,
+            &coded_idx,
+            zstd_level,
+            false,
+        ),
     ];
 
     let mut header = CookedHeader {
@@ -292,7 +323,8 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         normal_bits: nb as u8,
         flags,
         tangent_bits: opts.tangent_bits as u8,
-        reserved: [0; 3],
+        position_damping,
+        reserved: [0; 2],
         bounds_min: min,
         bounds_max: max,
         uv_min,
@@ -301,9 +333,7 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         reserved2: [0; 2],
     };
     let mut body = Vec::new();
-    for (i, (raw, coded)) in streams.iter().enumerate() {
-        let elem = [8, 4, 4, 4, 4][i];
-        let (desc, bytes) = choose_codec(raw, elem, coded, opts.entropy.then_some(opts.zstd_level));
+    for (i, (desc, bytes)) in streams.into_iter().enumerate() {
         header.streams[i] = desc;
         body.extend_from_slice(&bytes);
     }
@@ -319,6 +349,7 @@ fn choose_codec(
     elem: usize,
     coded: &[u8],
     zstd_level: Option<i32>,
+    buckets: bool,
 ) -> (StreamDesc, Vec<u8>) {
     let decoded = raw.len() as u64;
     let fits = |stored: u64, coded: u64| {
@@ -350,6 +381,21 @@ fn choose_codec(
     if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(&planes, l)) {
         if !z.is_empty() && z.len() < best.1.len() && fits(z.len() as u64, raw.len() as u64) {
             best = (desc(Codec::PlanesZstd, z.len(), raw.len()), z);
+        }
+    }
+    // The bucket codecs serve vertex streams (u16 components); not the indices.
+    if let (Some(level), true) = (zstd_level, buckets) {
+        let values: Vec<u16> = raw
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        for (codec, zigzag) in [(Codec::Buckets, false), (Codec::BucketsZigzag, true)] {
+            let Some(z) = crate::buckets::encode(&values, elem / 2, zigzag, level) else {
+                continue;
+            };
+            if z.len() < best.1.len() && fits(z.len() as u64, values.len() as u64) {
+                best = (desc(codec, z.len(), values.len()), z);
+            }
         }
     }
     best

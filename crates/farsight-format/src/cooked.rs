@@ -53,6 +53,12 @@ pub enum Codec {
     /// every byte 1, ...), then zstd. Wins on prediction residuals, where meshopt's
     /// delta to the previous vertex only adds noise.
     PlanesZstd = 3,
+    /// Each u16 component split into its bit length, zstd-compressed, and the bits
+    /// below its leading one, packed raw (see `buckets.rs`). Wins on wide prediction
+    /// residuals, whose low bits are noise that byte coders pay more than a bit for.
+    Buckets = 4,
+    /// [`Codec::Buckets`] of the zigzagged components (for wrapping signed residuals).
+    BucketsZigzag = 5,
 }
 
 impl Codec {
@@ -62,6 +68,8 @@ impl Codec {
             1 => Some(Codec::Meshopt),
             2 => Some(Codec::MeshoptZstd),
             3 => Some(Codec::PlanesZstd),
+            4 => Some(Codec::Buckets),
+            5 => Some(Codec::BucketsZigzag),
             _ => None,
         }
     }
@@ -80,8 +88,9 @@ pub struct StreamDesc {
     pub codec: u32,
     /// Bytes stored in the record.
     pub stored_len: u32,
-    /// Bytes after the entropy layer (the meshopt-coded size); equals `stored_len`
-    /// unless the codec is `MeshoptZstd`.
+    /// Bytes after the entropy layer: the meshopt-coded size for `MeshoptZstd`, the
+    /// decoded size for `PlanesZstd`, the bucket count (u16 components) for the bucket
+    /// codecs, `stored_len` otherwise.
     pub coded_len: u32,
     /// Bytes after all decoding: element count times element size.
     pub decoded_len: u32,
@@ -112,7 +121,13 @@ pub struct CookedHeader {
     pub flags: u8,
     /// Bits per octahedral component of tangents (2..=16).
     pub tangent_bits: u8,
-    pub reserved: [u8; 3],
+    /// How far position predictions lean from the parallelogram towards the edge
+    /// midpoint, 0..=8: the prediction is `((a + b)(8 + w) - 2 w c) / 16` with
+    /// `w = 8 - position_damping`, so 0 is the parallelogram `a + b - c` and 8 the
+    /// midpoint. Scanned surfaces, whose vertices carry noise, compress better a little
+    /// damped; the writer picks the value that stores smallest.
+    pub position_damping: u8,
+    pub reserved: [u8; 2],
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
@@ -190,10 +205,13 @@ impl<'a> CookedMesh<'a> {
         if !(2..=16).contains(&h.tangent_bits) {
             return Err(bad("tangent_bits", h.tangent_bits as u64));
         }
-        if h.reserved != [0; 3] || h.reserved2 != [0; 2] {
+        if h.position_damping > 8 {
+            return Err(bad("position_damping", h.position_damping as u64));
+        }
+        if h.reserved != [0; 2] || h.reserved2 != [0; 2] {
             return Err(FormatError::NonZeroPadding {
                 section: Section::RecordHeader,
-                offset: 12,
+                offset: 13,
             });
         }
         if h.index_count % 3 != 0 {
@@ -243,6 +261,11 @@ impl<'a> CookedMesh<'a> {
                 Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
                 Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
                 Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
+                // coded_len counts the buckets: one per u16 component.
+                // Vertex streams only.
+                Codec::Buckets | Codec::BucketsZigzag => {
+                    stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
+                }
             };
             if !consistent {
                 return Err(FormatError::BadField {

@@ -13,9 +13,9 @@ use bytemuck::Pod;
 
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
-use crate::meshopt_into;
 use crate::predict::{normal_sums, oct_code_scale, predicted_code, unpredict, WalkScratch};
 use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
+use crate::{buckets, meshopt_into};
 use crate::{FormatError, MeshData, Stream};
 
 /// Buffers a decoder reuses between records: the entropy layer's output, the quantised
@@ -23,6 +23,7 @@ use crate::{FormatError, MeshData, Stream};
 #[derive(Default)]
 pub struct DecodeScratch {
     bytes: Vec<u8>,
+    padded: Vec<u8>,
     positions: Vec<[u16; 4]>,
     normals: Vec<[i16; 2]>,
     tangents: Vec<[i16; 2]>,
@@ -45,6 +46,16 @@ fn set_len<T: Pod>(v: &mut Vec<T>, n: usize) {
     v.resize(n, T::zeroed());
 }
 
+/// The reused zstd context, made on first use.
+fn zstd_context<'z>(
+    zstd: &'z mut Option<zstd::bulk::Decompressor<'static>>,
+) -> std::io::Result<&'z mut zstd::bulk::Decompressor<'static>> {
+    if zstd.is_none() {
+        *zstd = Some(zstd::bulk::Decompressor::new()?);
+    }
+    Ok(zstd.as_mut().expect("set above"))
+}
+
 /// The stream's meshopt-coded, raw or planar bytes: undoes the entropy layer.
 fn entropy<'s>(
     i: usize,
@@ -63,10 +74,7 @@ fn entropy<'s>(
     buf.clear();
     // parse() bounded coded_len by MAX_EXPANSION times the stored bytes.
     buf.reserve(d.coded_len as usize);
-    if zstd.is_none() {
-        *zstd = Some(zstd::bulk::Decompressor::new().map_err(|_| err())?);
-    }
-    let z = zstd.as_mut().expect("set above");
+    let z = zstd_context(zstd).map_err(|_| err())?;
     let got = z.decompress_to_buffer(stored, buf).map_err(|_| err())?;
     if got != d.coded_len as usize {
         return Err(err());
@@ -101,18 +109,25 @@ impl CookedMesh<'_> {
         );
         // One element past the end, zero: the walk's `Zero` prediction.
         set_len(&mut s.positions, n + 1);
-        self.vertex_stream(0, &mut s.positions[..n], &mut s.bytes, &mut s.zstd)?;
+        self.vertex_stream(
+            0,
+            &mut s.positions[..n],
+            &mut s.bytes,
+            &mut s.padded,
+            &mut s.zstd,
+        )?;
         s.positions[n] = [0; 4];
         if has_uvs {
             set_len(&mut s.uvs, n + 1);
-            self.vertex_stream(3, &mut s.uvs[..n], &mut s.bytes, &mut s.zstd)?;
+            self.vertex_stream(3, &mut s.uvs[..n], &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             s.uvs[n] = [0; 2];
         }
         let (idx, pos, uvs, walk) = (&out.indices, &mut s.positions, &mut s.uvs, &mut s.walk);
+        let w = 8 - h.position_damping as i32;
         match (pp, pu) {
-            (true, true) => unpredict::<true, true>(idx, n, pos, uvs, walk),
-            (true, false) => unpredict::<true, false>(idx, n, pos, uvs, walk),
-            (false, true) => unpredict::<false, true>(idx, n, pos, uvs, walk),
+            (true, true) => unpredict::<true, true>(idx, n, w, pos, uvs, walk),
+            (true, false) => unpredict::<true, false>(idx, n, w, pos, uvs, walk),
+            (false, true) => unpredict::<false, true>(idx, n, w, pos, uvs, walk),
             (false, false) => {}
         }
         let positions = &s.positions[..n];
@@ -135,7 +150,7 @@ impl CookedMesh<'_> {
         if has(CookedHeader::HAS_NORMALS) {
             let nb = h.normal_bits as u32;
             set_len(&mut s.normals, n);
-            self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.zstd)?;
+            self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             if has(CookedHeader::PREDICTED_NORMALS) {
                 normal_sums(positions, &out.indices, &mut s.sums);
                 let scale = oct_code_scale(nb);
@@ -151,7 +166,7 @@ impl CookedMesh<'_> {
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
-            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
+            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             let tb = h.tangent_bits as u32;
             out.tangents
                 .extend(s.tangents.iter().zip(positions).map(|(&q, p)| {
@@ -186,12 +201,25 @@ impl CookedMesh<'_> {
         i: usize,
         out: &mut [T],
         buf: &mut Vec<u8>,
+        padded: &mut Vec<u8>,
         zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
     ) -> Result<(), FormatError> {
         if out.is_empty() {
             return Ok(());
         }
         let d = &self.header.streams[i];
+        let err = |codec| FormatError::StreamDecode {
+            stream: STREAMS[i],
+            codec,
+        };
+        if d.codec == Codec::Buckets as u32 || d.codec == Codec::BucketsZigzag as u32 {
+            let z = zstd_context(zstd).map_err(|_| err("zstd"))?;
+            let values: &mut [u16] = bytemuck::cast_slice_mut(out);
+            let zigzag = d.codec == Codec::BucketsZigzag as u32;
+            let c = std::mem::size_of::<T>() / 2;
+            return buckets::decode(self.streams[i], c, zigzag, values, buf, padded, z)
+                .map_err(|_| err("buckets"));
+        }
         let bytes = entropy(i, d, self.streams[i], buf, zstd)?;
         let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
         if d.codec == Codec::Raw as u32 {
@@ -200,10 +228,7 @@ impl CookedMesh<'_> {
         } else if d.codec == Codec::PlanesZstd as u32 {
             join_planes(bytes, dst, std::mem::size_of::<T>());
         } else if !meshopt_into::vertices(bytes, out) {
-            return Err(FormatError::StreamDecode {
-                stream: STREAMS[i],
-                codec: "meshopt vertex",
-            });
+            return Err(err("meshopt vertex"));
         }
         Ok(())
     }

@@ -98,6 +98,8 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
                     c if c == Codec::Raw as u32 => "raw",
                     c if c == Codec::Meshopt as u32 => "meshopt",
                     c if c == Codec::MeshoptZstd as u32 => "meshopt+zstd",
+                    c if c == Codec::Buckets as u32 => "buckets+zstd",
+                    c if c == Codec::BucketsZigzag as u32 => "zigzag buckets+zstd",
                     _ => "planes+zstd",
                 };
                 let name = ["positions", "normals", "tangents", "uvs", "indices"][i];

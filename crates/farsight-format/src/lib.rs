@@ -27,6 +27,7 @@
 compile_error!("farsight-format reads little-endian records in place");
 
 mod aligned;
+mod buckets;
 mod cluster;
 mod container;
 #[cfg(feature = "encode")]

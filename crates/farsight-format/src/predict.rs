@@ -124,15 +124,14 @@ pub(crate) enum Recipe {
 
 #[cfg(feature = "encode")]
 impl Recipe {
-    /// The prediction over `N` u16 components; every vertex named must be final.
+    /// The prediction over `N` u16 components, parallelograms weighted by `w`
+    /// (0..=8, see [`parallelogram`]); every vertex named must be final.
     #[inline]
-    pub(crate) fn predict<const N: usize>(self, v: &[[u16; N]]) -> [u16; N] {
+    pub(crate) fn predict<const N: usize>(self, v: &[[u16; N]], w: i32) -> [u16; N] {
         match self {
             Recipe::Parallelogram(a, b, c) => {
                 let (pa, pb, pc) = (v[a as usize], v[b as usize], v[c as usize]);
-                std::array::from_fn(|i| {
-                    (pa[i] as i32 + pb[i] as i32 - pc[i] as i32).clamp(0, 65535) as u16
-                })
+                std::array::from_fn(|i| parallelogram(pa[i], pb[i], pc[i], w))
             }
             Recipe::Midpoint(a, b) => {
                 let (pa, pb) = (v[a as usize], v[b as usize]);
@@ -220,6 +219,7 @@ pub(crate) fn walk(
 pub(crate) fn unpredict<const PP: bool, const PU: bool>(
     indices: &[u32],
     n: usize,
+    position_weight: i32,
     positions: &mut [[u16; 4]],
     uvs: &mut [[u16; 2]],
     scratch: &mut WalkScratch,
@@ -258,10 +258,10 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool>(
                 (last, last, None)
             };
             if PP {
-                restore::<4, 3>(positions, v, pa, pb, pc);
+                restore::<4, 3>(positions, v, pa, pb, pc, position_weight);
             }
             if PU {
-                restore::<2, 2>(uvs, v, pa, pb, pc);
+                restore::<2, 2>(uvs, v, pa, pb, pc, 8);
             }
             s.visited[v] = true;
             last = v as u32;
@@ -278,17 +278,17 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool>(
     for v in 0..n {
         if !s.visited[v] {
             if PP {
-                restore::<4, 3>(positions, v, zero, zero, None);
+                restore::<4, 3>(positions, v, zero, zero, None, 8);
             }
             if PU {
-                restore::<2, 2>(uvs, v, zero, zero, None);
+                restore::<2, 2>(uvs, v, zero, zero, None, 8);
             }
         }
     }
 }
 
 /// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
-/// parallelogram `a + b - c` (clamped) when `c` is given, else the midpoint of `a`, `b`.
+/// [`parallelogram`] of weight `w` when `c` is given, else the midpoint of `a`, `b`.
 #[inline(always)]
 fn restore<const N: usize, const C: usize>(
     values: &mut [[u16; N]],
@@ -296,14 +296,13 @@ fn restore<const N: usize, const C: usize>(
     a: u32,
     b: u32,
     c: Option<u32>,
+    w: i32,
 ) {
     let (pa, pb) = (values[a as usize], values[b as usize]);
     let pred: [u16; N] = match c {
         Some(c) => {
             let pc = values[c as usize];
-            std::array::from_fn(|i| {
-                (pa[i] as i32 + pb[i] as i32 - pc[i] as i32).clamp(0, 65535) as u16
-            })
+            std::array::from_fn(|i| parallelogram(pa[i], pb[i], pc[i], w))
         }
         None => std::array::from_fn(|i| ((pa[i] as u32 + pb[i] as u32) / 2) as u16),
     };
@@ -311,6 +310,14 @@ fn restore<const N: usize, const C: usize>(
     for i in 0..C {
         r[i] = pred[i].wrapping_add(unzigzag(r[i]));
     }
+}
+
+/// The parallelogram prediction `a + b - c` leaned towards the midpoint of `a` and
+/// `b` by `w` (0..=8): `((a + b)(8 + w) - 2 w c) / 16`, rounded down, clamped to the
+/// code range. `w = 8` is exactly `a + b - c`, `w = 0` the midpoint.
+#[inline(always)]
+pub(crate) fn parallelogram(a: u16, b: u16, c: u16, w: i32) -> u16 {
+    (((a as i32 + b as i32) * (8 + w) - 2 * w * c as i32) >> 4).clamp(0, 65535) as u16
 }
 
 /// Zigzag: small signed residuals become small unsigned numbers.

@@ -1,0 +1,219 @@
+//! The bucket codec ([`crate::Codec::Buckets`], [`crate::Codec::BucketsZigzag`]): each
+//! u16 component is split into its bit length (a "bucket", 0..=16) and the bits below
+//! its leading one. Buckets carry all the skew of a residual distribution and go
+//! through zstd (whose Huffman stage codes them near their entropy); the bits below the
+//! leading one are close to uniform, so they are stored packed and raw, where a byte
+//! coder would spend more than their count on them (the low byte of a 12-bit residual
+//! is noise to any byte-level model). Decoding reads three bytes per vertex through
+//! zstd instead of eight, then unpacks bits.
+//!
+//! ```text
+//! u32 LE          zstd frame length
+//! zstd frame      buckets: component 0 of every element, then component 1, ...
+//! packed bits     the same order, little-endian bit order, (bucket - 1) bits each
+//! ```
+//!
+//! `BucketsZigzag` zigzags every component first (for wrapping signed residuals, such
+//! as the normal prediction's).
+
+use crate::predict::unzigzag;
+
+/// Stored form of `values` (`c` u16 components per element, `values.len()` a multiple
+/// of `c`), buckets compressed at zstd `level`. `None` if zstd fails.
+#[cfg(feature = "encode")]
+pub(crate) fn encode(values: &[u16], c: usize, zigzag: bool, level: i32) -> Option<Vec<u8>> {
+    let n = values.len() / c;
+    let mut buckets = vec![0u8; values.len()];
+    let mut bits = BitWriter::default();
+    for comp in 0..c {
+        for i in 0..n {
+            let mut v = values[i * c + comp];
+            if zigzag {
+                v = crate::predict::zigzag(v);
+            }
+            let k = 16 - v.leading_zeros();
+            buckets[comp * n + i] = k as u8;
+            if k >= 2 {
+                bits.push((v as u32) & ((1 << (k - 1)) - 1), k - 1);
+            }
+        }
+    }
+    let z = zstd::bulk::compress(&buckets, level).ok()?;
+    let packed = bits.finish();
+    let mut out = Vec::with_capacity(4 + z.len() + packed.len());
+    out.extend_from_slice(&(z.len() as u32).to_le_bytes());
+    out.extend_from_slice(&z);
+    out.extend_from_slice(&packed);
+    Some(out)
+}
+
+#[cfg(feature = "encode")]
+#[derive(Default)]
+struct BitWriter {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+#[cfg(feature = "encode")]
+impl BitWriter {
+    fn push(&mut self, v: u32, k: u32) {
+        self.acc |= (v as u64) << self.n;
+        self.n += k;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+    fn finish(mut self) -> Vec<u8> {
+        if self.n > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+/// Why a bucket stream did not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BucketError {
+    /// The frame length, the zstd frame or the bucket count is wrong.
+    Frame,
+    /// A bucket above 16.
+    Bucket,
+    /// The packed bits end before the buckets do (or run on past them).
+    Bits,
+}
+
+/// Decodes `stored` into `out` (u16 components, `c` per element, every one written
+/// on success). `buckets` and `padded` are scratch; `zstd` the reused context.
+pub(crate) fn decode(
+    stored: &[u8],
+    c: usize,
+    zigzag: bool,
+    out: &mut [u16],
+    buckets: &mut Vec<u8>,
+    padded: &mut Vec<u8>,
+    zstd: &mut zstd::bulk::Decompressor<'static>,
+) -> Result<(), BucketError> {
+    let count = out.len();
+    let n = count / c;
+    let Some((len, rest)) = stored.split_first_chunk::<4>() else {
+        return Err(BucketError::Frame);
+    };
+    let zlen = u32::from_le_bytes(*len) as usize;
+    if zlen > rest.len() {
+        return Err(BucketError::Frame);
+    }
+    let (frame, packed) = rest.split_at(zlen);
+    buckets.clear();
+    // `count` is the stream's decoded element count, bounded by parse().
+    buckets.reserve(count);
+    let got = zstd
+        .decompress_to_buffer(frame, buckets)
+        .map_err(|_| BucketError::Frame)?;
+    if got != count {
+        return Err(BucketError::Frame);
+    }
+    // Validate every bucket and the bit count before unpacking without checks.
+    let mut total: u64 = 0;
+    let mut max = 0u8;
+    for &k in buckets.iter() {
+        max = max.max(k);
+        total += k.saturating_sub(1) as u64;
+    }
+    if max > 16 {
+        return Err(BucketError::Bucket);
+    }
+    if total.div_ceil(8) != packed.len() as u64 {
+        return Err(BucketError::Bits);
+    }
+    padded.clear();
+    padded.extend_from_slice(packed);
+    padded.extend_from_slice(&[0; 8]);
+    let mut pos = 0usize;
+    for comp in 0..c {
+        let ks = &buckets[comp * n..(comp + 1) * n];
+        for (i, &k) in ks.iter().enumerate() {
+            let k = k as u32;
+            let byte = pos >> 3;
+            let word = u64::from_le_bytes(padded[byte..byte + 8].try_into().expect("8 bytes"));
+            let m = k.saturating_sub(1);
+            let low = (word >> (pos & 7)) as u32 & ((1u32 << m) - 1);
+            pos += m as usize;
+            let lead = (1u32 << k) >> 1;
+            let v = (lead | low) as u16;
+            out[i * c + comp] = if zigzag { unzigzag(v) } else { v };
+        }
+    }
+    Ok(())
+}
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use super::*;
+
+    fn round_trip(values: &[u16], c: usize, zigzag: bool) -> Vec<u16> {
+        let stored = encode(values, c, zigzag, 3).unwrap();
+        let mut out = vec![0xAAAA; values.len()];
+        let mut z = zstd::bulk::Decompressor::new().unwrap();
+        decode(
+            &stored,
+            c,
+            zigzag,
+            &mut out,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut z,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn every_bit_length_round_trips_both_ways() {
+        let mut values: Vec<u16> = (0..16)
+            .flat_map(|k| [1u16 << k, (2u32.pow(k + 1) - 1) as u16])
+            .collect();
+        values.extend([0, 0, 1, 2, 3, 0x7FFF, 0x8000, 0xFFFF, 12345, 54321]);
+        values.truncate(values.len() / 4 * 4);
+        for c in [1, 2, 4] {
+            for zigzag in [false, true] {
+                assert_eq!(
+                    round_trip(&values, c, zigzag),
+                    values,
+                    "c {c} zigzag {zigzag}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn short_or_long_bits_and_bad_buckets_are_refused() {
+        let values: Vec<u16> = (0..64u16).map(|i| i * 977).collect();
+        let stored = encode(&values, 2, false, 3).unwrap();
+        let mut z = zstd::bulk::Decompressor::new().unwrap();
+        let mut out = vec![0; values.len()];
+        let mut run = |bytes: &[u8]| {
+            decode(
+                bytes,
+                2,
+                false,
+                &mut out,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                &mut z,
+            )
+        };
+        assert_eq!(run(&stored[..stored.len() - 1]), Err(BucketError::Bits));
+        let mut longer = stored.clone();
+        longer.push(0);
+        assert_eq!(run(&longer), Err(BucketError::Bits));
+        assert_eq!(run(&stored[..3]), Err(BucketError::Frame));
+        let mut bad = 17u32.to_le_bytes().to_vec();
+        let z17 = zstd::bulk::compress(&[17u8; 64], 3).unwrap();
+        bad[..4].copy_from_slice(&(z17.len() as u32).to_le_bytes());
+        bad.extend_from_slice(&z17);
+        assert_eq!(run(&bad), Err(BucketError::Bucket));
+    }
+}
