@@ -1,36 +1,104 @@
-//! Construction: top-down median split with `select_nth_unstable`.
+//! Construction: top-down median split on the longest centroid axis with
+//! `select_nth_unstable`, over a flat array of precomputed centroid keys.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A, Vec4};
 
 use crate::Aabb;
 
-/// Most regions a leaf holds before it is split.
-pub const BVH_LEAF_SIZE: u32 = 4;
+/// Most regions a leaf holds before it is split. Measured on the bench world (regions
+/// 10 units apart, ~100-hit queries): 16 beats 4 and 8 on both build time (fewer
+/// levels to select) and query time (leaf boxes are read contiguously and tested
+/// without branches, which is cheaper than the extra node tests of a deeper tree).
+pub const BVH_LEAF_SIZE: u32 = 16;
 
 /// One node: 32 bytes, the box and either a leaf's range of regions (`count > 0`,
 /// `first` indexes [`Bvh::leaf_ids`]) or an internal node's children (`count == 0`,
 /// children at `first` and `first + 1`).
-#[repr(C)]
+///
+/// The box corners are stored as SIMD lanes with `first` and `count` in their fourth
+/// lane, so the sphere test loads a node with two aligned loads.
+///
+/// Every subtree's regions are one contiguous run of leaf slots, and because the split
+/// is always at the median, that run is implied by the tree: the root covers
+/// `0..len`, and a node covering `b..e` has its children cover `b..m` and `m..e` with
+/// `m = b + (e - b) / 2`. Queries carry the run on their stack instead of storing it.
+#[repr(C, align(32))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BvhNode {
-    pub min: Vec3,
-    pub first: u32,
-    pub max: Vec3,
-    pub count: u32,
+    lo: Vec4,
+    hi: Vec4,
 }
 
 const _: () = assert!(std::mem::size_of::<BvhNode>() == 32);
 
 impl BvhNode {
+    /// A node with box `aabb`, `first` and `count` as described on the type.
     #[inline]
-    pub fn aabb(&self) -> Aabb {
-        Aabb::new(self.min, self.max)
+    pub fn new(aabb: Aabb, first: u32, count: u32) -> Self {
+        Self {
+            lo: aabb.min.extend(f32::from_bits(first)),
+            hi: aabb.max.extend(f32::from_bits(count)),
+        }
     }
 
     #[inline]
-    pub fn is_leaf(&self) -> bool {
-        self.count > 0
+    pub fn aabb(&self) -> Aabb {
+        Aabb::new(self.lo.truncate(), self.hi.truncate())
     }
+
+    /// The box's minimum corner in a SIMD vector.
+    #[inline(always)]
+    pub fn min(&self) -> Vec3A {
+        Vec3A::from_vec4(self.lo)
+    }
+
+    /// The box's maximum corner in a SIMD vector.
+    #[inline(always)]
+    pub fn max(&self) -> Vec3A {
+        Vec3A::from_vec4(self.hi)
+    }
+
+    /// First leaf slot of a leaf, or the left child of an internal node.
+    #[inline(always)]
+    pub fn first(&self) -> u32 {
+        self.lo.w.to_bits()
+    }
+
+    /// Regions in a leaf; 0 for an internal node.
+    #[inline(always)]
+    pub fn count(&self) -> u32 {
+        self.hi.w.to_bits()
+    }
+
+    #[inline(always)]
+    pub fn is_leaf(&self) -> bool {
+        self.count() > 0
+    }
+
+    #[inline]
+    pub(crate) fn set_bounds(&mut self, min: Vec3A, max: Vec3A) {
+        *self = Self {
+            lo: min.extend(self.lo.w),
+            hi: max.extend(self.hi.w),
+        };
+    }
+
+    #[inline]
+    pub(crate) fn set_first(&mut self, first: u32) {
+        self.lo.w = f32::from_bits(first);
+    }
+
+    #[inline]
+    pub(crate) fn set_count(&mut self, count: u32) {
+        self.hi.w = f32::from_bits(count);
+    }
+}
+
+/// The run of leaf slots `[begin, end)` covered by the two children of an internal
+/// node covering `[begin, end)`: the median split of the build.
+#[inline]
+pub(crate) fn split_point(begin: u32, end: u32) -> u32 {
+    begin + (end - begin) / 2
 }
 
 /// Why a set of boxes cannot be built into a tree.
@@ -64,14 +132,13 @@ impl std::error::Error for BvhBuildError {}
 #[derive(Clone, Debug, Default)]
 pub struct Bvh {
     pub(crate) nodes: Vec<BvhNode>,
-    /// Region boxes in leaf order, so a leaf reads its boxes contiguously.
-    pub(crate) leaf_boxes: Vec<Aabb>,
-    /// Region index (into the slice given to the build) for each leaf slot.
+    /// Region boxes (min, max) in leaf order, so a leaf reads its boxes
+    /// contiguously, as SIMD vectors.
+    pub(crate) leaf_boxes: Vec<[Vec3A; 2]>,
+    /// Region index (into the slice given to the build) for each leaf slot: a
+    /// subtree's regions are contiguous here, so a node wholly inside a query reports
+    /// them with one copy.
     pub(crate) leaf_ids: Vec<u32>,
-    /// Leaf slots `[begin, end)` under each node: a subtree's regions are contiguous,
-    /// so a node wholly inside a query reports them without testing (kept apart from
-    /// the nodes: only the queries' shortcut reads it).
-    pub(crate) ranges: Vec<[u32; 2]>,
 }
 
 impl Bvh {
@@ -110,17 +177,19 @@ impl Bvh {
             let n = self.nodes[i as usize];
             best = best.max(d);
             if !n.is_leaf() {
-                stack.push((n.first, d + 1));
-                stack.push((n.first + 1, d + 1));
+                stack.push((n.first(), d + 1));
+                stack.push((n.first() + 1, d + 1));
             }
         }
         best
     }
 }
 
+/// A region's centre and its index: 16 bytes, so the selection moves little.
 #[derive(Clone, Copy)]
+#[repr(C, align(16))]
 struct Prim {
-    c: Vec3,
+    c: [f32; 3],
     id: u32,
 }
 
@@ -146,113 +215,113 @@ impl BvhBuilder {
         bvh.nodes.clear();
         bvh.leaf_boxes.clear();
         bvh.leaf_ids.clear();
-        bvh.ranges.clear();
+        self.prims.clear();
         if boxes.len() >= u32::MAX as usize / 2 {
             return Err(BvhBuildError::TooMany { count: boxes.len() });
         }
-        self.prims.clear();
-        for (i, b) in boxes.iter().enumerate() {
-            if !(b.min.is_finite() && b.max.is_finite() && b.min.cmple(b.max).all()) {
-                self.prims.clear();
-                return Err(BvhBuildError::InvalidBox {
-                    index: i as u32,
-                    aabb: *b,
-                });
-            }
-            self.prims.push(Prim {
-                c: (b.min + b.max) * 0.5,
-                id: i as u32,
+        if let Some(index) = boxes
+            .iter()
+            .position(|b| !(b.min.is_finite() && b.max.is_finite() && b.min.cmple(b.max).all()))
+        {
+            return Err(BvhBuildError::InvalidBox {
+                index: index as u32,
+                aabb: boxes[index],
             });
         }
         if boxes.is_empty() {
             return Ok(());
         }
+        self.prims
+            .extend(boxes.iter().enumerate().map(|(i, b)| Prim {
+                c: ((b.min + b.max) * 0.5).to_array(),
+                id: i as u32,
+            }));
         let n = boxes.len() as u32;
         // A binary tree with leaves of one or more regions has fewer than 2n nodes.
         bvh.nodes.reserve(2 * n as usize);
-        bvh.nodes.push(BvhNode {
-            min: Vec3::ZERO,
-            first: 0,
-            max: Vec3::ZERO,
-            count: n,
-        });
-        bvh.ranges.reserve(2 * n as usize);
-        bvh.ranges.push([0, n]);
+        let blank = BvhNode::new(Aabb::new(Vec3::ZERO, Vec3::ZERO), 0, 0);
+        bvh.nodes.push(blank);
         self.stack.clear();
         self.stack.push((0, 0, n));
         while let Some((node, begin, end)) = self.stack.pop() {
-            let count = end - begin;
             let range = &mut self.prims[begin as usize..end as usize];
-            let leaf = |nodes: &mut Vec<BvhNode>| {
-                nodes[node as usize].first = begin;
-                nodes[node as usize].count = count;
-            };
-            if count <= BVH_LEAF_SIZE {
-                leaf(&mut bvh.nodes);
-                continue;
+            match split_axis(range) {
+                Some(axis) => {
+                    let m = (split_point(begin, end) - begin) as usize;
+                    // One monomorphic call per axis: the comparison reads a fixed
+                    // field. Centres are finite (checked above), so `<` is a total order.
+                    match axis {
+                        0 => range.select_nth_unstable_by(m, |a, b| cmp(a.c[0], b.c[0])),
+                        1 => range.select_nth_unstable_by(m, |a, b| cmp(a.c[1], b.c[1])),
+                        _ => range.select_nth_unstable_by(m, |a, b| cmp(a.c[2], b.c[2])),
+                    };
+                    let left = bvh.nodes.len() as u32;
+                    bvh.nodes.push(blank);
+                    bvh.nodes.push(blank);
+                    bvh.nodes[node as usize].set_first(left);
+                    let mid = split_point(begin, end);
+                    self.stack.push((left + 1, mid, end));
+                    self.stack.push((left, begin, mid));
+                }
+                None => {
+                    bvh.nodes[node as usize].set_first(begin);
+                    bvh.nodes[node as usize].set_count(end - begin);
+                }
             }
-            let mut cmin = range[0].c;
-            let mut cmax = cmin;
-            for p in range.iter() {
-                cmin = cmin.min(p.c);
-                cmax = cmax.max(p.c);
-            }
-            let e = cmax - cmin;
-            let axis = if e.x >= e.y && e.x >= e.z {
-                0
-            } else if e.y >= e.z {
-                1
-            } else {
-                2
-            };
-            if e[axis] <= 0.0 {
-                // Every centre coincides: no split can separate them.
-                leaf(&mut bvh.nodes);
-                continue;
-            }
-            let mid = count / 2;
-            // One monomorphic call per axis: the comparison reads a fixed field.
-            let m = mid as usize;
-            match axis {
-                0 => range.select_nth_unstable_by(m, |a, b| a.c.x.total_cmp(&b.c.x)),
-                1 => range.select_nth_unstable_by(m, |a, b| a.c.y.total_cmp(&b.c.y)),
-                _ => range.select_nth_unstable_by(m, |a, b| a.c.z.total_cmp(&b.c.z)),
-            };
-            let left = bvh.nodes.len() as u32;
-            let child = BvhNode {
-                min: Vec3::ZERO,
-                first: 0,
-                max: Vec3::ZERO,
-                count: 0,
-            };
-            bvh.nodes.push(child);
-            bvh.nodes.push(child);
-            bvh.ranges.push([begin, begin + mid]);
-            bvh.ranges.push([begin + mid, end]);
-            bvh.nodes[node as usize].first = left;
-            bvh.nodes[node as usize].count = 0;
-            self.stack.push((left + 1, begin + mid, end));
-            self.stack.push((left, begin, begin + mid));
         }
         bvh.leaf_ids.extend(self.prims.iter().map(|p| p.id));
-        bvh.leaf_boxes
-            .extend(self.prims.iter().map(|p| boxes[p.id as usize]));
+        bvh.leaf_boxes.extend(self.prims.iter().map(|p| {
+            let b = &boxes[p.id as usize];
+            [Vec3A::from(b.min), Vec3A::from(b.max)]
+        }));
         // Children always sit after their parent, so one reverse pass refits every
         // internal node from boxes its children already have.
         for i in (0..bvh.nodes.len()).rev() {
             let n = bvh.nodes[i];
-            let b = if n.is_leaf() {
-                bvh.leaf_boxes[n.first as usize..(n.first + n.count) as usize]
+            let (min, max) = if n.is_leaf() {
+                let slots = &bvh.leaf_boxes[n.first() as usize..(n.first() + n.count()) as usize];
+                slots[1..]
                     .iter()
-                    .fold(Aabb::EMPTY, |acc, b| acc.union(*b))
+                    .fold((slots[0][0], slots[0][1]), |(lo, hi), b| {
+                        (lo.min(b[0]), hi.max(b[1]))
+                    })
             } else {
-                bvh.nodes[n.first as usize]
-                    .aabb()
-                    .union(bvh.nodes[n.first as usize + 1].aabb())
+                let c = n.first() as usize;
+                let (a, b) = (bvh.nodes[c], bvh.nodes[c + 1]);
+                (a.min().min(b.min()), a.max().max(b.max()))
             };
-            bvh.nodes[i].min = b.min;
-            bvh.nodes[i].max = b.max;
+            bvh.nodes[i].set_bounds(min, max);
         }
         Ok(())
     }
+}
+
+#[inline(always)]
+fn cmp(a: f32, b: f32) -> std::cmp::Ordering {
+    a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// The axis a node over `range` splits on: the longest axis of its centres' bounds,
+/// or `None` for a leaf (few regions, or every centre coincides).
+#[inline]
+fn split_axis(range: &[Prim]) -> Option<usize> {
+    if range.len() <= BVH_LEAF_SIZE as usize {
+        return None;
+    }
+    let first = Vec3A::from_array(range[0].c);
+    let (lo, hi) = range.iter().fold((first, first), |(lo, hi), p| {
+        let c = Vec3A::from_array(p.c);
+        (lo.min(c), hi.max(c))
+    });
+    let e = hi - lo;
+    if e.cmple(Vec3A::ZERO).all() {
+        return None;
+    }
+    Some(if e.x >= e.y && e.x >= e.z {
+        0
+    } else if e.y >= e.z {
+        1
+    } else {
+        2
+    })
 }

@@ -1,6 +1,9 @@
 //! Queries: sphere (the streaming source), box and frustum, each an iterative walk
 //! with a fixed-size stack, and the linear scans they must equal.
 
+use glam::Vec3A;
+
+use super::build::split_point;
 use crate::{sphere_intersects_aabb, Aabb, Bvh, Frustum, Sphere};
 
 /// Entries of the traversal stack. A median split halves the count at every level,
@@ -31,69 +34,81 @@ impl Bvh {
                 continue;
             }
             if node.is_leaf() {
-                let range = node.first as usize..(node.first + node.count) as usize;
+                let range = node.first() as usize..(node.first() + node.count()) as usize;
                 for (b, &id) in self.leaf_boxes[range.clone()]
                     .iter()
                     .zip(&self.leaf_ids[range])
                 {
-                    if prim_test(b) {
+                    if prim_test(&Aabb::new(b[0].into(), b[1].into())) {
                         hit(id);
                     }
                 }
             } else {
-                // Far child first on the stack so the near (left) one is visited next.
-                stack[top] = node.first + 1;
-                stack[top + 1] = node.first;
+                // Right child below the left on the stack, so the left is visited next.
+                stack[top] = node.first() + 1;
+                stack[top + 1] = node.first();
                 top += 2;
             }
         }
     }
 
     /// Regions whose box the sphere touches (the clamp-to-box distance test of
-    /// seed 003: `|p - clamp(p, min, max)|^2 <= r^2`). Appends to `out`.
+    /// seed 003: `|p - clamp(p, min, max)|^2 <= r^2`). Appends to `out`, in leaf
+    /// order (not index order).
+    ///
+    /// A node whose farthest corner lies within the sphere reports its whole subtree
+    /// with one copy of its run of leaf slots, untested: every box inside it is inside
+    /// the sphere too. A leaf's regions are tested without a branch per region.
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<u32>) {
-        self.for_each_in_sphere(sphere, |id| out.push(id));
+        self.walk_sphere(sphere, &mut AppendTo(out));
     }
 
-    /// Like [`query_sphere`](Self::query_sphere), calling `hit` per region. A node
-    /// whose farthest corner lies within the sphere reports its whole subtree without
-    /// testing it: every box inside it is inside the sphere too.
+    /// Like [`query_sphere`](Self::query_sphere), calling `hit` per region.
     #[inline]
-    pub fn for_each_in_sphere(&self, sphere: &Sphere, mut hit: impl FnMut(u32)) {
+    pub fn for_each_in_sphere(&self, sphere: &Sphere, hit: impl FnMut(u32)) {
+        self.walk_sphere(sphere, &mut CallEach(hit));
+    }
+
+    #[inline(always)]
+    fn walk_sphere(&self, sphere: &Sphere, sink: &mut impl SphereSink) {
         if self.nodes.is_empty() {
             return;
         }
-        let p = sphere.center;
+        let p = Vec3A::from(sphere.center);
         let r2 = sphere.radius * sphere.radius;
-        let mut stack = [0u32; BVH_STACK_SIZE];
+        // (node, first slot, end slot): the run of slots is implied by the median
+        // split, so nodes need not store it.
+        let mut stack = [(0u32, 0u32, 0u32); BVH_STACK_SIZE];
+        stack[0] = (0, 0, self.leaf_ids.len() as u32);
         let mut top = 1usize;
         while top > 0 {
             top -= 1;
-            let i = stack[top] as usize;
-            let node = self.nodes[i];
-            let near = p - p.clamp(node.min, node.max);
+            let (i, begin, end) = stack[top];
+            let node = &self.nodes[i as usize];
+            let (lo, hi) = (node.min(), node.max());
+            // Same operations, in the same order, as `sphere_intersects_aabb`.
+            let near = p.clamp(lo, hi) - p;
             if near.dot(near) > r2 {
                 continue;
             }
-            let far = (p - node.min).abs().max((p - node.max).abs());
+            let range = begin as usize..end as usize;
+            // Every box inside the node is no farther from `p` on any axis than
+            // the node's farthest corner, so this answer is exact for all of them.
+            let far = (p - lo).abs().max((hi - p).abs());
             if far.dot(far) <= r2 {
-                let [begin, end] = self.ranges[i];
-                for &id in &self.leaf_ids[begin as usize..end as usize] {
-                    hit(id);
-                }
+                sink.all(&self.leaf_ids[range]);
             } else if node.is_leaf() {
-                let range = node.first as usize..(node.first + node.count) as usize;
-                for (b, &id) in self.leaf_boxes[range.clone()]
-                    .iter()
-                    .zip(&self.leaf_ids[range])
-                {
-                    if sphere_intersects_aabb(sphere, b) {
-                        hit(id);
-                    }
-                }
+                sink.test(
+                    p,
+                    r2,
+                    &self.leaf_boxes[range.clone()],
+                    &self.leaf_ids[range],
+                );
             } else {
-                stack[top] = node.first + 1;
-                stack[top + 1] = node.first;
+                let mid = split_point(begin, end);
+                let left = node.first();
+                stack[top] = (left + 1, mid, end);
+                stack[top + 1] = (left, begin, mid);
                 top += 2;
             }
         }
@@ -112,6 +127,61 @@ impl Bvh {
             |b| frustum.intersects_aabb(b),
             |id| out.push(id),
         );
+    }
+}
+
+/// Where a sphere walk reports regions: whole runs, and leaves to test.
+trait SphereSink {
+    fn all(&mut self, ids: &[u32]);
+    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]);
+}
+
+/// Boxes touched by the sphere `(p, r2)`, computed as `sphere_intersects_aabb` does.
+#[inline(always)]
+fn touches(p: Vec3A, r2: f32, b: &[Vec3A; 2]) -> bool {
+    let d = p.clamp(b[0], b[1]) - p;
+    d.dot(d) <= r2
+}
+
+struct AppendTo<'a>(&'a mut Vec<u32>);
+
+impl SphereSink for AppendTo<'_> {
+    #[inline(always)]
+    fn all(&mut self, ids: &[u32]) {
+        self.0.extend_from_slice(ids);
+    }
+
+    /// Every id is written and the length advances by the test's result: no branch
+    /// per region.
+    #[inline(always)]
+    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]) {
+        let out = &mut *self.0;
+        let start = out.len();
+        out.extend_from_slice(ids);
+        let mut len = start;
+        for (k, b) in boxes.iter().enumerate() {
+            out[len] = out[start + k];
+            len += touches(p, r2, b) as usize;
+        }
+        out.truncate(len);
+    }
+}
+
+struct CallEach<F>(F);
+
+impl<F: FnMut(u32)> SphereSink for CallEach<F> {
+    #[inline(always)]
+    fn all(&mut self, ids: &[u32]) {
+        ids.iter().for_each(|&id| (self.0)(id));
+    }
+
+    #[inline(always)]
+    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]) {
+        for (b, &id) in boxes.iter().zip(ids) {
+            if touches(p, r2, b) {
+                (self.0)(id);
+            }
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::{
     linear_query_aabb, linear_query_frustum, linear_query_sphere, Aabb, Bvh, BvhBuildError,
-    BvhBuilder, Frustum, Sphere,
+    BvhBuilder, Frustum, Sphere, BVH_LEAF_SIZE,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -115,6 +115,9 @@ fn queries_equal_linear_scans_on_random_worlds() {
                 bvh.query_sphere(&s, &mut fast);
                 linear_query_sphere(&boxes, &s, &mut slow);
                 assert_eq!(sorted(fast.clone()), slow, "{kind:?} n={n} sphere {s:?}");
+                fast.clear();
+                bvh.for_each_in_sphere(&s, |id| fast.push(id));
+                assert_eq!(sorted(fast.clone()), slow, "{kind:?} n={n} for_each {s:?}");
 
                 let qb = Aabb::from_center_extent(c, Vec3::splat(r));
                 fast.clear();
@@ -140,13 +143,14 @@ fn depth_stays_logarithmic_and_coincident_centres_make_one_leaf() {
     let boxes = world(&mut rng, World::Uniform, 20_000);
     let bvh = Bvh::build(&boxes).unwrap();
     bvh.validate().unwrap();
-    // Median split: ceil(log2(20000 / 4)) + 1 = 14 levels.
-    assert!(bvh.depth() <= 14, "depth {}", bvh.depth());
+    // Median split: ceil(log2(20000 / leaf size)) + 1 levels.
+    let levels = (20_000f64 / BVH_LEAF_SIZE as f64).log2().ceil() as usize + 1;
+    assert!(bvh.depth() <= levels, "depth {} > {levels}", bvh.depth());
     let same = world(&mut rng, World::Coincident, 50);
     let bvh = Bvh::build(&same).unwrap();
     bvh.validate().unwrap();
     assert_eq!(bvh.nodes().len(), 1, "coincident centres cannot be split");
-    assert_eq!(bvh.nodes()[0].count, 50);
+    assert_eq!(bvh.nodes()[0].count(), 50);
 }
 
 #[test]
@@ -184,7 +188,8 @@ fn validator_catches_broken_trees() {
     good.validate().unwrap();
 
     let mut shrunk = good.clone();
-    shrunk.nodes[1].max -= Vec3::splat(1000.0);
+    let n = shrunk.nodes[1];
+    shrunk.nodes[1].set_bounds(n.min(), n.max() - 1000.0);
     assert!(
         shrunk.validate().is_err(),
         "a child sticking out of its box"
@@ -196,14 +201,16 @@ fn validator_catches_broken_trees() {
     assert!(twice.validate().is_err(), "a region reached twice");
 
     let mut range = good.clone();
-    range.ranges[1][1] += 1;
+    let leaf = range.nodes.iter().position(|n| n.is_leaf()).unwrap();
+    let count = range.nodes[leaf].count();
+    range.nodes[leaf].set_count(count + 1);
     assert!(
         range.validate().is_err(),
-        "a subtree range that overlaps its sibling"
+        "a leaf whose run overlaps its neighbour's"
     );
 
     let mut cycle = good.clone();
-    cycle.nodes[0].first = 0;
+    cycle.nodes[0].set_first(0);
     assert!(cycle.validate().is_err(), "a child pointing at its parent");
 }
 

@@ -1,6 +1,7 @@
 //! The validator: run after every build in the tests.
 
-use crate::Bvh;
+use super::build::split_point;
+use crate::{Aabb, Bvh};
 
 /// What [`Bvh::validate`] found wrong.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +21,9 @@ pub enum BvhValidationError {
     RegionReach { region: u32, times: u32 },
     /// The arrays disagree in length.
     Lengths { leaf_boxes: usize, leaf_ids: usize },
-    /// A node's subtree range of leaf slots is not its leaf range or the join of
-    /// its children's.
+    /// A leaf's slots are not the run the median split implies for it (see
+    /// [`BvhNode`](crate::BvhNode)): queries that report a whole subtree would
+    /// report the wrong regions.
     Range { node: u32, range: [u32; 2] },
 }
 
@@ -36,7 +38,9 @@ impl std::error::Error for BvhValidationError {}
 impl Bvh {
     /// Checks the invariants: every node box encloses its children's boxes (a leaf's
     /// box encloses its regions'), every node and every region is reachable from the
-    /// root exactly once, children are adjacent and after their parent.
+    /// root exactly once, children are adjacent and after their parent, and every
+    /// leaf holds the run of slots the median split implies (so a subtree's regions
+    /// are the contiguous run its queries report).
     pub fn validate(&self) -> Result<(), BvhValidationError> {
         let n_regions = self.leaf_ids.len();
         if self.leaf_boxes.len() != n_regions {
@@ -57,40 +61,36 @@ impl Bvh {
                 })
             };
         }
-        if self.ranges.len() != self.nodes.len() || self.ranges[0] != [0, n_regions as u32] {
-            return Err(BvhValidationError::Range {
-                node: 0,
-                range: self.ranges.first().copied().unwrap_or([0, 0]),
-            });
-        }
-        let mut stack = vec![0u32];
-        while let Some(i) = stack.pop() {
+        let mut stack = vec![(0u32, 0u32, n_regions as u32)];
+        while let Some((i, begin, end)) = stack.pop() {
             node_seen[i as usize] += 1;
             if node_seen[i as usize] > 1 {
                 return Err(BvhValidationError::NodeReach { node: i, times: 2 });
             }
             let node = self.nodes[i as usize];
             let b = node.aabb();
-            let range = self.ranges[i as usize];
-            let range_ok = if node.is_leaf() {
-                range == [node.first, node.first + node.count]
-            } else {
-                let c = node.first as usize;
-                c + 1 < self.ranges.len()
-                    && self.ranges[c][0] == range[0]
-                    && self.ranges[c][1] == self.ranges[c + 1][0]
-                    && self.ranges[c + 1][1] == range[1]
-            };
-            if !range_ok {
-                return Err(BvhValidationError::Range { node: i, range });
+            if node.is_leaf()
+                && [node.first(), node.first().wrapping_add(node.count())] != [begin, end]
+            {
+                return Err(BvhValidationError::Range {
+                    node: i,
+                    range: [begin, end],
+                });
+            }
+            if !node.is_leaf() && end - begin < 2 {
+                return Err(BvhValidationError::Range {
+                    node: i,
+                    range: [begin, end],
+                });
             }
             if node.is_leaf() {
-                let end = node.first as usize + node.count as usize;
+                let end = node.first() as usize + node.count() as usize;
                 if end > n_regions {
                     return Err(BvhValidationError::OutOfRange { node: i });
                 }
-                for slot in node.first as usize..end {
-                    if !b.contains(&self.leaf_boxes[slot]) {
+                for slot in node.first() as usize..end {
+                    let [min, max] = self.leaf_boxes[slot];
+                    if !b.contains(&Aabb::new(min.into(), max.into())) {
                         return Err(BvhValidationError::NotEnclosing {
                             node: i,
                             child: slot as u32,
@@ -104,7 +104,7 @@ impl Bvh {
                     region_seen[id] += 1;
                 }
             } else {
-                let c = node.first;
+                let c = node.first();
                 if c <= i || c as usize + 1 >= self.nodes.len() {
                     return Err(BvhValidationError::OutOfRange { node: i });
                 }
@@ -116,8 +116,10 @@ impl Bvh {
                             leaf_slot: false,
                         });
                     }
-                    stack.push(child);
                 }
+                let mid = split_point(begin, end);
+                stack.push((c, begin, mid));
+                stack.push((c + 1, mid, end));
             }
         }
         if let Some((node, &times)) = node_seen.iter().enumerate().find(|(_, &t)| t != 1) {
