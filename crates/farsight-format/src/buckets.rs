@@ -116,6 +116,9 @@ pub(crate) fn decode(
         return Err(BucketError::Frame);
     }
     // Validate every bucket and the bit count before unpacking without checks.
+    if buckets.len() != n * c {
+        return Err(BucketError::Frame);
+    }
     let mut total: u64 = 0;
     let mut max = 0u8;
     for &k in buckets.iter() {
@@ -134,20 +137,59 @@ pub(crate) fn decode(
     let mut pos = 0usize;
     for comp in 0..c {
         let ks = &buckets[comp * n..(comp + 1) * n];
-        for (i, &k) in ks.iter().enumerate() {
-            let k = k as u32;
-            let byte = pos >> 3;
-            let word = u64::from_le_bytes(padded[byte..byte + 8].try_into().expect("8 bytes"));
-            let m = k.saturating_sub(1);
-            let low = (word >> (pos & 7)) as u32 & ((1u32 << m) - 1);
-            pos += m as usize;
-            let lead = (1u32 << k) >> 1;
-            let v = (lead | low) as u16;
-            out[i * c + comp] = if zigzag { unzigzag(v) } else { v };
+        let dst = out[comp..].iter_mut().step_by(c);
+        if ks.iter().all(|&k| k <= 1) {
+            // Flags and constant components (a position's tangent-sign word): the
+            // bucket is the value, and there are no bits to read.
+            for (&k, d) in ks.iter().zip(dst) {
+                *d = if zigzag { unzigzag(k as u16) } else { k as u16 };
+            }
+            continue;
         }
+        pos = if zigzag {
+            unpack::<true>(ks, dst, padded, pos)
+        } else {
+            unpack::<false>(ks, dst, padded, pos)
+        };
     }
     Ok(())
 }
+
+/// Unpacks one component's values from their buckets and the packed bits from bit
+/// `pos` on; returns the bit position after them. `padded` ends in 8 zero bytes past
+/// the last bit any bucket asks for (checked by the caller).
+#[inline(always)]
+fn unpack<'o, const ZIGZAG: bool>(
+    ks: &[u8],
+    dst: impl Iterator<Item = &'o mut u16>,
+    padded: &[u8],
+    mut pos: usize,
+) -> usize {
+    for (&k, d) in ks.iter().zip(dst) {
+        // Buckets were checked to be at most 16.
+        let (m, lead) = BUCKET[k as usize & 31];
+        let word = match padded.get(pos >> 3..(pos >> 3) + 8) {
+            Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+            None => 0,
+        };
+        let low = (word >> (pos & 7)) as u32 & ((1u32 << m) - 1);
+        pos += m as usize;
+        let v = (lead | low) as u16;
+        *d = if ZIGZAG { unzigzag(v) } else { v };
+    }
+    pos
+}
+
+/// Per bucket: the bits stored below the leading one, and the leading one.
+const BUCKET: [(u32, u32); 32] = {
+    let mut t = [(0, 0); 32];
+    let mut k = 1;
+    while k <= 16 {
+        t[k] = (k as u32 - 1, 1 << (k - 1));
+        k += 1;
+    }
+    t
+};
 
 #[cfg(all(test, feature = "encode"))]
 mod tests {

@@ -1,4 +1,5 @@
-//! Cooked mesh records (version 2, seed 004 "The cooked file"): layout and decoder.
+//! Cooked mesh records (version 2, seed 004 "The cooked file"): layout and parsing
+//! (the decoder is `decode.rs`).
 //!
 //! ```text
 //! CookedHeader        144 bytes: counts, bits, bounds, uv bounds, five StreamDescs
@@ -15,13 +16,17 @@
 //!
 //! Header flags say which streams hold prediction residuals instead of codes:
 //! `PREDICTED_POSITIONS` and `PREDICTED_UVS` (zigzag residuals of a parallelogram walk
-//! over the triangles), `PREDICTED_NORMALS` (wrapping residuals against the geometric
+//! over the triangles; positions may lean towards the edge midpoint by the header's
+//! `position_damping`, which the writer picks per record), `PREDICTED_NORMALS` (wrapping residuals against the geometric
 //! normal of the quantised surface); see `predict.rs`. Predictions are exact integer
 //! arithmetic, so decoding is a pure function of the bytes.
 //!
-//! Each stream is stored raw, meshopt-coded, meshopt-coded then zstd-compressed, or
-//! split into byte planes then zstd-compressed, whichever is smallest (see
-//! [`Codec`]). UVs are quantised against their bounds rather than stored as half
+//! Each stream is stored raw, meshopt-coded, meshopt-coded then zstd-compressed,
+//! split into byte planes then zstd-compressed, or (vertex streams) split into bit
+//! lengths through zstd and raw low bits (the bucket codecs, `buckets.rs`), whichever
+//! is smallest (see [`Codec`]). Records written before the bucket codecs and
+//! `position_damping` existed have neither (the byte was reserved and zero, which
+//! means the plain parallelogram), so they read unchanged. UVs are quantised against their bounds rather than stored as half
 //! floats because they are metres on a building and run to hundreds, where a half
 //! float's step is centimetres (seed 004).
 //!
