@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(clap::Args)]
 pub struct StreamSimArgs {
-    /// Folder the world is written to (scene index, region files, model files).
+    /// Folder the world is written to (scene index, region files, and one farsight
+    /// cluster-level file per model level).
     #[arg(long, default_value = "stream-sim-world")]
     pub dir: PathBuf,
     /// The world is N x N regions of 100 units.
@@ -102,7 +103,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .sum();
     spinner.finish_and_clear();
     println!(
-        "world: {} regions, {} models ({} levels, {:.1} MiB of level files) written to {} in {:.2} s",
+        "world: {} regions, {} models ({} levels as farsight cluster-level files, {:.1} MiB) written to {} in {:.2} s",
         args.regions_side * args.regions_side,
         args.models,
         args.models as u64 * args.levels as u64,
@@ -219,7 +220,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("  evictions {evictions}; frames under pressure {pressured}; bias at most {max_bias}, at the end {}", last.map_or(0, |l| l.bias));
     println!(
-        "  levels resident at the end {} ({:.1} MiB); read errors {}",
+        "  levels resident at the end {} ({:.1} MiB); failed reads or level checks {}",
         last.map_or(0, |l| l.levels_resident),
         last.map_or(0, |l| l.bytes_resident) as f64 / MIB,
         sim.clusters().read_errors()

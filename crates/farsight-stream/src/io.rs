@@ -33,6 +33,13 @@ pub enum ReadError {
     },
     #[error("{path}: injected failure at offset {offset}")]
     Injected { path: PathBuf, offset: u64 },
+    /// Every chunk arrived and the level's bytes failed their check.
+    #[error("{path}: {source}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: crate::cluster::LevelFileError,
+    },
 }
 
 /// Decides, before a read touches the disk, whether it fails. Tests use it to make a

@@ -5,7 +5,6 @@
 //! `farsight-cluster`'s fit/keep/wanted rule; the cluster streamer loads them.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,13 +16,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cluster::{
-    ClusterStreamer, CpuUploader, FrameStats, LevelDesc, LevelFile, ModelDesc, ModelRequest,
-    SchedulerConfig,
+    check_level_file, encode_level_file, synthetic_level, ClusterStreamer, CpuUploader, FrameStats,
+    LevelDesc, LevelFile, ModelDesc, ModelRequest, SchedulerConfig,
 };
 use crate::region::{
     write_scene, EntityRecord, EntitySink, RegionSpec, RegionState, RegionWorld, SceneError,
     StreamingSource,
 };
+use farsight_format::NO_PARENT_ERROR;
 
 /// What to generate and how to fly.
 #[derive(Clone, Debug)]
@@ -81,8 +81,9 @@ pub struct SimModel {
     pub desc: ModelDesc,
 }
 
-/// Writes the world: a scene index and region files, and one file per model holding
-/// its levels back to back. Returns the models and the scene index path.
+/// Writes the world: a scene index and region files, and for every model one farsight
+/// container per level (`models/model-<m>/level-<l>.farsight`) holding a cluster
+/// level record. Returns the models, the scene index path and the level files.
 pub fn generate(
     config: &SimConfig,
 ) -> Result<(Vec<SimModel>, PathBuf, Vec<LevelFile>), SceneError> {
@@ -94,35 +95,53 @@ pub fn generate(
     let models_dir = config.dir.join("models");
     std::fs::create_dir_all(&models_dir).map_err(io(&models_dir))?;
     let mut models = Vec::with_capacity(config.models as usize);
-    let mut files = Vec::with_capacity(config.models as usize);
-    let mut buf = Vec::new();
+    let mut files = Vec::with_capacity(config.models as usize * config.levels as usize);
     for m in 0..config.models {
         let radius = rng.random_range(3.0..15.0f32);
         let finest = rng.random_range(config.finest_bytes.0..=config.finest_bytes.1);
-        let mut levels = Vec::new();
-        let mut errors = Vec::new();
-        buf.clear();
+        let errors: Vec<f32> = (0..config.levels)
+            .map(|l| {
+                if l + 1 == config.levels {
+                    NO_PARENT_ERROR
+                } else {
+                    radius * 0.005 * (1u32 << l) as f32
+                }
+            })
+            .collect();
+        let model_dir = models_dir.join(format!("model-{m}"));
+        std::fs::create_dir_all(&model_dir).map_err(io(&model_dir))?;
+        let mut levels = Vec::with_capacity(config.levels as usize);
         for l in 0..config.levels {
-            let bytes = (finest >> l).max(4096);
-            levels.push(LevelDesc {
-                file: m,
-                offset: buf.len() as u64,
-                bytes,
-            });
-            let start = buf.len();
-            buf.resize(start + bytes as usize, 0);
-            rng.fill(&mut buf[start..]);
-            errors.push(if l + 1 == config.levels {
-                f32::MAX
+            // A level's own error is its finer neighbour's parent error.
+            let own = if l == 0 {
+                radius * 0.0025
             } else {
-                radius * 0.005 * (1u32 << l) as f32
+                errors[l as usize - 1]
+            };
+            let parts = synthetic_level(
+                l as u32,
+                (finest >> l).max(4096),
+                radius,
+                own,
+                errors[l as usize],
+                &mut rng,
+            );
+            let path = model_dir.join(format!("level-{l}.farsight"));
+            let bytes =
+                encode_level_file(&format!("model {m} level {l}"), &parts).map_err(|source| {
+                    SceneError::Format {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+            std::fs::write(&path, &bytes).map_err(io(&path))?;
+            levels.push(LevelDesc {
+                file: files.len() as u32,
+                offset: 0,
+                bytes: bytes.len() as u64,
             });
+            files.push(LevelFile { path });
         }
-        let path = models_dir.join(format!("model-{m}.bin"));
-        std::fs::File::create(&path)
-            .and_then(|mut f| f.write_all(&buf))
-            .map_err(io(&path))?;
-        files.push(LevelFile { path });
         models.push(SimModel {
             radius,
             errors,
@@ -231,7 +250,8 @@ impl Sim {
             files,
             config.io_threads,
             CpuUploader::default(),
-        );
+        )
+        .with_level_check(check_level_file);
         let n = models.len();
         Ok(Self {
             requests: models
@@ -425,6 +445,19 @@ mod tests {
         assert!(visible_frames > config.frames / 2, "models were in view");
         assert!(uploaded > 0);
         assert!(sim.clusters().uploader().max_frame_bytes <= budget);
+        // Every level is a farsight file checked by the format reader on arrival, and
+        // what reached the uploader is a whole, valid file.
+        assert_eq!(sim.clusters().read_errors(), 0);
+        let mut checked = 0;
+        for (m, model) in sim.models.iter().enumerate() {
+            for l in 0..model.desc.levels.len() as u8 {
+                if let Some(bytes) = sim.clusters().uploader().level(m as u32, l) {
+                    assert_eq!(check_level_file(bytes).unwrap().level, l as u32);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > sim.models.len(), "finer levels arrived too");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

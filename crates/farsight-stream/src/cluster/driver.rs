@@ -3,15 +3,47 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use super::level_file::{LevelFileError, LevelFileSummary};
 use super::scheduler::ClusterScheduler;
 use super::types::{
     ChunkCompletion, Decision, FrameStats, ModelDesc, ModelRequest, SchedulerConfig,
 };
 use super::upload::Uploader;
 use crate::io::{read_range, FaultInjector, IoPool, ReadError};
+
+/// Checks a level's complete bytes (every chunk arrived) on the worker thread that
+/// read its last chunk: [`check_level_file`](super::check_level_file) for levels
+/// stored as farsight files. A level that fails counts as a failed read of that
+/// chunk, so it is retried and then marked failed like any other bad read.
+pub type LevelCheck = fn(&[u8]) -> Result<LevelFileSummary, LevelFileError>;
+
+/// A level's chunks as they arrive, for the [`LevelCheck`].
+#[derive(Debug)]
+struct Assembly {
+    bytes: Vec<u8>,
+    arrived: Vec<bool>,
+    missing: usize,
+}
+
+impl Assembly {
+    /// Puts chunk `k` at `at`; returns whether the level is complete.
+    fn put(&mut self, k: usize, at: usize, bytes: &[u8]) -> bool {
+        if let (Some(dst), Some(flag)) = (
+            self.bytes.get_mut(at..at + bytes.len()),
+            self.arrived.get_mut(k),
+        ) {
+            dst.copy_from_slice(bytes);
+            if !*flag {
+                *flag = true;
+                self.missing -= 1;
+            }
+        }
+        self.missing == 0
+    }
+}
 
 /// A file holding level bytes; [`LevelDesc::file`](super::LevelDesc) indexes a list of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +75,8 @@ pub struct ClusterStreamer<U: Uploader> {
     decisions: Vec<Decision>,
     recording: Option<Vec<RecordedFrame>>,
     read_errors: u64,
+    check: Option<LevelCheck>,
+    assemblies: HashMap<(u32, u8), Arc<Mutex<Assembly>>>,
 }
 
 impl<U: Uploader> std::fmt::Debug for ClusterStreamer<U> {
@@ -78,7 +112,20 @@ impl<U: Uploader> ClusterStreamer<U> {
             decisions: Vec::new(),
             recording: None,
             read_errors: 0,
+            check: None,
+            assemblies: HashMap::new(),
         }
+    }
+
+    /// Checks every level once all its chunks have arrived (see [`LevelCheck`]).
+    pub fn with_level_check(mut self, check: LevelCheck) -> Self {
+        self.check = Some(check);
+        self
+    }
+
+    /// Levels whose chunks are being gathered for the check.
+    pub fn levels_assembling(&self) -> usize {
+        self.assemblies.len()
     }
 
     /// Makes reads fail where `faults` says so (tests).
@@ -159,15 +206,46 @@ impl<U: Uploader> ClusterStreamer<U> {
             match *d {
                 Decision::Read {
                     request,
+                    model,
+                    level,
+                    chunk: k,
                     file,
                     offset,
                     len,
-                    ..
                 } => {
                     let path = Arc::clone(&self.files[file as usize]);
                     let faults = self.faults.clone();
+                    let check = self.check.map(|check| {
+                        let bytes = self.scheduler.level_desc(model, level).bytes;
+                        let assembly = self.assemblies.entry((model, level)).or_insert_with(|| {
+                            let chunks = bytes.div_ceil(chunk).max(1) as usize;
+                            Arc::new(Mutex::new(Assembly {
+                                bytes: vec![0; bytes as usize],
+                                arrived: vec![false; chunks],
+                                missing: chunks,
+                            }))
+                        });
+                        (check, Arc::clone(assembly))
+                    });
                     self.pool.submit(request, move || {
-                        read_range(&path, offset, len, faults.as_deref())
+                        let bytes = read_range(&path, offset, len, faults.as_deref())?;
+                        if let Some((check, assembly)) = check {
+                            let mut a = assembly.lock().unwrap_or_else(PoisonError::into_inner);
+                            let k = k as usize;
+                            if a.put(k, (k as u64 * chunk) as usize, &bytes) {
+                                if let Err(source) = check(&a.bytes) {
+                                    // Read again on retry, and checked again.
+                                    a.arrived[k] = false;
+                                    a.missing += 1;
+                                    return Err(ReadError::Invalid {
+                                        path: path.to_path_buf(),
+                                        source,
+                                    });
+                                }
+                                a.bytes = Vec::new();
+                            }
+                        }
+                        Ok(bytes)
                     });
                 }
                 Decision::Copy {
@@ -187,9 +265,20 @@ impl<U: Uploader> ClusterStreamer<U> {
                     self.uploader
                         .queue_copy(model, level, k as u64 * chunk, &self.staging[range]);
                 }
-                Decision::Ready { model, level } => self.uploader.level_ready(model, level),
-                Decision::Evict { model, level } => self.uploader.evict(model, level),
-                Decision::Failed { .. } => {}
+                Decision::Ready { model, level } => {
+                    self.assemblies.remove(&(model, level));
+                    self.uploader.level_ready(model, level);
+                }
+                Decision::Evict { model, level } => {
+                    self.assemblies.remove(&(model, level));
+                    self.uploader.evict(model, level);
+                }
+                Decision::Failed { model, level } => {
+                    // The failed level's load and every finer one are cancelled.
+                    for l in 0..=level {
+                        self.assemblies.remove(&(model, l));
+                    }
+                }
             }
         }
         self.uploader.end_frame();

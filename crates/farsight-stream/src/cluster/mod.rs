@@ -9,11 +9,16 @@
 //! a run and feeding them to a fresh scheduler replays the same decisions.
 
 mod driver;
+mod level_file;
 mod scheduler;
 mod types;
 mod upload;
 
-pub use driver::{ClusterStreamer, LevelFile};
+pub use driver::{ClusterStreamer, LevelCheck, LevelFile};
+pub use level_file::{
+    check_level_file, encode_level_file, synthetic_level, LevelFileError, LevelFileSummary,
+    LevelParts,
+};
 pub use scheduler::ClusterScheduler;
 pub use types::{
     ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelRequest, SchedulerConfig,
@@ -21,5 +26,7 @@ pub use types::{
 };
 pub use upload::{CpuUploader, Uploader};
 
+#[cfg(test)]
+mod level_file_tests;
 #[cfg(test)]
 mod tests;

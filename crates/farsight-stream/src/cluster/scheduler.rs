@@ -126,6 +126,11 @@ impl ClusterScheduler {
         s
     }
 
+    /// Where level `level` of `model` is stored.
+    pub fn level_desc(&self, model: u32, level: u8) -> LevelDesc {
+        self.levels[self.level_index(model, level)]
+    }
+
     pub fn config(&self) -> &SchedulerConfig {
         &self.config
     }
