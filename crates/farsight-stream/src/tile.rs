@@ -2,7 +2,9 @@
 //! `lod_levels` (a file per level and its switch distance). Only the active level of
 //! a tile is loaded; the level is chosen by `farsight-lod`'s tile rule with the
 //! hysteresis factor, from the camera position taken through the scene-root
-//! transform, so LOD and streaming agree when the root moves.
+//! transform, so LOD and streaming agree when the root moves. Past its unload
+//! distance (by default its last level's switch distance) a tile shows nothing and
+//! holds no level; it comes back inside the same hysteresis band.
 //!
 //! The manifest and each level file are farsight containers. A level file's payload
 //! is one record ([`TILE_PAYLOAD`]) handed to the engine's [`TileSink`] as bytes.
@@ -41,6 +43,12 @@ pub struct TileEntry {
     pub max: [f32; 3],
     /// Finest first, switch distances increasing.
     pub lod_levels: Vec<TileLodLevel>,
+    /// Past this distance the tile shows nothing and holds no level in memory (seed
+    /// 000: streaming loads and unloads the active level by distance). Absent: the
+    /// last level's switch distance, the furthest any level is used at. It comes
+    /// back once inside `unload_distance * hysteresis_factor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unload_distance: Option<f32>,
 }
 
 /// The tile manifest.
@@ -121,15 +129,20 @@ pub enum TileError {
 }
 
 /// What the engine implements to show tiles. `show` replaces whatever level the tile
-/// showed before: only one level of a tile exists at a time.
+/// showed before: only one level of a tile exists at a time. `hide` drops the tile's
+/// level: the camera went past its unload distance.
 pub trait TileSink {
     fn show(&mut self, tile: u32, level: u8, payload: &[u8]);
+    fn hide(&mut self, tile: u32);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TileState {
-    /// Level chosen by the LOD rule last frame (the hysteresis reference).
+    /// Level chosen by the LOD rule last frame (the hysteresis reference); `None`
+    /// while the tile is past its unload distance or before the first frame.
     target: Option<u8>,
+    /// The tile was placed (in or out of range) at least once.
+    seen: bool,
     /// Level whose payload the sink shows.
     shown: Option<u8>,
     /// Level being read.
@@ -141,6 +154,8 @@ struct TileState {
 pub struct TileFrameStats {
     pub loads_started: u32,
     pub switches: u32,
+    /// Tiles that went past their unload distance this frame and were hidden.
+    pub unloads: u32,
     pub failures: u32,
     pub tiles_shown: u32,
 }
@@ -151,6 +166,7 @@ pub struct TileStreamer<S: TileSink> {
     tiles: Vec<TileEntry>,
     bounds: Vec<Aabb>,
     switches: Vec<Vec<f32>>,
+    unload: Vec<f32>,
     state: Vec<TileState>,
     pool: IoPool<Result<Vec<u8>, SceneError>>,
     drained: Vec<(u64, Result<Vec<u8>, SceneError>)>,
@@ -180,6 +196,7 @@ impl<S: TileSink> TileStreamer<S> {
             .into_manifest();
         let mut bounds = Vec::with_capacity(m.tiles.len());
         let mut switches = Vec::with_capacity(m.tiles.len());
+        let mut unload = Vec::with_capacity(m.tiles.len());
         for (i, t) in m.tiles.iter().enumerate() {
             let bad = |what| TileError::BadTile {
                 path: manifest.to_owned(),
@@ -209,14 +226,23 @@ impl<S: TileSink> TileStreamer<S> {
                     return Err(bad("a level file leaves the manifest's folder"));
                 }
             }
+            let last = s[s.len() - 1];
+            let u = t.unload_distance.unwrap_or(last);
+            if !u.is_finite() || u < last {
+                return Err(bad(
+                    "unload_distance must be finite and at least the last switch distance",
+                ));
+            }
             bounds.push(b);
             switches.push(s);
+            unload.push(u);
         }
         Ok(Self {
             dir: manifest.parent().unwrap_or(Path::new(".")).to_owned(),
             state: vec![
                 TileState {
                     target: None,
+                    seen: false,
                     shown: None,
                     loading: None
                 };
@@ -225,6 +251,7 @@ impl<S: TileSink> TileStreamer<S> {
             tiles: m.tiles,
             bounds,
             switches,
+            unload,
             pool: IoPool::new(threads, "farsight-tile-io"),
             drained: Vec::new(),
             hysteresis_factor: DEFAULT_TILE_HYSTERESIS_FACTOR,
@@ -254,7 +281,7 @@ impl<S: TileSink> TileStreamer<S> {
         self.state[tile as usize].shown
     }
 
-    /// The level the LOD rule chose last frame.
+    /// The level the LOD rule chose last frame; `None` past the unload distance.
     pub fn target(&self, tile: u32) -> Option<u8> {
         self.state[tile as usize].target
     }
@@ -276,6 +303,8 @@ impl<S: TileSink> TileStreamer<S> {
             let s = &mut self.state[tile as usize];
             s.loading = None;
             match result {
+                // Read for a tile that went out of range meanwhile: nothing to show.
+                Ok(_) if s.target.is_none() => {}
                 Ok(payload) => {
                     // Swap in one call: the old level is gone the moment the new one shows.
                     self.sink.show(tile, level, &payload);
@@ -291,6 +320,23 @@ impl<S: TileSink> TileStreamer<S> {
         let local = effective_camera_position(camera, scene_root);
         for (i, s) in self.state.iter_mut().enumerate() {
             let d = self.bounds[i].distance_squared(local).sqrt();
+            // In range: inside the unload distance, or inside it times the
+            // hysteresis factor to come back once out (the same band as a switch
+            // to a finer level).
+            let reach = if s.seen && s.target.is_none() {
+                self.unload[i] * self.hysteresis_factor
+            } else {
+                self.unload[i]
+            };
+            s.seen = true;
+            if d > reach {
+                s.target = None;
+                if s.shown.take().is_some() {
+                    self.sink.hide(i as u32);
+                    st.unloads += 1;
+                }
+                continue;
+            }
             let level = select_tile_level(
                 s.target.map(usize::from),
                 d,
@@ -322,148 +368,5 @@ pub fn effective_camera_position(camera: Vec3, scene_root: &Mat4) -> Vec3 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    #[derive(Default)]
-    struct Shown {
-        tiles: HashMap<u32, (u8, Vec<u8>)>,
-        shows: u32,
-    }
-
-    impl TileSink for Shown {
-        fn show(&mut self, tile: u32, level: u8, payload: &[u8]) {
-            self.tiles.insert(tile, (level, payload.to_vec()));
-            self.shows += 1;
-        }
-    }
-
-    fn write_tiles(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("farsight-tiles-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut tiles = Vec::new();
-        for t in 0..4u32 {
-            let x = t as f32 * 100.0;
-            let mut levels = Vec::new();
-            for (l, d) in [50.0f32, 150.0, 400.0].iter().enumerate() {
-                let file = format!("tile{t}-lod{l}.farsight");
-                write_tile_level(&dir.join(&file), &vec![(t * 10 + l as u32) as u8; 100 >> l])
-                    .unwrap();
-                levels.push(TileLodLevel {
-                    file,
-                    switch_distance: *d,
-                });
-            }
-            tiles.push(TileEntry {
-                name: format!("tile {t}"),
-                min: [x, 0.0, 0.0],
-                max: [x + 100.0, 10.0, 100.0],
-                lod_levels: levels,
-            });
-        }
-        let path = dir.join("tiles.farsight");
-        write_tile_manifest(&path, &TileManifest { tiles }).unwrap();
-        path
-    }
-
-    fn settle(s: &mut TileStreamer<Shown>, camera: Vec3, root: &Mat4) {
-        for _ in 0..50 {
-            s.update(camera, root);
-            s.wait_for_io(Duration::from_millis(5));
-        }
-        s.update(camera, root);
-    }
-
-    #[test]
-    fn only_the_active_level_is_loaded_and_switches_use_the_hysteresis_band() {
-        let path = write_tiles("band");
-        let mut s = TileStreamer::open(&path, Shown::default(), 2).unwrap();
-        let root = Mat4::IDENTITY;
-        // Tile 0 spans x 0..100; a camera at x = -40 is 40 away: level 0.
-        settle(&mut s, Vec3::new(-40.0, 5.0, 50.0), &root);
-        assert_eq!(s.shown(0), Some(0));
-        assert_eq!(s.sink().tiles[&0], (0, vec![0u8; 100]));
-        // 60 away: past 50, level 1.
-        settle(&mut s, Vec3::new(-60.0, 5.0, 50.0), &root);
-        assert_eq!(s.shown(0), Some(1));
-        assert_eq!(s.sink().tiles[&0], (1, vec![1u8; 50]));
-        // 47 away: inside 50 but not inside 50 * 0.9 = 45: stays at level 1.
-        settle(&mut s, Vec3::new(-47.0, 5.0, 50.0), &root);
-        assert_eq!(s.shown(0), Some(1));
-        // 44 away: back to level 0.
-        settle(&mut s, Vec3::new(-44.0, 5.0, 50.0), &root);
-        assert_eq!(s.shown(0), Some(0));
-        // Tile 3 (x 300..400) is 344 away: its last level.
-        assert_eq!(s.shown(3), Some(2));
-        assert_eq!(s.sink().tiles.len(), 4, "one level per tile");
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn moving_the_scene_root_moves_the_tiles_with_it() {
-        let path = write_tiles("root");
-        let mut a = TileStreamer::open(&path, Shown::default(), 1).unwrap();
-        let mut b = TileStreamer::open(&path, Shown::default(), 1).unwrap();
-        let cam = Vec3::new(-60.0, 5.0, 50.0);
-        let shift = Mat4::from_translation(Vec3::new(500.0, 0.0, -30.0));
-        settle(&mut a, cam, &Mat4::IDENTITY);
-        // Root and camera moved together: the same levels.
-        settle(&mut b, shift.transform_point3(cam), &shift);
-        for t in 0..4 {
-            assert_eq!(a.shown(t), b.shown(t), "tile {t}");
-        }
-        // Root moved under a still camera: tile 0 is now 540 units away.
-        settle(&mut b, cam, &shift);
-        assert_eq!(b.shown(0), Some(2));
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn a_corrupt_level_keeps_the_level_shown_and_a_bad_manifest_is_refused() {
-        let path = write_tiles("corrupt");
-        let dir = path.parent().unwrap().to_owned();
-        let lvl = dir.join("tile0-lod1.farsight");
-        let mut b = std::fs::read(&lvl).unwrap();
-        let n = b.len();
-        b[n - 3] ^= 1;
-        std::fs::write(&lvl, b).unwrap();
-        let mut s = TileStreamer::open(&path, Shown::default(), 1).unwrap();
-        settle(&mut s, Vec3::new(-40.0, 5.0, 50.0), &Mat4::IDENTITY);
-        assert_eq!(s.shown(0), Some(0));
-        for _ in 0..3 {
-            s.update(Vec3::new(-60.0, 5.0, 50.0), &Mat4::IDENTITY);
-            s.wait_for_io(Duration::from_millis(20));
-        }
-        assert_eq!(
-            s.shown(0),
-            Some(0),
-            "the failed level 1 never replaced level 0"
-        );
-
-        let m = TileManifest {
-            tiles: vec![TileEntry {
-                name: "bad".into(),
-                min: [0.0; 3],
-                max: [1.0; 3],
-                lod_levels: vec![
-                    TileLodLevel {
-                        file: "a".into(),
-                        switch_distance: 10.0,
-                    },
-                    TileLodLevel {
-                        file: "b".into(),
-                        switch_distance: 5.0,
-                    },
-                ],
-            }],
-        };
-        let bad = dir.join("bad.farsight");
-        write_tile_manifest(&bad, &m).unwrap();
-        let err = TileStreamer::open(&bad, Shown::default(), 1).unwrap_err();
-        assert!(err.to_string().contains("increasing"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+#[path = "tile_tests.rs"]
+mod tests;
