@@ -1,15 +1,17 @@
-//! `farsight cook mesh IN -o OUT [--lod-chain|--clusters]`: import a glTF or OBJ
-//! mesh, prepare it and write a discrete LOD chain or a cluster LOD DAG.
+//! `farsight cook mesh IN... -o OUT [--lod-chain|--clusters]`: import glTF or OBJ
+//! meshes, prepare them and write a discrete LOD chain or a cluster LOD DAG each.
+//! Several inputs cook in parallel (rayon, one mesh per core, results in input
+//! order); `OUT` is then a directory and each file is named after its input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 
 use farsight_mesh::{
-    cook_clusters, encode_lod_chain, generate_lod_chain, import_prepared, write_atomically,
-    ClusterConfig, LodChainConfig,
+    cook_file, write_atomically, ClusterConfig, CookKind, CookOutput, Cooked, LodChainConfig,
 };
 
 #[derive(Args)]
@@ -20,15 +22,17 @@ pub struct CookArgs {
 
 #[derive(Subcommand)]
 enum CookWhat {
-    /// Cook a .gltf, .glb or .obj mesh into a farsight file.
+    /// Cook .gltf, .glb or .obj meshes into farsight files.
     Mesh(MeshArgs),
 }
 
 #[derive(Args)]
 struct MeshArgs {
-    /// Input mesh (.gltf with its .bin, .glb, or .obj).
-    input: PathBuf,
-    /// Output farsight file.
+    /// Input meshes (.gltf with its .bin, .glb, or .obj); several cook in parallel.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output farsight file, or with several inputs (or an existing directory) the
+    /// directory that receives `<input name>.farsight` for each.
     #[arg(short, long)]
     output: PathBuf,
     /// Write a discrete LOD chain (seed 002): half, then a quarter per level.
@@ -48,47 +52,45 @@ struct MeshArgs {
     max_levels: Option<usize>,
 }
 
+/// Where each input's file goes; refuses two inputs that would write one file.
+fn outputs(a: &MeshArgs) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    if a.inputs.len() == 1 && !a.output.is_dir() {
+        return Ok(vec![a.output.clone()]);
+    }
+    if !a.output.is_dir() {
+        return Err(format!(
+            "{} inputs need -o to name an existing directory; {} is not one",
+            a.inputs.len(),
+            a.output.display()
+        )
+        .into());
+    }
+    let mut out: Vec<PathBuf> = Vec::with_capacity(a.inputs.len());
+    for input in &a.inputs {
+        let stem = input.file_stem().unwrap_or(input.as_os_str());
+        let path = a.output.join(Path::new(stem).with_extension("farsight"));
+        if let Some(i) = out.iter().position(|p| *p == path) {
+            return Err(format!(
+                "{} and {} would both write {}",
+                a.inputs[i].display(),
+                input.display(),
+                path.display()
+            )
+            .into());
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
 pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
     let CookWhat::Mesh(a) = args.what;
-    let steps = 4;
-    let bar = ProgressBar::new(steps);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} {msg} ({elapsed})")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(Duration::from_millis(100));
-    bar.set_message(format!("importing {}", a.input.display()));
-    let (prepared, mut warnings) = import_prepared(&a.input)?;
-    bar.inc(1);
-    let tris = prepared.mesh.triangle_count();
-    let mut report = Vec::new();
-    let bytes = if a.lod_chain {
-        bar.set_message(format!("simplifying {tris} triangles into a LOD chain"));
+    let kind = if a.lod_chain {
         let mut config = LodChainConfig::default();
         if let Some(m) = a.max_levels {
             config.max_levels = m;
         }
-        let chain = generate_lod_chain(&prepared.mesh, &config);
-        bar.inc(1);
-        warnings.extend(chain.warnings.iter().cloned());
-        report.push(format!(
-            "{:<24} {:>10} {:>12} {:>14}",
-            "level", "triangles", "error", "hand-over"
-        ));
-        for l in &chain.levels {
-            report.push(format!(
-                "{:<24} {:>10} {:>12.6} {:>14.3}",
-                l.name,
-                l.mesh.triangle_count(),
-                l.error,
-                l.max_distance
-            ));
-        }
-        bar.set_message("encoding");
-        let bytes = encode_lod_chain(&prepared.mesh.name, &chain)?;
-        bar.inc(1);
-        bytes
+        CookKind::LodChain(config)
     } else {
         let mut config = ClusterConfig {
             max_triangles: a.cluster_triangles,
@@ -98,62 +100,114 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(m) = a.max_levels {
             config.max_levels = m;
         }
-        bar.set_message(format!(
-            "building the cluster DAG of {tris} triangles and checking every cut"
-        ));
-        let mesh = cook_clusters(&prepared.mesh, &config)?;
-        bar.inc(1);
-        warnings.extend(mesh.warnings.iter().cloned());
-        report.push(format!(
-            "{:<6} {:>10} {:>9} {:>8} {:>12} {:>15} {:>12}",
-            "level", "triangles", "clusters", "copied", "max error", "max parent err", "hand-over"
-        ));
-        for (i, l) in mesh.levels.iter().enumerate() {
-            let parent = l.max_parent_error();
-            let (parent, hand_over) = if parent == f32::MAX {
-                ("always".to_owned(), "never".to_owned())
-            } else {
-                (
-                    format!("{parent:.6}"),
-                    format!("{:.3}", farsight_mesh::one_pixel_distance(parent)),
-                )
-            };
-            report.push(format!(
-                "{:<6} {:>10} {:>9} {:>8} {:>12.6} {:>15} {:>12}",
-                i,
-                l.triangle_count(),
-                l.clusters.len(),
-                l.copied_clusters,
-                l.max_error(),
-                parent,
-                hand_over
-            ));
-        }
-        report.push(
-            "hand-over: distance (model units, scale 1) past which the level is no longer \
-             needed: its max parent error covers under 1 px of 1080 lines at 60 degrees"
-                .to_owned(),
-        );
-        bar.set_message("encoding");
-        let bytes = mesh.encode()?;
-        bar.inc(1);
-        bytes
+        CookKind::Clusters(config)
     };
-    bar.set_message(format!("writing {}", a.output.display()));
-    write_atomically(&a.output, &bytes)?;
-    bar.inc(1);
-    bar.finish_and_clear();
-    println!(
-        "{} -> {} ({} bytes)",
-        a.input.display(),
-        a.output.display(),
-        bytes.len()
+    let outputs = outputs(&a)?;
+    let bar = ProgressBar::new(a.inputs.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} meshes {msg} ({elapsed})")
+            .expect("static template")
+            .progress_chars("=> "),
     );
-    for line in report {
-        println!("{line}");
+    bar.enable_steady_tick(Duration::from_millis(100));
+    let what = if a.lod_chain {
+        "importing, simplifying into LOD chains"
+    } else {
+        "importing, building cluster DAGs and checking every cut"
+    };
+    bar.set_message(what);
+    // Each mesh cooks and writes on its own; results come back in input order.
+    let results: Vec<Result<CookOutput, farsight_mesh::CookError>> = a
+        .inputs
+        .par_iter()
+        .zip(&outputs)
+        .map(|(input, output)| {
+            let r = cook_file(input, &kind)
+                .and_then(|out| write_atomically(output, &out.bytes).map(|()| out));
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut failed = 0;
+    for ((input, output), r) in a.inputs.iter().zip(&outputs).zip(results) {
+        match r {
+            Ok(out) => print_report(&out, output),
+            Err(e) => {
+                failed += 1;
+                eprintln!("{}: {e} (nothing written)", input.display());
+            }
+        }
     }
-    for w in warnings {
-        println!("warning: {w:?}");
+    if failed > 0 {
+        return Err(format!("{failed} of {} meshes failed", a.inputs.len()).into());
     }
     Ok(())
+}
+
+fn print_report(out: &CookOutput, output: &Path) {
+    println!(
+        "{} -> {} ({} bytes)",
+        out.input.display(),
+        output.display(),
+        out.bytes.len()
+    );
+    match &out.cooked {
+        Cooked::LodChain(chain) => {
+            println!(
+                "{:<24} {:>10} {:>12} {:>14}",
+                "level", "triangles", "error", "hand-over"
+            );
+            for l in &chain.levels {
+                println!(
+                    "{:<24} {:>10} {:>12.6} {:>14.3}",
+                    l.name,
+                    l.mesh.triangle_count(),
+                    l.error,
+                    l.max_distance
+                );
+            }
+        }
+        Cooked::Clusters(mesh) => {
+            println!("materials: {}", mesh.materials.join(", "));
+            println!(
+                "{:<6} {:>10} {:>9} {:>8} {:>12} {:>15} {:>12}",
+                "level",
+                "triangles",
+                "clusters",
+                "copied",
+                "max error",
+                "max parent err",
+                "hand-over"
+            );
+            for (i, l) in mesh.levels.iter().enumerate() {
+                let parent = l.max_parent_error();
+                let (parent, hand_over) = if parent == f32::MAX {
+                    ("always".to_owned(), "never".to_owned())
+                } else {
+                    (
+                        format!("{parent:.6}"),
+                        format!("{:.3}", farsight_mesh::one_pixel_distance(parent)),
+                    )
+                };
+                println!(
+                    "{:<6} {:>10} {:>9} {:>8} {:>12.6} {:>15} {:>12}",
+                    i,
+                    l.triangle_count(),
+                    l.clusters.len(),
+                    l.copied_clusters,
+                    l.max_error(),
+                    parent,
+                    hand_over
+                );
+            }
+            println!(
+                "hand-over: distance (model units, scale 1) past which the level is no longer \
+                 needed: its max parent error covers under 1 px of 1080 lines at 60 degrees"
+            );
+        }
+    }
+    for w in &out.warnings {
+        println!("warning: {w:?}");
+    }
 }

@@ -30,7 +30,7 @@ enum Command {
     Demo(demo::DemoArgs),
     /// What a farsight container file holds: identifier, version, manifest, records.
     Inspect(inspect::InspectArgs),
-    /// Cook source assets into farsight files (`cook mesh IN -o OUT`).
+    /// Cook source assets into farsight files (`cook mesh IN... -o OUT`).
     Cook(cook::CookArgs),
     /// Region and cluster-level streaming over a scripted flight with a teleport.
     StreamSim(stream_sim::StreamSimArgs),

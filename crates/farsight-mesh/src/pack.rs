@@ -73,7 +73,7 @@ pub struct ClusterMesh {
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
     config.validate()?;
-    let split = MaterialSplit::new(mesh);
+    let mut split = MaterialSplit::new(mesh);
     if split.triangle_count() == 0 {
         return Err(CookError::Empty);
     }
@@ -86,16 +86,25 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
     }
     let bounds = mesh.bounds();
     let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-    // Packing needs only the vertices and the bounds: it runs beside the DAG build
-    // (single-threaded inside meshoptimizer), on another core when there is one.
-    let (built, packed) = rayon::join(
+    let lod0 = split.global_indices();
+    let remap = std::mem::take(&mut split.remap);
+    let split = split;
+    // Vertex packing and LOD0's edge reference need only the source, not the DAG:
+    // they run beside the DAG build (meshoptimizer builds one part on one core),
+    // on another core when there is one.
+    let (built, (packed, reference)) = rayon::join(
         || build_parts(config, &split),
         || {
-            split
-                .vertices
-                .par_iter()
-                .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
-                .collect::<Vec<_>>()
+            rayon::join(
+                || {
+                    split
+                        .vertices
+                        .par_iter()
+                        .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
+                        .collect::<Vec<_>>()
+                },
+                || EdgeReference::new(remap, &lod0),
+            )
         },
     );
     let mut warnings = Vec::new();
@@ -112,13 +121,10 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
         });
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
-    let lod0 = split.global_indices();
-    let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
     check_cluster_materials(&levels, &split)?;
-    let MaterialSplit {
-        vertices, remap, ..
-    } = split;
-    check(&levels, &EdgeReference::new(remap, &lod0))?;
+    check(&levels, &reference)?;
+    let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
+    let vertices = split.vertices;
     Ok(ClusterMesh {
         name: mesh.name.clone(),
         bounds,
