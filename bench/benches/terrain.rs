@@ -4,14 +4,18 @@
 //! mesh the same function quantised to 8-bit occupancy (`0.5 - sdf`, clamped).
 //! Geometry only (positions + indices; the peer always adds its normals), then our
 //! full render mesh (normals, material sets, weights, skirts) from a grid chunk, the
-//! O(1) uniform-chunk path, and collision building of the same chunk.
+//! O(1) uniform-chunk path, and collision building beside visual meshing of the same
+//! chunks (the `terrain_collision` group also prints interleaved same-run ratios).
 //!
 //! `cargo bench -p farsight-bench --bench terrain`
 
+use std::hint::black_box;
+use std::time::Instant;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use farsight_terrain::{
-    generate, ChunkMesh, ChunkMesher, CollisionMesher, SampleField, SurfaceNets, TerrainParams,
-    VoxelGrid,
+    generate, Cell, ChunkMesh, ChunkMesher, CollisionMesher, Material, SampleField, SurfaceNets,
+    TerrainParams, VoxelGrid,
 };
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
 use fast_surface_nets::{surface_nets, SurfaceNetsBuffer};
@@ -90,44 +94,72 @@ fn meshing(c: &mut Criterion) {
     g.finish();
 }
 
-fn chunks(c: &mut Criterion) {
+/// The grid chunks collision is measured on: the densest chunk of the demo terrain
+/// (hills and caves), flat ground (reduced to fans) and a crater in flat ground.
+fn collision_chunks() -> Vec<(&'static str, VoxelGrid, IVec3)> {
     let params = TerrainParams::default();
-    let mut grid = VoxelGrid::new();
-    generate(&mut grid, &params, IVec3::new(0, 0, 0), IVec3::new(2, 2, 2));
-    // Pick the grid chunk with the most surface.
+    let mut hills = VoxelGrid::new();
+    generate(
+        &mut hills,
+        &params,
+        IVec3::new(0, 0, 0),
+        IVec3::new(2, 2, 2),
+    );
     let mut mesher = ChunkMesher::new();
-    let chunk = (0..3)
-        .flat_map(|y| [IVec3::new(1, y, 1)])
-        .max_by_key(|&c| mesher.mesh(&grid, c, 0).indices.len())
+    let dense = (0..3)
+        .map(|y| IVec3::new(1, y, 1))
+        .max_by_key(|&c| mesher.mesh(&hills, c, 0).indices.len())
         .unwrap();
+    let mut flat = VoxelGrid::new();
+    flat.set_box(
+        Vec3::new(-300.0, -100.0, -300.0),
+        Vec3::new(400.0, 50.0, 400.0),
+        Cell::full(Material::GRASS),
+    )
+    .unwrap();
+    let mut crater = flat.clone();
+    crater
+        .set_sphere(Vec3::new(64.0, 52.0, 64.0), 40.0, Material::AIR)
+        .unwrap();
+    vec![
+        ("hills+caves", hills, dense),
+        ("flat", flat, IVec3::ZERO),
+        ("crater", crater, IVec3::ZERO),
+    ]
+}
+
+/// Median of `rounds` interleaved timings of `a` and `b` (each round times both), so
+/// load from other processes hits both sides alike: the same-run ratio.
+fn interleaved_ratio(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let mut ta = Vec::with_capacity(rounds);
+    let mut tb = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        a();
+        ta.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        b();
+        tb.push(t.elapsed().as_secs_f64());
+    }
+    ta.sort_by(f64::total_cmp);
+    tb.sort_by(f64::total_cmp);
+    (ta[rounds / 2], tb[rounds / 2])
+}
+
+fn chunks(c: &mut Criterion) {
+    let cases = collision_chunks();
+    let (grid, chunk) = (&cases[0].1, cases[0].2);
+    let mut mesher = ChunkMesher::new();
     let mut out = ChunkMesh::default();
     let mut g = c.benchmark_group("terrain_chunk");
     for level in 0..4u8 {
         g.bench_function(
             BenchmarkId::new("render mesh (field+normals+materials+skirts)", level),
-            |b| b.iter(|| mesher.mesh_into(&grid, chunk, level, &mut out)),
+            |b| b.iter(|| mesher.mesh_into(grid, chunk, level, &mut out)),
         );
     }
     g.bench_function("field build level 0", |b| {
-        b.iter(|| mesher.field.build(&grid, chunk, 0))
-    });
-    let mut collider = CollisionMesher::new();
-    g.bench_function("collision mesh (flat-patch reduced)", |b| {
-        b.iter(|| collider.build(&grid, chunk).indices.len())
-    });
-    g.bench_function("collision mesh + parry TriMesh", |b| {
-        b.iter(|| collider.build_collider(&grid, chunk))
-    });
-    let mesh = collider.build(&grid, chunk).clone();
-    g.bench_function("parry TriMesh::new only (no internal-edge fixing)", |b| {
-        b.iter(|| {
-            let v = mesh
-                .vertices
-                .iter()
-                .map(|p| parry3d::math::Vector::new(p[0], p[1], p[2]))
-                .collect();
-            parry3d::shape::TriMesh::new(v, mesh.indices.clone()).map(|t| t.indices().len())
-        })
+        b.iter(|| mesher.field.build(grid, chunk, 0))
     });
     // A uniform chunk deep in the ground and one high in the air.
     let mut solid = VoxelGrid::new();
@@ -135,17 +167,62 @@ fn chunks(c: &mut Criterion) {
         .set_box(
             Vec3::splat(-300.0),
             Vec3::splat(300.0),
-            farsight_terrain::Cell::full(farsight_terrain::Material::ROCK),
+            Cell::full(Material::ROCK),
         )
         .unwrap();
     g.bench_function("uniform chunk (solid, 27 uniform neighbours)", |b| {
         b.iter(|| mesher.mesh_into(&solid, IVec3::ZERO, 0, &mut out))
     });
     g.bench_function("uniform chunk (empty, unwritten)", |b| {
-        b.iter(|| mesher.mesh_into(&grid, IVec3::new(0, 40, 0), 0, &mut out))
+        b.iter(|| mesher.mesh_into(grid, IVec3::new(0, 40, 0), 0, &mut out))
     });
     g.finish();
 }
 
-criterion_group!(benches, meshing, chunks);
+/// Collision build (full-detail extraction, flat-patch reduction, vertex merge and
+/// the query grid: everything `CollisionCache` does per chunk) beside the visual
+/// meshing of the same chunk at level 0, plus parry3d's `TriMesh` for reference.
+fn collision(c: &mut Criterion) {
+    let mut g = c.benchmark_group("terrain_collision");
+    let mut mesher = ChunkMesher::new();
+    let mut collider = CollisionMesher::new();
+    let mut out = ChunkMesh::default();
+    for (name, grid, chunk) in collision_chunks() {
+        let col = collider.build_collider(&grid, chunk).unwrap();
+        mesher.mesh_into(&grid, chunk, 0, &mut out);
+        let (visual, build) = interleaved_ratio(
+            60,
+            || mesher.mesh_into(&grid, chunk, 0, &mut out),
+            || {
+                black_box(collider.build_collider(&grid, chunk));
+            },
+        );
+        eprintln!(
+            "{name}: render {} triangles, collision {} triangles; interleaved medians: visual \
+             {:.0} us, collision build {:.0} us, ratio {:.2}x",
+            out.triangle_count(),
+            col.triangles,
+            visual * 1e6,
+            build * 1e6,
+            build / visual
+        );
+        g.bench_function(BenchmarkId::new("visual mesh level 0", name), |b| {
+            b.iter(|| mesher.mesh_into(&grid, chunk, 0, &mut out))
+        });
+        g.bench_function(BenchmarkId::new("collision build", name), |b| {
+            b.iter(|| collider.build_collider(&grid, chunk))
+        });
+        g.bench_function(BenchmarkId::new("collision mesh only", name), |b| {
+            b.iter(|| collider.build(&grid, chunk).indices.len())
+        });
+        if name == "hills+caves" {
+            g.bench_function(BenchmarkId::new("parry TriMesh (to_trimesh)", name), |b| {
+                b.iter(|| col.shape.to_trimesh())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, meshing, chunks, collision);
 criterion_main!(benches);

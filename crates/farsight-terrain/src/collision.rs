@@ -1,18 +1,17 @@
-//! The collision cache: one parry3d `TriMesh` per non-empty chunk, built from the
-//! full-detail extraction with flat-patch reduction, rebuilt only where the grid
-//! changed, with ray and sphere queries. No skirts ever reach it.
+//! The collision cache: one [`ChunkShape`] per non-empty chunk, built from the
+//! full-detail extraction with flat-patch reduction and merged vertices, rebuilt
+//! only where the grid changed, with ray and sphere queries. No skirts ever reach it.
 
 use std::sync::Arc;
 
 use glam::{IVec3, Vec3};
-use parry3d::query::{PointQuery, Ray, RayCast};
-use parry3d::shape::{TriMesh, TriMeshFlags};
 use rayon::prelude::*;
 
 use crate::cell::{chunk_bounds, ChunkMap, ChunkSet};
 use crate::changes::{affected_chunks, removal_affected, Changes};
+use crate::collider::ChunkShape;
 use crate::field::surface_impossible;
-use crate::flat::{reduce_flat, CollisionMesh};
+use crate::flat::{reduce_flat, CollisionMesh, FlatScratch};
 use crate::grid::{CellSource, VoxelGrid};
 use crate::mesh::ChunkMesher;
 
@@ -24,7 +23,7 @@ pub const PARALLEL_REBUILD_THRESHOLD: usize = 8;
 #[derive(Debug)]
 pub struct ChunkCollider {
     pub chunk: IVec3,
-    pub shape: TriMesh,
+    pub shape: ChunkShape,
     pub triangles: usize,
 }
 
@@ -33,10 +32,7 @@ pub struct ChunkCollider {
 pub struct CollisionMesher {
     mesher: ChunkMesher,
     mesh: CollisionMesh,
-}
-
-fn pv(p: [f32; 3]) -> parry3d::math::Vector {
-    parry3d::math::Vector::new(p[0], p[1], p[2])
+    scratch: FlatScratch,
 }
 
 impl CollisionMesher {
@@ -52,6 +48,7 @@ impl CollisionMesher {
             reduce_flat(
                 &self.mesher.surface,
                 self.mesher.field.dim(),
+                &mut self.scratch,
                 &mut self.mesh,
             );
         }
@@ -64,27 +61,18 @@ impl CollisionMesher {
         self.mesher.surface.indices.len() / 3
     }
 
-    /// A parry3d collider for `chunk`, `None` when it has no surface.
+    /// The collider of `chunk` (mesh plus its query grid), `None` when it has no
+    /// surface.
     pub fn build_collider(&mut self, src: &impl CellSource, chunk: IVec3) -> Option<ChunkCollider> {
         let mesh = self.build(src, chunk);
         if mesh.is_empty() {
             return None;
         }
-        let vertices = mesh.vertices.iter().map(|&p| pv(p)).collect();
-        let flags = TriMeshFlags::MERGE_DUPLICATE_VERTICES | TriMeshFlags::FIX_INTERNAL_EDGES;
-        let triangles = mesh.indices.len();
-        let shape = TriMesh::with_flags(vertices, mesh.indices.clone(), flags)
-            .or_else(|_| {
-                TriMesh::new(
-                    mesh.vertices.iter().map(|&p| pv(p)).collect(),
-                    mesh.indices.clone(),
-                )
-            })
-            .ok()?;
+        let shape = ChunkShape::new(mesh.vertices.clone(), mesh.indices.clone());
         Some(ChunkCollider {
             chunk,
+            triangles: shape.triangles.len(),
             shape,
-            triangles,
         })
     }
 }
@@ -217,28 +205,24 @@ impl CollisionCache {
     }
 
     /// The nearest hit of the ray `origin + t * dir`, `t` in `[0, max_distance]`
-    /// (`dir` need not be unit length; `distance` is in units of `dir`).
+    /// (`dir` need not be unit length; `distance` is in units of `dir`). Either face
+    /// of a triangle counts; `normal` points out of the solid.
     pub fn cast_ray(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<RayHit> {
-        let ray = Ray::new(pv(origin.to_array()), pv(dir.to_array()));
         let mut best: Option<RayHit> = None;
         for col in self.colliders.values() {
-            if !ray_hits_box(
-                origin,
-                dir,
-                max_distance,
-                chunk_bounds(col.chunk).padded(Vec3::splat(8.0)),
-            ) {
+            let limit = best.map_or(max_distance, |b| b.distance);
+            if !ray_hits_box(origin, dir, limit, col.shape.bounds()) {
                 continue;
             }
-            let limit = best.map_or(max_distance, |b| b.distance);
-            if let Some(hit) = col.shape.cast_local_ray_and_get_normal(&ray, limit, true) {
-                let t = hit.time_of_impact;
-                best = Some(RayHit {
-                    chunk: col.chunk,
-                    distance: t,
-                    point: origin + dir * t,
-                    normal: Vec3::new(hit.normal.x, hit.normal.y, hit.normal.z),
-                });
+            if let Some(hit) = col.shape.cast_ray(origin, dir, limit) {
+                if best.is_none_or(|b| hit.t < b.distance) {
+                    best = Some(RayHit {
+                        chunk: col.chunk,
+                        distance: hit.t,
+                        point: origin + dir * hit.t,
+                        normal: hit.normal,
+                    });
+                }
             }
         }
         best
@@ -248,14 +232,18 @@ impl CollisionCache {
     pub fn sphere_contact(&self, center: Vec3, radius: f32) -> Option<(IVec3, Vec3, f32)> {
         let mut best: Option<(IVec3, Vec3, f32)> = None;
         for col in self.colliders.values() {
-            if chunk_bounds(col.chunk).distance_squared(center) > radius * radius {
+            let r = best.map_or(radius, |b| b.2);
+            if chunk_bounds(col.chunk)
+                .padded(Vec3::splat(8.0))
+                .distance_squared(center)
+                > r * r
+            {
                 continue;
             }
-            let proj = col.shape.project_local_point(pv(center.to_array()), false);
-            let p = Vec3::new(proj.point.x, proj.point.y, proj.point.z);
-            let d = p.distance(center);
-            if d <= radius && best.is_none_or(|b| d < b.2) {
-                best = Some((col.chunk, p, d));
+            if let Some((p, d)) = col.shape.closest_within(center, r) {
+                if best.is_none_or(|b| d < b.2) {
+                    best = Some((col.chunk, p, d));
+                }
             }
         }
         best

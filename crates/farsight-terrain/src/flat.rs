@@ -1,8 +1,8 @@
 //! Flat-patch reduction for collision meshes: a rectangle of coplanar, regular
 //! Surface Nets quads keeps every perimeter vertex and becomes a fan from a new
-//! centre vertex, so neighbours that share the perimeter see no T-junction.
-
-use std::collections::HashMap;
+//! centre vertex, so neighbours that share the perimeter see no T-junction. Then
+//! vertices at bit-identical positions are merged. Flat arrays only: flat quads are
+//! grouped by sorting one key per quad, every scratch buffer is reused.
 
 use crate::surface_nets::SurfaceNets;
 
@@ -19,27 +19,57 @@ impl CollisionMesh {
     }
 }
 
-/// Flat quads group by (axis, plane coordinate bits, faces +axis).
-type GroupKey = (u8, u32, bool);
+/// One reduced rectangle: its centre and its perimeter in `FlatScratch::ring`.
+#[derive(Clone, Copy, Debug)]
+struct Fan {
+    center: [f32; 3],
+    ring: (u32, u32),
+    facing_pos: bool,
+}
+
+/// Reusable buffers of [`reduce_flat`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FlatScratch {
+    uses: Vec<u8>,
+    /// (group key, tangent u, tangent v, quad) of every flat regular quad.
+    regular: Vec<(u64, u16, u16, u32)>,
+    grid: Vec<u32>,
+    used: Vec<bool>,
+    reduced: Vec<bool>,
+    keep: Vec<u32>,
+    alias: Vec<u32>,
+    fans: Vec<Fan>,
+    ring: Vec<u32>,
+}
+
+/// Offsets this close to 1 may round onto the next cube's vertex.
+const ALIAS_OFFSET: f32 = 1.0 - 1.0 / 1024.0;
 
 /// Reduce `sn` (extracted from a field of padded size `dim`) into `out`.
-pub(crate) fn reduce_flat(sn: &SurfaceNets, dim: usize, out: &mut CollisionMesh) {
+pub(crate) fn reduce_flat(
+    sn: &SurfaceNets,
+    dim: usize,
+    s: &mut FlatScratch,
+    out: &mut CollisionMesh,
+) {
     out.vertices.clear();
     out.indices.clear();
     let nq = sn.quad_count();
     let nv = sn.positions.len();
-    let mut uses = vec![0u8; nv];
+    s.uses.clear();
+    s.uses.resize(nv, 0);
     for q in 0..nq {
         for v in sn.quad(q) {
-            uses[v as usize] = uses[v as usize].saturating_add(1);
+            s.uses[v as usize] = s.uses[v as usize].saturating_add(1);
         }
     }
     let coords = |v: u32| {
         let b = sn.vertex_base[v as usize] as usize;
         [b % dim, b / dim % dim, b / (dim * dim)]
     };
-    // Group flat, regular quads by (axis, plane bits, facing).
-    let mut groups: HashMap<GroupKey, Vec<(usize, usize, usize)>> = HashMap::new();
+    // Flat, regular quads keyed by (axis, facing, plane bits); sorting the keys
+    // makes each group one run, in an order independent of any hash.
+    s.regular.clear();
     for q in 0..nq {
         let a = sn.quad_axis[q] as usize;
         let (t1, t2) = ((a + 1) % 3, (a + 2) % 3);
@@ -56,140 +86,206 @@ pub(crate) fn reduce_flat(sn: &SurfaceNets, dim: usize, out: &mut CollisionMesh)
         // [c-t1-t2, c-t2, c, c-t1] the quad faces +axis, reversed it faces -axis.
         let c = coords(vs[2]);
         let facing_pos = coords(vs[1])[t1] == c[t1];
-        groups
-            .entry((a as u8, plane, facing_pos))
-            .or_default()
-            .push((c[t1], c[t2], q));
+        let key = ((a as u64) << 33) | ((facing_pos as u64) << 32) | plane as u64;
+        s.regular.push((key, c[t1] as u16, c[t2] as u16, q as u32));
     }
-    let mut reduced = vec![false; nq];
-    let mut keep = vec![u32::MAX; nv];
-    let mut fans: Vec<([f32; 3], Vec<u32>, bool)> = Vec::new();
-    for ((a, _, facing_pos), quads) in &groups {
-        let a = *a as usize;
-        let (t1, t2) = ((a + 1) % 3, (a + 2) % 3);
-        let (umin, vmin) = quads
-            .iter()
-            .fold((usize::MAX, usize::MAX), |m, &(u, v, _)| {
-                (m.0.min(u), m.1.min(v))
-            });
-        let (umax, vmax) = quads
-            .iter()
-            .fold((0, 0), |m, &(u, v, _)| (m.0.max(u), m.1.max(v)));
-        let (w, h) = (umax - umin + 1, vmax - vmin + 1);
-        let mut grid = vec![u32::MAX; w * h];
-        for &(u, v, q) in quads {
-            grid[(u - umin) + w * (v - vmin)] = q as u32;
+    s.regular.sort_unstable_by_key(|e| e.0);
+    s.reduced.clear();
+    s.reduced.resize(nq, false);
+    s.fans.clear();
+    s.ring.clear();
+    let mut i = 0;
+    while i < s.regular.len() {
+        let key = s.regular[i].0;
+        let mut j = i + 1;
+        while j < s.regular.len() && s.regular[j].0 == key {
+            j += 1;
         }
-        // Vertex of the cube at tangent coords (cu, cv): read from a quad corner.
-        let vertex_at = |grid: &[u32], u: usize, v: usize, du: usize, dv: usize| -> u32 {
-            // Quad (u, v) has corners at cubes (u-1..u, v-1..v); pick the one at (u-du, v-dv).
-            let q = grid[(u - umin) + w * (v - vmin)] as usize;
-            *sn.quad(q)
-                .iter()
-                .find(|&&x| {
-                    let c = coords(x);
-                    c[t1] + du == u && c[t2] + dv == v
-                })
-                .expect("a quad's corners cover its four cubes")
-        };
-        let mut used = vec![false; w * h];
-        for v0 in 0..h {
-            for u0 in 0..w {
-                let i0 = u0 + w * v0;
-                if used[i0] || grid[i0] == u32::MAX {
-                    continue;
-                }
-                let free = |u: usize, v: usize| grid[u + w * v] != u32::MAX && !used[u + w * v];
-                let mut rw = 1;
-                while u0 + rw < w && free(u0 + rw, v0) {
-                    rw += 1;
-                }
-                let mut rh = 1;
-                'grow: while v0 + rh < h {
-                    for u in u0..u0 + rw {
-                        if !free(u, v0 + rh) {
-                            break 'grow;
-                        }
-                    }
-                    rh += 1;
-                }
-                if rw * rh <= rw + rh {
-                    continue;
-                }
-                // Interior vertices must be used by this rectangle's quads only.
-                let (gu, gv) = (u0 + umin, v0 + vmin);
-                let mut ok = true;
-                for v in 1..rh {
-                    for u in 1..rw {
-                        let x = vertex_at(&grid, gu + u, gv + v, 1, 1);
-                        if uses[x as usize] != 4 {
-                            ok = false;
-                        }
-                    }
-                }
-                if !ok {
-                    continue;
-                }
-                for v in 0..rh {
-                    for u in 0..rw {
-                        used[u0 + u + w * (v0 + v)] = true;
-                        reduced[grid[u0 + u + w * (v0 + v)] as usize] = true;
-                    }
-                }
-                // Perimeter, counter-clockwise in (t1, t2): cube coords from
-                // (gu-1, gv-1) to (gu+rw-1, gv+rh-1).
-                let mut ring = Vec::with_capacity(2 * (rw + rh));
-                let corner = |cu: usize, cv: usize| -> u32 {
-                    // Cube (cu, cv) is corner (du, dv) of quad (cu+du, cv+dv) inside the rect.
-                    let qu = (cu + 1).min(gu + rw - 1);
-                    let qv = (cv + 1).min(gv + rh - 1);
-                    vertex_at(&grid, qu, qv, qu - cu, qv - cv)
-                };
-                for u in 0..rw {
-                    ring.push(corner(gu - 1 + u, gv - 1));
-                }
-                for v in 0..rh {
-                    ring.push(corner(gu + rw - 1, gv - 1 + v));
-                }
-                for u in (1..=rw).rev() {
-                    ring.push(corner(gu - 1 + u, gv + rh - 1));
-                }
-                for v in (1..=rh).rev() {
-                    ring.push(corner(gu - 1, gv - 1 + v));
-                }
-                let (p0, p1) = (
-                    sn.positions[ring[0] as usize],
-                    sn.positions[ring[rw + rh] as usize],
-                );
-                let center = [
-                    (p0[0] + p1[0]) * 0.5,
-                    (p0[1] + p1[1]) * 0.5,
-                    (p0[2] + p1[2]) * 0.5,
-                ];
-                fans.push((center, ring, *facing_pos));
-            }
-        }
+        reduce_group(sn, dim, s, i..j, key);
+        i = j;
     }
+    merge_aliases(sn, dim, &mut s.alias);
+    s.keep.clear();
+    s.keep.resize(nv, u32::MAX);
+    let (keep, alias) = (&mut s.keep, &s.alias);
     let mut map = |v: u32, out: &mut CollisionMesh| -> u32 {
-        if keep[v as usize] == u32::MAX {
-            keep[v as usize] = out.vertices.len() as u32;
-            out.vertices.push(sn.positions[v as usize]);
+        let v = alias[v as usize] as usize;
+        if keep[v] == u32::MAX {
+            keep[v] = out.vertices.len() as u32;
+            out.vertices.push(sn.positions[v]);
         }
-        keep[v as usize]
+        keep[v]
     };
-    for (q, _) in reduced.iter().enumerate().filter(|(_, r)| !**r) {
+    let push = |t: [u32; 3], out: &mut CollisionMesh| {
+        if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
+            out.indices.push(t);
+        }
+    };
+    for q in 0..nq {
+        if s.reduced[q] {
+            continue;
+        }
         let [a, b, c, d] = sn.quad(q).map(|v| map(v, out));
-        out.indices.push([a, b, c]);
-        out.indices.push([a, c, d]);
+        push([a, b, c], out);
+        push([a, c, d], out);
     }
-    for (center, ring, facing_pos) in fans {
+    for f in &s.fans {
         let ci = out.vertices.len() as u32;
-        out.vertices.push(center);
-        let ring: Vec<u32> = ring.into_iter().map(|v| map(v, out)).collect();
+        out.vertices.push(f.center);
+        let ring = &mut s.ring[f.ring.0 as usize..f.ring.1 as usize];
+        for v in ring.iter_mut() {
+            *v = map(*v, out);
+        }
         for k in 0..ring.len() {
             let (p, n) = (ring[k], ring[(k + 1) % ring.len()]);
-            out.indices
-                .push(if facing_pos { [ci, p, n] } else { [ci, n, p] });
+            push(if f.facing_pos { [ci, p, n] } else { [ci, n, p] }, out);
+        }
+    }
+}
+
+/// `alias[v]`: the lowest vertex at `v`'s bit-identical position. Only a cube's
+/// forward neighbours can coincide with it, and only when its offset rounds to 1 on
+/// the axes between them; vertices come in ascending cube order, so the neighbour
+/// is found by binary search.
+fn merge_aliases(sn: &SurfaceNets, dim: usize, alias: &mut Vec<u32>) {
+    let nv = sn.positions.len();
+    alias.clear();
+    alias.extend(0..nv as u32);
+    let step = [1, dim, dim * dim];
+    for v in 0..nv {
+        let o = sn.vertex_offset[v];
+        let mut m = 0usize;
+        for (a, &x) in o.iter().enumerate() {
+            m |= ((x >= ALIAS_OFFSET) as usize) << a;
+        }
+        let mut sub = m;
+        while sub != 0 {
+            let off: usize = (0..3).filter(|a| sub >> a & 1 != 0).map(|a| step[a]).sum();
+            let target = sn.vertex_base[v] + off as u32;
+            if let Ok(u) = sn.vertex_base.binary_search(&target) {
+                if sn.positions[u].map(f32::to_bits) == sn.positions[v].map(f32::to_bits) {
+                    alias[u] = alias[v];
+                }
+            }
+            sub = (sub - 1) & m;
+        }
+    }
+}
+
+/// Cover one plane's quads (`s.regular[range]`) with maximal rectangles, greedily
+/// row by row; each rectangle whose interior vertices only it uses becomes a fan.
+fn reduce_group(
+    sn: &SurfaceNets,
+    dim: usize,
+    s: &mut FlatScratch,
+    range: std::ops::Range<usize>,
+    key: u64,
+) {
+    let a = (key >> 33) as usize;
+    let facing_pos = (key >> 32) & 1 != 0;
+    let (t1, t2) = ((a + 1) % 3, (a + 2) % 3);
+    let coords = |v: u32| {
+        let b = sn.vertex_base[v as usize] as usize;
+        [b % dim, b / dim % dim, b / (dim * dim)]
+    };
+    let group = &s.regular[range];
+    let (mut umin, mut vmin, mut umax, mut vmax) = (usize::MAX, usize::MAX, 0, 0);
+    for &(_, u, v, _) in group {
+        let (u, v) = (u as usize, v as usize);
+        umin = umin.min(u);
+        vmin = vmin.min(v);
+        umax = umax.max(u);
+        vmax = vmax.max(v);
+    }
+    let (w, h) = (umax - umin + 1, vmax - vmin + 1);
+    if group.len() < 6 {
+        return; // the smallest reducible rectangle is 2 x 3
+    }
+    let grid = &mut s.grid;
+    grid.clear();
+    grid.resize(w * h, u32::MAX);
+    for &(_, u, v, q) in group {
+        grid[(u as usize - umin) + w * (v as usize - vmin)] = q;
+    }
+    let used = &mut s.used;
+    used.clear();
+    used.resize(w * h, false);
+    // Vertex of the cube at tangent coords (u - du, v - dv): a corner of quad (u, v).
+    let vertex_at = |grid: &[u32], u: usize, v: usize, du: usize, dv: usize| -> u32 {
+        let q = grid[(u - umin) + w * (v - vmin)] as usize;
+        *sn.quad(q)
+            .iter()
+            .find(|&&x| {
+                let c = coords(x);
+                c[t1] + du == u && c[t2] + dv == v
+            })
+            .expect("a quad's corners cover its four cubes")
+    };
+    for v0 in 0..h {
+        for u0 in 0..w {
+            let i0 = u0 + w * v0;
+            if used[i0] || grid[i0] == u32::MAX {
+                continue;
+            }
+            let free = |u: usize, v: usize| grid[u + w * v] != u32::MAX && !used[u + w * v];
+            let mut rw = 1;
+            while u0 + rw < w && free(u0 + rw, v0) {
+                rw += 1;
+            }
+            let mut rh = 1;
+            'grow: while v0 + rh < h {
+                for u in u0..u0 + rw {
+                    if !free(u, v0 + rh) {
+                        break 'grow;
+                    }
+                }
+                rh += 1;
+            }
+            if rw * rh <= rw + rh {
+                continue;
+            }
+            // Interior vertices must be used by this rectangle's quads only.
+            let (gu, gv) = (u0 + umin, v0 + vmin);
+            let ok = (1..rh).all(|v| {
+                (1..rw).all(|u| s.uses[vertex_at(grid, gu + u, gv + v, 1, 1) as usize] == 4)
+            });
+            if !ok {
+                continue;
+            }
+            for v in 0..rh {
+                for u in 0..rw {
+                    used[u0 + u + w * (v0 + v)] = true;
+                    s.reduced[grid[u0 + u + w * (v0 + v)] as usize] = true;
+                }
+            }
+            // Perimeter, counter-clockwise in (t1, t2): cube coords from
+            // (gu-1, gv-1) to (gu+rw-1, gv+rh-1).
+            let corner = |cu: usize, cv: usize| -> u32 {
+                // Cube (cu, cv) is corner (du, dv) of quad (cu+du, cv+dv) inside the rect.
+                let qu = (cu + 1).min(gu + rw - 1);
+                let qv = (cv + 1).min(gv + rh - 1);
+                vertex_at(grid, qu, qv, qu - cu, qv - cv)
+            };
+            let ring_start = s.ring.len();
+            for u in 0..rw {
+                s.ring.push(corner(gu - 1 + u, gv - 1));
+            }
+            for v in 0..rh {
+                s.ring.push(corner(gu + rw - 1, gv - 1 + v));
+            }
+            for u in (1..=rw).rev() {
+                s.ring.push(corner(gu - 1 + u, gv + rh - 1));
+            }
+            for v in (1..=rh).rev() {
+                s.ring.push(corner(gu - 1, gv - 1 + v));
+            }
+            let p0 = sn.positions[s.ring[ring_start] as usize];
+            let p1 = sn.positions[s.ring[ring_start + rw + rh] as usize];
+            s.fans.push(Fan {
+                center: std::array::from_fn(|k| (p0[k] + p1[k]) * 0.5),
+                ring: (ring_start as u32, s.ring.len() as u32),
+                facing_pos,
+            });
         }
     }
 }

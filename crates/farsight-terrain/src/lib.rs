@@ -1,8 +1,8 @@
 //! farsight-terrain owns voxel terrain: the sparse copy-on-write cell grid with its
 //! generation/revision change tracking and edits, Surface Nets meshing with
 //! materials and skirts, the render LOD and residency policy, background meshing on
-//! worker threads with serial-checked publication, the collision cache (parry3d
-//! triangle meshes with flat-patch reduction), water sheets, and saving a grid in the
+//! worker threads with serial-checked publication, the collision cache (flat-patch-reduced
+//! triangle meshes indexed by a uniform grid, with ray and sphere queries), water sheets, and saving a grid in the
 //! farsight container. It must not know about GPUs, windows, entities or streaming
 //! regions: a renderer uploads the meshes it publishes, a physics engine takes the
 //! colliders. LOD selection rules come from `farsight-lod`.
@@ -10,6 +10,7 @@
 mod cell;
 mod changes;
 mod chunk;
+mod collider;
 mod collision;
 mod edit;
 mod field;
@@ -32,6 +33,7 @@ pub use changes::{
     affected_chunks, read_box, read_reach, removal_affected, Changes, ChunkChange, FullRefresh,
 };
 pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
+pub use collider::{ChunkShape, ShapeHit};
 pub use collision::{
     CacheUpdate, ChunkCollider, CollisionCache, CollisionMesher, RayHit, PARALLEL_REBUILD_THRESHOLD,
 };
@@ -46,6 +48,6 @@ pub use io::{
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 pub use surface_nets::SurfaceNets;
-pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
+pub use view::{chunk_distance, Clock, PickHit, TerrainView, ViewSettings, ViewStats};
 pub use water::{mesh_water, WaterMesh, WaterVertex};
 pub use workers::{MeshRequest, MeshResult, MeshWorkers};

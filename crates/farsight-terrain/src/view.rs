@@ -1,6 +1,7 @@
 //! Render LOD and residency: which chunks are meshed at which level, the pending
 //! requests with their serials, batches to the workers, and serial-checked,
-//! time-budgeted publication in which one edit's chunks appear in the same frame.
+//! time-budgeted publication in which one edit's chunks appear in the same frame,
+//! and the editor's picking copy of the displayed surface (skirts omitted).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use glam::{IVec3, Vec3};
 
 use crate::cell::{chunk_bounds, ChunkMap, ChunkSet, CHUNK_SIZE};
 use crate::changes::{affected_chunks, removal_affected, Changes};
+use crate::collider::ChunkShape;
 use crate::field::LEVELS;
 use crate::grid::VoxelGrid;
 use crate::mesh::ChunkMesh;
@@ -36,6 +38,9 @@ pub struct ViewSettings {
     /// stops (checked between results).
     pub publish_max: usize,
     pub publish_budget: Duration,
+    /// Keep a CPU copy of each displayed surface (skirts omitted) for
+    /// [`TerrainView::pick`]: on in an editor, off in a game (seed 001).
+    pub picking: bool,
 }
 
 impl Default for ViewSettings {
@@ -50,6 +55,7 @@ impl Default for ViewSettings {
             max_in_flight: 64,
             publish_max: 32,
             publish_budget: Duration::from_millis(2),
+            picking: false,
         }
     }
 }
@@ -70,6 +76,8 @@ struct ChunkState {
     level: Option<u8>,
     mesh: Option<Arc<ChunkMesh>>,
     water: Option<Arc<WaterMesh>>,
+    /// The picking copy of `mesh` (editor only).
+    pick: Option<Arc<ChunkShape>>,
     pending: Option<Pending>,
     /// The grid was replaced (full refresh): re-mesh through the normal scan, with
     /// water, keeping the old mesh until then.
@@ -92,6 +100,46 @@ pub struct ViewStats {
     pub full_refresh: bool,
 }
 
+/// The time source publication measures its budget with: time since any fixed
+/// point. The default reads [`Instant`]; tests inject a deterministic one.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> Duration + Send + Sync>);
+
+impl Clock {
+    pub fn new(f: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Wall time since this clock was made.
+    pub fn wall() -> Self {
+        let start = Instant::now();
+        Self::new(move || start.elapsed())
+    }
+
+    pub fn now(&self) -> Duration {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+/// A pick against the displayed terrain surface.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PickHit {
+    pub chunk: IVec3,
+    /// Level of the mesh that was hit.
+    pub level: u8,
+    /// Ray parameter in units of the ray direction.
+    pub distance: f32,
+    pub point: Vec3,
+    /// Unit normal of the hit triangle, out of the solid.
+    pub normal: Vec3,
+}
+
 /// The renderer's side of the terrain. Call [`TerrainView::update`] once a frame.
 #[derive(Debug)]
 pub struct TerrainView {
@@ -107,6 +155,10 @@ pub struct TerrainView {
     /// Edit groups with requests still unpublished, by revision.
     groups: BTreeMap<u64, Vec<IVec3>>,
     camera: Vec3,
+    clock: Clock,
+    /// Scan scratch, kept so a scan that changes nothing allocates nothing.
+    candidates: ChunkSet,
+    work: Vec<(f32, IVec3, u8)>,
 }
 
 /// Distance from `camera` to the bounding sphere of `chunk` (0 inside).
@@ -129,7 +181,15 @@ impl TerrainView {
             ready: ChunkMap::default(),
             groups: BTreeMap::new(),
             camera: Vec3::ZERO,
+            clock: Clock::wall(),
+            candidates: ChunkSet::default(),
+            work: Vec::new(),
         }
+    }
+
+    /// Measure the publication budget with `clock` instead of wall time.
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
     }
 
     fn preload(&self) -> f32 {
@@ -300,22 +360,24 @@ impl TerrainView {
         let before = self.chunks.len();
         self.chunks.retain(|c, _| chunk_distance(cam, *c) <= retain);
         stats.discarded += before - self.chunks.len();
-        let live: ChunkSet = self.chunks.keys().copied().collect();
-        self.ready.retain(|c, _| live.contains(c));
+        let live = &self.chunks;
+        self.ready.retain(|c, _| live.contains_key(c));
         for g in self.groups.values_mut() {
-            g.retain(|c| live.contains(c));
+            g.retain(|c| live.contains_key(c));
         }
         self.groups.retain(|_, g| !g.is_empty());
         // Candidates: written chunks and their neighbours within preload range.
-        let mut cand = ChunkSet::default();
+        let mut cand = std::mem::take(&mut self.candidates);
+        cand.clear();
         for c in grid.chunk_coords() {
             if chunk_distance(cam, c) > preload + CHUNK_SIZE * 2.0 {
                 continue;
             }
             removal_affected(c, &mut cand);
         }
-        let mut work: Vec<(f32, IVec3, u8)> = Vec::new();
-        for c in cand {
+        let mut work = std::mem::take(&mut self.work);
+        work.clear();
+        for &c in &cand {
             let d = chunk_distance(cam, c);
             if d > preload {
                 continue;
@@ -344,6 +406,8 @@ impl TerrainView {
         stats.transitions = take;
         self.rescan = work.len() > take;
         self.last_scan = Some((cam, self.settings.draw_distance));
+        self.candidates = cand;
+        self.work = work;
     }
 
     fn dispatch(&mut self, grid: &VoxelGrid, stats: &mut ViewStats) {
@@ -372,6 +436,7 @@ impl TerrainView {
                     level: p.level,
                     serial: p.serial,
                     water: p.water,
+                    picking: self.settings.picking,
                 })
                 .collect();
             for c in &chunks {
@@ -410,6 +475,7 @@ impl TerrainView {
         st.stale = false;
         st.level = Some(r.request.level);
         st.mesh = (!r.mesh.is_empty()).then(|| Arc::new(r.mesh));
+        st.pick = r.pick.map(Arc::new);
         if let Some(w) = r.water {
             st.water = (!w.is_empty()).then(|| Arc::new(w));
         }
@@ -421,7 +487,7 @@ impl TerrainView {
         while let Some(r) = self.workers.try_recv() {
             self.accept(r, stats);
         }
-        let start = Instant::now();
+        let start = self.clock.now();
         let mut order: Vec<(f32, IVec3)> = self
             .ready
             .keys()
@@ -433,8 +499,8 @@ impl TerrainView {
         });
         let mut count = 0;
         for (_, c) in order {
-            if count >= self.settings.publish_max || start.elapsed() >= self.settings.publish_budget
-            {
+            let elapsed = self.clock.now().saturating_sub(start);
+            if count >= self.settings.publish_max || elapsed >= self.settings.publish_budget {
                 break;
             }
             if !self.ready.contains_key(&c) {
@@ -460,7 +526,7 @@ impl TerrainView {
                 }
             }
         }
-        stats.publish_time = start.elapsed();
+        stats.publish_time = self.clock.now().saturating_sub(start);
     }
 
     /// Wait (up to `timeout`) until nothing is pending, publishing as results come.
@@ -480,6 +546,11 @@ impl TerrainView {
                 self.accept(r, &mut s);
             }
         }
+    }
+
+    /// Finished results waiting for publication (their serials still current).
+    pub fn ready_count(&self) -> usize {
+        self.ready.len()
     }
 
     /// Chunks with a request not yet published.
@@ -504,6 +575,44 @@ impl TerrainView {
     /// The published mesh of `chunk`, if any.
     pub fn mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
         self.chunks.get(&chunk).and_then(|s| s.mesh.as_ref())
+    }
+
+    /// The nearest hit of `origin + t * dir` (`t` in `[0, max_distance]`) on the
+    /// displayed surface within draw distance, skirts excluded. `None` unless
+    /// `settings.picking` was on when the meshes were published.
+    pub fn pick(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<PickHit> {
+        let (cam, d) = (self.camera, self.settings.draw_distance);
+        let mut best: Option<PickHit> = None;
+        for (c, s) in &self.chunks {
+            let (Some(shape), Some(level)) = (&s.pick, s.level) else {
+                continue;
+            };
+            if chunk_distance(cam, *c) > d {
+                continue;
+            }
+            let limit = best.map_or(max_distance, |b| b.distance);
+            if let Some(h) = shape.cast_ray(origin, dir, limit) {
+                if best.is_none_or(|b| h.t < b.distance) {
+                    best = Some(PickHit {
+                        chunk: *c,
+                        level,
+                        distance: h.t,
+                        point: origin + dir * h.t,
+                        normal: h.normal,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// Bytes held by picking copies (zero in a game).
+    pub fn pick_bytes(&self) -> usize {
+        self.chunks
+            .values()
+            .filter_map(|s| s.pick.as_ref())
+            .map(|p| p.heap_bytes())
+            .sum()
     }
 
     pub fn water(&self, chunk: IVec3) -> Option<&Arc<WaterMesh>> {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use glam::IVec3;
 
 use crate::cell::Cell;
+use crate::collider::ChunkShape;
 use crate::grid::GridSnapshot;
 use crate::mesh::{ChunkMesh, ChunkMesher};
 use crate::water::{mesh_water, WaterMesh};
@@ -21,6 +22,8 @@ pub struct MeshRequest {
     pub serial: u64,
     /// Rebuild the water mesh too (voxel edits); LOD-only requests keep it.
     pub water: bool,
+    /// Also build the editor's picking copy (surface without skirts).
+    pub picking: bool,
 }
 
 /// A finished request.
@@ -31,6 +34,8 @@ pub struct MeshResult {
     pub mesh: ChunkMesh,
     /// The water mesh when `request.water` was set.
     pub water: Option<WaterMesh>,
+    /// The picking copy when `request.picking` was set and the mesh is not empty.
+    pub pick: Option<ChunkShape>,
     pub mesh_time: Duration,
 }
 
@@ -156,10 +161,12 @@ fn worker(jobs: Arc<Mutex<Receiver<Batch>>>, results: SyncSender<MeshResult>) {
                 mesh_water(&*batch.snapshot, req.chunk, &mut cells, &mut w);
                 w
             });
+            let pick = (req.picking && !mesh.is_empty()).then(|| pick_copy(&mesh));
             let r = MeshResult {
                 request: req,
                 mesh,
                 water,
+                pick,
                 mesh_time: t.elapsed(),
             };
             if results.send(r).is_err() {
@@ -167,4 +174,17 @@ fn worker(jobs: Arc<Mutex<Receiver<Batch>>>, results: SyncSender<MeshResult>) {
             }
         }
     }
+}
+
+/// The picking copy of a render mesh: its surface triangles (skirts omitted) over
+/// the positions they use, indexed for ray queries.
+fn pick_copy(mesh: &ChunkMesh) -> ChunkShape {
+    let surface = mesh.surface_indices();
+    let used = surface.iter().map(|&i| i as usize + 1).max().unwrap_or(0);
+    let vertices = mesh.vertices[..used].iter().map(|v| v.position).collect();
+    let triangles = surface
+        .chunks_exact(3)
+        .map(|t| [t[0], t[1], t[2]])
+        .collect();
+    ChunkShape::new(vertices, triangles)
 }

@@ -172,3 +172,124 @@ fn cache_rebuilds_only_what_changed_and_answers_queries() {
     .unwrap();
     assert!(cache.update(&g).parallel);
 }
+
+/// Meshes to query: a hilly chunk with caves (small triangles), flat ground (large
+/// fan triangles), and a crater.
+fn query_shapes() -> Vec<ChunkShape> {
+    let mut hills = VoxelGrid::new();
+    generate(
+        &mut hills,
+        &TerrainParams::default(),
+        IVec3::new(0, 0, 0),
+        IVec3::new(0, 1, 0),
+    );
+    let mut flat = flat_world();
+    let mut m = CollisionMesher::new();
+    let mut out = Vec::new();
+    for y in 0..2 {
+        if let Some(c) = m.build_collider(&hills, IVec3::new(0, y, 0)) {
+            out.push(c.shape);
+        }
+    }
+    out.push(m.build_collider(&flat, IVec3::ZERO).unwrap().shape);
+    flat.set_sphere(Vec3::new(64.0, 52.0, 64.0), 30.0, Material::AIR)
+        .unwrap();
+    out.push(m.build_collider(&flat, IVec3::ZERO).unwrap().shape);
+    assert!(out.len() >= 3);
+    out
+}
+
+#[test]
+fn grid_queries_match_a_scan_of_every_triangle() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut hits = 0;
+    for shape in query_shapes() {
+        let b = shape.bounds().padded(Vec3::splat(40.0));
+        let parry = shape.to_trimesh().expect("parry accepts the mesh");
+        let mut disagree = 0;
+        let rays = 1500;
+        for i in 0..rays {
+            let o = b.min + (b.max - b.min) * Vec3::from(rng.random::<[f32; 3]>());
+            let mut d = Vec3::from(rng.random::<[f32; 3]>()) * 2.0 - 1.0;
+            if i % 2 == 0 {
+                // Aimed at a vertex (with a little jitter): grazing hits near edges.
+                let v = shape.vertices[rng.random_range(0..shape.vertices.len())];
+                let jitter = (Vec3::from(rng.random::<[f32; 3]>()) - 0.5) * 0.2;
+                d = (Vec3::from(v) + jitter - o) * rng.random_range(0.2..1.0);
+            }
+            if i % 8 == 1 {
+                // Axis-parallel rays: zero components exercise the slab and DDA edges.
+                let a = rng.random_range(0..3);
+                d = Vec3::ZERO;
+                d[a] = if rng.random() { 1.5 } else { -0.5 };
+            }
+            let max_t = if i % 5 == 0 {
+                f32::INFINITY
+            } else {
+                rng.random_range(0.0..400.0)
+            };
+            let fast = shape.cast_ray(o, d, max_t);
+            let slow = shape.cast_ray_linear(o, d, max_t);
+            assert_eq!(
+                fast.map(|h| h.t),
+                slow.map(|h| h.t),
+                "ray {o} {d} max {max_t}"
+            );
+            if let Some(h) = fast {
+                hits += 1;
+                assert!((h.normal.length() - 1.0).abs() < 1e-4);
+            }
+            // An independent implementation: parry's ray cast on its own TriMesh.
+            let ray = parry3d::query::Ray::new(
+                parry3d::math::Vector::new(o.x, o.y, o.z),
+                parry3d::math::Vector::new(d.x, d.y, d.z),
+            );
+            use parry3d::query::RayCast;
+            let p = parry.cast_local_ray(&ray, max_t, true);
+            match (fast, p) {
+                (Some(a), Some(t)) if (a.t - t).abs() <= 1e-3 * (1.0 + t) => {}
+                (None, None) => {}
+                _ => disagree += 1,
+            }
+        }
+        assert!(
+            disagree * 200 <= rays,
+            "{disagree} of {rays} rays differ from parry"
+        );
+        for _ in 0..500 {
+            let c = b.min + (b.max - b.min) * Vec3::from(rng.random::<[f32; 3]>());
+            let r = rng.random_range(0.0..30.0);
+            let fast = shape.closest_within(c, r);
+            let slow = shape.closest_within_linear(c, r);
+            assert_eq!(fast.map(|x| x.1), slow.map(|x| x.1), "sphere {c} r {r}");
+        }
+    }
+    assert!(hits > 2500, "only {hits} hits");
+}
+
+#[test]
+fn collision_meshes_have_unique_vertices_and_no_degenerate_triangles() {
+    let mut g = VoxelGrid::new();
+    generate(
+        &mut g,
+        &TerrainParams::default(),
+        IVec3::new(-1, 0, -1),
+        IVec3::new(0, 1, 0),
+    );
+    let mut m = CollisionMesher::new();
+    let mut total = 0;
+    for c in g.chunk_coords().collect::<Vec<_>>() {
+        let mesh = m.build(&g, c).clone();
+        let mut seen = std::collections::HashSet::new();
+        for v in &mesh.vertices {
+            assert!(seen.insert(v.map(f32::to_bits)), "duplicate vertex {v:?}");
+        }
+        for t in &mesh.indices {
+            assert!(t[0] != t[1] && t[1] != t[2] && t[0] != t[2]);
+            assert!(t.iter().all(|&i| (i as usize) < mesh.vertices.len()));
+        }
+        total += mesh.indices.len();
+    }
+    assert!(total > 10_000);
+}
