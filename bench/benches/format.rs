@@ -129,9 +129,72 @@ fn size_table(cooked: &[Cooked]) {
     eprintln!();
 }
 
+/// The fastest of `runs` calls, in ns: on a shared machine the minimum is the run
+/// nobody interrupted, so it moves far less with load than criterion's mean.
+fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..runs {
+        let t = std::time::Instant::now();
+        std::hint::black_box(f());
+        best = best.min(t.elapsed().as_nanos() as f64);
+    }
+    best
+}
+
+/// Decode stages as the best of many runs, ns per triangle, printed before the timed
+/// groups: the full decode, the same without the entropy layer, without any
+/// prediction, with only the normal prediction, and meshopt's decoders alone.
+fn stage_table(cooked: &[Cooked]) {
+    eprintln!("farsight-format decode, best of 300 runs (ns per triangle, one thread)");
+    eprintln!(
+        "{:<13} {:>8} {:>11} {:>10} {:>12} {:>13} {:>11}",
+        "mesh", "full", "no entropy", "bare", "bare+normals", "meshopt floor", "full/floor"
+    );
+    for ck in cooked {
+        let mut out = MeshData::default();
+        let mut scratch = DecodeScratch::default();
+        let mut time = |records: &[Vec<u8>]| {
+            let parsed: Vec<CookedMesh<'_>> = records
+                .iter()
+                .map(|r| CookedMesh::parse(r).unwrap())
+                .collect();
+            best_of(300, || {
+                for m in &parsed {
+                    m.decode_into(&mut out, &mut scratch).unwrap();
+                }
+                out.indices.len()
+            }) / ck.tris as f64
+        };
+        let (full, plain, bare, normals) = (
+            time(&ck.records),
+            time(&ck.plain),
+            time(&ck.bare),
+            time(&ck.normals_only),
+        );
+        let parsed: Vec<CookedMesh<'_>> = ck
+            .bare
+            .iter()
+            .map(|r| CookedMesh::parse(r).unwrap())
+            .collect();
+        let floor = best_of(300, || parsed.iter().map(meshopt_floor).sum()) / ck.tris as f64;
+        eprintln!(
+            "{:<13} {:>8.1} {:>11.1} {:>10.1} {:>12.1} {:>13.1} {:>11.2}",
+            ck.name,
+            full,
+            plain,
+            bare,
+            normals,
+            floor,
+            full / floor
+        );
+    }
+    eprintln!();
+}
+
 fn bench(c: &mut Criterion) {
     let cooked = cook_all();
     size_table(&cooked);
+    stage_table(&cooked);
 
     let mut g = c.benchmark_group("format_decode");
     for ck in &cooked {
