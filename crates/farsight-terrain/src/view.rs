@@ -499,8 +499,12 @@ impl TerrainView {
         });
         let mut count = 0;
         for (_, c) in order {
-            let elapsed = self.clock.now().saturating_sub(start);
-            if count >= self.settings.publish_max || elapsed >= self.settings.publish_budget {
+            if count >= self.settings.publish_max {
+                break;
+            }
+            // The budget is checked between results: the first one always goes
+            // through, and one may finish after the budget has run out.
+            if count > 0 && self.clock.now().saturating_sub(start) >= self.settings.publish_budget {
                 break;
             }
             if !self.ready.contains_key(&c) {
