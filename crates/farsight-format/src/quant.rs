@@ -142,3 +142,22 @@ pub fn f16_bits(x: f32) -> u16 {
 pub fn f16_value(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_six_axes_round_trip_exactly_at_every_bit_depth() {
+        for bits in 2..=16 {
+            for axis in 0..3 {
+                for sign in [1.0f32, -1.0] {
+                    let mut n = [0.0f32; 3];
+                    n[axis] = sign;
+                    let back = oct_decode(oct_encode(n, bits), bits);
+                    assert_eq!(back, n, "axis {axis} sign {sign} at {bits} bits");
+                }
+            }
+        }
+    }
+}
