@@ -13,8 +13,8 @@ use farsight_cluster::{ClusterDag, CutView};
 use farsight_format::{AlignedBytes, ClusterLevel, ClusterMeshManifest, Container};
 use farsight_lod::ProjectionInfo;
 use farsight_mesh::{
-    cook_clusters, cook_file, import_prepared, ClusterConfig, CookKind, MaterialSplit, Mesh,
-    SubMesh, Vertex,
+    cook_clusters, cook_clusters_encoded, cook_file, import_prepared, ClusterConfig, CookKind,
+    MaterialSplit, Mesh, SubMesh, Vertex,
 };
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
@@ -97,7 +97,7 @@ fn dag_pair(
     );
     g.bench_function(
         BenchmarkId::new("cook_and_encode", format!("{name}/{tris}")),
-        |b| b.iter(|| cook_clusters(mesh, &config).unwrap().encode().unwrap()),
+        |b| b.iter(|| cook_clusters_encoded(mesh, &config).unwrap()),
     );
 }
 

@@ -10,7 +10,7 @@ use crate::dag::ClusterConfig;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
 use crate::mesh::{ImportOptions, ImportedScene};
-use crate::pack::{cook_clusters, ClusterMesh};
+use crate::pack::{cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
 use crate::{gltf_import, obj_import, Warning};
 
@@ -70,9 +70,8 @@ pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> 
             (Cooked::LodChain(chain), bytes)
         }
         CookKind::Clusters(config) => {
-            let mesh = cook_clusters(&prepared.mesh, config)?;
+            let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
             warnings.extend(mesh.warnings.iter().cloned());
-            let bytes = mesh.encode()?;
             (Cooked::Clusters(mesh), bytes)
         }
     };

@@ -55,13 +55,11 @@ pub use lod_chain::{
 };
 pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
-pub use pack::{
-    check_cluster_levels, check_cluster_materials, cook_clusters, stamp_levels, uniform_cut,
-    ClusterMesh, PackedLevel,
-};
+pub use pack::{cook_clusters, cook_clusters_encoded, stamp_levels, ClusterMesh, PackedLevel};
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};
 pub use skin::{load_skinned_meshes, SkinnedMesh};
 pub use split::{MaterialPart, MaterialSplit, RawInput};
+pub use validate::{check_cluster_levels, check_cluster_materials, uniform_cut};
 
 /// Attribute stream the DAG build hands the simplifier (normal xyz, uv): exposed
 /// for the benchmark's raw `clod_build` baseline.

@@ -13,9 +13,8 @@ use rayon::prelude::*;
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
-use crate::repair::position_remap;
 use crate::split::{build_parts, MaterialSplit};
-use crate::validate::EdgeReference;
+use crate::validate::{check, check_cluster_materials, EdgeReference};
 use crate::Warning;
 
 /// One level before encoding: cluster records and their triangles as source indices.
@@ -72,6 +71,41 @@ pub struct ClusterMesh {
 /// not monotonic, a level is not complete alone, a uniform cut opens a crack, or a
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
+    let cook = cook_unchecked(mesh, config)?;
+    cook.check()?;
+    Ok(cook.mesh)
+}
+
+/// [`cook_clusters`] and [`ClusterMesh::encode`] in one: the trust checks and the
+/// record encoding run side by side (the bytes are dropped when a check fails), so
+/// the encoder's serial container work overlaps the parallel checks. Same result
+/// and bytes as the two calls in sequence; what `cook_file` runs.
+pub fn cook_clusters_encoded(
+    mesh: &Mesh,
+    config: &ClusterConfig,
+) -> Result<(ClusterMesh, Vec<u8>), CookError> {
+    let cook = cook_unchecked(mesh, config)?;
+    let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
+    checked?;
+    Ok((cook.mesh, bytes?))
+}
+
+/// A stamped cook whose trust checks have not run yet.
+struct Unchecked {
+    mesh: ClusterMesh,
+    /// The material parts (their vertices moved into `mesh`).
+    split: MaterialSplit,
+    reference: EdgeReference,
+}
+
+impl Unchecked {
+    fn check(&self) -> Result<(), CookError> {
+        check_cluster_materials(&self.mesh.levels, &self.split)?;
+        check(&self.mesh.levels, &self.reference)
+    }
+}
+
+fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, CookError> {
     config.validate()?;
     let mut split = MaterialSplit::new(mesh);
     if split.triangle_count() == 0 {
@@ -88,7 +122,6 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
     let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
     let lod0 = split.global_indices();
     let remap = std::mem::take(&mut split.remap);
-    let split = split;
     // Vertex packing and LOD0's edge reference need only the source, not the DAG:
     // they run beside the DAG build (meshoptimizer builds one part on one core),
     // on another core when there is one.
@@ -121,48 +154,20 @@ pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh,
         });
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
-    check_cluster_materials(&levels, &split)?;
-    check(&levels, &reference)?;
     let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
-    let vertices = split.vertices;
-    Ok(ClusterMesh {
-        name: mesh.name.clone(),
-        bounds,
-        vertices,
-        packed,
-        materials,
-        levels,
-        warnings,
-    })
-}
-
-/// The cook's material check: every vertex of every cluster's triangles belongs to
-/// the part (material) the cluster's record names. Levels in parallel.
-pub fn check_cluster_materials(
-    levels: &[PackedLevel],
-    split: &MaterialSplit,
-) -> Result<(), CookError> {
-    let parts = &split.parts;
-    let material_of =
-        |v: u32| parts.partition_point(|p| p.vertex_base + p.vertex_count <= v) as u32;
-    levels.par_iter().enumerate().try_for_each(|(level, l)| {
-        for (cluster, c) in l.clusters.iter().enumerate() {
-            let expected = u32::from(c.material);
-            let (base, count) = parts
-                .get(expected as usize)
-                .map_or((0, 0), |p| (p.vertex_base, p.vertex_count));
-            let tris = l.cluster_triangles(cluster);
-            // A part's vertices are one range: one subtraction and compare each.
-            if let Some(&v) = tris.iter().find(|&&v| v.wrapping_sub(base) >= count) {
-                return Err(CookError::MixedMaterials {
-                    level,
-                    cluster,
-                    expected,
-                    found: material_of(v),
-                });
-            }
-        }
-        Ok(())
+    let vertices = std::mem::take(&mut split.vertices);
+    Ok(Unchecked {
+        mesh: ClusterMesh {
+            name: mesh.name.clone(),
+            bounds,
+            vertices,
+            packed,
+            materials,
+            levels,
+            warnings,
+        },
+        split,
+        reference,
     })
 }
 
@@ -337,110 +342,6 @@ fn slot_count(index_count: u32) -> u16 {
 
 fn group_count(level: &PackedLevel) -> u32 {
     level.clusters.last().map_or(0, |c| c.group + 1)
-}
-
-/// The cook's trust checks on stamped levels over `vertices`, against LOD0
-/// (`lod0`): errors monotonic (own error never above the parent's, level hand-overs
-/// non-decreasing), clusters within a slot, each level complete alone (closed parts
-/// of LOD0 stay closed), and the uniform cut at every level's hand-over free of
-/// cracks. [`cook_clusters`] runs it and refuses a result that fails.
-pub fn check_cluster_levels(
-    levels: &[PackedLevel],
-    vertices: &[Vertex],
-    lod0: &[u32],
-) -> Result<(), CookError> {
-    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
-    let reference = EdgeReference::new(position_remap(&positions), lod0);
-    check(levels, &reference)
-}
-
-fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookError> {
-    for (level, l) in levels.iter().enumerate() {
-        for (cluster, c) in l.clusters.iter().enumerate() {
-            if c.error > c.parent_error || c.error.is_nan() || c.parent_error.is_nan() {
-                return Err(CookError::ErrorNotMonotonic {
-                    level,
-                    cluster,
-                    child_error: c.error,
-                    parent_error: c.parent_error,
-                });
-            }
-            let (own, parent) = (
-                Vec3::from_slice(&c.sphere[..3]),
-                Vec3::from_slice(&c.parent_sphere[..3]),
-            );
-            if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
-                return Err(CookError::SphereNotNested { level, cluster });
-            }
-            if u32::from(c.triangle_count) > CLUSTER_SLOT_TRIANGLES {
-                return Err(CookError::ClusterTooLarge {
-                    cluster,
-                    triangles: c.triangle_count as usize,
-                    slot: CLUSTER_SLOT_TRIANGLES,
-                });
-            }
-        }
-        if level > 0 {
-            let (previous, found) = (levels[level - 1].max_parent_error(), l.max_parent_error());
-            if found < previous {
-                return Err(CookError::LevelErrorsNotOrdered {
-                    level,
-                    previous,
-                    found,
-                });
-            }
-        }
-    }
-    // Each level alone (closed parts stay closed), in parallel.
-    let level_open: Vec<Vec<u64>> = levels
-        .par_iter()
-        .enumerate()
-        .map(|(level, l)| {
-            let (open_edges, open) = reference.level_open_edges(&l.indices);
-            if open_edges > 0 {
-                return Err(CookError::LevelIncomplete { level, open_edges });
-            }
-            Ok(open)
-        })
-        .collect::<Result<_, _>>()?;
-    let mut all_open: Vec<u64> = level_open.into_iter().flatten().collect();
-    all_open.sort_unstable();
-    all_open.dedup();
-    // The uniform cut at every level's hand-over.
-    let thresholds: Vec<f32> = levels
-        .iter()
-        .map(PackedLevel::max_parent_error)
-        .filter(|&t| t < NO_PARENT_ERROR)
-        .collect();
-    let mut errors: Vec<CookError> = thresholds
-        .par_iter()
-        .filter_map(|&t| {
-            let tris: Vec<u32> = uniform_cut(levels, t).collect();
-            let open_edges = reference.cracks(&tris, &all_open, &mut Vec::new());
-            (open_edges > 0).then_some(CookError::CrackInCut {
-                threshold: t,
-                open_edges,
-            })
-        })
-        .collect();
-    // Deterministic report: the first failing threshold.
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.swap_remove(0))
-    }
-}
-
-/// Triangles (source indices) of the cut where every error is compared with `t`
-/// directly (a view that sees the whole model at one scale).
-pub fn uniform_cut(levels: &[PackedLevel], t: f32) -> impl Iterator<Item = u32> + '_ {
-    levels.iter().flat_map(move |l| {
-        l.clusters
-            .iter()
-            .enumerate()
-            .filter(move |(_, c)| c.error <= t && t < c.parent_error)
-            .flat_map(move |(i, _)| l.cluster_triangles(i).iter().copied())
-    })
 }
 
 impl ClusterMesh {

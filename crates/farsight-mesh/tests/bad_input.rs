@@ -313,3 +313,28 @@ fn untrustworthy_levels_are_refused() {
         "{r:?}"
     );
 }
+
+#[test]
+fn a_cut_with_a_hole_is_refused_as_a_crack() {
+    use farsight_mesh::{check_cluster_levels, prepare};
+    let prepared = prepare(&common::sphere(32));
+    let cooked = cook_clusters(&prepared.mesh, &ClusterConfig::default()).unwrap();
+    let (vertices, lod0) = prepared.mesh.merged();
+    // A level-1 cluster claims an own error above the 0 -> 1 hand-over: at that
+    // threshold it is not drawn, and its children (whose parent error is still the
+    // hand-over's) are not either. Errors stay monotonic and every level stays
+    // complete alone; only the cut has a hole.
+    let t = cooked.levels[0].max_parent_error();
+    let mut levels = cooked.levels.clone();
+    let c = levels[1]
+        .clusters
+        .iter_mut()
+        .find(|c| c.parent_error > t && c.parent_error < f32::MAX)
+        .expect("a level-1 cluster drawn at the first hand-over");
+    c.error = 0.5 * (t + c.parent_error);
+    let r = check_cluster_levels(&levels, &vertices, &lod0);
+    assert!(
+        matches!(r, Err(CookError::CrackInCut { threshold, open_edges }) if threshold == t && open_edges > 0),
+        "{r:?}"
+    );
+}

@@ -149,6 +149,13 @@ fn check_mesh(name: &str, mesh: &Mesh) -> ClusterMesh {
                 .unwrap()
         });
     assert!(bytes == again, "{name}: cooking twice gave different bytes");
+    // The fused cook (checks beside the encoder, what `cook_file` runs) agrees.
+    let (fused_mesh, fused) =
+        farsight_mesh::cook_clusters_encoded(mesh, &ClusterConfig::default()).unwrap();
+    assert!(
+        fused == bytes && fused_mesh == cooked,
+        "{name}: fused cook differs"
+    );
 
     let d = decode(&bytes);
     let n = d.level_tris.len();
