@@ -20,15 +20,65 @@ use crate::io::{read_range, FaultInjector, IoPool, ReadError};
 /// chunk, so it is retried and then marked failed like any other bad read.
 pub type LevelCheck = fn(&[u8]) -> Result<LevelFileSummary, LevelFileError>;
 
-/// A level's chunks as they arrive, for the [`LevelCheck`].
+/// A level's chunks as they arrive, for the [`LevelCheck`]. Its buffers are allocated
+/// on the worker that reads the first chunk, once the file is known to hold the whole
+/// level, so a wrong level size in an index cannot allocate more than the file has.
 #[derive(Debug)]
 struct Assembly {
+    /// Where the level lies in its file.
+    start: u64,
+    len: u64,
+    chunks: usize,
     bytes: Vec<u8>,
     arrived: Vec<bool>,
     missing: usize,
+    /// Checked and passed; the buffer is freed.
+    passed: bool,
 }
 
 impl Assembly {
+    fn new(start: u64, len: u64, chunk: u64) -> Self {
+        Self {
+            start,
+            len,
+            chunks: len.div_ceil(chunk).max(1) as usize,
+            bytes: Vec::new(),
+            arrived: Vec::new(),
+            missing: 0,
+            passed: false,
+        }
+    }
+
+    /// Allocates the buffers if this is the first chunk, after checking the file's
+    /// length against the level's range.
+    fn open(&mut self, path: &std::path::Path) -> Result<(), ReadError> {
+        if !self.arrived.is_empty() {
+            return Ok(());
+        }
+        let file_len = std::fs::metadata(path)
+            .map_err(|source| ReadError::Io {
+                path: path.to_owned(),
+                source,
+            })?
+            .len();
+        if self
+            .start
+            .checked_add(self.len)
+            .is_none_or(|end| end > file_len)
+        {
+            return Err(ReadError::OutOfRange {
+                path: path.to_owned(),
+                offset: self.start,
+                len: self.len,
+                file_len,
+            });
+        }
+        self.bytes = vec![0; self.len as usize];
+        self.arrived = vec![false; self.chunks];
+        self.missing = self.chunks;
+        Ok(())
+    }
+
     /// Puts chunk `k` at `at`; returns whether the level is complete.
     fn put(&mut self, k: usize, at: usize, bytes: &[u8]) -> bool {
         if let (Some(dst), Some(flag)) = (
@@ -216,14 +266,9 @@ impl<U: Uploader> ClusterStreamer<U> {
                     let path = Arc::clone(&self.files[file as usize]);
                     let faults = self.faults.clone();
                     let check = self.check.map(|check| {
-                        let bytes = self.scheduler.level_desc(model, level).bytes;
+                        let desc = self.scheduler.level_desc(model, level);
                         let assembly = self.assemblies.entry((model, level)).or_insert_with(|| {
-                            let chunks = bytes.div_ceil(chunk).max(1) as usize;
-                            Arc::new(Mutex::new(Assembly {
-                                bytes: vec![0; bytes as usize],
-                                arrived: vec![false; chunks],
-                                missing: chunks,
-                            }))
+                            Arc::new(Mutex::new(Assembly::new(desc.offset, desc.bytes, chunk)))
                         });
                         (check, Arc::clone(assembly))
                     });
@@ -231,6 +276,10 @@ impl<U: Uploader> ClusterStreamer<U> {
                         let bytes = read_range(&path, offset, len, faults.as_deref())?;
                         if let Some((check, assembly)) = check {
                             let mut a = assembly.lock().unwrap_or_else(PoisonError::into_inner);
+                            if a.passed {
+                                return Ok(bytes);
+                            }
+                            a.open(&path)?;
                             let k = k as usize;
                             if a.put(k, (k as u64 * chunk) as usize, &bytes) {
                                 if let Err(source) = check(&a.bytes) {
@@ -243,6 +292,7 @@ impl<U: Uploader> ClusterStreamer<U> {
                                     });
                                 }
                                 a.bytes = Vec::new();
+                                a.passed = true;
                             }
                         }
                         Ok(bytes)

@@ -169,3 +169,76 @@ fn a_corrupt_level_file_retries_three_times_then_the_coarser_level_is_drawn() {
     assert_eq!(s.levels_assembling(), 0, "no chunk buffers are kept");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_level_size_past_the_end_of_its_file_fails_without_allocating_it() {
+    let dir = temp_dir("toolong");
+    let mut files = Vec::new();
+    let mut levels = Vec::new();
+    for (l, size) in [(0u32, 120u64 << 10), (1, 20 << 10)] {
+        let bytes = level_file(l, size, l as u64);
+        let path = dir.join(format!("l{l}.farsight"));
+        std::fs::write(&path, &bytes).unwrap();
+        levels.push(LevelDesc {
+            file: l,
+            offset: 0,
+            // The finest level claims a gigabyte: its chunks past the file fail
+            // their reads, and the one that succeeds finds the file too short
+            // before allocating the level.
+            bytes: if l == 0 { 1 << 30 } else { bytes.len() as u64 },
+        });
+        files.push(LevelFile { path });
+    }
+    let config = SchedulerConfig {
+        upload_budget: 64 << 10,
+        chunk_size: 64 << 10,
+        memory_capacity: u64::MAX,
+        ..SchedulerConfig::default()
+    };
+    let models = [ModelDesc { levels }];
+    let mut s = ClusterStreamer::new(config, &models, files, 2, CpuUploader::default())
+        .with_level_check(check_level_file);
+    let req = [ModelRequest {
+        fit: 0,
+        keep: 0,
+        wanted: 0,
+        screen_size: 100.0,
+        visible: true,
+    }];
+    let mut settled = false;
+    for _ in 0..5000 {
+        s.frame(&req);
+        if s.scheduler().is_failed(0, 0) && s.reads_in_flight() == 0 {
+            settled = true;
+            break;
+        }
+        s.wait_for_io(Duration::from_millis(2));
+    }
+    assert!(settled, "the oversized level never failed");
+    assert!(s.scheduler().is_resident(0, 1));
+    assert_eq!(s.scheduler().drawn_level(0, 0), Some(1));
+    assert_eq!(s.levels_assembling(), 0);
+
+    // A size past what chunk indices can count fails at once, without a panic.
+    let mut huge = models[0].clone();
+    huge.levels[0].bytes = 1 << 50;
+    let files = (0..2)
+        .map(|l| LevelFile {
+            path: dir.join(format!("l{l}.farsight")),
+        })
+        .collect();
+    let mut s = ClusterStreamer::new(config, &[huge], files, 1, CpuUploader::default());
+    let mut failed = false;
+    for _ in 0..5000 {
+        s.frame(&req);
+        failed |= s
+            .last_decisions()
+            .contains(&Decision::Failed { model: 0, level: 0 });
+        if failed && s.scheduler().is_resident(0, 1) {
+            break;
+        }
+        s.wait_for_io(Duration::from_millis(2));
+    }
+    assert!(failed && s.scheduler().is_resident(0, 1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

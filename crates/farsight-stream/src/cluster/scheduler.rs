@@ -497,11 +497,19 @@ impl ClusterScheduler {
     fn start(&mut self, m: u32, level: u8, out: &mut Vec<Decision>, st: &mut FrameStats) {
         let d = self.levels[self.level_index(m, level)];
         let total = d.bytes.div_ceil(self.chunk_size).max(1);
-        assert!(
-            total <= u16::MAX as u64,
-            "level of {} bytes has too many chunks",
-            d.bytes
-        );
+        if total > u16::MAX as u64 {
+            // A size no chunk index can cover (a corrupt index, say): the level fails
+            // as a read would, instead of the frame panicking.
+            log::error!(
+                "cluster model {m}: level {level} claims {} bytes, more than {} chunks; it will not load",
+                d.bytes,
+                u16::MAX
+            );
+            self.masks[m as usize].failed |= 1 << level;
+            out.push(Decision::Failed { model: m, level });
+            st.failures += 1;
+            return;
+        }
         let li = match self.free_loads.pop() {
             Some(li) => li,
             None => {
