@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use farsight_format::{
-    AlignedBytes, Container, FileWriter, FormatError, Manifest, RecordIndex, RecordTag, Version,
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, ReadOptions, RecordIndex,
+    RecordTag, Version,
 };
 use glam::IVec3;
 use serde::{Deserialize, Serialize};
@@ -197,7 +198,13 @@ pub fn read_grid(path: impl AsRef<Path>) -> Result<VoxelGrid, TerrainFileError> 
 
 /// Parse and validate a terrain file into a new grid (fresh generation).
 pub fn load_grid(bytes: &[u8]) -> Result<VoxelGrid, TerrainFileError> {
-    let file = Container::<TerrainManifest>::read(bytes)?;
+    load_grid_with(bytes, ReadOptions::default())
+}
+
+/// [`load_grid`] with container options (fuzzers turn the checksum off to reach
+/// the checks behind it).
+pub fn load_grid_with(bytes: &[u8], options: ReadOptions) -> Result<VoxelGrid, TerrainFileError> {
+    let file = Container::<TerrainManifest>::read_with(bytes, options)?;
     let m = file.manifest();
     if m.kind != TERRAIN_KIND || m.format != TERRAIN_FORMAT {
         return Err(TerrainFileError::WrongKind {
@@ -209,6 +216,21 @@ pub fn load_grid(bytes: &[u8]) -> Result<VoxelGrid, TerrainFileError> {
         return Err(TerrainFileError::UnsupportedLayout {
             cell_size: m.cell_size,
             chunk_cells: m.chunk_cells,
+        });
+    }
+    // Each record backs one chunk, so a dense chunk's 64 KiB always come from its own
+    // compressed bytes in the file (a shared record would multiply them).
+    let mut records: Vec<(u32, usize)> = m
+        .chunks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.record.map(|r| (r.0, i)))
+        .collect();
+    records.sort_unstable();
+    if let Some(w) = records.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(TerrainFileError::BadChunk {
+            coord: m.chunks[w[1].1].coord,
+            reason: "its record also backs another chunk",
         });
     }
     let mut grid = VoxelGrid::new();

@@ -43,8 +43,8 @@ pub use flat::CollisionMesh;
 pub use generate::{generate, generate_chunk, value_noise, TerrainParams};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
 pub use io::{
-    load_grid, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError, TerrainManifest,
-    CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
+    load_grid, load_grid_with, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError,
+    TerrainManifest, CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 pub use surface_nets::SurfaceNets;

@@ -170,6 +170,34 @@ fn valid_containers_with_bad_terrain_are_refused() {
         load(file_with(vec![dense([0, 0, 0])], &[garbage], TERRAIN_KIND)),
         TerrainFileError::BadRecord { .. }
     ));
+    let mut full = vec![0u8; 65536];
+    for c in full.chunks_exact_mut(2) {
+        c.copy_from_slice(&[3, 200]);
+    }
+    let one = lz4_flex::block::compress(&full);
+    assert!(
+        load_grid(
+            aligned(&file_with(
+                vec![dense([0, 0, 0])],
+                std::slice::from_ref(&one),
+                TERRAIN_KIND
+            ))
+            .as_slice()
+        )
+        .is_ok(),
+        "one chunk per record loads"
+    );
+    assert!(matches!(
+        load(file_with(
+            vec![dense([0, 0, 0]), dense([1, 0, 0])],
+            &[one],
+            TERRAIN_KIND
+        )),
+        TerrainFileError::BadChunk {
+            coord: [1, 0, 0],
+            ..
+        }
+    ));
     let mut cells = vec![0u8; 65536];
     cells[2] = 7; // material 7 with zero occupancy
     let bad = lz4_flex::block::compress(&cells);
@@ -177,4 +205,94 @@ fn valid_containers_with_bad_terrain_are_refused() {
         load(file_with(vec![dense([0, 0, 0])], &[bad], TERRAIN_KIND)),
         TerrainFileError::NonCanonicalCell { index: 1, .. }
     ));
+}
+
+/// Mutate `bytes` into one random variant: bit flips, random bytes, an extreme
+/// little-endian word, a truncation, or a splice of its own bytes.
+fn mutate(rng: &mut impl Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    for _ in 0..rng.random_range(1..4) {
+        if b.is_empty() {
+            break;
+        }
+        let i = rng.random_range(0..b.len());
+        match rng.random_range(0..5) {
+            0 => b[i] ^= 1 << rng.random_range(0..8),
+            1 => b[i] = rng.random(),
+            2 => {
+                let w: u32 = [0, 1, u32::MAX, 1 << 31, 65536, 65535][rng.random_range(0..6)];
+                let end = (i + 4).min(b.len());
+                b[i..end].copy_from_slice(&w.to_le_bytes()[..end - i]);
+            }
+            3 => b.truncate(i),
+            _ => {
+                let j = rng.random_range(0..b.len());
+                let n = rng.random_range(1..64).min(b.len() - i).min(b.len() - j);
+                let src = b[j..j + n].to_vec();
+                b[i..i + n].copy_from_slice(&src);
+            }
+        }
+    }
+    b
+}
+
+/// Mutated files through the reader with the checksum off, so mutations reach the
+/// manifest, record and cell checks: typed errors or a valid grid, never a panic.
+/// `FARSIGHT_FUZZ_SECS=n` runs for n seconds instead of a fixed count (the long run
+/// is `--ignored`; see BENCHMARKS.md).
+fn random_inputs(rounds: Option<usize>, secs: u64) -> usize {
+    let g = sample_grid();
+    let bytes = save_grid(&g).unwrap();
+    let small = {
+        let mut s = VoxelGrid::new();
+        s.set_sphere(Vec3::new(60.0, 60.0, 60.0), 30.0, Material::SAND)
+            .unwrap();
+        save_grid(&s).unwrap()
+    };
+    if let Ok(dir) = std::env::var("FARSIGHT_TERRAIN_SEED_DIR") {
+        // Seeds for the cargo-fuzz target `terrain_grid`.
+        std::fs::write(format!("{dir}/sample.farsight"), &bytes).unwrap();
+        std::fs::write(format!("{dir}/sphere.farsight"), &small).unwrap();
+    }
+    let opts = farsight_format::ReadOptions {
+        verify_checksum: false,
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
+    let start = std::time::Instant::now();
+    let mut n = 0;
+    let (mut ok, mut refused) = (0, 0);
+    loop {
+        if rounds.is_some_and(|r| n >= r) || (rounds.is_none() && start.elapsed().as_secs() >= secs)
+        {
+            break;
+        }
+        let base = if n % 4 == 0 { &bytes } else { &small };
+        let b = mutate(&mut rng, base);
+        match load_grid_with(aligned(&b).as_slice(), opts) {
+            Ok(grid) => {
+                grid.validate().unwrap();
+                ok += 1;
+            }
+            Err(_) => refused += 1,
+        }
+        n += 1;
+    }
+    assert!(refused > n / 2, "{refused} of {n} refused");
+    eprintln!("{n} mutated files: {ok} loaded, {refused} refused");
+    n
+}
+
+#[test]
+fn mutated_files_never_panic() {
+    random_inputs(Some(1500), 0);
+}
+
+#[test]
+#[ignore = "long run: FARSIGHT_FUZZ_SECS=120 cargo test -p farsight-terrain --release --test io -- --ignored"]
+fn mutated_files_never_panic_long() {
+    let secs = std::env::var("FARSIGHT_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    random_inputs(None, secs);
 }
