@@ -85,7 +85,7 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
             };
             let _ = writeln!(
                 w,
-                "        {:<11} {:<13} {:>10} stored {:>10} decoded  {}",
+                "        {:<11} {:<20} {:>10} stored {:>10} decoded  {}",
                 st.name, st.codec, st.stored_bytes, st.decoded_bytes, per
             );
         }

@@ -82,11 +82,12 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
             out.vertices = h.vertex_count as u64;
             out.triangles = h.index_count as u64 / 3;
             out.detail = format!(
-                "bits: position {} uv {} normal {} tangent {}; bounds {:?}..{:?}",
+                "bits: position {} uv {} normal {} tangent {}; position damping {}/8; bounds {:?}..{:?}",
                 h.position_bits,
                 h.uv_bits,
                 h.normal_bits,
                 h.tangent_bits,
+                h.position_damping,
                 h.bounds_min,
                 h.bounds_max
             );
