@@ -73,6 +73,9 @@ pub struct ClusterScheduler {
     chunks: Vec<Chunk>,
     free_chunks: Vec<u32>,
     candidates: Vec<Candidate>,
+    /// Scratch of the scan: models with levels nobody asked for (at most one entry
+    /// per model, so it never grows past its first capacity).
+    evictable: Vec<(u32, u32)>,
     frame: u64,
     next_request: u64,
     bias: u8,
@@ -102,6 +105,7 @@ impl ClusterScheduler {
             chunks: Vec::new(),
             free_chunks: Vec::new(),
             candidates: Vec::with_capacity(models.len()),
+            evictable: Vec::with_capacity(models.len()),
             frame: 0,
             next_request: 0,
             bias: 0,
@@ -382,23 +386,28 @@ impl ClusterScheduler {
         st: &mut FrameStats,
     ) {
         self.candidates.clear();
-        for (m, r) in requests.iter().enumerate() {
-            let count = self.model_count[m];
+        self.evictable.clear();
+        // One read-only pass (no bounds checks, no calls); the rare evictions are
+        // carried out after it, in model order. Eviction changes no mask this pass
+        // reads again, so deferring it changes no decision.
+        let models = requests
+            .iter()
+            .zip(&self.model_count)
+            .zip(&self.masks)
+            .enumerate();
+        for (m, ((r, &count), &mk)) in models {
             let c = count - 1;
             let all = if count as usize == MAX_LEVELS {
                 u32::MAX
             } else {
                 (1u32 << count) - 1
             };
-            let mk = self.masks[m];
-            if r.visible && mk.resident & (1 << c) == 0 {
-                st.holes += 1;
-            }
+            st.holes += u32::from(r.visible && mk.resident & (1 << c) == 0);
             let keep = r.keep.min(c);
             let asked = all & !((1u32 << keep) - 1);
             let evictable = mk.resident & !asked & !(1 << c);
             if evictable != 0 {
-                self.evict(m as u32, evictable, out, st);
+                self.evictable.push((m as u32, evictable));
             }
             let wanted = r.wanted.min(c);
             let want = all & !((1u32 << wanted) - 1);
@@ -419,6 +428,10 @@ impl ClusterScheduler {
                 model: m as u32,
                 level: h as u8,
             });
+        }
+        for i in 0..self.evictable.len() {
+            let (m, evictable) = self.evictable[i];
+            self.evict(m, evictable, out, st);
         }
     }
 
