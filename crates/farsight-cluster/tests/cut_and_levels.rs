@@ -114,6 +114,19 @@ fn cut_covers_the_strip_exactly_once_and_matches_the_flat_walk() {
 }
 
 #[test]
+fn each_cluster_keeps_its_records_material() {
+    let (levels, _) = strip(4);
+    let d = dag(&levels);
+    for c in &d.clusters {
+        let info = &levels[c.level as usize][c.index_in_level as usize];
+        assert_eq!(c.material, u32::from(info.material));
+    }
+    // The strip's groups use materials 0, 1 and 2 (`info` derives it from the group).
+    let used: std::collections::BTreeSet<u32> = d.clusters.iter().map(|c| c.material).collect();
+    assert_eq!(used.into_iter().collect::<Vec<_>>(), vec![0, 1, 2]);
+}
+
+#[test]
 fn malformed_dags_are_refused() {
     let (mut levels, _) = strip(3);
     levels[1][1].error = 1.0;
