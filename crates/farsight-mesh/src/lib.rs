@@ -24,6 +24,7 @@
 mod chain_file;
 mod cook;
 mod dag;
+mod edges;
 mod error;
 mod gltf_import;
 mod lod_chain;

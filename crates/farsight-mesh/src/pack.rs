@@ -11,10 +11,11 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
+use crate::edges::EdgeReference;
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
 use crate::split::{build_parts, MaterialSplit};
-use crate::validate::{check, check_cluster_materials, EdgeReference};
+use crate::validate::{check, check_cluster_materials};
 use crate::Warning;
 
 /// One level before encoding: cluster records and their triangles as source indices.

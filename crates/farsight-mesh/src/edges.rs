@@ -1,0 +1,364 @@
+//! Position-welded edge counting for the cook's trust checks: LOD0's reference
+//! (which connected parts are closed) and the open edges of a level or a cut.
+//!
+//! An edge is a key `(min << shift) | max` of its two canonical vertices. Open
+//! edges are the keys that occur once, found by sorting the keys with an LSD radix
+//! sort (linear; the comparison sort it replaced was the cook's largest cost past
+//! `clod_build`). Keys are `u32` when both ids fit in 16 bits (every mesh under
+//! 65 536 distinct positions), which halves the memory the sort moves, and `u64`
+//! otherwise; the key value is the same either way.
+
+/// A sortable edge key: `u32` or `u64`.
+pub(crate) trait Key: Copy + Ord + Send + Sync + 'static {
+    fn make(a: u32, b: u32, shift: u32) -> Self;
+    fn wide(self) -> u64;
+    fn digit(self, shift: u32, mask: u64) -> usize {
+        ((self.wide() >> shift) & mask) as usize
+    }
+}
+
+impl Key for u32 {
+    #[inline]
+    fn make(a: u32, b: u32, shift: u32) -> Self {
+        (a << shift) | b
+    }
+    #[inline]
+    fn wide(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Key for u64 {
+    #[inline]
+    fn make(a: u32, b: u32, shift: u32) -> Self {
+        ((a as u64) << shift) | b as u64
+    }
+    #[inline]
+    fn wide(self) -> u64 {
+        self
+    }
+}
+
+/// A level's sorted edge keys, in the width its mesh needs.
+pub(crate) enum SortedKeys {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+/// LOD0's welded edge structure.
+pub(crate) struct EdgeReference {
+    /// Canonical vertex (first vertex at the same position) of every source vertex.
+    pub remap: Vec<u32>,
+    /// Per canonical vertex: its connected part of LOD0 is closed.
+    pub closed: Vec<bool>,
+    /// Bits of a vertex id in an edge key.
+    shift: u32,
+}
+
+impl EdgeReference {
+    pub fn new(remap: Vec<u32>, lod0: &[u32]) -> Self {
+        let n = remap.len();
+        let shift = (usize::BITS - n.leading_zeros()).max(1);
+        let mut this = Self {
+            remap,
+            closed: Vec::new(),
+            shift,
+        };
+        // Connected parts (union-find) and LOD0's open edges are independent.
+        let (mut parent, open) = rayon::join(
+            || {
+                let mut parent: Vec<u32> = (0..n as u32).collect();
+                for t in lod0.chunks_exact(3) {
+                    let [a, b, c] = [t[0], t[1], t[2]].map(|i| this.remap[i as usize]);
+                    for (x, y) in [(a, b), (b, c)] {
+                        let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
+                        if rx != ry {
+                            parent[rx.max(ry) as usize] = rx.min(ry);
+                        }
+                    }
+                }
+                parent
+            },
+            || {
+                let mut open = Vec::new();
+                if this.narrow() {
+                    this.open_edges::<u32>(lod0, |a, _| open.push(a));
+                } else {
+                    this.open_edges::<u64>(lod0, |a, _| open.push(a));
+                }
+                open
+            },
+        );
+        let mut open_root = vec![false; n];
+        for a in open {
+            let r = find(&mut parent, a);
+            open_root[r as usize] = true;
+        }
+        this.closed = (0..n as u32)
+            .map(|v| !open_root[find(&mut parent, v) as usize])
+            .collect();
+        this
+    }
+
+    fn narrow(&self) -> bool {
+        2 * self.shift <= 32
+    }
+
+    fn key(&self, a: u32, b: u32) -> u64 {
+        u64::make(a, b, self.shift)
+    }
+
+    fn on_closed(&self, a: u32, b: u32) -> bool {
+        self.closed[a as usize] || self.closed[b as usize]
+    }
+
+    /// Sorted edge keys of `triangles`.
+    fn sorted<K: Key>(&self, triangles: &[u32]) -> Vec<K> {
+        let mut keys = Vec::with_capacity(triangles.len());
+        for t in triangles.chunks_exact(3) {
+            let [a, b, c] = [t[0], t[1], t[2]].map(|i| self.remap[i as usize]);
+            for (x, y) in [(a, b), (b, c), (c, a)] {
+                if x != y {
+                    keys.push(K::make(x.min(y), x.max(y), self.shift));
+                }
+            }
+        }
+        radix_sort(&mut keys, &mut Vec::new(), 2 * self.shift);
+        keys
+    }
+
+    /// Calls `f(a, b)` for every edge of `triangles` used once; returns the keys.
+    fn open_edges<K: Key>(&self, triangles: &[u32], f: impl FnMut(u32, u32)) -> Vec<K> {
+        let keys = self.sorted::<K>(triangles);
+        self.for_each_open(&keys, f);
+        keys
+    }
+
+    fn for_each_open<K: Key>(&self, keys: &[K], mut f: impl FnMut(u32, u32)) {
+        let mask = (1u64 << self.shift) - 1;
+        let mut i = 0;
+        while i < keys.len() {
+            let mut j = i + 1;
+            while j < keys.len() && keys[j] == keys[i] {
+                j += 1;
+            }
+            if j - i == 1 {
+                let k = keys[i].wide();
+                f((k >> self.shift) as u32, (k & mask) as u32);
+            }
+            i = j;
+        }
+    }
+
+    /// One pass over a level drawn alone: the number of its open edges on closed
+    /// parts of LOD0, all its open edges, sorted (for [`Self::cracks`]), and all its
+    /// edge keys, sorted (the base of [`Self::cracks_from_base`]).
+    pub fn level_open_edges(&self, triangles: &[u32]) -> (usize, Vec<u64>, SortedKeys) {
+        let mut open = Vec::new();
+        let mut on_closed = 0;
+        let mut visit = |a, b| {
+            on_closed += usize::from(self.on_closed(a, b));
+            open.push(self.key(a, b));
+        };
+        let keys = if self.narrow() {
+            SortedKeys::Narrow(self.open_edges::<u32>(triangles, &mut visit))
+        } else {
+            SortedKeys::Wide(self.open_edges::<u64>(triangles, &mut visit))
+        };
+        (on_closed, open, keys)
+    }
+
+    /// Open edges of a cut that are cracks: on a closed part, or open in no level
+    /// alone (`level_open` sorted).
+    pub fn cracks(&self, triangles: &[u32], level_open: &[u64]) -> usize {
+        let mut count = 0;
+        let mut visit = |a, b| {
+            if self.on_closed(a, b) || level_open.binary_search(&self.key(a, b)).is_err() {
+                count += 1;
+            }
+        };
+        if self.narrow() {
+            self.open_edges::<u32>(triangles, &mut visit);
+        } else {
+            self.open_edges::<u64>(triangles, &mut visit);
+        }
+        count
+    }
+
+    /// [`Self::cracks`] of the cut whose triangles are a level's (`base`: its sorted
+    /// keys from [`Self::level_open_edges`]) without the `minus` triangles (a subset
+    /// of that level) and with the `plus` triangles. Only the two small lists are
+    /// sorted; the level's keys are merged in one linear pass.
+    pub fn cracks_from_base(
+        &self,
+        base: &SortedKeys,
+        minus: &[u32],
+        plus: &[u32],
+        level_open: &[u64],
+    ) -> usize {
+        match base {
+            SortedKeys::Narrow(b) => self.merge_cracks::<u32>(b, minus, plus, level_open),
+            SortedKeys::Wide(b) => self.merge_cracks::<u64>(b, minus, plus, level_open),
+        }
+    }
+
+    fn merge_cracks<K: Key>(
+        &self,
+        base: &[K],
+        minus: &[u32],
+        plus: &[u32],
+        level_open: &[u64],
+    ) -> usize {
+        let (m, p) = (self.sorted::<K>(minus), self.sorted::<K>(plus));
+        let run = |list: &[K], at: &mut usize, key: K| {
+            let start = *at;
+            while *at < list.len() && list[*at] == key {
+                *at += 1;
+            }
+            *at - start
+        };
+        let (mut i, mut j, mut k) = (0, 0, 0);
+        let mask = (1u64 << self.shift) - 1;
+        let mut count = 0;
+        loop {
+            let key = [base.get(i), m.get(j), p.get(k)]
+                .into_iter()
+                .flatten()
+                .min()
+                .copied();
+            let Some(key) = key else { break };
+            let uses = run(base, &mut i, key) + run(&p, &mut k, key) - run(&m, &mut j, key);
+            if uses == 1 {
+                let w = key.wide();
+                let (a, b) = ((w >> self.shift) as u32, (w & mask) as u32);
+                if self.on_closed(a, b) || level_open.binary_search(&w).is_err() {
+                    count += 1;
+                }
+            }
+        }
+        count
+    }
+}
+
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        parent[x as usize] = parent[parent[x as usize] as usize];
+        x = parent[x as usize];
+    }
+    x
+}
+
+/// LSD radix sort of keys below `2^key_bits`, 11 bits a pass (a pass whose digit
+/// is the same for every key is skipped).
+pub(crate) fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
+    const DIGIT: u32 = 11;
+    const BUCKETS: usize = 1 << DIGIT;
+    let mask = (BUCKETS - 1) as u64;
+    if keys.len() < 512 {
+        keys.sort_unstable();
+        return;
+    }
+    scratch.clear();
+    scratch.resize(keys.len(), keys[0]);
+    let mut count = vec![0u32; BUCKETS];
+    let mut shift = 0;
+    while shift < key_bits {
+        count.fill(0);
+        for &k in keys.iter() {
+            count[k.digit(shift, mask)] += 1;
+        }
+        if count.iter().any(|&c| c as usize == keys.len()) {
+            shift += DIGIT;
+            continue;
+        }
+        let mut sum = 0u32;
+        for c in count.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for &k in keys.iter() {
+            let d = k.digit(shift, mask);
+            scratch[count[d] as usize] = k;
+            count[d] += 1;
+        }
+        std::mem::swap(keys, scratch);
+        shift += DIGIT;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{radix_sort, EdgeReference, SortedKeys};
+
+    /// A closed tetrahedron pair sharing nothing, plus an open quad, over `n` ids.
+    fn reference(n: usize) -> (EdgeReference, Vec<u32>) {
+        let tris = vec![
+            0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0, // closed
+            4, 5, 6, 4, 6, 7, // open quad
+        ];
+        let remap: Vec<u32> = (0..n as u32).collect();
+        (EdgeReference::new(remap, &tris), tris)
+    }
+
+    #[test]
+    fn narrow_and_wide_keys_give_the_same_edges() {
+        let (narrow, tris) = reference(8);
+        let (wide, _) = reference(70_000);
+        assert!(narrow.narrow() && !wide.narrow());
+        for r in [&narrow, &wide] {
+            assert!(r.closed[0] && !r.closed[4]);
+            // The quad alone: its 4 border edges are open, none on a closed part.
+            let (on_closed, open, keys) = r.level_open_edges(&tris[12..]);
+            assert_eq!((on_closed, open.len()), (0, 4));
+            // Dropping one tetrahedron face opens 3 edges of a closed part.
+            assert_eq!(r.cracks(&tris[3..], &open), 3);
+            let base = match &keys {
+                SortedKeys::Narrow(k) => k.len(),
+                SortedKeys::Wide(k) => k.len(),
+            };
+            assert_eq!(base, 6);
+            // The quad minus a triangle plus nothing: the cut edge is open and was
+            // open in no level alone.
+            assert_eq!(r.cracks_from_base(&keys, &tris[12..15], &[], &open), 1);
+            assert_eq!(r.cracks_from_base(&keys, &[], &[], &open), 0);
+        }
+    }
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    #[test]
+    fn radix_sort_matches_the_standard_sort() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for (n, bits) in [(0, 8), (100, 20), (5_000, 34), (70_000, 44), (3_000, 64)] {
+            let mut keys: Vec<u64> = (0..n)
+                .map(|_| {
+                    let v = xorshift(&mut x);
+                    if bits == 64 {
+                        v
+                    } else {
+                        v & ((1u64 << bits) - 1)
+                    }
+                })
+                .collect();
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            radix_sort(&mut keys, &mut Vec::new(), bits);
+            assert_eq!(keys, expected, "{n} keys of {bits} bits");
+        }
+        for (n, bits) in [(600, 12), (40_000, 32)] {
+            let mut keys: Vec<u32> = (0..n)
+                .map(|_| (xorshift(&mut x) & ((1u64 << bits) - 1)) as u32)
+                .collect();
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            radix_sort(&mut keys, &mut Vec::new(), bits);
+            assert_eq!(keys, expected, "{n} u32 keys of {bits} bits");
+        }
+    }
+}
