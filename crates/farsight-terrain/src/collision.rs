@@ -132,6 +132,11 @@ impl CollisionCache {
         self.colliders.is_empty()
     }
 
+    /// Bytes held by the colliders' meshes and grids.
+    pub fn heap_bytes(&self) -> usize {
+        self.colliders.values().map(|c| c.shape.heap_bytes()).sum()
+    }
+
     pub fn collider(&self, chunk: IVec3) -> Option<&Arc<ChunkCollider>> {
         self.colliders.get(&chunk)
     }
