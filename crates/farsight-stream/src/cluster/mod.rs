@@ -21,8 +21,8 @@ pub use level_file::{
 };
 pub use scheduler::ClusterScheduler;
 pub use types::{
-    ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelRequest, SchedulerConfig,
-    MAX_LEVELS,
+    ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelDescError, ModelRequest,
+    SchedulerConfig, MAX_LEVELS,
 };
 pub use upload::{CpuUploader, Uploader};
 

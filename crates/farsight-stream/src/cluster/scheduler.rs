@@ -1,8 +1,8 @@
 //! The per-frame decisions: a pure function of (state, requests, completed reads).
 
 use super::types::{
-    ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelRequest, SchedulerConfig,
-    MAX_LEVELS,
+    ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelDescError, ModelRequest,
+    SchedulerConfig, MAX_LEVELS,
 };
 
 const NONE: u32 = u32::MAX;
@@ -89,8 +89,27 @@ pub struct ClusterScheduler {
 
 impl ClusterScheduler {
     /// A scheduler for `models`. Panics (a programmer mistake) on a model with no
-    /// level or more than [`MAX_LEVELS`].
+    /// level or more than [`MAX_LEVELS`]; [`ClusterScheduler::try_new`] reports it.
     pub fn new(config: SchedulerConfig, models: &[ModelDesc]) -> Self {
+        match Self::try_new(config, models) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// A scheduler for `models`, refusing a model with no level or more than
+    /// [`MAX_LEVELS`] (counts that may come from a file).
+    pub fn try_new(config: SchedulerConfig, models: &[ModelDesc]) -> Result<Self, ModelDescError> {
+        if let Some((model, m)) = models
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.levels.is_empty() || m.levels.len() > MAX_LEVELS)
+        {
+            return Err(ModelDescError::LevelCount {
+                model: model as u32,
+                levels: m.levels.len(),
+            });
+        }
         let mut s = Self {
             config,
             chunk_size: config.effective_chunk(),
@@ -117,17 +136,12 @@ impl ClusterScheduler {
             levels_resident: 0,
         };
         for m in models {
-            assert!(
-                !m.levels.is_empty() && m.levels.len() <= MAX_LEVELS,
-                "a model needs 1..={MAX_LEVELS} levels, got {}",
-                m.levels.len()
-            );
             s.model_first.push(s.levels.len() as u32);
             s.model_count.push(m.levels.len() as u8);
             s.levels.extend_from_slice(&m.levels);
         }
         s.resident_since = vec![0; s.levels.len()];
-        s
+        Ok(s)
     }
 
     /// Where level `level` of `model` is stored.

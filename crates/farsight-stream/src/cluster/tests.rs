@@ -537,3 +537,37 @@ fn replaying_a_recorded_run_gives_identical_decisions() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_model_with_no_level_or_too_many_is_refused_with_its_count() {
+    let level = LevelDesc {
+        file: 0,
+        offset: 0,
+        bytes: 64,
+    };
+    let good = ModelDesc {
+        levels: vec![level; 3],
+    };
+    let empty = ModelDesc { levels: vec![] };
+    let too_many = ModelDesc {
+        levels: vec![level; MAX_LEVELS + 1],
+    };
+    let config = SchedulerConfig::default();
+    assert!(ClusterScheduler::try_new(config, std::slice::from_ref(&good)).is_ok());
+    assert_eq!(
+        ClusterScheduler::try_new(config, &[good.clone(), empty]).unwrap_err(),
+        ModelDescError::LevelCount {
+            model: 1,
+            levels: 0
+        }
+    );
+    let e = ClusterScheduler::try_new(config, &[too_many, good]).unwrap_err();
+    assert_eq!(
+        e,
+        ModelDescError::LevelCount {
+            model: 0,
+            levels: MAX_LEVELS + 1
+        }
+    );
+    assert!(e.to_string().contains("33 levels"), "{e}");
+}

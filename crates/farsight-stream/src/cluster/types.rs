@@ -66,6 +66,14 @@ pub struct LevelDesc {
     pub bytes: u64,
 }
 
+/// A model description the scheduler cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelDescError {
+    #[error("model {model} has {levels} levels; a model needs 1 to {MAX_LEVELS}")]
+    LevelCount { model: u32, levels: usize },
+}
+
 /// A cluster-LOD model: levels finest first (level 0 = LOD0), so the last one is the
 /// coarsest, which is always resident.
 #[derive(Clone, Debug, PartialEq, Eq)]
