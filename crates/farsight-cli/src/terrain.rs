@@ -211,11 +211,12 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         collision.len()
     );
     println!(
-        "memory: cells {:.1} MiB ({} chunks, {} uniform), render+water meshes {:.1} MiB",
+        "memory: cells {:.1} MiB ({} chunks, {} uniform), render+water meshes {:.1} MiB, colliders {:.1} MiB",
         grid.heap_bytes() as f64 / (1 << 20) as f64,
         grid.chunk_count(),
         grid.uniform_chunk_count(),
-        view.mesh_bytes() as f64 / (1 << 20) as f64
+        view.mesh_bytes() as f64 / (1 << 20) as f64,
+        collision.heap_bytes() as f64 / (1 << 20) as f64
     );
 
     write_png(&args, &params, &view, &path)?;

@@ -1,11 +1,13 @@
 //! farsight-terrain owns voxel terrain: the sparse copy-on-write cell grid with its
 //! generation/revision change tracking and edits, Surface Nets meshing with
 //! materials and skirts, the render LOD and residency policy, background meshing on
-//! worker threads with serial-checked publication, the collision cache (flat-patch-reduced
-//! triangle meshes indexed by a uniform grid, with ray and sphere queries), water sheets, and saving a grid in the
-//! farsight container. It must not know about GPUs, windows, entities or streaming
-//! regions: a renderer uploads the meshes it publishes, a physics engine takes the
-//! colliders. LOD selection rules come from `farsight-lod`.
+//! worker threads with serial-checked publication and the editor's picking copy, the
+//! collision cache (flat-patch-reduced triangle meshes indexed by a uniform grid, with
+//! ray and sphere queries), water sheets, and saving a grid in the farsight
+//! container. It must not know about GPUs, windows, entities or streaming regions: a
+//! renderer uploads the meshes it publishes, a physics engine takes the colliders
+//! (`ChunkShape::to_trimesh` hands parry3d its shape). LOD selection rules come from
+//! `farsight-lod`.
 
 mod cell;
 mod changes;
