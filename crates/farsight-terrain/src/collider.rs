@@ -184,9 +184,10 @@ impl ChunkShape {
     }
 
     /// The nearest hit of `origin + t * dir` with `t` in `[0, max_t]` (both faces
-    /// count: a ray from inside the solid hits too).
+    /// count: a ray from inside the solid hits too). A non-finite origin or
+    /// direction, or a NaN `max_t`, hits nothing.
     pub fn cast_ray(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<ShapeHit> {
-        if self.triangles.is_empty() {
+        if self.triangles.is_empty() || !origin.is_finite() || !dir.is_finite() || max_t.is_nan() {
             return None;
         }
         let inv = dir.recip();
@@ -229,7 +230,8 @@ impl ChunkShape {
             }
         }
         let mut best: Option<(f32, u32)> = None;
-        loop {
+        // A ray visits at most one cell per step along each axis.
+        for _ in 0..self.dims.iter().sum::<usize>() {
             let limit = best.map_or(max_t, |b| b.0);
             for &t in self.cell_items(cell[0], cell[1], cell[2]) {
                 if let Some(h) = ray_triangle(origin, dir, self.corners(t), limit) {

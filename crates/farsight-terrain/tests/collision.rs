@@ -269,6 +269,22 @@ fn grid_queries_match_a_scan_of_every_triangle() {
 }
 
 #[test]
+fn queries_with_nan_or_infinite_input_hit_nothing() {
+    let shape = &query_shapes()[0];
+    let c = shape.bounds().center();
+    for (o, d, t) in [
+        (c, Vec3::new(f32::NAN, -1.0, 0.0), 100.0),
+        (Vec3::new(f32::INFINITY, 0.0, 0.0), Vec3::NEG_Y, 100.0),
+        (c, Vec3::NEG_Y, f32::NAN),
+        (c, Vec3::ZERO, 100.0),
+    ] {
+        assert!(shape.cast_ray(o, d, t).is_none(), "{o} {d} {t}");
+    }
+    let _ = shape.closest_within(Vec3::NAN, 5.0);
+    let _ = shape.closest_within(c, f32::NAN);
+}
+
+#[test]
 fn collision_meshes_have_unique_vertices_and_no_degenerate_triangles() {
     let mut g = VoxelGrid::new();
     generate(
