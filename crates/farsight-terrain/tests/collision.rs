@@ -309,3 +309,34 @@ fn collision_meshes_have_unique_vertices_and_no_degenerate_triangles() {
     }
     assert!(total > 10_000);
 }
+
+#[test]
+fn collision_builds_are_deterministic_serial_or_parallel() {
+    let mut g = VoxelGrid::new();
+    generate(
+        &mut g,
+        &TerrainParams::default(),
+        IVec3::new(-1, 0, -1),
+        IVec3::new(1, 1, 1),
+    );
+    // Parallel (a full refresh of many chunks) against one reused serial mesher.
+    let mut cache = CollisionCache::new(1);
+    assert!(cache.update(&g).parallel);
+    let mut m = CollisionMesher::new();
+    let mut n = 0;
+    for col in cache.colliders() {
+        let again = m.build_collider(&g, col.chunk).unwrap();
+        assert_eq!(
+            again.shape.vertices, col.shape.vertices,
+            "chunk {}",
+            col.chunk
+        );
+        assert_eq!(
+            again.shape.triangles, col.shape.triangles,
+            "chunk {}",
+            col.chunk
+        );
+        n += 1;
+    }
+    assert!(n > 10);
+}
