@@ -23,6 +23,7 @@ mod io;
 mod mesh;
 mod surface_nets;
 mod view;
+mod view_query;
 mod water;
 mod workers;
 
@@ -50,6 +51,7 @@ pub use io::{
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 pub use surface_nets::SurfaceNets;
-pub use view::{chunk_distance, Clock, PickHit, TerrainView, ViewSettings, ViewStats};
+pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
+pub use view_query::{Clock, PickHit};
 pub use water::{mesh_water, WaterMesh, WaterVertex};
 pub use workers::{MeshRequest, MeshResult, MeshWorkers};

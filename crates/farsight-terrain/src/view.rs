@@ -15,6 +15,7 @@ use crate::collider::ChunkShape;
 use crate::field::LEVELS;
 use crate::grid::VoxelGrid;
 use crate::mesh::ChunkMesh;
+use crate::view_query::Clock;
 use crate::water::WaterMesh;
 use crate::workers::{MeshRequest, MeshResult, MeshWorkers};
 
@@ -61,7 +62,7 @@ impl Default for ViewSettings {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Pending {
+pub(crate) struct Pending {
     serial: u64,
     level: u8,
     water: bool,
@@ -71,17 +72,17 @@ struct Pending {
 }
 
 #[derive(Clone, Debug, Default)]
-struct ChunkState {
+pub(crate) struct ChunkState {
     /// Level of the published mesh (kept for empty results too).
-    level: Option<u8>,
-    mesh: Option<Arc<ChunkMesh>>,
-    water: Option<Arc<WaterMesh>>,
+    pub(crate) level: Option<u8>,
+    pub(crate) mesh: Option<Arc<ChunkMesh>>,
+    pub(crate) water: Option<Arc<WaterMesh>>,
     /// The picking copy of `mesh` (editor only).
-    pick: Option<Arc<ChunkShape>>,
-    pending: Option<Pending>,
+    pub(crate) pick: Option<Arc<ChunkShape>>,
+    pub(crate) pending: Option<Pending>,
     /// The grid was replaced (full refresh): re-mesh through the normal scan, with
     /// water, keeping the old mesh until then.
-    stale: bool,
+    pub(crate) stale: bool,
 }
 
 /// Counters of one [`TerrainView::update`].
@@ -100,62 +101,22 @@ pub struct ViewStats {
     pub full_refresh: bool,
 }
 
-/// The time source publication measures its budget with: time since any fixed
-/// point. The default reads [`Instant`]; tests inject a deterministic one.
-#[derive(Clone)]
-pub struct Clock(Arc<dyn Fn() -> Duration + Send + Sync>);
-
-impl Clock {
-    pub fn new(f: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
-        Self(Arc::new(f))
-    }
-
-    /// Wall time since this clock was made.
-    pub fn wall() -> Self {
-        let start = Instant::now();
-        Self::new(move || start.elapsed())
-    }
-
-    pub fn now(&self) -> Duration {
-        (self.0)()
-    }
-}
-
-impl std::fmt::Debug for Clock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Clock")
-    }
-}
-
-/// A pick against the displayed terrain surface.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PickHit {
-    pub chunk: IVec3,
-    /// Level of the mesh that was hit.
-    pub level: u8,
-    /// Ray parameter in units of the ray direction.
-    pub distance: f32,
-    pub point: Vec3,
-    /// Unit normal of the hit triangle, out of the solid.
-    pub normal: Vec3,
-}
-
 /// The renderer's side of the terrain. Call [`TerrainView::update`] once a frame.
 #[derive(Debug)]
 pub struct TerrainView {
     pub settings: ViewSettings,
-    chunks: ChunkMap<ChunkState>,
-    workers: MeshWorkers,
+    pub(crate) chunks: ChunkMap<ChunkState>,
+    pub(crate) workers: MeshWorkers,
     next_serial: u64,
     generation: u64,
-    revision: u64,
+    pub(crate) revision: u64,
     last_scan: Option<(Vec3, f32)>,
     rescan: bool,
-    ready: ChunkMap<MeshResult>,
+    pub(crate) ready: ChunkMap<MeshResult>,
     /// Edit groups with requests still unpublished, by revision.
-    groups: BTreeMap<u64, Vec<IVec3>>,
-    camera: Vec3,
-    clock: Clock,
+    pub(crate) groups: BTreeMap<u64, Vec<IVec3>>,
+    pub(crate) camera: Vec3,
+    pub(crate) clock: Clock,
     /// Scan scratch, kept so a scan that changes nothing allocates nothing.
     candidates: ChunkSet,
     work: Vec<(f32, IVec3, u8)>,
@@ -550,105 +511,5 @@ impl TerrainView {
                 self.accept(r, &mut s);
             }
         }
-    }
-
-    /// Finished results waiting for publication (their serials still current).
-    pub fn ready_count(&self) -> usize {
-        self.ready.len()
-    }
-
-    /// Chunks with a request not yet published.
-    pub fn pending_count(&self) -> usize {
-        self.chunks.values().filter(|s| s.pending.is_some()).count()
-    }
-
-    /// The highest revision all of whose edits are visible.
-    pub fn visible_revision(&self) -> u64 {
-        self.groups.keys().next().map_or(self.revision, |g| g - 1)
-    }
-
-    /// Published render meshes within draw distance.
-    pub fn visible(&self) -> impl Iterator<Item = &Arc<ChunkMesh>> + '_ {
-        let (cam, d) = (self.camera, self.settings.draw_distance);
-        self.chunks
-            .iter()
-            .filter(move |(c, _)| chunk_distance(cam, **c) <= d)
-            .filter_map(|(_, s)| s.mesh.as_ref())
-    }
-
-    /// The published mesh of `chunk`, if any.
-    pub fn mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
-        self.chunks.get(&chunk).and_then(|s| s.mesh.as_ref())
-    }
-
-    /// The nearest hit of `origin + t * dir` (`t` in `[0, max_distance]`) on the
-    /// displayed surface within draw distance, skirts excluded. `None` unless
-    /// `settings.picking` was on when the meshes were published.
-    pub fn pick(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<PickHit> {
-        let (cam, d) = (self.camera, self.settings.draw_distance);
-        let mut best: Option<PickHit> = None;
-        for (c, s) in &self.chunks {
-            let (Some(shape), Some(level)) = (&s.pick, s.level) else {
-                continue;
-            };
-            if chunk_distance(cam, *c) > d {
-                continue;
-            }
-            let limit = best.map_or(max_distance, |b| b.distance);
-            if let Some(h) = shape.cast_ray(origin, dir, limit) {
-                if best.is_none_or(|b| h.t < b.distance) {
-                    best = Some(PickHit {
-                        chunk: *c,
-                        level,
-                        distance: h.t,
-                        point: origin + dir * h.t,
-                        normal: h.normal,
-                    });
-                }
-            }
-        }
-        best
-    }
-
-    /// Bytes held by picking copies (zero in a game).
-    pub fn pick_bytes(&self) -> usize {
-        self.chunks
-            .values()
-            .filter_map(|s| s.pick.as_ref())
-            .map(|p| p.heap_bytes())
-            .sum()
-    }
-
-    pub fn water(&self, chunk: IVec3) -> Option<&Arc<WaterMesh>> {
-        self.chunks.get(&chunk).and_then(|s| s.water.as_ref())
-    }
-
-    /// Level of the published result of `chunk` (empty results keep theirs).
-    pub fn level(&self, chunk: IVec3) -> Option<u8> {
-        self.chunks.get(&chunk).and_then(|s| s.level)
-    }
-
-    /// Every chunk with published state: (chunk, level, mesh).
-    pub fn published(&self) -> impl Iterator<Item = (IVec3, u8, Option<&Arc<ChunkMesh>>)> + '_ {
-        self.chunks
-            .iter()
-            .filter_map(|(c, s)| s.level.map(|l| (*c, l, s.mesh.as_ref())))
-    }
-
-    /// Bytes held by published render and water meshes.
-    pub fn mesh_bytes(&self) -> usize {
-        self.chunks
-            .values()
-            .map(|s| {
-                s.mesh.as_ref().map_or(0, |m| m.heap_bytes())
-                    + s.water
-                        .as_ref()
-                        .map_or(0, |w| w.vertices.capacity() * 16 + w.indices.capacity() * 4)
-            })
-            .sum()
-    }
-
-    pub fn worker_threads(&self) -> usize {
-        self.workers.thread_count()
     }
 }
