@@ -23,7 +23,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -144,8 +143,18 @@ pub trait Manifest: Serialize + DeserializeOwned {
 #[derive(Debug)]
 pub struct FileWriter {
     version: Version,
-    records: Vec<(RecordTag, Vec<u8>)>,
-    by_hash: HashMap<u64, Vec<u32>>,
+    records: Vec<Record>,
+    /// Record indices by (CRC-32, length) of their bytes: the dedup lookup, and the
+    /// CRC is reused for the file checksum (see [`FileWriter::layout`]).
+    by_crc: HashMap<(u32, usize), Vec<u32>>,
+}
+
+#[derive(Debug)]
+struct Record {
+    tag: RecordTag,
+    bytes: Vec<u8>,
+    /// CRC-32 of `bytes`.
+    crc: u32,
 }
 
 impl FileWriter {
@@ -154,7 +163,7 @@ impl FileWriter {
         Self {
             version,
             records: Vec::new(),
-            by_hash: HashMap::new(),
+            by_crc: HashMap::new(),
         }
     }
 
@@ -171,21 +180,39 @@ impl FileWriter {
     /// Adds a record and returns its index; a record identical in tag and bytes to an
     /// earlier one returns the earlier index and stores nothing.
     pub fn add_record(&mut self, tag: RecordTag, bytes: &[u8]) -> RecordIndex {
-        // DefaultHasher::new() has fixed keys, so indices are deterministic.
-        let mut h = std::hash::DefaultHasher::new();
-        tag.hash(&mut h);
-        bytes.hash(&mut h);
-        let key = h.finish();
-        let bucket = self.by_hash.entry(key).or_default();
-        for &i in bucket.iter() {
-            let (t, b) = &self.records[i as usize];
-            if *t == tag && b.as_slice() == bytes {
-                return RecordIndex(i);
-            }
-        }
+        let crc = crc32fast::hash(bytes);
+        self.find(tag, bytes, crc)
+            .unwrap_or_else(|| self.push(tag, bytes.to_vec(), crc))
+    }
+
+    /// [`FileWriter::add_record`] for bytes the caller no longer needs: a new record
+    /// keeps the vector instead of copying it.
+    pub fn add_owned_record(&mut self, tag: RecordTag, bytes: Vec<u8>) -> RecordIndex {
+        let crc = crc32fast::hash(&bytes);
+        self.find(tag, &bytes, crc)
+            .unwrap_or_else(|| self.push(tag, bytes, crc))
+    }
+
+    /// The index of a stored record equal to `(tag, bytes)`. The CRC only narrows
+    /// the search; equality is decided on the bytes.
+    fn find(&self, tag: RecordTag, bytes: &[u8], crc: u32) -> Option<RecordIndex> {
+        let bucket = self.by_crc.get(&(crc, bytes.len()))?;
+        bucket
+            .iter()
+            .find(|&&i| {
+                let r = &self.records[i as usize];
+                r.tag == tag && r.bytes == bytes
+            })
+            .map(|&i| RecordIndex(i))
+    }
+
+    fn push(&mut self, tag: RecordTag, bytes: Vec<u8>, crc: u32) -> RecordIndex {
         let index = u32::try_from(self.records.len()).expect("more than u32::MAX records");
-        bucket.push(index);
-        self.records.push((tag, bytes.to_vec()));
+        self.by_crc
+            .entry((crc, bytes.len()))
+            .or_default()
+            .push(index);
+        self.records.push(Record { tag, bytes, crc });
         RecordIndex(index)
     }
 
@@ -204,11 +231,11 @@ impl FileWriter {
                         records: self.records.len() as u32,
                     })
                 }
-                Some((found, _)) if *found != tag => {
+                Some(r) if r.tag != tag => {
                     bad = Some(FormatError::WrongRecordTag {
                         index: index.0,
                         expected: tag,
-                        found: *found,
+                        found: r.tag,
                     })
                 }
                 Some(_) => {}
@@ -237,42 +264,92 @@ impl FileWriter {
         })
     }
 
+    /// Lays the file out. The buffer starts zeroed (fresh zero pages for a large
+    /// file, so the padding costs nothing) and the records are copied into their
+    /// places in parallel when the `encode` feature brings rayon: for a file of
+    /// megabytes the copy is bound by first-touch page faults, which two cores take
+    /// half as long over. The checksum is not a pass over the bytes: the header,
+    /// manifest and directory are hashed as they stand and each record's CRC (from
+    /// [`FileWriter::add_record`]) and padding are combined in, which gives the
+    /// CRC-32 of the whole range.
     fn layout(&self, manifest: &[u8]) -> Vec<u8> {
         let dir_end = 8 + ENTRY_SIZE * self.records.len();
         let mut offsets = Vec::with_capacity(self.records.len());
         let mut at = align_up(dir_end, RECORD_ALIGN);
-        for (_, bytes) in &self.records {
+        for r in &self.records {
             offsets.push(at);
-            at = align_up(at + bytes.len(), RECORD_ALIGN);
+            at = align_up(at + r.bytes.len(), RECORD_ALIGN);
         }
         let table_len = at;
+        let first_record = align_up(dir_end, RECORD_ALIGN);
 
-        let mut out = Vec::with_capacity(MANIFEST_START + manifest.len() + 32 + table_len);
-        out.extend_from_slice(&IDENTIFIER);
-        out.extend_from_slice(&(self.version as u32).to_le_bytes());
-        out.extend_from_slice(&[0; 8]); // checksum, reserved
-        out.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
-        out.extend_from_slice(manifest);
-        out.resize(table_length_word_at(out.len()), 0);
-        out.extend_from_slice(&(table_len as u64).to_le_bytes());
-        let table_start = out.len();
+        let mut head = Vec::with_capacity(MANIFEST_START + manifest.len() + 32 + first_record);
+        head.extend_from_slice(&IDENTIFIER);
+        head.extend_from_slice(&(self.version as u32).to_le_bytes());
+        head.extend_from_slice(&[0; 8]); // checksum, reserved
+        head.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
+        head.extend_from_slice(manifest);
+        head.resize(table_length_word_at(head.len()), 0);
+        head.extend_from_slice(&(table_len as u64).to_le_bytes());
+        let table_start = head.len();
         debug_assert_eq!(table_start % RECORD_ALIGN, 0);
-        out.extend_from_slice(&(self.records.len() as u32).to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        for ((tag, bytes), &offset) in self.records.iter().zip(&offsets) {
-            out.extend_from_slice(&tag.0);
-            out.extend_from_slice(&[0; 4]);
-            out.extend_from_slice(&(offset as u64).to_le_bytes());
-            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        head.extend_from_slice(&(self.records.len() as u32).to_le_bytes());
+        head.extend_from_slice(&[0; 4]);
+        for (r, &offset) in self.records.iter().zip(&offsets) {
+            head.extend_from_slice(&r.tag.0);
+            head.extend_from_slice(&[0; 4]);
+            head.extend_from_slice(&(offset as u64).to_le_bytes());
+            head.extend_from_slice(&(r.bytes.len() as u64).to_le_bytes());
         }
-        for ((_, bytes), &offset) in self.records.iter().zip(&offsets) {
-            out.resize(table_start + offset, 0);
-            out.extend_from_slice(bytes);
+        head.resize(table_start + first_record, 0);
+
+        let mut out = vec![0u8; table_start + table_len];
+        out[..head.len()].copy_from_slice(&head);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head[20..]);
+        // Each record's destination, split off in order (disjoint borrows).
+        let mut places: Vec<(&[u8], &mut [u8])> = Vec::with_capacity(self.records.len());
+        let mut rest = &mut out[head.len()..];
+        let mut end = first_record;
+        for (r, &offset) in self.records.iter().zip(&offsets) {
+            let gap = offset - end;
+            let (place, tail) = std::mem::take(&mut rest)[gap..].split_at_mut(r.bytes.len());
+            places.push((&r.bytes, place));
+            rest = tail;
+            end = offset + r.bytes.len();
+            crc.update(&[0; RECORD_ALIGN][..gap]);
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                r.crc,
+                r.bytes.len() as u64,
+            ));
         }
-        out.resize(table_start + table_len, 0);
-        let crc = crc32fast::hash(&out[20..]);
-        out[16..20].copy_from_slice(&crc.to_le_bytes());
+        crc.update(&[0; RECORD_ALIGN][..table_len - end]);
+        copy_records(places);
+        out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
+        debug_assert_eq!(
+            u32::from_le_bytes([out[16], out[17], out[18], out[19]]),
+            crc32fast::hash(&out[20..])
+        );
         out
+    }
+}
+
+#[cfg(feature = "encode")]
+fn copy_records(places: Vec<(&[u8], &mut [u8])>) {
+    use rayon::prelude::*;
+    // Large records whole; a record of megabytes in 1 MiB pieces so one large
+    // record still spreads over the cores.
+    const PIECE: usize = 1 << 20;
+    places
+        .into_par_iter()
+        .flat_map_iter(|(src, dst)| src.chunks(PIECE).zip(dst.chunks_mut(PIECE)))
+        .for_each(|(s, d)| d.copy_from_slice(s));
+}
+
+#[cfg(not(feature = "encode"))]
+fn copy_records(places: Vec<(&[u8], &mut [u8])>) {
+    for (src, dst) in places {
+        dst.copy_from_slice(src);
     }
 }
 

@@ -369,14 +369,15 @@ impl ClusterMesh {
         let mut writer = FileWriter::new(Version::Cooked);
         let mut entries = Vec::with_capacity(self.levels.len());
         for (header, bytes) in encoded {
-            let record = writer.add_record(RecordTag::CLUSTER_LEVEL, &bytes);
+            let len = bytes.len() as u64;
+            let record = writer.add_owned_record(RecordTag::CLUSTER_LEVEL, bytes);
             entries.push(ClusterLevelEntry {
                 record,
                 max_parent_error: header.max_parent_error,
                 triangles: header.triangle_count,
                 clusters: header.cluster_count,
                 vertices: header.vertex_count,
-                bytes: bytes.len() as u64,
+                bytes: len,
             });
         }
         let manifest = ClusterMeshManifest {
