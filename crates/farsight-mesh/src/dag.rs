@@ -247,10 +247,26 @@ pub fn build_dag_locked(
     indices: &[u32],
     seam: &[bool],
 ) -> BuiltDag {
-    let attributes = attributes(vertices);
     let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
     let remap = position_remap(&positions);
-    let mut locked = vec![false; vertices.len()]; // by canonical position
+    build_dag_remapped(config, vertices, indices, seam, &remap, vertices.len())
+}
+
+/// [`build_dag_locked`] with the position welding given: `remap[v]` is a canonical
+/// id below `canonical_count`, equal for two vertices exactly when their positions
+/// are (a slice of the whole mesh's remap serves a part, so the remap is computed
+/// once per cook rather than once per part).
+pub(crate) fn build_dag_remapped(
+    config: &ClusterConfig,
+    vertices: &[Vertex],
+    indices: &[u32],
+    seam: &[bool],
+    remap: &[u32],
+    canonical_count: usize,
+) -> BuiltDag {
+    debug_assert_eq!(remap.len(), vertices.len());
+    let attributes = attributes(vertices);
+    let mut locked = vec![false; canonical_count]; // by canonical position
     for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
         locked[remap[v] as usize] = true;
     }
@@ -270,7 +286,7 @@ pub fn build_dag_locked(
     let mut rebuilds = 0;
     loop {
         let dag = clod_build_raw(config, vertices, indices, &attributes, locks.as_deref());
-        let newly = stuck_border(&dag, &remap, &mut locked);
+        let newly = stuck_border(&dag, remap, &mut locked);
         let stuck = dag.stuck_groups().count();
         if newly == 0 || rebuilds >= config.max_rebuilds {
             let locked_vertices = locked.iter().filter(|&&l| l).count() - seam_locked;
@@ -305,7 +321,7 @@ fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
     const NONE: u32 = u32::MAX;
     const MANY: u32 = u32::MAX - 1;
     let mut newly = 0;
-    let mut owner = vec![NONE; remap.len()];
+    let mut owner = vec![NONE; locked.len()];
     for depth in depths {
         owner.fill(NONE);
         let at_depth = || {

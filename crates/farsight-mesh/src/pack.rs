@@ -127,7 +127,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // they run beside the DAG build (meshoptimizer builds one part on one core),
     // on another core when there is one.
     let (built, (packed, reference)) = rayon::join(
-        || build_parts(config, &split),
+        || build_parts(config, &split, &remap),
         || {
             rayon::join(
                 || {
@@ -137,7 +137,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                         .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
                         .collect::<Vec<_>>()
                 },
-                || EdgeReference::new(remap, &lod0),
+                || EdgeReference::new(remap.clone(), &lod0),
             )
         },
     );
@@ -360,11 +360,22 @@ impl ClusterMesh {
         let packed = &self.packed;
         // Levels encode independently (in parallel); records are then added in level
         // order, so the bytes do not depend on the thread count.
+        // Scratch (vertex remap, slots) is reused between the levels one thread
+        // encodes: fresh megabytes cost page faults, which were a large part of the
+        // encode.
         let encoded: Vec<(ClusterLevelHeader, Vec<u8>)> = self
             .levels
             .par_iter()
             .enumerate()
-            .map(|(li, level)| self.encode_level(li, level, packed, min, max))
+            .map_init(
+                || LevelScratch {
+                    remap: vec![u32::MAX; self.vertices.len()],
+                    vertices: Vec::new(),
+                    sources: Vec::new(),
+                    slots: Vec::new(),
+                },
+                |scratch, (li, level)| self.encode_level(li, level, packed, min, max, scratch),
+            )
             .collect::<Result<_, CookError>>()?;
         let mut writer = FileWriter::new(Version::Cooked);
         let mut entries = Vec::with_capacity(self.levels.len());
@@ -401,11 +412,17 @@ impl ClusterMesh {
         packed: &[ClusterVertex],
         min: [f32; 3],
         max: [f32; 3],
+        scratch: &mut LevelScratch,
     ) -> Result<(ClusterLevelHeader, Vec<u8>), CookError> {
-        let mut remap = vec![u32::MAX; self.vertices.len()];
-        let mut vertices: Vec<ClusterVertex> = Vec::new();
-        let mut slots =
-            Vec::with_capacity(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
+        let LevelScratch {
+            remap,
+            vertices,
+            sources,
+            slots,
+        } = scratch;
+        vertices.clear();
+        slots.clear();
+        slots.reserve(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
         let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
         for c in 0..level.clusters.len() {
             local.clear();
@@ -413,11 +430,17 @@ impl ClusterMesh {
                 if remap[v as usize] == u32::MAX {
                     remap[v as usize] = vertices.len() as u32;
                     vertices.push(packed[v as usize]);
+                    sources.push(v);
                 }
                 local.push(remap[v as usize]);
             }
-            push_cluster_slot(&local, &mut slots);
+            push_cluster_slot(&local, slots);
         }
+        // Reset only what this level touched.
+        for &v in sources.iter() {
+            remap[v as usize] = u32::MAX;
+        }
+        sources.clear();
         let header = ClusterLevelHeader {
             level: li as u32,
             cluster_count: level.clusters.len() as u32,
@@ -431,9 +454,18 @@ impl ClusterMesh {
             material_count: self.materials.len() as u32,
             reserved: [0; 2],
         };
-        let bytes = encode_cluster_level(&header, &level.clusters, &vertices, &slots)?;
+        let bytes = encode_cluster_level(&header, &level.clusters, vertices, slots)?;
         Ok((header, bytes))
     }
+}
+
+/// [`ClusterMesh::encode_level`]'s buffers, kept between levels: `remap` is all
+/// `u32::MAX` between uses (`sources` lists the entries a level set).
+struct LevelScratch {
+    remap: Vec<u32>,
+    vertices: Vec<ClusterVertex>,
+    sources: Vec<u32>,
+    slots: Vec<u32>,
 }
 
 fn float_vertex(v: &Vertex) -> FloatVertex {

@@ -12,7 +12,7 @@
 use meshopt::SimplifyVertex;
 use rayon::prelude::*;
 
-use crate::dag::{attributes, build_dag_locked, clod_build_raw, BuiltDag, ClusterConfig, RawDag};
+use crate::dag::{attributes, build_dag_remapped, clod_build_raw, BuiltDag, ClusterConfig, RawDag};
 use crate::mesh::{Mesh, Vertex};
 use crate::repair::position_remap;
 
@@ -189,11 +189,26 @@ pub struct RawInput {
 /// Builds every part's DAG (in parallel, seams locked) and merges them into one
 /// [`RawDag`] over [`MaterialSplit::vertices`]: groups of part 0 first, then part 1,
 /// ..., each group tagged with its material. Group ids stay children-first.
-pub(crate) fn build_parts(config: &ClusterConfig, split: &MaterialSplit) -> BuiltDag {
+/// `remap` is [`MaterialSplit::remap`] (which a cook may have moved out).
+pub(crate) fn build_parts(
+    config: &ClusterConfig,
+    split: &MaterialSplit,
+    remap: &[u32],
+) -> BuiltDag {
     let built: Vec<BuiltDag> = split
         .parts
         .par_iter()
-        .map(|p| build_dag_locked(config, split.part_vertices(p), &p.indices, &p.seam))
+        .map(|p| {
+            let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
+            build_dag_remapped(
+                config,
+                split.part_vertices(p),
+                &p.indices,
+                &p.seam,
+                &remap[range],
+                remap.len(),
+            )
+        })
         .collect();
     let mut out = BuiltDag {
         dag: RawDag::default(),
