@@ -112,18 +112,24 @@ impl EdgeReference {
         self.closed[a as usize] || self.closed[b as usize]
     }
 
-    /// Sorted edge keys of `triangles`.
+    /// Sorted edge keys of `triangles`. The radix sort's digit histograms are
+    /// counted while the keys are made, so the sort itself is only its scatter
+    /// passes.
     fn sorted<K: Key>(&self, triangles: &[u32]) -> Vec<K> {
+        let key_bits = 2 * self.shift;
         let mut keys = Vec::with_capacity(triangles.len());
+        let mut hist = Histograms::new(key_bits, triangles.len());
         for t in triangles.chunks_exact(3) {
             let [a, b, c] = [t[0], t[1], t[2]].map(|i| self.remap[i as usize]);
             for (x, y) in [(a, b), (b, c), (c, a)] {
                 if x != y {
-                    keys.push(K::make(x.min(y), x.max(y), self.shift));
+                    let k = K::make(x.min(y), x.max(y), self.shift);
+                    hist.add(k);
+                    keys.push(k);
                 }
             }
         }
-        radix_sort(&mut keys, &mut Vec::new(), 2 * self.shift);
+        radix_sort_counted(&mut keys, &mut Vec::new(), key_bits, hist);
         keys
     }
 
@@ -248,29 +254,76 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
+/// Bits of one radix digit.
+const DIGIT: u32 = 11;
+const BUCKETS: usize = 1 << DIGIT;
+/// Below this many keys the standard sort is faster than the radix passes.
+const RADIX_MIN: usize = 512;
+
+/// The per-digit histograms of an LSD radix sort (none when the keys are too few
+/// to radix sort).
+pub(crate) struct Histograms {
+    /// `passes * BUCKETS` counts, digit `p` at `p * BUCKETS`.
+    counts: Vec<u32>,
+    passes: usize,
+}
+
+impl Histograms {
+    /// Histograms for up to `len` keys below `2^key_bits`.
+    pub(crate) fn new(key_bits: u32, len: usize) -> Self {
+        let passes = if len < RADIX_MIN {
+            0
+        } else {
+            key_bits.div_ceil(DIGIT) as usize
+        };
+        Self {
+            counts: vec![0; passes * BUCKETS],
+            passes,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn add<K: Key>(&mut self, k: K) {
+        let mask = (BUCKETS - 1) as u64;
+        for (p, counts) in self.counts.chunks_exact_mut(BUCKETS).enumerate() {
+            counts[k.digit(p as u32 * DIGIT, mask)] += 1;
+        }
+    }
+}
+
 /// LSD radix sort of keys below `2^key_bits`, 11 bits a pass (a pass whose digit
 /// is the same for every key is skipped).
+#[cfg(test)]
 pub(crate) fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
-    const DIGIT: u32 = 11;
-    const BUCKETS: usize = 1 << DIGIT;
+    let mut hist = Histograms::new(key_bits, keys.len());
+    if hist.passes > 0 {
+        for &k in keys.iter() {
+            hist.add(k);
+        }
+    }
+    radix_sort_counted(keys, scratch, key_bits, hist);
+}
+
+/// [`radix_sort`] with the histograms already counted over exactly `keys`.
+pub(crate) fn radix_sort_counted<K: Key>(
+    keys: &mut Vec<K>,
+    scratch: &mut Vec<K>,
+    key_bits: u32,
+    mut hist: Histograms,
+) {
     let mask = (BUCKETS - 1) as u64;
-    if keys.len() < 512 {
+    if keys.len() < RADIX_MIN || hist.passes == 0 {
         keys.sort_unstable();
         return;
     }
+    debug_assert_eq!(hist.passes, key_bits.div_ceil(DIGIT) as usize);
     scratch.clear();
     scratch.resize(keys.len(), keys[0]);
-    let mut count = vec![0u32; BUCKETS];
-    let mut shift = 0;
-    while shift < key_bits {
-        count.fill(0);
-        for &k in keys.iter() {
-            count[k.digit(shift, mask)] += 1;
-        }
+    for (p, count) in hist.counts.chunks_exact_mut(BUCKETS).enumerate() {
         if count.iter().any(|&c| c as usize == keys.len()) {
-            shift += DIGIT;
             continue;
         }
+        let shift = p as u32 * DIGIT;
         let mut sum = 0u32;
         for c in count.iter_mut() {
             let here = *c;
@@ -283,7 +336,6 @@ pub(crate) fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bi
             count[d] += 1;
         }
         std::mem::swap(keys, scratch);
-        shift += DIGIT;
     }
 }
 
