@@ -119,17 +119,16 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             max: max_materials,
         });
     }
-    let bounds = mesh.bounds();
-    let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-    let lod0 = split.global_indices();
     let remap = std::mem::take(&mut split.remap);
-    // Vertex packing and LOD0's edge reference need only the source, not the DAG:
-    // they run beside the DAG build (meshoptimizer builds one part on one core),
-    // on another core when there is one.
-    let (built, (packed, reference)) = rayon::join(
+    // The bounds, vertex packing and LOD0's edge reference need only the source,
+    // not the DAG: they run beside the DAG build (meshoptimizer builds one part on
+    // one core), on another core when there is one, and off the serial path.
+    let (built, (bounds, packed, reference)) = rayon::join(
         || build_parts(config, &split, &remap),
         || {
-            rayon::join(
+            let bounds = mesh.bounds();
+            let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+            let (packed, reference) = rayon::join(
                 || {
                     split
                         .vertices
@@ -137,8 +136,9 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                         .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
                         .collect::<Vec<_>>()
                 },
-                || EdgeReference::new(remap.clone(), &lod0),
-            )
+                || EdgeReference::new(remap.clone(), &split.global_indices()),
+            );
+            (bounds, packed, reference)
         },
     );
     let mut warnings = Vec::new();
