@@ -210,6 +210,14 @@ pub(crate) fn build_parts(
             )
         })
         .collect();
+    if let ([only], [part]) = (&built[..], &split.parts[..]) {
+        if part.vertex_base == 0 {
+            // One material: its DAG already is the merged one (material 0, no
+            // offsets), so it is moved rather than copied.
+            debug_assert!(only.dag.groups.iter().all(|g| g.material == 0));
+            return built.into_iter().next().expect("one part");
+        }
+    }
     let mut out = BuiltDag {
         dag: RawDag::default(),
         locked_vertices: 0,
