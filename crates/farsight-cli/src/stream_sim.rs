@@ -231,7 +231,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .count();
     println!("  regions that failed to load: {failed}");
     write_png(&args.png, &sim, &frames, &ever_active)?;
-    println!("wrote {} (regions from above: grey unloaded, dark green active earlier, yellow loading, blue resident, green active, red failed; white: camera path)", args.png.display());
+    println!("wrote {} (regions from above: grey unloaded, dark green active earlier, yellow loading, orange unloading, blue resident, green active, red failed; white: camera path)", args.png.display());
     Ok(())
 }
 
