@@ -421,6 +421,8 @@ impl ClusterMesh {
             slots,
         } = scratch;
         vertices.clear();
+        // At most one vertex per index (and never more than the source has).
+        vertices.reserve(level.indices.len().min(packed.len()));
         slots.clear();
         slots.reserve(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
         let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
