@@ -249,29 +249,32 @@ pub fn build_dag_locked(
 ) -> BuiltDag {
     let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
     let remap = position_remap(&positions);
-    build_dag_remapped(config, vertices, indices, seam, &remap, vertices.len())
+    build_dag_remapped(config, vertices, indices, seam, &|| &remap, vertices.len())
 }
 
 /// [`build_dag_locked`] with the position welding given: `remap[v]` is a canonical
 /// id below `canonical_count`, equal for two vertices exactly when their positions
 /// are (a slice of the whole mesh's remap serves a part, so the remap is computed
 /// once per cook rather than once per part).
-pub(crate) fn build_dag_remapped(
+pub(crate) fn build_dag_remapped<'r>(
     config: &ClusterConfig,
     vertices: &[Vertex],
     indices: &[u32],
     seam: &[bool],
-    remap: &[u32],
+    remap: &dyn Fn() -> &'r [u32],
     canonical_count: usize,
 ) -> BuiltDag {
-    debug_assert_eq!(remap.len(), vertices.len());
     let attributes = attributes(vertices);
     let mut locked = vec![false; canonical_count]; // by canonical position
+                                                   // The remap is asked for only when something must be locked (a seam now, or
+                                                   // a stuck group after a build), so a part without seams starts at once.
     for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
-        locked[remap[v] as usize] = true;
+        locked[remap()[v] as usize] = true;
     }
     let seam_locked = locked.iter().filter(|&&l| l).count();
     let lock_list = |locked: &[bool]| -> Vec<SimplifyVertex> {
+        let remap = remap();
+        debug_assert_eq!(remap.len(), vertices.len());
         (0..vertices.len())
             .map(|v| {
                 if locked[remap[v] as usize] {
@@ -286,7 +289,11 @@ pub(crate) fn build_dag_remapped(
     let mut rebuilds = 0;
     loop {
         let dag = clod_build_raw(config, vertices, indices, &attributes, locks.as_deref());
-        let newly = stuck_border(&dag, remap, &mut locked);
+        let newly = if dag.stuck_groups().next().is_some() {
+            stuck_border(&dag, remap(), &mut locked)
+        } else {
+            0
+        };
         let stuck = dag.stuck_groups().count();
         if newly == 0 || rebuilds >= config.max_rebuilds {
             let locked_vertices = locked.iter().filter(|&&l| l).count() - seam_locked;

@@ -108,7 +108,7 @@ impl Unchecked {
 
 fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, CookError> {
     config.validate()?;
-    let mut split = MaterialSplit::new(mesh);
+    let mut split = MaterialSplit::new_unwelded(mesh);
     if split.triangle_count() == 0 {
         return Err(CookError::Empty);
     }
@@ -119,7 +119,13 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             max: max_materials,
         });
     }
-    let remap = std::mem::take(&mut split.remap);
+    // The position remap: found with the seams when there are several materials,
+    // else made beside the build (which asks for it only if a group gets stuck).
+    let remap_cell = std::sync::OnceLock::new();
+    if !split.remap.is_empty() {
+        let _ = remap_cell.set(std::mem::take(&mut split.remap));
+    }
+    let remap = || remap_cell.get_or_init(|| split.weld()).as_slice();
     // The bounds, vertex packing and LOD0's edge reference need only the source,
     // not the DAG: they run beside the DAG build (meshoptimizer builds one part on
     // one core), on another core when there is one, and off the serial path.
@@ -136,7 +142,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                         .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
                         .collect::<Vec<_>>()
                 },
-                || EdgeReference::new(remap.clone(), &split.global_indices()),
+                || EdgeReference::new(remap().to_vec(), &split.global_indices()),
             );
             (bounds, packed, reference)
         },

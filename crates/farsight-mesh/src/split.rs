@@ -44,6 +44,22 @@ impl MaterialSplit {
     /// Groups the sub-meshes by material, in order of first appearance (so the
     /// material ids are deterministic), and finds the seams between materials.
     pub fn new(mesh: &Mesh) -> Self {
+        let mut split = Self::new_unwelded(mesh);
+        if split.remap.is_empty() {
+            split.remap = split.weld();
+        }
+        split
+    }
+
+    /// The position remap of [`Self::vertices`] (what [`Self::remap`] holds).
+    pub(crate) fn weld(&self) -> Vec<u32> {
+        let positions: Vec<[f32; 3]> = self.vertices.iter().map(|v| v.position).collect();
+        position_remap(&positions)
+    }
+
+    /// [`Self::new`], but with one material (no seams to find) `remap` is left
+    /// empty, for [`Self::weld`] to fill off the serial path.
+    pub(crate) fn new_unwelded(mesh: &Mesh) -> Self {
         let mut names: Vec<&str> = Vec::new();
         let mut of_submesh = Vec::with_capacity(mesh.submeshes.len());
         for s in &mesh.submeshes {
@@ -79,9 +95,10 @@ impl MaterialSplit {
                 seam: Vec::new(),
             });
         }
-        let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
-        let remap = position_remap(&positions);
+        let mut remap = Vec::new();
         if parts.len() > 1 {
+            let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
+            remap = position_remap(&positions);
             // Owner material of each canonical position; MANY when several use it.
             const NONE: u32 = u32::MAX;
             const MANY: u32 = u32::MAX - 1;
@@ -189,11 +206,12 @@ pub struct RawInput {
 /// Builds every part's DAG (in parallel, seams locked) and merges them into one
 /// [`RawDag`] over [`MaterialSplit::vertices`]: groups of part 0 first, then part 1,
 /// ..., each group tagged with its material. Group ids stay children-first.
-/// `remap` is [`MaterialSplit::remap`] (which a cook may have moved out).
-pub(crate) fn build_parts(
+/// `remap` gives [`MaterialSplit::remap`] (which a cook may have moved out, or
+/// computes beside the build); it is called only when a part needs it.
+pub(crate) fn build_parts<'r>(
     config: &ClusterConfig,
     split: &MaterialSplit,
-    remap: &[u32],
+    remap: &(dyn Fn() -> &'r [u32] + Sync),
 ) -> BuiltDag {
     let built: Vec<BuiltDag> = split
         .parts
@@ -205,8 +223,8 @@ pub(crate) fn build_parts(
                 split.part_vertices(p),
                 &p.indices,
                 &p.seam,
-                &remap[range],
-                remap.len(),
+                &|| &remap()[range.clone()],
+                split.vertices.len(),
             )
         })
         .collect();
