@@ -6,12 +6,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use farsight_geom::Aabb;
-use farsight_view::scenes::city_block;
+use farsight_view::scenes::{city_block, street_camera};
 use farsight_view::{
-    Camera, CameraStore, EntityLod, FrameContext, ObjectDraw, ObjectStore, Projection,
-    RenderSettings, VisibilitySystem,
+    CameraStore, EntityLod, FrameContext, ObjectDraw, ObjectStore, RenderSettings, VisibilitySystem,
 };
-use glam::{Mat4, Vec3};
+use glam::Mat4;
 use rayon::prelude::*;
 
 /// The store's packed per-object hot fields, same layout (20 bytes).
@@ -144,17 +143,7 @@ fn bench_pass(c: &mut Criterion) {
         let mut store = ObjectStore::with_capacity(n);
         let layout = city_block(&mut store, n, 9);
         let mut cams = CameraStore::new();
-        let eye = Vec3::new(layout.length() * 0.3, 1.7, 0.0);
-        cams.insert(Camera::looking_at(
-            Projection::Perspective {
-                fov_y: 1.0,
-                aspect: 16.0 / 9.0,
-                near: 0.1,
-                far: 5000.0,
-            },
-            eye,
-            eye + Vec3::X,
-        ));
+        cams.insert(street_camera(&layout));
         let mut settings = RenderSettings {
             cull_min_pixels: 2.0,
             cull_max_distance: 1500.0,

@@ -106,6 +106,23 @@ pub(crate) struct WalkScratch {
     edges: Vec<[u32; 2]>,
 }
 
+impl WalkScratch {
+    /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
+    /// [`EDGES_PER_VERTEX`] per vertex. Encoder and decoder both call this after each
+    /// triangle, so their parallelogram lookups agree.
+    #[inline(always)]
+    fn remember_edges(&mut self, t: &[u32]) {
+        for k in 0..3 {
+            let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
+            let c = self.counts[from] as usize;
+            if c < EDGES_PER_VERTEX {
+                self.edges[from * EDGES_PER_VERTEX + c] = [to, opp];
+                self.counts[from] += 1;
+            }
+        }
+    }
+}
+
 /// How a vertex is predicted from vertices met before it (indices into the vertex
 /// arrays). The walk depends on the triangles alone, so one walk serves positions and
 /// uvs alike.
@@ -194,14 +211,7 @@ pub(crate) fn walk(
             s.visited[v] = true;
             last = Some(v as u32);
         }
-        for k in 0..3 {
-            let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
-            let c = s.counts[from] as usize;
-            if c < EDGES_PER_VERTEX {
-                s.edges[from * EDGES_PER_VERTEX + c] = [to, opp];
-                s.counts[from] += 1;
-            }
-        }
+        s.remember_edges(t);
     }
     for v in 0..n {
         if !s.visited[v] {
@@ -266,14 +276,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool>(
             s.visited[v] = true;
             last = v as u32;
         }
-        for k in 0..3 {
-            let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
-            let c = s.counts[from] as usize;
-            if c < EDGES_PER_VERTEX {
-                s.edges[from * EDGES_PER_VERTEX + c] = [to, opp];
-                s.counts[from] += 1;
-            }
-        }
+        s.remember_edges(&t);
     }
     for v in 0..n {
         if !s.visited[v] {

@@ -95,9 +95,7 @@ impl Frustum {
     /// rejected.
     #[inline]
     pub fn intersects_aabb(&self, b: &Aabb) -> bool {
-        let c = b.center();
-        let e = b.extent();
-        self.lanes[0].keeps(c, e) & self.lanes[1].keeps(c, e)
+        self.intersects_center_extent(&CenterExtent::from_aabb(b))
     }
 
     /// [`Frustum::intersects_aabb`] for a box already in centre/extent form.

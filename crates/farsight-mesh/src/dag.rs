@@ -158,6 +158,11 @@ impl RawDag {
     }
 }
 
+/// The simplifier's weights for the [`attributes`] stream: normal xyz, then uv.
+pub(crate) fn attribute_weights(normal: f32, uv: f32) -> [f32; 5] {
+    [normal, normal, normal, uv, uv]
+}
+
 /// Attribute stream handed to the simplifier: normal xyz and uv, per vertex.
 pub(crate) fn attributes(vertices: &[Vertex]) -> Vec<f32> {
     vertices
@@ -175,13 +180,7 @@ pub fn clod_build_raw(
     locks: Option<&[SimplifyVertex]>,
 ) -> RawDag {
     let adapter = adapter(vertices);
-    let weights = [
-        config.normal_weight,
-        config.normal_weight,
-        config.normal_weight,
-        config.uv_weight,
-        config.uv_weight,
-    ];
+    let weights = attribute_weights(config.normal_weight, config.uv_weight);
     let mesh = ClodMesh {
         vertex_attributes: attributes,
         vertex_attributes_stride: 5 * 4,

@@ -6,6 +6,7 @@
 use farsight_lod::{LodError, LodLevels, REFERENCE_P11};
 use meshopt::{SimplifyOptions, SimplifyVertex};
 
+use crate::dag::{attribute_weights, attributes};
 use crate::mesh::{Mesh, SubMesh, Vertex};
 use crate::prepare::{adapter, optimize_submesh};
 use crate::Warning;
@@ -86,17 +87,8 @@ pub fn generate_lod_chain(source: &Mesh, config: &LodChainConfig) -> LodChain {
     let total = indices.len() / 3;
     let adapter = adapter(&vertices);
     let scale = meshopt::simplify_scale(&adapter);
-    let attributes: Vec<f32> = vertices
-        .iter()
-        .flat_map(|v| [v.normal[0], v.normal[1], v.normal[2], v.uv[0], v.uv[1]])
-        .collect();
-    let weights = [
-        config.normal_weight,
-        config.normal_weight,
-        config.normal_weight,
-        config.uv_weight,
-        config.uv_weight,
-    ];
+    let attributes = attributes(&vertices);
+    let weights = attribute_weights(config.normal_weight, config.uv_weight);
     let locks = vec![SimplifyVertex::None; vertices.len()];
     let mut levels = vec![LodChainLevel {
         name: format!("{}:lod0", source.name),

@@ -2,11 +2,8 @@
 //! `cargo run --release -p farsight-view --example pass_profile -- 1000000 200`
 //! then `perf record` the binary. Prints the mean time per frame.
 
-use farsight_view::scenes::city_block;
-use farsight_view::{
-    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
-};
-use glam::Vec3;
+use farsight_view::scenes::{city_block, street_camera};
+use farsight_view::{CameraStore, FrameContext, ObjectStore, RenderSettings, VisibilitySystem};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -18,17 +15,7 @@ fn main() {
     let mut store = ObjectStore::with_capacity(n);
     let layout = city_block(&mut store, n, 9);
     let mut cams = CameraStore::new();
-    let eye = Vec3::new(layout.length() * 0.3, 1.7, 0.0);
-    cams.insert(Camera::looking_at(
-        Projection::Perspective {
-            fov_y: 1.0,
-            aspect: 16.0 / 9.0,
-            near: 0.1,
-            far: 5000.0,
-        },
-        eye,
-        eye + Vec3::X,
-    ));
+    cams.insert(street_camera(&layout));
     let mut settings = RenderSettings {
         cull_min_pixels: 2.0,
         cull_max_distance: 1500.0,

@@ -4,6 +4,7 @@
 use farsight_geom::Aabb;
 use glam::{Mat4, Quat, Vec3};
 
+use crate::camera::{Camera, Projection};
 use crate::lod::{EntityLod, EntityLodLevel, Residency};
 use crate::objects::{MaterialHandle, MeshHandle, ObjectDesc, ObjectStore};
 
@@ -140,4 +141,20 @@ pub fn city_block(store: &mut ObjectStore, buildings: usize, seed: u64) -> CityL
         store.insert(d);
     }
     layout
+}
+
+/// The benchmarks' view of a city: eye height 1.7, a third of the way along the
+/// street, looking down it (+x), 57 degrees vertical field of view at 16:9.
+pub fn street_camera(layout: &CityLayout) -> Camera {
+    let eye = Vec3::new(layout.length() * 0.3, 1.7, 0.0);
+    Camera::looking_at(
+        Projection::Perspective {
+            fov_y: 1.0,
+            aspect: 16.0 / 9.0,
+            near: 0.1,
+            far: 5000.0,
+        },
+        eye,
+        eye + Vec3::X,
+    )
 }
