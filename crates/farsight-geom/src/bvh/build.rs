@@ -19,9 +19,10 @@ pub const BVH_LEAF_SIZE: u32 = 16;
 /// lane, so the sphere test loads a node with two aligned loads.
 ///
 /// Every subtree's regions are one contiguous run of leaf slots, and because the split
-/// is always at the median, that run is implied by the tree: the root covers
+/// is always at the median (rounded to a multiple of four slots), that run is implied
+/// by the tree: the root covers
 /// `0..len`, and a node covering `b..e` has its children cover `b..m` and `m..e` with
-/// `m = b + (e - b) / 2`. Queries carry the run on their stack instead of storing it.
+/// `m = split_point(b, e)`. Queries carry the run on their stack instead of storing it.
 #[repr(C, align(32))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BvhNode {
@@ -94,12 +95,18 @@ impl BvhNode {
     }
 }
 
-/// The run of leaf slots `[begin, end)` covered by the two children of an internal
-/// node covering `[begin, end)`: the median split of the build.
+/// Where the run of leaf slots `[begin, end)` of an internal node is split between
+/// its children (`begin..m` and `m..end`): the median, rounded to the nearest multiple
+/// of four slots. Every run therefore starts on a [`BoxGroup`] boundary, so a leaf of
+/// 12 regions tests exactly three groups of four boxes.
 #[inline]
 pub(crate) fn split_point(begin: u32, end: u32) -> u32 {
-    begin + (end - begin) / 2
+    begin + ((end - begin) / 2 + 2) / 4 * 4
 }
+
+// A node is split only when it holds more than a leaf's worth of slots, and that must
+// leave both children non-empty after rounding.
+const _: () = assert!(BVH_LEAF_SIZE >= 8);
 
 /// Why a set of boxes cannot be built into a tree.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,9 +139,9 @@ impl std::error::Error for BvhBuildError {}
 #[derive(Clone, Debug, Default)]
 pub struct Bvh {
     pub(crate) nodes: Vec<BvhNode>,
-    /// Region boxes (min, max) in leaf order, so a leaf reads its boxes
-    /// contiguously, as SIMD vectors.
-    pub(crate) leaf_boxes: Vec<[Vec3A; 2]>,
+    /// Region boxes in leaf order, four slots to a [`BoxGroup`] (slot `s` is lane
+    /// `s % 4` of group `s / 4`), so a leaf tests four of its boxes at once.
+    pub(crate) leaf_boxes: Vec<BoxGroup>,
     /// Region index (into the slice given to the build) for each leaf slot: a
     /// subtree's regions are contiguous here, so a node wholly inside a query reports
     /// them with one copy.
@@ -147,6 +154,12 @@ impl Bvh {
         let mut bvh = Bvh::default();
         BvhBuilder::default().rebuild(&mut bvh, boxes)?;
         Ok(bvh)
+    }
+
+    /// The box of leaf slot `slot`.
+    #[inline]
+    pub(crate) fn slot_box(&self, slot: usize) -> Aabb {
+        self.leaf_boxes[slot / 4].get(slot % 4)
     }
 
     pub fn nodes(&self) -> &[BvhNode] {
@@ -182,6 +195,60 @@ impl Bvh {
             }
         }
         best
+    }
+}
+
+/// Four leaf slots in structure-of-arrays form: `min[axis]` holds that axis of the
+/// four minimum corners, one per SIMD lane, and `ids` the four region indices (a copy
+/// of [`Bvh::leaf_ids`], so a leaf test reads one run of memory). Lanes past the last
+/// region hold an empty box (`+inf` to `-inf`); queries never report them, since they
+/// mask lanes by the run of slots they test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(crate) struct BoxGroup {
+    pub(crate) min: [Vec4; 3],
+    pub(crate) max: [Vec4; 3],
+    pub(crate) ids: [u32; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<BoxGroup>() == 112);
+
+impl BoxGroup {
+    const EMPTY: Self = Self {
+        min: [Vec4::INFINITY; 3],
+        max: [Vec4::NEG_INFINITY; 3],
+        ids: [0; 4],
+    };
+
+    /// The box in `lane` (0..4).
+    #[inline]
+    pub(crate) fn get(&self, lane: usize) -> Aabb {
+        let v = |a: &[Vec4; 3]| Vec3::new(a[0][lane], a[1][lane], a[2][lane]);
+        Aabb::new(v(&self.min), v(&self.max))
+    }
+
+    #[inline]
+    fn set(&mut self, lane: usize, b: &Aabb) {
+        for axis in 0..3 {
+            self.min[axis][lane] = b.min[axis];
+            self.max[axis][lane] = b.max[axis];
+        }
+    }
+
+    /// Bit `k` set when the sphere `(p, r2)` touches lane `k`'s box: the
+    /// clamp-to-box test, `|p - clamp(p, min, max)|^2 <= r^2`, with the same
+    /// operations in the same order as [`crate::sphere_intersects_aabb`] (each
+    /// axis's distance outside the box, squared, summed x, y, then z), so the
+    /// answer is bit-for-bit the scalar test's.
+    #[inline(always)]
+    pub(crate) fn touch_mask(&self, p: Vec3A, r2: f32) -> u32 {
+        let axis = |k: usize, c: f32| {
+            let c = Vec4::splat(c);
+            let d = (self.min[k] - c).max(c - self.max[k]).max(Vec4::ZERO);
+            d * d
+        };
+        let d2 = axis(0, p.x) + axis(1, p.y) + axis(2, p.z);
+        d2.cmple(Vec4::splat(r2)).bitmask()
     }
 }
 
@@ -270,21 +337,27 @@ impl BvhBuilder {
             }
         }
         bvh.leaf_ids.extend(self.prims.iter().map(|p| p.id));
-        bvh.leaf_boxes.extend(self.prims.iter().map(|p| {
-            let b = &boxes[p.id as usize];
-            [Vec3A::from(b.min), Vec3A::from(b.max)]
+        bvh.leaf_boxes.extend(self.prims.chunks(4).map(|four| {
+            let mut g = BoxGroup::EMPTY;
+            for (lane, p) in four.iter().enumerate() {
+                g.set(lane, &boxes[p.id as usize]);
+                g.ids[lane] = p.id;
+            }
+            g
         }));
         // Children always sit after their parent, so one reverse pass refits every
         // internal node from boxes its children already have.
         for i in (0..bvh.nodes.len()).rev() {
             let n = bvh.nodes[i];
             let (min, max) = if n.is_leaf() {
-                let slots = &bvh.leaf_boxes[n.first() as usize..(n.first() + n.count()) as usize];
-                slots[1..]
-                    .iter()
-                    .fold((slots[0][0], slots[0][1]), |(lo, hi), b| {
-                        (lo.min(b[0]), hi.max(b[1]))
-                    })
+                let b = bvh.slot_box(n.first() as usize);
+                (n.first() as usize + 1..(n.first() + n.count()) as usize).fold(
+                    (Vec3A::from(b.min), Vec3A::from(b.max)),
+                    |(lo, hi), s| {
+                        let b = bvh.slot_box(s);
+                        (lo.min(b.min.into()), hi.max(b.max.into()))
+                    },
+                )
             } else {
                 let c = n.first() as usize;
                 let (a, b) = (bvh.nodes[c], bvh.nodes[c + 1]);

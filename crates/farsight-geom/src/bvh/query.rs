@@ -3,7 +3,7 @@
 
 use glam::Vec3A;
 
-use super::build::split_point;
+use super::build::{split_point, BoxGroup, BVH_LEAF_SIZE};
 use crate::{sphere_intersects_aabb, Aabb, Bvh, Frustum, Sphere};
 
 /// Entries of the traversal stack. A median split halves the count at every level,
@@ -35,12 +35,9 @@ impl Bvh {
             }
             if node.is_leaf() {
                 let range = node.first() as usize..(node.first() + node.count()) as usize;
-                for (b, &id) in self.leaf_boxes[range.clone()]
-                    .iter()
-                    .zip(&self.leaf_ids[range])
-                {
-                    if prim_test(&Aabb::new(b[0].into(), b[1].into())) {
-                        hit(id);
+                for slot in range {
+                    if prim_test(&self.slot_box(slot)) {
+                        hit(self.leaf_ids[slot]);
                     }
                 }
             } else {
@@ -76,41 +73,59 @@ impl Bvh {
         }
         let p = Vec3A::from(sphere.center);
         let r2 = sphere.radius * sphere.radius;
-        // (node, first slot, end slot): the run of slots is implied by the median
-        // split, so nodes need not store it.
+        let root = &self.nodes[0];
+        if !touches(p, r2, &[root.min(), root.max()]) {
+            return;
+        }
+        // Every entry on the stack is a node already known to touch the sphere, with
+        // its run of leaf slots `(node, first slot, end slot)`: the run is implied by
+        // the median split, so nodes need not store it.
         let mut stack = [(0u32, 0u32, 0u32); BVH_STACK_SIZE];
-        stack[0] = (0, 0, self.leaf_ids.len() as u32);
-        let mut top = 1usize;
-        while top > 0 {
-            top -= 1;
-            let (i, begin, end) = stack[top];
+        let mut top = 0usize;
+        let (mut i, mut begin, mut end) = (0u32, 0u32, self.leaf_ids.len() as u32);
+        loop {
             let node = &self.nodes[i as usize];
             let (lo, hi) = (node.min(), node.max());
-            // Same operations, in the same order, as `sphere_intersects_aabb`.
-            let near = p.clamp(lo, hi) - p;
-            if near.dot(near) > r2 {
-                continue;
-            }
-            let range = begin as usize..end as usize;
             // Every box inside the node is no farther from `p` on any axis than
             // the node's farthest corner, so this answer is exact for all of them.
             let far = (p - lo).abs().max((hi - p).abs());
+            let range = begin as usize..end as usize;
             if far.dot(far) <= r2 {
                 sink.all(&self.leaf_ids[range]);
             } else if node.is_leaf() {
-                sink.test(
-                    p,
-                    r2,
-                    &self.leaf_boxes[range.clone()],
-                    &self.leaf_ids[range],
-                );
+                sink.test(p, r2, &self.leaf_boxes, range);
             } else {
+                // Test both children here, and go on with the left (or only) one that
+                // touches: one pop fewer per node, and a rejected child is never loaded
+                // again.
                 let mid = split_point(begin, end);
                 let left = node.first();
-                stack[top] = (left + 1, mid, end);
-                stack[top + 1] = (left, begin, mid);
-                top += 2;
+                let (a, b) = (&self.nodes[left as usize], &self.nodes[left as usize + 1]);
+                let ta = touches(p, r2, &[a.min(), a.max()]);
+                let tb = touches(p, r2, &[b.min(), b.max()]);
+                match (ta, tb) {
+                    (true, true) => {
+                        stack[top] = (left + 1, mid, end);
+                        top += 1;
+                        (i, end) = (left, mid);
+                    }
+                    (true, false) => (i, end) = (left, mid),
+                    (false, true) => (i, begin) = (left + 1, mid),
+                    (false, false) => {
+                        if top == 0 {
+                            return;
+                        }
+                        top -= 1;
+                        (i, begin, end) = stack[top];
+                    }
+                }
+                continue;
             }
+            if top == 0 {
+                return;
+            }
+            top -= 1;
+            (i, begin, end) = stack[top];
         }
     }
 
@@ -133,7 +148,34 @@ impl Bvh {
 /// Where a sphere walk reports regions: whole runs, and leaves to test.
 trait SphereSink {
     fn all(&mut self, ids: &[u32]);
-    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]);
+    /// Tests the leaf slots `range` (boxes and ids in `groups`) against `(p, r2)`.
+    fn test(&mut self, p: Vec3A, r2: f32, groups: &[BoxGroup], range: std::ops::Range<usize>);
+}
+
+/// Calls `f(mask, ids)` for every group of four slots that `range` overlaps: bit `k`
+/// of `mask` is set when slot `k` of the group lies in `range` and its box touches the
+/// sphere `(p, r2)`.
+#[inline(always)]
+fn for_each_group(
+    p: Vec3A,
+    r2: f32,
+    groups: &[BoxGroup],
+    range: std::ops::Range<usize>,
+    mut f: impl FnMut(u32, &[u32; 4]),
+) {
+    if range.is_empty() {
+        return;
+    }
+    let (first, last) = (range.start / 4, (range.end - 1) / 4);
+    // Lanes of the first group from the run's start, of the last group to its end.
+    let head = 0xf << (range.start % 4) & 0xf;
+    let tail = 0xf >> (3 - (range.end - 1) % 4);
+    for (k, g) in groups[first..=last].iter().enumerate() {
+        let mut mask = g.touch_mask(p, r2);
+        mask &= if k == 0 { head } else { 0xf };
+        mask &= if k == last - first { tail } else { 0xf };
+        f(mask, &g.ids);
+    }
 }
 
 /// Boxes touched by the sphere `(p, r2)`, computed as `sphere_intersects_aabb` does.
@@ -143,6 +185,11 @@ fn touches(p: Vec3A, r2: f32, b: &[Vec3A; 2]) -> bool {
     d.dot(d) <= r2
 }
 
+/// Room a leaf test writes into: most slots a leaf holds (unless every centre in it
+/// coincides), plus the three lanes a last group may write past them, rounded up to a
+/// power of two so an index masked by it needs no bounds check.
+const LEAF_WINDOW: usize = (BVH_LEAF_SIZE as usize + 3).next_power_of_two();
+
 struct AppendTo<'a>(&'a mut Vec<u32>);
 
 impl SphereSink for AppendTo<'_> {
@@ -151,19 +198,37 @@ impl SphereSink for AppendTo<'_> {
         self.0.extend_from_slice(ids);
     }
 
-    /// Every id is written and the length advances by the test's result: no branch
-    /// per region.
+    /// All four ids of a group are written and the length advances by each lane's
+    /// result: no branch per region. The window grows by a fixed size, so no copy
+    /// call is made.
     #[inline(always)]
-    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]) {
+    fn test(&mut self, p: Vec3A, r2: f32, groups: &[BoxGroup], range: std::ops::Range<usize>) {
         let out = &mut *self.0;
         let start = out.len();
-        out.extend_from_slice(ids);
-        let mut len = start;
-        for (k, b) in boxes.iter().enumerate() {
-            out[len] = out[start + k];
-            len += touches(p, r2, b) as usize;
+        let mut len = 0;
+        if range.len() <= BVH_LEAF_SIZE as usize {
+            out.extend_from_slice(&[0u32; LEAF_WINDOW]);
+            let window: &mut [u32; LEAF_WINDOW] = (&mut out[start..start + LEAF_WINDOW])
+                .try_into()
+                .expect("window length");
+            for_each_group(p, r2, groups, range, |mask, ids| {
+                for (k, &id) in ids.iter().enumerate() {
+                    window[len % LEAF_WINDOW] = id;
+                    len += (mask >> k & 1) as usize;
+                }
+            });
+        } else {
+            // A leaf of coincident centres can hold any number of regions.
+            out.resize(start + range.len() + 3, 0);
+            let window = &mut out[start..];
+            for_each_group(p, r2, groups, range, |mask, ids| {
+                for (k, &id) in ids.iter().enumerate() {
+                    window[len] = id;
+                    len += (mask >> k & 1) as usize;
+                }
+            });
         }
-        out.truncate(len);
+        out.truncate(start + len);
     }
 }
 
@@ -176,12 +241,13 @@ impl<F: FnMut(u32)> SphereSink for CallEach<F> {
     }
 
     #[inline(always)]
-    fn test(&mut self, p: Vec3A, r2: f32, boxes: &[[Vec3A; 2]], ids: &[u32]) {
-        for (b, &id) in boxes.iter().zip(ids) {
-            if touches(p, r2, b) {
-                (self.0)(id);
+    fn test(&mut self, p: Vec3A, r2: f32, groups: &[BoxGroup], range: std::ops::Range<usize>) {
+        for_each_group(p, r2, groups, range, |mut mask, ids| {
+            while mask != 0 {
+                (self.0)(ids[mask.trailing_zeros() as usize]);
+                mask &= mask - 1;
             }
-        }
+        });
     }
 }
 

@@ -1,7 +1,7 @@
 //! The validator: run after every build in the tests.
 
 use super::build::split_point;
-use crate::{Aabb, Bvh};
+use crate::Bvh;
 
 /// What [`Bvh::validate`] found wrong.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,7 +19,8 @@ pub enum BvhValidationError {
     NodeReach { node: u32, times: u32 },
     /// A region was reached `times` times instead of once.
     RegionReach { region: u32, times: u32 },
-    /// The arrays disagree in length.
+    /// The arrays disagree in length: `leaf_boxes` groups of four boxes for
+    /// `leaf_ids` regions.
     Lengths { leaf_boxes: usize, leaf_ids: usize },
     /// A leaf's slots are not the run the median split implies for it (see
     /// [`BvhNode`](crate::BvhNode)): queries that report a whole subtree would
@@ -43,7 +44,7 @@ impl Bvh {
     /// are the contiguous run its queries report).
     pub fn validate(&self) -> Result<(), BvhValidationError> {
         let n_regions = self.leaf_ids.len();
-        if self.leaf_boxes.len() != n_regions {
+        if self.leaf_boxes.len() != n_regions.div_ceil(4) {
             return Err(BvhValidationError::Lengths {
                 leaf_boxes: self.leaf_boxes.len(),
                 leaf_ids: n_regions,
@@ -89,8 +90,7 @@ impl Bvh {
                     return Err(BvhValidationError::OutOfRange { node: i });
                 }
                 for slot in node.first() as usize..end {
-                    let [min, max] = self.leaf_boxes[slot];
-                    if !b.contains(&Aabb::new(min.into(), max.into())) {
+                    if !b.contains(&self.slot_box(slot)) {
                         return Err(BvhValidationError::NotEnclosing {
                             node: i,
                             child: slot as u32,
