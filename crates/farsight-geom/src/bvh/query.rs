@@ -152,9 +152,10 @@ trait SphereSink {
     fn test(&mut self, p: Vec3A, r2: f32, groups: &[BoxGroup], range: std::ops::Range<usize>);
 }
 
-/// Calls `f(mask, ids)` for every group of four slots that `range` overlaps: bit `k`
+/// Calls `f(mask, ids)` for every group of four slots that `range` covers: bit `k`
 /// of `mask` is set when slot `k` of the group lies in `range` and its box touches the
-/// sphere `(p, r2)`.
+/// sphere `(p, r2)`. Every run the walk tests starts on a group boundary (see
+/// [`split_point`]); only the array's last group can end part-way.
 #[inline(always)]
 fn for_each_group(
     p: Vec3A,
@@ -163,18 +164,16 @@ fn for_each_group(
     range: std::ops::Range<usize>,
     mut f: impl FnMut(u32, &[u32; 4]),
 ) {
-    if range.is_empty() {
-        return;
+    debug_assert_eq!(range.start % 4, 0);
+    let first = range.start / 4;
+    let full = range.len() / 4;
+    for g in &groups[first..first + full] {
+        f(g.touch_mask(p, r2), &g.ids);
     }
-    let (first, last) = (range.start / 4, (range.end - 1) / 4);
-    // Lanes of the first group from the run's start, of the last group to its end.
-    let head = 0xf << (range.start % 4) & 0xf;
-    let tail = 0xf >> (3 - (range.end - 1) % 4);
-    for (k, g) in groups[first..=last].iter().enumerate() {
-        let mut mask = g.touch_mask(p, r2);
-        mask &= if k == 0 { head } else { 0xf };
-        mask &= if k == last - first { tail } else { 0xf };
-        f(mask, &g.ids);
+    let rest = range.len() % 4;
+    if rest != 0 {
+        let g = &groups[first + full];
+        f(g.touch_mask(p, r2) & !(u32::MAX << rest), &g.ids);
     }
 }
 
