@@ -14,7 +14,7 @@ use bytemuck::Pod;
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
 use crate::predict::{normal_sums, oct_code_scale, predicted_code, unpredict, WalkScratch};
-use crate::quant::{dequantize_unorm, oct_decode, unorm_step};
+use crate::quant::{dequantize_unorm, oct_decode_inv, oct_scale, unorm_step};
 use crate::{buckets, meshopt_into};
 use crate::{FormatError, MeshData, Stream};
 
@@ -28,7 +28,7 @@ pub struct DecodeScratch {
     normals: Vec<[i16; 2]>,
     tangents: Vec<[i16; 2]>,
     uvs: Vec<[u16; 2]>,
-    sums: Vec<[i64; 3]>,
+    sums: Vec<[f32; 4]>,
     walk: WalkScratch,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
@@ -124,11 +124,21 @@ impl CookedMesh<'_> {
         }
         let (idx, pos, uvs, walk) = (&out.indices, &mut s.positions, &mut s.uvs, &mut s.walk);
         let w = 8 - h.position_damping as i32;
-        match (pp, pu) {
-            (true, true) => unpredict::<true, true>(idx, n, w, pos, uvs, walk),
-            (true, false) => unpredict::<true, false>(idx, n, w, pos, uvs, walk),
-            (false, true) => unpredict::<false, true>(idx, n, w, pos, uvs, walk),
-            (false, false) => {}
+        // The walk sums face normals as it goes when it restores positions.
+        let pn = has(CookedHeader::HAS_NORMALS) && has(CookedHeader::PREDICTED_NORMALS);
+        let sums = &mut s.sums;
+        match (pp, pu, pn) {
+            (true, true, true) => unpredict::<true, true, true>(idx, n, w, pos, uvs, walk, sums),
+            (true, false, true) => unpredict::<true, false, true>(idx, n, w, pos, uvs, walk, sums),
+            (true, true, false) => unpredict::<true, true, false>(idx, n, w, pos, uvs, walk, sums),
+            (true, false, false) => {
+                unpredict::<true, false, false>(idx, n, w, pos, uvs, walk, sums)
+            }
+            (false, true, _) => unpredict::<false, true, false>(idx, n, w, pos, uvs, walk, sums),
+            (false, false, _) => {}
+        }
+        if pn && !pp {
+            normal_sums(&s.positions[..n], &out.indices, &mut s.sums);
         }
         let positions = &s.positions[..n];
 
@@ -152,25 +162,26 @@ impl CookedMesh<'_> {
             set_len(&mut s.normals, n);
             self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             if has(CookedHeader::PREDICTED_NORMALS) {
-                normal_sums(positions, &out.indices, &mut s.sums);
                 let scale = oct_code_scale(nb);
+                let inv = 1.0 / oct_scale(nb);
                 out.normals
                     .extend(s.normals.iter().zip(&s.sums).map(|(q, &sum)| {
                         let p = predicted_code(sum, scale);
-                        oct_decode([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], nb)
+                        oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv)
                     }));
             } else {
+                let inv = 1.0 / oct_scale(nb);
                 out.normals
-                    .extend(s.normals.iter().map(|&q| oct_decode(q, nb)));
+                    .extend(s.normals.iter().map(|&q| oct_decode_inv(q, inv)));
             }
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
             self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
-            let tb = h.tangent_bits as u32;
+            let inv = 1.0 / oct_scale(h.tangent_bits as u32);
             out.tangents
                 .extend(s.tangents.iter().zip(positions).map(|(&q, p)| {
-                    let t = oct_decode(q, tb);
+                    let t = oct_decode_inv(q, inv);
                     [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
                 }));
         }

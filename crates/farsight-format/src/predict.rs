@@ -1,13 +1,17 @@
-//! Geometric normal prediction for cooked records.
+//! Geometric normal prediction for cooked records, and the parallelogram walk.
 //!
 //! A vertex normal is predicted from the mesh itself: the sum of the cross products of
-//! its triangles' edges, taken on the quantised integer positions. Integer sums are
-//! exact and do not depend on the order or rotation of triangles, so the encoder and
-//! any decoder get the same prediction bit for bit. The stream then stores the
-//! wrapping difference between the octahedral code and the predicted code, which is
-//! small wherever the authored normal is close to the surface's own, and the coder
-//! takes small numbers for little. Hard edges predict well too: a split vertex only
-//! sums the faces on its side.
+//! its triangles' edges, taken on the quantised integer positions. The sums are f32,
+//! added in triangle order with the triangle's corners as stored, and every step is
+//! one IEEE operation (no fused multiply-add, no reassociation, no approximate
+//! reciprocal), so the encoder and any decoder get the same prediction bit for bit.
+//! f32 rather than exact integer sums because the decoder's per-vertex code then runs
+//! four vertices to an SSE register (the prediction only has to be close, not exact:
+//! its error costs bytes, never precision). The stream stores the wrapping
+//! difference between the octahedral code and the predicted code, which is small
+//! wherever the authored normal is close to the surface's own, and the coder takes
+//! small numbers for little. Hard edges predict well too: a split vertex only sums
+//! the faces on its side.
 
 /// Predicted octahedral codes of `bits` bits, one per vertex, into `out` (cleared).
 /// `sums` is scratch. Every index must be below `positions.len()`.
@@ -16,7 +20,7 @@ pub(crate) fn predict_normals(
     positions: &[[u16; 4]],
     indices: &[u32],
     bits: u32,
-    sums: &mut Vec<[i64; 3]>,
+    sums: &mut Vec<[f32; 4]>,
     out: &mut Vec<[i16; 2]>,
 ) {
     normal_sums(positions, indices, sums);
@@ -25,69 +29,78 @@ pub(crate) fn predict_normals(
     out.extend(sums.iter().map(|&s| predicted_code(s, scale)));
 }
 
-/// Per vertex, the sum of the (integer, unnormalised) face normals of its triangles,
-/// into `sums` (resized to `positions.len()`). Every index must be below
+/// Per vertex, the sum of the (unnormalised) face normals of its triangles, into
+/// `sums` (resized to `positions.len()`; lane 3 is zero). Every index must be below
 /// `positions.len()`.
-pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Vec<[i64; 3]>) {
+pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Vec<[f32; 4]>) {
     sums.clear();
-    sums.resize(positions.len(), [0; 3]);
+    sums.resize(positions.len(), [0.0; 4]);
     for t in indices.chunks_exact(3) {
         let (ia, ib, ic) = (t[0] as usize, t[1] as usize, t[2] as usize);
-        let (a, b, c) = (positions[ia], positions[ib], positions[ic]);
-        let e1 = [0, 1, 2].map(|k| b[k] as i64 - a[k] as i64);
-        let e2 = [0, 1, 2].map(|k| c[k] as i64 - a[k] as i64);
-        let f = [
-            e1[1] * e2[2] - e1[2] * e2[1],
-            e1[2] * e2[0] - e1[0] * e2[2],
-            e1[0] * e2[1] - e1[1] * e2[0],
-        ];
-        for i in [ia, ib, ic] {
-            let s = &mut sums[i];
-            s[0] += f[0];
-            s[1] += f[1];
-            s[2] += f[2];
+        let f = face_normal(positions[ia], positions[ib], positions[ic]);
+        add_face(sums, [ia, ib, ic], f);
+    }
+}
+
+/// The cross product `(b - a) x (c - a)` of quantised positions, in f32 (the edges
+/// are exact; each product and difference rounds once, the same way everywhere).
+#[inline(always)]
+pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
+    let e1 = [0, 1, 2].map(|k| b[k] as f32 - a[k] as f32);
+    let e2 = [0, 1, 2].map(|k| c[k] as f32 - a[k] as f32);
+    [
+        e1[1] * e2[2] - e1[2] * e2[1],
+        e1[2] * e2[0] - e1[0] * e2[2],
+        e1[0] * e2[1] - e1[1] * e2[0],
+        0.0,
+    ]
+}
+
+/// Adds face normal `f` to its three corners' sums, in corner order.
+#[inline(always)]
+pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) {
+    for i in corners {
+        let s = &mut sums[i];
+        for k in 0..4 {
+            s[k] += f[k];
         }
     }
 }
 
 /// The largest code of a `bits`-bit octahedral component, as the prediction scales.
 #[inline]
-pub(crate) fn oct_code_scale(bits: u32) -> f64 {
-    ((1i32 << (bits - 1)) - 1) as f64
+pub(crate) fn oct_code_scale(bits: u32) -> f32 {
+    ((1i32 << (bits - 1)) - 1) as f32
 }
 
-/// `x.round()` (half away from zero) for `|x| < 2^31`, without the libm call that
-/// `f64::round` is on baseline x86-64: the truncation and the fraction are exact.
-#[inline]
-fn round_half_away(x: f64) -> i32 {
+/// `x.round()` (half away from zero) for `|x| < 2^23`, without the libm call that
+/// `f32::round` is on baseline x86-64 and without a branch (the fraction's side of
+/// one half is a coin toss per vertex, so a branch mispredicts half the time): the
+/// truncation and the fraction are exact.
+#[inline(always)]
+fn round_half_away(x: f32) -> i32 {
     let i = x as i32;
-    let f = x - i as f64;
-    if f >= 0.5 {
-        i + 1
-    } else if f <= -0.5 {
-        i - 1
-    } else {
-        i
-    }
+    let f = x - i as f32;
+    i + i32::from(f >= 0.5) - i32::from(f <= -0.5)
 }
 
 /// The octahedral code predicted for a vertex from its face-normal sum (`[0, 0]` for a
-/// zero sum). Encoder and decoder both call this, so they agree bit for bit.
-#[inline]
-pub(crate) fn predicted_code(s: [i64; 3], scale: f64) -> [i16; 2] {
-    let n = [s[0] as f64, s[1] as f64, s[2] as f64];
-    let l1 = n[0].abs() + n[1].abs() + n[2].abs();
-    if l1 == 0.0 {
-        return [0, 0];
-    }
-    let (x, y) = (n[0] / l1, n[1] / l1);
-    let (x, y) = if n[2] < 0.0 {
-        let sx = if x >= 0.0 { 1.0 } else { -1.0 };
-        let sy = if y >= 0.0 { 1.0 } else { -1.0 };
-        ((1.0 - y.abs()) * sx, (1.0 - x.abs()) * sy)
-    } else {
-        (x, y)
-    };
+/// zero sum). Encoder and decoder both call this, so they agree bit for bit. Written
+/// without data-dependent branches (a zero sum divides by one instead, giving the
+/// same `[0, 0]`; the fold for the lower hemisphere is a select), so a loop over
+/// vertices vectorises.
+#[inline(always)]
+pub(crate) fn predicted_code(s: [f32; 4], scale: f32) -> [i16; 2] {
+    let l1 = s[0].abs() + s[1].abs() + s[2].abs();
+    let d = if l1 == 0.0 { 1.0 } else { l1 };
+    let (x, y) = (s[0] / d, s[1] / d);
+    // The fold's sign-not-zero: `x` is -0.0 only for a -0.0 sum component, which is
+    // still "not negative" here (`x < 0.0` is false), as it is for +0.0.
+    let sx = if x < 0.0 { -1.0 } else { 1.0 };
+    let sy = if y < 0.0 { -1.0 } else { 1.0 };
+    let (fx, fy) = ((1.0 - y.abs()) * sx, (1.0 - x.abs()) * sy);
+    let below = s[2] < 0.0;
+    let (x, y) = (if below { fx } else { x }, if below { fy } else { y });
     [
         round_half_away(x * scale) as i16,
         round_half_away(y * scale) as i16,
@@ -226,16 +239,26 @@ pub(crate) fn walk(
 /// hold residuals. Both slices carry one extra element at index `n`, which must be
 /// zero: a copy of it is the `Zero` recipe, so every recipe is a parallelogram or a
 /// midpoint (`Copy(a)` is the midpoint of `a` and `a`). Every index must be below `n`.
-pub(crate) fn unpredict<const PP: bool, const PU: bool>(
+///
+/// With `NS` (which needs `PP`), it also sums the face normals into `sums` (resized to
+/// `n`) exactly as [`normal_sums`] does, triangle by triangle once the triangle's
+/// corners are final, saving that pass its second walk over the triangles.
+pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
     indices: &[u32],
     n: usize,
     position_weight: i32,
     positions: &mut [[u16; 4]],
     uvs: &mut [[u16; 2]],
     scratch: &mut WalkScratch,
+    sums: &mut Vec<[f32; 4]>,
 ) {
     debug_assert!(!PP || positions.len() == n + 1);
     debug_assert!(!PU || uvs.len() == n + 1);
+    debug_assert!(!NS || PP);
+    if NS {
+        sums.clear();
+        sums.resize(n, [0.0; 4]);
+    }
     let s = scratch;
     s.visited.clear();
     s.visited.resize(n, false);
@@ -277,6 +300,11 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool>(
             last = v as u32;
         }
         s.remember_edges(&t);
+        if NS {
+            let [ia, ib, ic] = t.map(|i| i as usize);
+            let f = face_normal(positions[ia], positions[ib], positions[ic]);
+            add_face(sums, [ia, ib, ic], f);
+        }
     }
     for v in 0..n {
         if !s.visited[v] {

@@ -69,33 +69,36 @@ fn oct_project(n: [f32; 3]) -> [f32; 2] {
 }
 
 /// Decodes an octahedral code of `bits` bits to a unit vector.
-#[inline]
+#[inline(always)]
 pub fn oct_decode(q: [i16; 2], bits: u32) -> [f32; 3] {
     // A multiply by the reciprocal rather than two divisions: in a loop over codes the
     // reciprocal is hoisted, and the divider is what bounds this function's
     // throughput. `s * (1 / s)` is exactly 1 in f32 for every `bits` in 2..=16, so
     // the axes still decode exactly.
-    let [x, y, z] = oct_unfold(q, 1.0 / oct_scale(bits));
+    oct_decode_inv(q, 1.0 / oct_scale(bits))
+}
+
+/// [`oct_decode`] given `1.0 / oct_scale(bits)`, for loops that hoist it.
+#[inline(always)]
+pub fn oct_decode_inv(q: [i16; 2], inv_scale: f32) -> [f32; 3] {
+    let [x, y, z] = oct_unfold(q, inv_scale);
     let inv = 1.0 / (x * x + y * y + z * z).sqrt();
     [x * inv, y * inv, z * inv]
 }
 
 /// The octahedral point of a code, before normalisation: exactly the vector
 /// [`oct_decode`] normalises (so the same direction up to its final rounding).
-#[inline]
+/// Branch-free: the lower hemisphere's fold is a select.
+#[inline(always)]
 fn oct_unfold(q: [i16; 2], inv_scale: f32) -> [f32; 3] {
     let x = (q[0] as f32 * inv_scale).clamp(-1.0, 1.0);
     let y = (q[1] as f32 * inv_scale).clamp(-1.0, 1.0);
     let z = 1.0 - x.abs() - y.abs();
-    if z < 0.0 {
-        [
-            (1.0 - y.abs()) * sign_not_zero(x),
-            (1.0 - x.abs()) * sign_not_zero(y),
-            z,
-        ]
-    } else {
-        [x, y, z]
-    }
+    // `x` and `y` are never -0.0 (a zero code gives +0.0), so `copysign` is
+    // `sign_not_zero`.
+    let (fx, fy) = ((1.0 - y.abs()).copysign(x), (1.0 - x.abs()).copysign(y));
+    let below = z < 0.0;
+    [if below { fx } else { x }, if below { fy } else { y }, z]
 }
 
 /// Encodes a unit vector (need not be exactly normalised; a zero vector encodes +Z)

@@ -1,0 +1,64 @@
+//! Cooks an OBJ and decodes it over and over, for profilers (`perf record`): prints
+//! the record's counts and per-stream codecs, then the best of the decode runs in ns
+//! per triangle.
+//!
+//! `cargo run --release -p farsight-format --example decode_profile -- IN.obj [RUNS]`
+
+use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(input) = args.get(1) else {
+        return Err("usage: decode_profile IN.obj [RUNS]".into());
+    };
+    let runs: usize = args.get(2).map_or(Ok(2000), |r| r.parse())?;
+    let opts = tobj::LoadOptions {
+        single_index: true,
+        triangulate: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(input, &opts).map_err(|e| format!("{input}: {e}"))?;
+    let mut m = MeshData::default();
+    for model in models {
+        let base = m.positions.len() as u32;
+        let mesh = model.mesh;
+        m.positions
+            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.normals
+            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        m.uvs
+            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
+        m.indices.extend(mesh.indices.iter().map(|i| i + base));
+    }
+    let record = cook_mesh(&m, &CookOptions::default())?;
+    let cooked = CookedMesh::parse(&record)?;
+    let h = &cooked.header;
+    let tris = cooked.triangle_count() as f64;
+    println!(
+        "{input}: {} triangles, {} vertices, flags {:#x}, damping {}, {:.2} bytes per triangle",
+        cooked.triangle_count(),
+        h.vertex_count,
+        h.flags,
+        h.position_damping,
+        record.len() as f64 / tris
+    );
+    for (name, d) in ["positions", "normals", "tangents", "uvs", "indices"]
+        .iter()
+        .zip(&h.streams)
+    {
+        println!(
+            "  {name:<10} codec {} stored {:>7} coded {:>7} decoded {:>7}",
+            d.codec, d.stored_len, d.coded_len, d.decoded_len
+        );
+    }
+    let (mut out, mut scratch) = (MeshData::default(), DecodeScratch::default());
+    let mut best = f64::MAX;
+    for _ in 0..runs {
+        let t = std::time::Instant::now();
+        cooked.decode_into(&mut out, &mut scratch)?;
+        std::hint::black_box(&out);
+        best = best.min(t.elapsed().as_nanos() as f64);
+    }
+    println!("decode: best of {runs}: {:.1} ns per triangle", best / tris);
+    Ok(())
+}
