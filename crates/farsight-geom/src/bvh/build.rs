@@ -18,11 +18,15 @@ pub const BVH_LEAF_SIZE: u32 = 16;
 /// The box corners are stored as SIMD lanes with `first` and `count` in their fourth
 /// lane, so the sphere test loads a node with two aligned loads.
 ///
+/// Nodes sit in heap order: node `h`'s children are at `2h + 1` and `2h + 2` (so
+/// `first == 2h + 1`), and a walk computes a child's index without waiting for its
+/// parent's load. Slots below a leaf hold [`BvhNode::UNUSED`].
+///
 /// Every subtree's regions are one contiguous run of leaf slots, and because the split
 /// is always at the median (rounded to a multiple of four slots), that run is implied
-/// by the tree: the root covers
-/// `0..len`, and a node covering `b..e` has its children cover `b..m` and `m..e` with
-/// `m = split_point(b, e)`. Queries carry the run on their stack instead of storing it.
+/// by the tree: the root covers `0..len`, and a node covering `b..e` has its children
+/// cover `b..m` and `m..e` with `m = split_point(b, e)`. Queries carry the run on their
+/// stack instead of storing it.
 #[repr(C, align(32))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BvhNode {
@@ -69,6 +73,18 @@ impl BvhNode {
     #[inline(always)]
     pub fn count(&self) -> u32 {
         self.hi.w.to_bits()
+    }
+
+    /// A slot of the implicit layout that no node occupies (below a leaf).
+    pub const UNUSED: Self = Self {
+        lo: Vec4::new(f32::INFINITY, f32::INFINITY, f32::INFINITY, 0.0),
+        hi: Vec4::new(f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, 0.0),
+    };
+
+    /// Whether this slot holds no node: see [`BvhNode::UNUSED`].
+    #[inline]
+    pub fn is_unused(&self) -> bool {
+        self.count() == 0 && self.first() == 0
     }
 
     #[inline(always)]
@@ -304,8 +320,7 @@ impl BvhBuilder {
                 id: i as u32,
             }));
         let n = boxes.len() as u32;
-        // A binary tree with leaves of one or more regions has fewer than 2n nodes.
-        bvh.nodes.reserve(2 * n as usize);
+        bvh.nodes.reserve(heap_len(n));
         let blank = BvhNode::new(Aabb::new(Vec3::ZERO, Vec3::ZERO), 0, 0);
         bvh.nodes.push(blank);
         self.stack.clear();
@@ -322,15 +337,18 @@ impl BvhBuilder {
                         1 => range.select_nth_unstable_by(m, |a, b| cmp(a.c[1], b.c[1])),
                         _ => range.select_nth_unstable_by(m, |a, b| cmp(a.c[2], b.c[2])),
                     };
-                    let left = bvh.nodes.len() as u32;
-                    bvh.nodes.push(blank);
-                    bvh.nodes.push(blank);
+                    let left = 2 * node + 1;
+                    if bvh.nodes.len() < left as usize + 2 {
+                        bvh.nodes.resize(left as usize + 2, BvhNode::UNUSED);
+                    }
+                    bvh.nodes[node as usize] = blank;
                     bvh.nodes[node as usize].set_first(left);
                     let mid = split_point(begin, end);
                     self.stack.push((left + 1, mid, end));
                     self.stack.push((left, begin, mid));
                 }
                 None => {
+                    bvh.nodes[node as usize] = blank;
                     bvh.nodes[node as usize].set_first(begin);
                     bvh.nodes[node as usize].set_count(end - begin);
                 }
@@ -349,6 +367,9 @@ impl BvhBuilder {
         // internal node from boxes its children already have.
         for i in (0..bvh.nodes.len()).rev() {
             let n = bvh.nodes[i];
+            if n.is_unused() {
+                continue;
+            }
             let (min, max) = if n.is_leaf() {
                 let b = bvh.slot_box(n.first() as usize);
                 (n.first() as usize + 1..(n.first() + n.count()) as usize).fold(
@@ -367,6 +388,19 @@ impl BvhBuilder {
         }
         Ok(())
     }
+}
+
+/// Slots the heap layout needs for `n` regions: a run's depth grows with its length,
+/// so the deepest leaf lies below the longer child at every split.
+fn heap_len(n: u32) -> usize {
+    let mut run = n;
+    let mut depth = 0;
+    while run > BVH_LEAF_SIZE {
+        let m = split_point(0, run);
+        run = m.max(run - m);
+        depth += 1;
+    }
+    (2usize << depth) - 1
 }
 
 #[inline(always)]

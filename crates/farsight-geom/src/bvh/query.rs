@@ -99,7 +99,7 @@ impl Bvh {
                 // touches: one pop fewer per node, and a rejected child is never loaded
                 // again.
                 let mid = split_point(begin, end);
-                let left = node.first();
+                let left = 2 * i + 1;
                 let (a, b) = (&self.nodes[left as usize], &self.nodes[left as usize + 1]);
                 let ta = touches(p, r2, &[a.min(), a.max()]);
                 let tb = touches(p, r2, &[b.min(), b.max()]);

@@ -212,6 +212,19 @@ fn validator_catches_broken_trees() {
     let mut cycle = good.clone();
     cycle.nodes[0].set_first(0);
     assert!(cycle.validate().is_err(), "a child pointing at its parent");
+
+    // The sphere walk finds node h's children at 2h + 1 without reading `first`.
+    let mut moved = good.clone();
+    moved.nodes[0].set_first(3);
+    assert!(moved.validate().is_err(), "children outside heap order");
+
+    // 34 regions split into runs of 16 (a leaf, node 1) and 18 (split again, into
+    // nodes 5 and 6), so slots 3 and 4 below the leaf are unused.
+    let mut stray = Bvh::build(&boxes[..34]).unwrap();
+    stray.validate().unwrap();
+    let unused = stray.nodes.iter().position(|n| n.is_unused()).unwrap();
+    stray.nodes[unused] = stray.nodes[0];
+    assert!(stray.validate().is_err(), "a node nothing reaches");
 }
 
 #[test]

@@ -39,7 +39,8 @@ impl std::error::Error for BvhValidationError {}
 impl Bvh {
     /// Checks the invariants: every node box encloses its children's boxes (a leaf's
     /// box encloses its regions'), every node and every region is reachable from the
-    /// root exactly once, children are adjacent and after their parent, and every
+    /// root exactly once (a slot nothing reaches must be [`BvhNode::UNUSED`](crate::BvhNode::UNUSED)), the
+    /// children of node `h` are at `2h + 1` and `2h + 2`, and every
     /// leaf holds the run of slots the median split implies (so a subtree's regions
     /// are the contiguous run its queries report).
     pub fn validate(&self) -> Result<(), BvhValidationError> {
@@ -105,7 +106,8 @@ impl Bvh {
                 }
             } else {
                 let c = node.first();
-                if c <= i || c as usize + 1 >= self.nodes.len() {
+                // The heap layout the sphere walk relies on.
+                if c != 2 * i + 1 || c as usize + 1 >= self.nodes.len() {
                     return Err(BvhValidationError::OutOfRange { node: i });
                 }
                 for child in [c, c + 1] {
@@ -122,7 +124,11 @@ impl Bvh {
                 stack.push((c + 1, mid, end));
             }
         }
-        if let Some((node, &times)) = node_seen.iter().enumerate().find(|(_, &t)| t != 1) {
+        if let Some((node, &times)) = node_seen
+            .iter()
+            .enumerate()
+            .find(|&(k, &t)| t != 1 && !(t == 0 && self.nodes[k].is_unused()))
+        {
             return Err(BvhValidationError::NodeReach {
                 node: node as u32,
                 times,
