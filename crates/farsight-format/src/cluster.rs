@@ -361,6 +361,68 @@ pub fn encode_cluster_level(
     Ok(out)
 }
 
+impl ClusterLevelHeader {
+    /// Bytes of the level record this header describes (its cluster and vertex
+    /// counts): what to reserve with [`crate::FileWriter::reserve_record`].
+    pub fn record_len(&self) -> usize {
+        let (cc, vc) = (self.cluster_count as usize, self.vertex_count as usize);
+        std::mem::size_of::<Self>() + cc * CLUSTER_INFO_BYTES + vc * 32 + cc * slot_len() * 4
+    }
+
+    /// Writes the level record into `out` (exactly [`Self::record_len`] bytes,
+    /// 4-byte aligned, as [`crate::FileWriter::finish_filled`] hands them): the
+    /// header and `clusters` here, then `fill(vertices, slots)` writes the level's
+    /// vertex list and, in each cluster's slot, its `3 * triangle_count` real
+    /// indices; the rest of every slot is padded here. The record is then checked
+    /// as [`ClusterLevel::parse`] would check it (what [`encode_cluster_level`]
+    /// does, without a buffer of its own).
+    pub fn write_record(
+        &self,
+        out: &mut [u8],
+        clusters: &[ClusterInfo],
+        fill: impl FnOnce(&mut [ClusterVertex], &mut [u32]),
+    ) -> Result<(), FormatError> {
+        if clusters.len() != self.cluster_count as usize {
+            return Err(FormatError::BadInput {
+                what: "header counts disagree with arrays",
+                found: clusters.len() as u64,
+            });
+        }
+        if out.len() != self.record_len() {
+            return Err(FormatError::BadInput {
+                what: "record buffer is not the record's length",
+                found: out.len() as u64,
+            });
+        }
+        check_header(self)?;
+        let hs = std::mem::size_of::<Self>();
+        let (head, rest) = out.split_at_mut(hs);
+        let (info, rest) = rest.split_at_mut(clusters.len() * CLUSTER_INFO_BYTES);
+        let (vertices, slots) = rest.split_at_mut(self.vertex_count as usize * 32);
+        head.copy_from_slice(bytemuck::bytes_of(self));
+        info.copy_from_slice(bytemuck::cast_slice(clusters));
+        let misaligned = |_| FormatError::Misaligned {
+            what: "cluster level record buffer",
+        };
+        let vertices: &mut [ClusterVertex] =
+            bytemuck::try_cast_slice_mut(vertices).map_err(misaligned)?;
+        let slots: &mut [u32] = bytemuck::try_cast_slice_mut(slots).map_err(misaligned)?;
+        fill(vertices, slots);
+        for (slot, c) in slots.chunks_exact_mut(slot_len()).zip(clusters) {
+            let real = (3 * c.triangle_count as usize).min(slot_len());
+            let pad = slot[0];
+            slot[real..].fill(pad);
+        }
+        ClusterLevel {
+            header: *self,
+            clusters,
+            vertices,
+            indices: slots,
+        }
+        .validate()
+    }
+}
+
 /// Pads one cluster's triangles (`3 * n` indices, `n <= CLUSTER_SLOT_TRIANGLES`) to a
 /// full slot with zero-area triangles repeating its first vertex, appending to `out`.
 pub fn push_cluster_slot(triangles: &[u32], out: &mut Vec<u32>) {
@@ -405,5 +467,83 @@ impl Manifest for ClusterMeshManifest {
         for l in &self.levels {
             visit(l.record, RecordTag::CLUSTER_LEVEL);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_written_in_place_is_the_encoded_record() {
+        let vertices: Vec<ClusterVertex> = (0..5u16)
+            .map(|i| ClusterVertex {
+                position: [i, 2 * i, 3 * i],
+                flags: i & 1,
+                normal: [i as i16, -(i as i16)],
+                tangent: [0; 2],
+                uv: [i, i + 1],
+                uv1: [0; 2],
+                color: [255; 4],
+                reserved: 0,
+            })
+            .collect();
+        let tris: [&[u32]; 2] = [&[0, 1, 2, 2, 1, 3], &[3, 4, 0]];
+        let clusters: Vec<ClusterInfo> = tris
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ClusterInfo {
+                sphere: [0.0, 0.0, 0.0, 1.0],
+                parent_sphere: [0.0, 0.0, 0.0, 2.0],
+                error: 0.5 * i as f32,
+                parent_error: 1.0 + i as f32,
+                triangle_count: (t.len() / 3) as u16,
+                material: 0,
+                group: 0,
+            })
+            .collect();
+        let header = ClusterLevelHeader {
+            level: 1,
+            cluster_count: 2,
+            vertex_count: 5,
+            slot_shift: CLUSTER_SLOT_SHIFT,
+            bounds_min: [0.0; 3],
+            max_parent_error: 2.0,
+            bounds_max: [1.0; 3],
+            max_error: 0.5,
+            triangle_count: 3,
+            material_count: 1,
+            reserved: [0; 2],
+        };
+        let mut slots = Vec::new();
+        for t in tris {
+            push_cluster_slot(t, &mut slots);
+        }
+        let encoded = encode_cluster_level(&header, &clusters, &vertices, &slots).unwrap();
+        assert_eq!(encoded.len(), header.record_len());
+        let mut out = vec![0u32; header.record_len() / 4];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        header
+            .write_record(bytes, &clusters, |v, s| {
+                v.copy_from_slice(&vertices);
+                for (slot, t) in s.chunks_exact_mut(slot_len()).zip(tris) {
+                    slot[..t.len()].copy_from_slice(t);
+                }
+            })
+            .unwrap();
+        assert_eq!(bytemuck::cast_slice::<u32, u8>(&out), &encoded[..]);
+        // A slot index past the vertex list is refused, as a reader would.
+        let err = header
+            .write_record(bytemuck::cast_slice_mut(&mut out), &clusters, |v, s| {
+                v.copy_from_slice(&vertices);
+                s[0] = 5;
+            })
+            .unwrap_err();
+        assert!(matches!(err, FormatError::VertexIndexOutOfRange { .. }));
+        // A buffer of the wrong length is refused.
+        let mut short = vec![0u32; header.record_len() / 4 - 1];
+        assert!(header
+            .write_record(bytemuck::cast_slice_mut(&mut short), &clusters, |_, _| {})
+            .is_err());
     }
 }

@@ -152,9 +152,19 @@ pub struct FileWriter {
 #[derive(Debug)]
 struct Record {
     tag: RecordTag,
+    /// The bytes, empty for a reserved record.
     bytes: Vec<u8>,
     /// CRC-32 of `bytes`.
     crc: u32,
+    /// `Some(length)`: reserved by [`FileWriter::reserve_record`], written in place
+    /// by [`FileWriter::finish_filled`].
+    reserved: Option<usize>,
+}
+
+impl Record {
+    fn len(&self) -> usize {
+        self.reserved.unwrap_or(self.bytes.len())
+    }
 }
 
 impl FileWriter {
@@ -201,24 +211,68 @@ impl FileWriter {
             .iter()
             .find(|&&i| {
                 let r = &self.records[i as usize];
-                r.tag == tag && r.bytes == bytes
+                r.reserved.is_none() && r.tag == tag && r.bytes == bytes
             })
             .map(|&i| RecordIndex(i))
     }
 
     fn push(&mut self, tag: RecordTag, bytes: Vec<u8>, crc: u32) -> RecordIndex {
-        let index = u32::try_from(self.records.len()).expect("more than u32::MAX records");
+        let index = self.next_index();
         self.by_crc
             .entry((crc, bytes.len()))
             .or_default()
-            .push(index);
-        self.records.push(Record { tag, bytes, crc });
-        RecordIndex(index)
+            .push(index.0);
+        self.records.push(Record {
+            tag,
+            bytes,
+            crc,
+            reserved: None,
+        });
+        index
+    }
+
+    fn next_index(&self) -> RecordIndex {
+        RecordIndex(u32::try_from(self.records.len()).expect("more than u32::MAX records"))
+    }
+
+    /// Reserves a record of `len` bytes that [`FileWriter::finish_filled`] writes in
+    /// place, straight into the file (no copy of the record, no second buffer of
+    /// its size). A reserved record is never deduplicated.
+    pub fn reserve_record(&mut self, tag: RecordTag, len: usize) -> RecordIndex {
+        let index = self.next_index();
+        self.records.push(Record {
+            tag,
+            bytes: Vec::new(),
+            crc: 0,
+            reserved: Some(len),
+        });
+        index
     }
 
     /// Writes the file: checks every record the manifest names exists with the kind
-    /// it expects, then lays out the bytes.
+    /// it expects, then lays out the bytes. A file with reserved records is finished
+    /// with [`FileWriter::finish_filled`]; here they are an error.
     pub fn finish<M: Manifest>(self, manifest: &M) -> Result<Vec<u8>, FormatError> {
+        self.finish_filled(manifest, |_, _| {
+            Err(FormatError::BadInput {
+                what: "reserved record finished without a filler",
+                found: 0,
+            })
+        })
+    }
+
+    /// [`FileWriter::finish`], writing every reserved record in place:
+    /// `fill(index, bytes)` gets the record's bytes (its reserved length, zeroed,
+    /// 16-byte aligned in memory) and writes them. With the `encode` feature the
+    /// records are filled in parallel (the first touch of a large file's pages, most
+    /// of its cost, spreads over the cores). The bytes do not depend on the thread
+    /// count; on an error (the first in record order) no file is returned.
+    pub fn finish_filled<M, E, F>(self, manifest: &M, fill: F) -> Result<Vec<u8>, E>
+    where
+        M: Manifest,
+        E: From<FormatError> + Send,
+        F: Fn(RecordIndex, &mut [u8]) -> Result<(), E> + Sync,
+    {
         let mut bad = None;
         manifest.visit_records(&mut |index, tag| {
             if bad.is_some() {
@@ -242,13 +296,13 @@ impl FileWriter {
             }
         });
         if let Some(e) = bad {
-            return Err(e);
+            return Err(e.into());
         }
         let text = ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
             .map_err(|e| FormatError::ManifestWrite {
                 message: e.to_string(),
             })?;
-        Ok(self.layout(text.as_bytes()))
+        self.layout(text.as_bytes(), &fill)
     }
 
     /// Writes the file to `path` (see [`FileWriter::finish`]).
@@ -264,17 +318,23 @@ impl FileWriter {
         })
     }
 
-    /// Lays the file out (see [`assemble_blocks`]). The checksum is not a pass over
-    /// the bytes: the header, manifest and directory are hashed as they stand and
-    /// each record's CRC (from [`FileWriter::add_record`]) and padding are combined
-    /// in, which gives the CRC-32 of the whole range.
-    fn layout(&self, manifest: &[u8]) -> Vec<u8> {
+    /// Lays the file out: whole 16-byte blocks (so every record is 16-byte aligned in
+    /// memory too), the head (header, manifest, directory) first, then each record
+    /// padded to 16. The checksum is not a pass over the bytes: the head is hashed as
+    /// it stands and each record's CRC (from [`FileWriter::add_record`], or computed
+    /// right after a reserved record is filled, while it is in cache) and padding are
+    /// combined in, which gives the CRC-32 of the whole range.
+    fn layout<E, F>(&self, manifest: &[u8], fill: &F) -> Result<Vec<u8>, E>
+    where
+        E: From<FormatError> + Send,
+        F: Fn(RecordIndex, &mut [u8]) -> Result<(), E> + Sync,
+    {
         let dir_end = 8 + ENTRY_SIZE * self.records.len();
         let mut offsets = Vec::with_capacity(self.records.len());
         let mut at = align_up(dir_end, RECORD_ALIGN);
         for r in &self.records {
             offsets.push(at);
-            at = align_up(at + r.bytes.len(), RECORD_ALIGN);
+            at = align_up(at + r.len(), RECORD_ALIGN);
         }
         let table_len = at;
         let first_record = align_up(dir_end, RECORD_ALIGN);
@@ -295,87 +355,96 @@ impl FileWriter {
             head.extend_from_slice(&r.tag.0);
             head.extend_from_slice(&[0; 4]);
             head.extend_from_slice(&(offset as u64).to_le_bytes());
-            head.extend_from_slice(&(r.bytes.len() as u64).to_le_bytes());
+            head.extend_from_slice(&(r.len() as u64).to_le_bytes());
         }
         head.resize(table_start + first_record, 0);
+
+        // Zeroed blocks (fresh pages come zeroed from the system: no zeroing pass),
+        // cut into the head and one piece per record.
+        let blocks = (table_start + table_len) / RECORD_ALIGN;
+        let mut out: Vec<Block> = vec![[0; RECORD_ALIGN]; blocks];
+        let (head_out, mut rest) = out.as_flattened_mut().split_at_mut(head.len());
+        head_out.copy_from_slice(&head);
+        // The work: reserved records filled whole (then hashed), stored records
+        // copied in chunks (so one large record also spreads over the cores).
+        let mut tasks: Vec<Task<'_>> = Vec::with_capacity(self.records.len());
+        let mut end = first_record;
+        for (i, (r, &offset)) in self.records.iter().zip(&offsets).enumerate() {
+            let (_, from) = std::mem::take(&mut rest).split_at_mut(offset - end);
+            let (piece, after) = from.split_at_mut(r.len());
+            if r.reserved.is_some() {
+                tasks.push(Task::Fill(RecordIndex(i as u32), piece));
+            } else {
+                for (to, from) in piece.chunks_mut(COPY_CHUNK).zip(r.bytes.chunks(COPY_CHUNK)) {
+                    tasks.push(Task::Copy(from, to));
+                }
+            }
+            rest = after;
+            end = offset + r.len();
+        }
+        let run = |task: Task<'_>| -> Result<Option<(RecordIndex, u32)>, E> {
+            match task {
+                Task::Fill(index, piece) => {
+                    fill(index, piece)?;
+                    Ok(Some((index, crc32fast::hash(piece))))
+                }
+                Task::Copy(from, to) => {
+                    to.copy_from_slice(from);
+                    Ok(None)
+                }
+            }
+        };
+        #[cfg(feature = "encode")]
+        let filled: Vec<Option<(RecordIndex, u32)>> = {
+            use rayon::prelude::*;
+            tasks
+                .into_par_iter()
+                .with_max_len(1)
+                .map(run)
+                .collect::<Result<_, E>>()?
+        };
+        #[cfg(not(feature = "encode"))]
+        let filled: Vec<Option<(RecordIndex, u32)>> =
+            tasks.into_iter().map(run).collect::<Result<_, E>>()?;
+        let mut crcs: Vec<u32> = self.records.iter().map(|r| r.crc).collect();
+        for (index, crc) in filled.into_iter().flatten() {
+            crcs[index.0 as usize] = crc;
+        }
 
         let mut crc = crc32fast::Hasher::new();
         crc.update(&head[20..]);
         let mut end = first_record;
-        for (r, &offset) in self.records.iter().zip(&offsets) {
+        for ((r, &offset), &record_crc) in self.records.iter().zip(&offsets).zip(&crcs) {
             crc.update(&[0; RECORD_ALIGN][..offset - end]);
             crc.combine(&crc32fast::Hasher::new_with_initial_len(
-                r.crc,
-                r.bytes.len() as u64,
+                record_crc,
+                r.len() as u64,
             ));
-            end = offset + r.bytes.len();
+            end = offset + r.len();
         }
         crc.update(&[0; RECORD_ALIGN][..table_len - end]);
-        head[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
-
-        // The file is whole 16-byte blocks: the head, then each record padded to 16.
-        let mut pieces: Vec<&[u8]> = Vec::with_capacity(self.records.len() + 1);
-        pieces.push(&head);
-        pieces.extend(self.records.iter().map(|r| r.bytes.as_slice()));
-        let out = assemble_blocks(&pieces, (table_start + table_len) / RECORD_ALIGN);
+        let mut out = out.into_flattened();
+        out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
         debug_assert_eq!(out.len(), table_start + table_len);
         debug_assert_eq!(
             u32::from_le_bytes([out[16], out[17], out[18], out[19]]),
             crc32fast::hash(&out[20..])
         );
-        out
+        Ok(out)
     }
 }
 
 type Block = [u8; RECORD_ALIGN];
 
-/// Block `j` of a piece: its bytes `16 j ..`, zero past its end.
-#[inline]
-fn piece_block(piece: &[u8], j: usize) -> Block {
-    let from = j * RECORD_ALIGN;
-    if let Some(whole) = piece.get(from..from + RECORD_ALIGN) {
-        // Every block but a piece's last: a fixed-size copy (no memcpy call).
-        return whole.try_into().expect("16 bytes");
-    }
-    let mut b = [0u8; RECORD_ALIGN];
-    let from = from.min(piece.len());
-    let to = (from + RECORD_ALIGN).min(piece.len());
-    b[..to - from].copy_from_slice(&piece[from..to]);
-    b
-}
+/// Bytes of a stored record copied by one task of [`FileWriter::layout`].
+const COPY_CHUNK: usize = 1 << 18;
 
-/// The pieces one after another, each padded with zeros to whole 16-byte blocks
-/// (`blocks` in all). With the `encode` feature rayon writes the blocks straight
-/// into the new buffer: no zeroing pass, and the first touch of its pages (for a
-/// file of megabytes most of the cost, several microseconds a page on a VM)
-/// spreads over the cores.
-fn assemble_blocks(pieces: &[&[u8]], blocks: usize) -> Vec<u8> {
-    // First block of each piece.
-    let mut starts = Vec::with_capacity(pieces.len());
-    let mut at = 0;
-    for p in pieces {
-        starts.push(at);
-        at += p.len().div_ceil(RECORD_ALIGN);
-    }
-    debug_assert_eq!(at, blocks);
-    let block = |i: usize| -> Block {
-        let p = starts.partition_point(|&s| s <= i) - 1;
-        piece_block(pieces[p], i - starts[p])
-    };
-    #[cfg(feature = "encode")]
-    let out: Vec<Block> = {
-        use rayon::prelude::*;
-        let mut v = Vec::new();
-        (0..blocks)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(block)
-            .collect_into_vec(&mut v);
-        v
-    };
-    #[cfg(not(feature = "encode"))]
-    let out: Vec<Block> = (0..blocks).map(block).collect();
-    out.into_flattened()
+/// One piece of [`FileWriter::layout`]'s parallel write.
+enum Task<'a> {
+    /// A reserved record: filled by the caller, then hashed.
+    Fill(RecordIndex, &'a mut [u8]),
+    /// Part of a stored record.
+    Copy(&'a [u8], &'a mut [u8]),
 }
 
 /// Rounds `x` up to a multiple of `a` (a power of two).
@@ -436,5 +505,72 @@ mod tests {
         for (r, &index) in records.iter().zip(&indices) {
             assert_eq!(file.record(index).unwrap().bytes, &r[..]);
         }
+    }
+
+    #[test]
+    fn reserved_records_are_written_in_place_between_stored_ones() {
+        // Reserved records of every padding, a stored record larger than a copy
+        // chunk, and stored records with the same bytes as a reserved one (a
+        // reserved record is never deduplicated).
+        let fill_byte = |i: u32, j: usize| (j * 13 + i as usize * 5) as u8;
+        let mut writer = FileWriter::new(Version::Cooked);
+        let mut expected: Vec<(RecordIndex, Vec<u8>)> = Vec::new();
+        let big: Vec<u8> = (0..COPY_CHUNK * 2 + 7).map(|j| (j % 251) as u8).collect();
+        expected.push((writer.add_record(RecordTag(*b"TEST"), &big), big));
+        for (k, len) in [0usize, 1, 16, 17, 100_003].into_iter().enumerate() {
+            let index = writer.reserve_record(RecordTag(*b"TEST"), len);
+            let bytes = (0..len).map(|j| fill_byte(index.0, j)).collect::<Vec<u8>>();
+            if k == 2 {
+                // The same bytes stored: a new record, not the reserved one.
+                let stored = writer.add_record(RecordTag(*b"TEST"), &bytes);
+                assert_ne!(stored, index);
+                expected.push((stored, bytes.clone()));
+            }
+            expected.push((index, bytes));
+        }
+        let indices: Vec<RecordIndex> = expected.iter().map(|(i, _)| *i).collect();
+        let bytes = writer
+            .finish_filled(&List(indices), |index, out: &mut [u8]| {
+                assert_eq!(out.as_ptr() as usize % RECORD_ALIGN, 0);
+                assert!(out.iter().all(|&b| b == 0), "handed zeroed bytes");
+                for (j, b) in out.iter_mut().enumerate() {
+                    *b = fill_byte(index.0, j);
+                }
+                Ok::<(), FormatError>(())
+            })
+            .unwrap();
+        let checksum = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
+        assert_eq!(checksum, crc32fast::hash(&bytes[20..]));
+        let aligned = AlignedBytes::from(&bytes[..]);
+        let file = Container::<List>::read(&aligned).unwrap();
+        for (index, r) in &expected {
+            assert_eq!(file.record(*index).unwrap().bytes, &r[..]);
+        }
+    }
+
+    #[test]
+    fn a_failing_fill_or_an_unfilled_reservation_gives_no_file() {
+        let mut writer = FileWriter::new(Version::Cooked);
+        let a = writer.reserve_record(RecordTag(*b"TEST"), 40);
+        let b = writer.reserve_record(RecordTag(*b"TEST"), 40);
+        let err = writer
+            .finish_filled(&List(vec![a, b]), |index, _| {
+                if index == b {
+                    Err(FormatError::BadInput {
+                        what: "test",
+                        found: 7,
+                    })
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap_err();
+        assert!(matches!(err, FormatError::BadInput { found: 7, .. }));
+        let mut writer = FileWriter::new(Version::Cooked);
+        let a = writer.reserve_record(RecordTag(*b"TEST"), 40);
+        assert!(matches!(
+            writer.finish(&List(vec![a])),
+            Err(FormatError::BadInput { .. })
+        ));
     }
 }

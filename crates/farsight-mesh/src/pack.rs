@@ -2,13 +2,14 @@
 //! the cook's trust checks, and the cluster level records of `farsight-format`.
 
 use farsight_format::{
-    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevelEntry, ClusterLevelHeader,
-    ClusterMeshManifest, ClusterVertex, FileWriter, FloatVertex, RecordTag, Version,
-    CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
+    ClusterInfo, ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex,
+    FileWriter, FloatVertex, RecordTag, Version, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
+    NO_PARENT_ERROR,
 };
 use farsight_geom::Aabb;
 use glam::Vec3;
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::edges::EdgeReference;
@@ -358,44 +359,49 @@ impl ClusterMesh {
 
     /// Encodes every level record and the manifest into a farsight container.
     /// Deterministic: the same mesh gives the same bytes.
+    ///
+    /// Each level record is written once, straight into the file: a first pass
+    /// finds every level's vertex list (so its record length, hence the file
+    /// layout, is known), then [`FileWriter::finish_filled`] has each level write
+    /// its record in place, levels in parallel. No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
-        // Every source vertex was packed once (beside the DAG build); levels share
-        // them.
-        let packed = &self.packed;
-        // Levels encode independently (in parallel); records are then added in level
-        // order, so the bytes do not depend on the thread count.
-        // Scratch (vertex remap, slots) is reused between the levels one thread
-        // encodes: fresh megabytes cost page faults, which were a large part of the
-        // encode.
-        let encoded: Vec<(ClusterLevelHeader, Vec<u8>)> = self
+        let scratch = RemapPool::new(self.vertices.len());
+        let sources: Vec<Vec<u32>> = self
             .levels
             .par_iter()
-            .enumerate()
-            .map_init(
-                || LevelScratch {
-                    remap: vec![u32::MAX; self.vertices.len()],
-                    vertices: Vec::new(),
-                    sources: Vec::new(),
-                    slots: Vec::new(),
-                },
-                |scratch, (li, level)| self.encode_level(li, level, packed, min, max, scratch),
-            )
-            .collect::<Result<_, CookError>>()?;
+            .map(|level| scratch.with(|remap| level_sources(level, remap)))
+            .collect();
         let mut writer = FileWriter::new(Version::Cooked);
+        let mut headers = Vec::with_capacity(self.levels.len());
         let mut entries = Vec::with_capacity(self.levels.len());
-        for (header, bytes) in encoded {
-            let len = bytes.len() as u64;
-            let record = writer.add_owned_record(RecordTag::CLUSTER_LEVEL, bytes);
+        for (li, (level, sources)) in self.levels.iter().zip(&sources).enumerate() {
+            let header = ClusterLevelHeader {
+                level: li as u32,
+                cluster_count: level.clusters.len() as u32,
+                vertex_count: sources.len() as u32,
+                slot_shift: CLUSTER_SLOT_SHIFT,
+                bounds_min: min,
+                max_parent_error: level.max_parent_error(),
+                bounds_max: max,
+                max_error: level.max_error(),
+                triangle_count: level.triangle_count() as u32,
+                material_count: self.materials.len() as u32,
+                reserved: [0; 2],
+            };
+            let len = header.record_len();
+            let record = writer.reserve_record(RecordTag::CLUSTER_LEVEL, len);
+            debug_assert_eq!(record.0 as usize, li, "levels are the only records");
             entries.push(ClusterLevelEntry {
                 record,
                 max_parent_error: header.max_parent_error,
                 triangles: header.triangle_count,
                 clusters: header.cluster_count,
                 vertices: header.vertex_count,
-                bytes: len,
+                bytes: len as u64,
             });
+            headers.push(header);
         }
         let manifest = ClusterMeshManifest {
             name: self.name.clone(),
@@ -404,76 +410,89 @@ impl ClusterMesh {
             levels: entries,
             materials: self.materials.clone(),
         };
-        Ok(writer.finish(&manifest)?)
+        writer.finish_filled(&manifest, |record, out| {
+            let li = record.0 as usize;
+            let (level, sources) = (&self.levels[li], &sources[li]);
+            scratch.with(|remap| {
+                headers[li].write_record(out, &level.clusters, |vertices, slots| {
+                    write_level(level, sources, &self.packed, remap, vertices, slots)
+                })
+            })?;
+            Ok::<(), CookError>(())
+        })
     }
 }
 
-impl ClusterMesh {
-    /// One level record: the level's compact vertex list (first use order), its
-    /// padded cluster slots and its header.
-    fn encode_level(
-        &self,
-        li: usize,
-        level: &PackedLevel,
-        packed: &[ClusterVertex],
-        min: [f32; 3],
-        max: [f32; 3],
-        scratch: &mut LevelScratch,
-    ) -> Result<(ClusterLevelHeader, Vec<u8>), CookError> {
-        let LevelScratch {
-            remap,
-            vertices,
-            sources,
-            slots,
-        } = scratch;
-        vertices.clear();
-        // At most one vertex per index (and never more than the source has).
-        vertices.reserve(level.indices.len().min(packed.len()));
-        slots.clear();
-        slots.reserve(level.clusters.len() * 3 * CLUSTER_SLOT_TRIANGLES as usize);
-        let mut local = Vec::with_capacity(3 * CLUSTER_SLOT_TRIANGLES as usize);
-        for c in 0..level.clusters.len() {
-            local.clear();
-            for &v in level.cluster_triangles(c) {
-                if remap[v as usize] == u32::MAX {
-                    remap[v as usize] = vertices.len() as u32;
-                    vertices.push(packed[v as usize]);
-                    sources.push(v);
-                }
-                local.push(remap[v as usize]);
-            }
-            push_cluster_slot(&local, slots);
+/// A level's compact vertex list: its source vertices in first-use order.
+/// `remap` is all `u32::MAX` before and after.
+fn level_sources(level: &PackedLevel, remap: &mut [u32]) -> Vec<u32> {
+    let mut sources = Vec::with_capacity(level.indices.len().min(remap.len()));
+    for &v in &level.indices {
+        let r = &mut remap[v as usize];
+        if *r == u32::MAX {
+            *r = sources.len() as u32;
+            sources.push(v);
         }
-        // Reset only what this level touched.
-        for &v in sources.iter() {
-            remap[v as usize] = u32::MAX;
+    }
+    for &v in &sources {
+        remap[v as usize] = u32::MAX;
+    }
+    sources
+}
+
+/// Writes a level's vertices (`packed` in `sources` order) and each cluster's
+/// triangles, as indices into that list, at the start of its slot (the record
+/// writer pads the slots). `remap` is all `u32::MAX` before and after.
+fn write_level(
+    level: &PackedLevel,
+    sources: &[u32],
+    packed: &[ClusterVertex],
+    remap: &mut [u32],
+    vertices: &mut [ClusterVertex],
+    slots: &mut [u32],
+) {
+    for ((i, &v), out) in sources.iter().enumerate().zip(vertices.iter_mut()) {
+        remap[v as usize] = i as u32;
+        *out = packed[v as usize];
+    }
+    let slot_len = 3 * CLUSTER_SLOT_TRIANGLES as usize;
+    for (c, slot) in slots.chunks_exact_mut(slot_len).enumerate() {
+        // A cluster too large for its slot is cut here and refused by the record
+        // check (its triangle count is past the slot).
+        for (out, &v) in slot.iter_mut().zip(level.cluster_triangles(c)) {
+            *out = remap[v as usize];
         }
-        sources.clear();
-        let header = ClusterLevelHeader {
-            level: li as u32,
-            cluster_count: level.clusters.len() as u32,
-            vertex_count: vertices.len() as u32,
-            slot_shift: CLUSTER_SLOT_SHIFT,
-            bounds_min: min,
-            max_parent_error: level.max_parent_error(),
-            bounds_max: max,
-            max_error: level.max_error(),
-            triangle_count: level.triangle_count() as u32,
-            material_count: self.materials.len() as u32,
-            reserved: [0; 2],
-        };
-        let bytes = encode_cluster_level(&header, &level.clusters, vertices, slots)?;
-        Ok((header, bytes))
+    }
+    for &v in sources {
+        remap[v as usize] = u32::MAX;
     }
 }
 
-/// [`ClusterMesh::encode_level`]'s buffers, kept between levels: `remap` is all
-/// `u32::MAX` between uses (`sources` lists the entries a level set).
-struct LevelScratch {
-    remap: Vec<u32>,
-    vertices: Vec<ClusterVertex>,
-    sources: Vec<u32>,
-    slots: Vec<u32>,
+/// Vertex remap tables (`u32::MAX` everywhere between uses) shared by the level
+/// passes of one encode: one per thread at work, not one per level, so a large
+/// mesh does not fault in a fresh table for every level.
+struct RemapPool {
+    len: usize,
+    free: Mutex<Vec<Vec<u32>>>,
+}
+
+impl RemapPool {
+    fn new(len: usize) -> Self {
+        Self {
+            len,
+            free: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut [u32]) -> R) -> R {
+        let taken = self.free.lock().map(|mut free| free.pop()).unwrap_or(None);
+        let mut remap = taken.unwrap_or_else(|| vec![u32::MAX; self.len]);
+        let r = f(&mut remap);
+        if let Ok(mut free) = self.free.lock() {
+            free.push(remap);
+        }
+        r
+    }
 }
 
 fn float_vertex(v: &Vertex) -> FloatVertex {
