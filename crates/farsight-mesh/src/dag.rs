@@ -171,7 +171,11 @@ pub(crate) fn attributes(vertices: &[Vertex]) -> Vec<f32> {
         .collect()
 }
 
-/// One plain `clod_build` run (what the benchmark compares against).
+/// Floats per vertex of the [`attributes`] stream.
+pub(crate) const ATTRIBUTE_FLOATS: usize = 5;
+
+/// One plain `clod_build` run (what the benchmark compares against), with the
+/// [`attributes`] stream.
 pub fn clod_build_raw(
     config: &ClusterConfig,
     vertices: &[Vertex],
@@ -179,11 +183,52 @@ pub fn clod_build_raw(
     attributes: &[f32],
     locks: Option<&[SimplifyVertex]>,
 ) -> RawDag {
+    let stream = Attributes {
+        floats: attributes,
+        stride: ATTRIBUTE_FLOATS * 4,
+    };
+    clod_build_with(config, vertices, indices, stream, locks)
+}
+
+/// The simplifier's attribute stream (normal xyz, uv per vertex) as meshoptimizer
+/// reads it: `stride` bytes from one vertex's five floats to the next one's.
+#[derive(Clone, Copy)]
+pub(crate) struct Attributes<'a> {
+    pub floats: &'a [f32],
+    pub stride: usize,
+}
+
+impl<'a> Attributes<'a> {
+    /// The stream of `vertices[range]` read in place, without a copy: a vertex's
+    /// normal and uv are the five floats after its position, so the stream is the
+    /// vertex array itself from 12 bytes in, at the 48-byte vertex stride.
+    /// meshoptimizer wants `stride` bytes for every vertex, the last one's running
+    /// 12 bytes past the range: `vertices` must hold one vertex after `range`.
+    pub fn in_place(vertices: &'a [Vertex], range: std::ops::Range<usize>) -> Self {
+        const _: () = assert!(
+            std::mem::offset_of!(Vertex, normal) == 12 && std::mem::offset_of!(Vertex, uv) == 24
+        );
+        const STRIDE: usize = std::mem::size_of::<Vertex>() / 4;
+        let floats: &[f32] = bytemuck::cast_slice(&vertices[range.start..range.end + 1]);
+        Self {
+            floats: &floats[3..3 + STRIDE * range.len()],
+            stride: std::mem::size_of::<Vertex>(),
+        }
+    }
+}
+
+fn clod_build_with(
+    config: &ClusterConfig,
+    vertices: &[Vertex],
+    indices: &[u32],
+    attributes: Attributes<'_>,
+    locks: Option<&[SimplifyVertex]>,
+) -> RawDag {
     let adapter = adapter(vertices);
     let weights = attribute_weights(config.normal_weight, config.uv_weight);
     let mesh = ClodMesh {
-        vertex_attributes: attributes,
-        vertex_attributes_stride: 5 * 4,
+        vertex_attributes: attributes.floats,
+        vertex_attributes_stride: attributes.stride,
         vertex_lock: locks,
         attribute_weights: &weights,
         // Protect the UV seams in permissive mode (attributes 3 and 4).
@@ -248,22 +293,34 @@ pub fn build_dag_locked(
 ) -> BuiltDag {
     let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
     let remap = position_remap(&positions);
-    build_dag_remapped(config, vertices, indices, seam, &|| &remap, vertices.len())
+    let attributes = attributes(vertices);
+    let stream = Attributes {
+        floats: &attributes,
+        stride: ATTRIBUTE_FLOATS * 4,
+    };
+    build_dag_remapped(
+        config,
+        (vertices, stream),
+        indices,
+        seam,
+        &|| &remap,
+        vertices.len(),
+    )
 }
 
-/// [`build_dag_locked`] with the position welding given: `remap[v]` is a canonical
+/// [`build_dag_locked`] with the position welding and the attribute stream given
+/// (`attributes` over `vertices`): `remap[v]` is a canonical
 /// id below `canonical_count`, equal for two vertices exactly when their positions
 /// are (a slice of the whole mesh's remap serves a part, so the remap is computed
 /// once per cook rather than once per part).
 pub(crate) fn build_dag_remapped<'r>(
     config: &ClusterConfig,
-    vertices: &[Vertex],
+    (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
     remap: &dyn Fn() -> &'r [u32],
     canonical_count: usize,
 ) -> BuiltDag {
-    let attributes = attributes(vertices);
     let mut locked = vec![false; canonical_count]; // by canonical position
                                                    // The remap is asked for only when something must be locked (a seam now, or
                                                    // a stuck group after a build), so a part without seams starts at once.
@@ -287,7 +344,7 @@ pub(crate) fn build_dag_remapped<'r>(
     let mut locks: Option<Vec<SimplifyVertex>> = (seam_locked > 0).then(|| lock_list(&locked));
     let mut rebuilds = 0;
     loop {
-        let dag = clod_build_raw(config, vertices, indices, &attributes, locks.as_deref());
+        let dag = clod_build_with(config, vertices, indices, attributes, locks.as_deref());
         let newly = if dag.stuck_groups().next().is_some() {
             stuck_border(&dag, remap(), &mut locked)
         } else {

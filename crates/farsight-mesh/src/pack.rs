@@ -126,7 +126,12 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     if !split.remap.is_empty() {
         let _ = remap_cell.set(std::mem::take(&mut split.remap));
     }
+    // The padding vertex `build_parts` reads the last part's attributes through
+    // (capacity for it is reserved: no reallocation); taken off after the build.
+    let n = split.vertices.len();
+    split.vertices.push(Vertex::default());
     let remap = || remap_cell.get_or_init(|| split.weld()).as_slice();
+    let source = &split.vertices[..n];
     // The bounds, vertex packing and LOD0's edge reference need only the source,
     // not the DAG: they run beside the DAG build (meshoptimizer builds one part on
     // one core), on another core when there is one, and off the serial path.
@@ -137,8 +142,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
             let (packed, reference) = rayon::join(
                 || {
-                    split
-                        .vertices
+                    source
                         .par_iter()
                         .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
                         .collect::<Vec<_>>()
@@ -163,6 +167,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     }
     let levels = stamp_levels(&built.dag, config.max_levels);
     let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
+    split.vertices.truncate(n);
     let vertices = std::mem::take(&mut split.vertices);
     Ok(Unchecked {
         mesh: ClusterMesh {

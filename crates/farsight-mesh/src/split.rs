@@ -12,7 +12,9 @@
 use meshopt::SimplifyVertex;
 use rayon::prelude::*;
 
-use crate::dag::{attributes, build_dag_remapped, clod_build_raw, BuiltDag, ClusterConfig, RawDag};
+use crate::dag::{
+    attributes, build_dag_remapped, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
+};
 use crate::mesh::{Mesh, Vertex};
 use crate::repair::position_remap;
 
@@ -51,9 +53,14 @@ impl MaterialSplit {
         split
     }
 
-    /// The position remap of [`Self::vertices`] (what [`Self::remap`] holds).
+    /// The position remap of [`Self::vertices`] (what [`Self::remap`] holds); a
+    /// padding vertex past the parts (see [`build_parts`]) is left out.
     pub(crate) fn weld(&self) -> Vec<u32> {
-        let positions: Vec<[f32; 3]> = self.vertices.iter().map(|v| v.position).collect();
+        let n = self
+            .parts
+            .last()
+            .map_or(0, |p| p.vertex_base + p.vertex_count) as usize;
+        let positions: Vec<[f32; 3]> = self.vertices[..n].iter().map(|v| v.position).collect();
         position_remap(&positions)
     }
 
@@ -72,7 +79,8 @@ impl MaterialSplit {
             };
             of_submesh.push(m);
         }
-        let mut vertices = Vec::with_capacity(mesh.vertex_count());
+        // Room for the padding vertex a cook adds for the build (see [`build_parts`]).
+        let mut vertices = Vec::with_capacity(mesh.vertex_count() + 1);
         let mut parts = Vec::with_capacity(names.len());
         for (m, name) in names.iter().enumerate() {
             let base = vertices.len() as u32;
@@ -208,19 +216,32 @@ pub struct RawInput {
 /// ..., each group tagged with its material. Group ids stay children-first.
 /// `remap` gives [`MaterialSplit::remap`] (which a cook may have moved out, or
 /// computes beside the build); it is called only when a part needs it.
+/// `split.vertices` ends with one padding vertex past the parts: the simplifier
+/// reads each part's attributes in place from it ([`Attributes::in_place`]), so
+/// no attribute stream is copied.
 pub(crate) fn build_parts<'r>(
     config: &ClusterConfig,
     split: &MaterialSplit,
     remap: &(dyn Fn() -> &'r [u32] + Sync),
 ) -> BuiltDag {
+    let end = split
+        .parts
+        .last()
+        .map_or(0, |p| p.vertex_base + p.vertex_count) as usize;
+    assert_eq!(
+        split.vertices.len(),
+        end + 1,
+        "one padding vertex past the parts"
+    );
     let built: Vec<BuiltDag> = split
         .parts
         .par_iter()
         .map(|p| {
             let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
+            let attributes = Attributes::in_place(&split.vertices, range.clone());
             build_dag_remapped(
                 config,
-                split.part_vertices(p),
+                (split.part_vertices(p), attributes),
                 &p.indices,
                 &p.seam,
                 &|| &remap()[range.clone()],
