@@ -184,10 +184,13 @@ fn touches(p: Vec3A, r2: f32, b: &[Vec3A; 2]) -> bool {
     d.dot(d) <= r2
 }
 
-/// Room a leaf test writes into: most slots a leaf holds (unless every centre in it
-/// coincides), plus the three lanes a last group may write past them, rounded up to a
-/// power of two so an index masked by it needs no bounds check.
-const LEAF_WINDOW: usize = (BVH_LEAF_SIZE as usize + 3).next_power_of_two();
+/// Room a leaf test writes into. A lane writes at most at its own position in the
+/// run (which starts on a group boundary), so a leaf's slots rounded up to whole
+/// groups suffice, rounded up to a power of two so an index masked by it needs no
+/// bounds check.
+const LEAF_WINDOW: usize = (BVH_LEAF_SIZE as usize)
+    .next_multiple_of(4)
+    .next_power_of_two();
 
 struct AppendTo<'a>(&'a mut Vec<u32>);
 

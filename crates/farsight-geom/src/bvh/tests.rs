@@ -218,9 +218,13 @@ fn validator_catches_broken_trees() {
     moved.nodes[0].set_first(3);
     assert!(moved.validate().is_err(), "children outside heap order");
 
-    // 34 regions split into runs of 16 (a leaf, node 1) and 18 (split again, into
-    // nodes 5 and 6), so slots 3 and 4 below the leaf are unused.
-    let mut stray = Bvh::build(&boxes[..34]).unwrap();
+    // A tree whose left child is a leaf and whose right child is split again (34
+    // regions with leaves of 16: runs of 16 and 18) leaves the two slots below that
+    // leaf unused.
+    let mut stray = (2..=boxes.len())
+        .map(|n| Bvh::build(&boxes[..n]).unwrap())
+        .find(|t| t.nodes.iter().any(|n| n.is_unused()))
+        .expect("some size leaves a slot unused");
     stray.validate().unwrap();
     let unused = stray.nodes.iter().position(|n| n.is_unused()).unwrap();
     stray.nodes[unused] = stray.nodes[0];
