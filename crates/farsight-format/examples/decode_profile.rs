@@ -2,7 +2,9 @@
 //! the record's counts and per-stream codecs, then the best of the decode runs in ns
 //! per triangle.
 //!
-//! `cargo run --release -p farsight-format --example decode_profile -- IN.obj [RUNS]`
+//! `cargo run --release -p farsight-format --example decode_profile -- IN.obj [RUNS]
+//! [OPTIONS]`, OPTIONS a comma-separated list of `no-positions`, `no-uvs`,
+//! `no-normals` (predictions off) and `no-entropy`.
 
 use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
 
@@ -30,7 +32,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
         m.indices.extend(mesh.indices.iter().map(|i| i + base));
     }
-    let record = cook_mesh(&m, &CookOptions::default())?;
+    let flags = args.get(3).map_or("", String::as_str);
+    let off = |name: &str| flags.split(',').any(|f| f == name);
+    let cook = CookOptions {
+        predict_positions: !off("no-positions"),
+        predict_uvs: !off("no-uvs"),
+        predict_normals: !off("no-normals"),
+        entropy: !off("no-entropy"),
+        ..CookOptions::default()
+    };
+    let record = cook_mesh(&m, &cook)?;
     let cooked = CookedMesh::parse(&record)?;
     let h = &cooked.header;
     let tris = cooked.triangle_count() as f64;

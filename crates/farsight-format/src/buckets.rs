@@ -119,11 +119,17 @@ pub(crate) fn decode(
     if buckets.len() != n * c {
         return Err(BucketError::Frame);
     }
+    // In chunks whose bit counts fit a u32 (15 bits at most per bucket), so the
+    // sum runs in 32-bit lanes.
     let mut total: u64 = 0;
     let mut max = 0u8;
-    for &k in buckets.iter() {
-        max = max.max(k);
-        total += k.saturating_sub(1) as u64;
+    for chunk in buckets.chunks(1 << 20) {
+        let mut sum = 0u32;
+        for &k in chunk {
+            max = max.max(k);
+            sum += k.saturating_sub(1) as u32;
+        }
+        total += sum as u64;
     }
     if max > 16 {
         return Err(BucketError::Bucket);
@@ -137,59 +143,107 @@ pub(crate) fn decode(
     let mut pos = 0usize;
     for comp in 0..c {
         let ks = &buckets[comp * n..(comp + 1) * n];
-        let dst = out[comp..].iter_mut().step_by(c);
         if ks.iter().all(|&k| k <= 1) {
             // Flags and constant components (a position's tangent-sign word): the
             // bucket is the value, and there are no bits to read.
-            for (&k, d) in ks.iter().zip(dst) {
+            for (&k, d) in ks.iter().zip(out[comp..].iter_mut().step_by(c)) {
                 *d = if zigzag { unzigzag(k as u16) } else { k as u16 };
             }
             continue;
         }
-        pos = if zigzag {
-            unpack::<true>(ks, dst, padded, pos)
-        } else {
-            unpack::<false>(ks, dst, padded, pos)
+        pos = match (zigzag, c) {
+            (false, 4) => unpack::<false, 4>(ks, out, comp, padded, pos),
+            (true, 2) => unpack::<true, 2>(ks, out, comp, padded, pos),
+            (false, 2) => unpack::<false, 2>(ks, out, comp, padded, pos),
+            (true, 4) => unpack::<true, 4>(ks, out, comp, padded, pos),
+            _ => unpack_any(ks, out, c, comp, zigzag, padded, pos),
         };
     }
     Ok(())
 }
 
-/// Unpacks one component's values from their buckets and the packed bits from bit
-/// `pos` on; returns the bit position after them. `padded` ends in 8 zero bytes past
-/// the last bit any bucket asks for (checked by the caller).
+/// One value from its bucket `k` (at most 16) and the bits at the bottom of `word`;
+/// returns the value and how many bits it used.
 #[inline(always)]
-fn unpack<'o, const ZIGZAG: bool>(
+fn value<const ZIGZAG: bool>(k: u8, word: u64) -> (u16, u32) {
+    let k = k as u32 & 31;
+    let m = k.saturating_sub(1);
+    let lead = (1u32 << k) >> 1;
+    let v = (lead | (word as u32 & ((1u32 << m) - 1))) as u16;
+    (if ZIGZAG { unzigzag(v) } else { v }, m)
+}
+
+/// The 64 bits from bit `pos` on (the low `64 - pos % 8` of them meaningful).
+#[inline(always)]
+fn bits_at(padded: &[u8], pos: usize) -> u64 {
+    let at = pos >> 3;
+    let word = match padded.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => 0,
+    };
+    word >> (pos & 7)
+}
+
+/// Unpacks component `comp` of every `C`-component element of `out` from its buckets
+/// `ks` and the packed bits from bit `pos` on; returns the bit position after them.
+/// Three values per 64-bit read (at most 3 x 15 bits past a 7-bit offset). `padded`
+/// ends in 8 zero bytes past the last bit any bucket asks for (checked by the caller).
+#[inline(always)]
+fn unpack<const ZIGZAG: bool, const C: usize>(
     ks: &[u8],
-    dst: impl Iterator<Item = &'o mut u16>,
+    out: &mut [u16],
+    comp: usize,
     padded: &[u8],
     mut pos: usize,
 ) -> usize {
-    for (&k, d) in ks.iter().zip(dst) {
-        // Buckets were checked to be at most 16.
-        let (m, lead) = BUCKET[k as usize & 31];
-        let word = match padded.get(pos >> 3..(pos >> 3) + 8) {
-            Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
-            None => 0,
-        };
-        let low = (word >> (pos & 7)) as u32 & ((1u32 << m) - 1);
+    let mut kc = ks.chunks_exact(3);
+    let mut oc = out.chunks_exact_mut(3 * C);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        let mut word = bits_at(padded, pos);
+        let (v0, m0) = value::<ZIGZAG>(k[0], word);
+        word >>= m0;
+        let (v1, m1) = value::<ZIGZAG>(k[1], word);
+        word >>= m1;
+        let (v2, m2) = value::<ZIGZAG>(k[2], word);
+        o[comp] = v0;
+        o[C + comp] = v1;
+        o[2 * C + comp] = v2;
+        pos += (m0 + m1 + m2) as usize;
+    }
+    for (&k, o) in kc
+        .remainder()
+        .iter()
+        .zip(oc.into_remainder().chunks_exact_mut(C))
+    {
+        let (v, m) = value::<ZIGZAG>(k, bits_at(padded, pos));
+        o[comp] = v;
         pos += m as usize;
-        let v = (lead | low) as u16;
-        *d = if ZIGZAG { unzigzag(v) } else { v };
     }
     pos
 }
 
-/// Per bucket: the bits stored below the leading one, and the leading one.
-const BUCKET: [(u32, u32); 32] = {
-    let mut t = [(0, 0); 32];
-    let mut k = 1;
-    while k <= 16 {
-        t[k] = (k as u32 - 1, 1 << (k - 1));
-        k += 1;
+/// [`unpack`] for any component count, one value per read.
+fn unpack_any(
+    ks: &[u8],
+    out: &mut [u16],
+    c: usize,
+    comp: usize,
+    zigzag: bool,
+    padded: &[u8],
+    mut pos: usize,
+) -> usize {
+    for (&k, o) in ks.iter().zip(out.chunks_exact_mut(c)) {
+        let word = bits_at(padded, pos);
+        let (v, m) = if zigzag {
+            value::<true>(k, word)
+        } else {
+            value::<false>(k, word)
+        };
+        o[comp] = v;
+        pos += m as usize;
     }
-    t
-};
+    pos
+}
 
 #[cfg(all(test, feature = "encode"))]
 mod tests {

@@ -44,16 +44,17 @@ pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Ve
 
 /// The cross product `(b - a) x (c - a)` of quantised positions, in f32 (the edges
 /// are exact; each product and difference rounds once, the same way everywhere).
+/// Written as four-lane operations (lane 3 is `w1 * w2 - w1 * w2` = +0.0), which LLVM
+/// maps onto SSE registers whole: a third of the instructions of the three-lane form.
 #[inline(always)]
 pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
-    let e1 = [0, 1, 2].map(|k| b[k] as f32 - a[k] as f32);
-    let e2 = [0, 1, 2].map(|k| c[k] as f32 - a[k] as f32);
-    [
-        e1[1] * e2[2] - e1[2] * e2[1],
-        e1[2] * e2[0] - e1[0] * e2[2],
-        e1[0] * e2[1] - e1[1] * e2[0],
-        0.0,
-    ]
+    let (a, b, c) = (a.map(f32::from), b.map(f32::from), c.map(f32::from));
+    let e1: [f32; 4] = std::array::from_fn(|i| b[i] - a[i]);
+    let e2: [f32; 4] = std::array::from_fn(|i| c[i] - a[i]);
+    let yzx = |v: [f32; 4]| [v[1], v[2], v[0], v[3]];
+    let zxy = |v: [f32; 4]| [v[2], v[0], v[1], v[3]];
+    let (l1, l2, r1, r2) = (yzx(e1), zxy(e2), zxy(e1), yzx(e2));
+    std::array::from_fn(|i| l1[i] * l2[i] - r1[i] * r2[i])
 }
 
 /// Adds face normal `f` to its three corners' sums, in corner order.
@@ -61,9 +62,7 @@ pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
 pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) {
     for i in corners {
         let s = &mut sums[i];
-        for k in 0..4 {
-            s[k] += f[k];
-        }
+        *s = std::array::from_fn(|k| s[k] + f[k]);
     }
 }
 
