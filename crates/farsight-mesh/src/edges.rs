@@ -53,6 +53,15 @@ pub(crate) struct EdgeReference {
     pub closed: Vec<bool>,
     /// Bits of a vertex id in an edge key.
     shift: u32,
+    /// LOD0's sorted edge keys and its open edges (sorted keys): what
+    /// [`Self::level_open_edges`] gives for a level with LOD0's triangles.
+    lod0_keys: SortedKeys,
+    lod0_open: Vec<u64>,
+    /// LOD0's triangles as sorted source-index triples, bucketed by their smallest
+    /// index: `pairs[starts[a]..starts[a + 1]]` are the other two of each triangle
+    /// whose smallest index is `a`. [`Self::is_lod0`] matches a level against it.
+    starts: Vec<u32>,
+    pairs: Vec<[u32; 2]>,
 }
 
 impl EdgeReference {
@@ -63,41 +72,91 @@ impl EdgeReference {
             remap,
             closed: Vec::new(),
             shift,
+            lod0_keys: SortedKeys::Narrow(Vec::new()),
+            lod0_open: Vec::new(),
+            starts: Vec::new(),
+            pairs: Vec::new(),
         };
-        // Connected parts (union-find) and LOD0's open edges are independent.
-        let (mut parent, open) = rayon::join(
+        // Connected parts (union-find), LOD0's open edges and its triangle index
+        // are independent.
+        let ((mut parent, (keys, open)), (starts, pairs)) = rayon::join(
             || {
-                let mut parent: Vec<u32> = (0..n as u32).collect();
-                for t in lod0.chunks_exact(3) {
-                    let [a, b, c] = [t[0], t[1], t[2]].map(|i| this.remap[i as usize]);
-                    for (x, y) in [(a, b), (b, c)] {
-                        let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
-                        if rx != ry {
-                            parent[rx.max(ry) as usize] = rx.min(ry);
+                rayon::join(
+                    || {
+                        let mut parent: Vec<u32> = (0..n as u32).collect();
+                        for t in lod0.chunks_exact(3) {
+                            let [a, b, c] = [t[0], t[1], t[2]].map(|i| this.remap[i as usize]);
+                            for (x, y) in [(a, b), (b, c)] {
+                                let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
+                                if rx != ry {
+                                    parent[rx.max(ry) as usize] = rx.min(ry);
+                                }
+                            }
                         }
-                    }
-                }
-                parent
+                        parent
+                    },
+                    || {
+                        let mut open = Vec::new();
+                        let visit = |a, b| open.push(this.key(a, b));
+                        let keys = if this.narrow() {
+                            SortedKeys::Narrow(this.open_edges::<u32>(lod0, visit))
+                        } else {
+                            SortedKeys::Wide(this.open_edges::<u64>(lod0, visit))
+                        };
+                        (keys, open)
+                    },
+                )
             },
-            || {
-                let mut open = Vec::new();
-                if this.narrow() {
-                    this.open_edges::<u32>(lod0, |a, _| open.push(a));
-                } else {
-                    this.open_edges::<u64>(lod0, |a, _| open.push(a));
-                }
-                open
-            },
+            || triangle_index(lod0, n),
         );
+        let mask = (1u64 << shift) - 1;
         let mut open_root = vec![false; n];
-        for a in open {
-            let r = find(&mut parent, a);
+        for &k in &open {
+            let r = find(&mut parent, (k >> shift) as u32);
             open_root[r as usize] = true;
         }
         this.closed = (0..n as u32)
             .map(|v| !open_root[find(&mut parent, v) as usize])
             .collect();
+        debug_assert!(open
+            .iter()
+            .all(|&k| !this.on_closed((k >> shift) as u32, (k & mask) as u32)));
+        this.lod0_keys = keys;
+        this.lod0_open = open;
+        this.starts = starts;
+        this.pairs = pairs;
         this
+    }
+
+    /// Whether `triangles` (source indices) are LOD0's triangles, each exactly once
+    /// (in any order, each with its corners in any order). Such a level has LOD0's
+    /// edges: [`Self::lod0_edges`] are its sorted keys and open edges, with no open
+    /// edge on a closed part, so its sort is saved. One pass over the level with a
+    /// lookup in the triangle index; a level that differs anywhere gets `false`
+    /// (and the full check).
+    pub fn is_lod0(&self, triangles: &[u32]) -> bool {
+        if triangles.len() != 3 * self.pairs.len() {
+            return false;
+        }
+        let mut used = vec![false; self.pairs.len()];
+        for t in triangles.chunks_exact(3) {
+            let [a, b, c] = sorted3([t[0], t[1], t[2]]);
+            let Some(range) = self.starts.get(a as usize..a as usize + 2) else {
+                return false;
+            };
+            let (start, end) = (range[0] as usize, range[1] as usize);
+            let found = (start..end).find(|&i| !used[i] && self.pairs[i] == [b, c]);
+            match found {
+                Some(i) => used[i] = true,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// LOD0's sorted edge keys and its open edges (sorted keys).
+    pub fn lod0_edges(&self) -> (&SortedKeys, &[u64]) {
+        (&self.lod0_keys, &self.lod0_open)
     }
 
     fn narrow(&self) -> bool {
@@ -246,6 +305,38 @@ impl EdgeReference {
     }
 }
 
+/// The triangle index of [`EdgeReference`]: `starts` (`n + 1` entries) and the
+/// `pairs`, by a counting sort on each triangle's smallest index, triangles in
+/// order within a bucket.
+fn triangle_index(lod0: &[u32], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
+    let mut starts = vec![0u32; n + 1];
+    for t in lod0.chunks_exact(3) {
+        let a = t[0].min(t[1]).min(t[2]) as usize;
+        if let Some(s) = starts.get_mut(a + 1) {
+            *s += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut at = starts.clone();
+    let mut pairs = vec![[0u32; 2]; lod0.len() / 3];
+    for t in lod0.chunks_exact(3) {
+        let [a, b, c] = sorted3([t[0], t[1], t[2]]);
+        if let Some(slot) = at.get_mut(a as usize) {
+            pairs[*slot as usize] = [b, c];
+            *slot += 1;
+        }
+    }
+    (starts, pairs)
+}
+
+fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
+    let (a, b) = (a.min(b), a.max(b));
+    let (b, c) = (b.min(c), b.max(c));
+    [a.min(b), a.max(b), c]
+}
+
 fn find(parent: &mut [u32], mut x: u32) -> u32 {
     while parent[x as usize] != x {
         parent[x as usize] = parent[parent[x as usize] as usize];
@@ -374,6 +465,37 @@ mod tests {
             // open in no level alone.
             assert_eq!(r.cracks_from_base(&keys, &tris[12..15], &[], &open), 1);
             assert_eq!(r.cracks_from_base(&keys, &[], &[], &open), 0);
+        }
+    }
+
+    #[test]
+    fn a_level_is_lod0_only_with_each_lod0_triangle_once() {
+        let (r, tris) = reference(8);
+        assert!(r.is_lod0(&tris));
+        // Reordered triangles, rotated and flipped corners: still LOD0.
+        let mut moved: Vec<u32> = tris.chunks_exact(3).rev().flatten().copied().collect();
+        moved[..3].rotate_left(1);
+        moved.swap(4, 5);
+        assert!(r.is_lod0(&moved));
+        // One triangle missing, one twice, one changed: not LOD0.
+        assert!(!r.is_lod0(&tris[3..]));
+        let mut twice = tris.clone();
+        twice[3..6].copy_from_slice(&tris[..3]);
+        assert!(!r.is_lod0(&twice));
+        let mut changed = tris.clone();
+        changed[14] = 5;
+        assert!(!r.is_lod0(&changed));
+        let mut past = tris.clone();
+        past[0] = 99;
+        assert!(!r.is_lod0(&past));
+        // LOD0's own edges, as the level pass would give them.
+        let (on_closed, open, keys) = r.level_open_edges(&tris);
+        let (lod0_keys, lod0_open) = r.lod0_edges();
+        assert_eq!(on_closed, 0);
+        assert_eq!(open, lod0_open);
+        match (keys, lod0_keys) {
+            (SortedKeys::Narrow(a), SortedKeys::Narrow(b)) => assert_eq!(&a, b),
+            _ => panic!("narrow keys expected"),
         }
     }
 

@@ -101,21 +101,27 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
             }
         }
     }
-    // Each level alone (closed parts stay closed), in parallel.
-    let per_level: Vec<(Vec<u64>, SortedKeys)> = levels
+    // Each level alone (closed parts stay closed), in parallel. A level made of
+    // exactly LOD0's triangles (level 0 as clod_build makes it) has LOD0's edges,
+    // which the reference has sorted already (beside the DAG build).
+    let per_level: Vec<LevelEdges<'_>> = levels
         .par_iter()
         .enumerate()
         .map(|(level, l)| {
+            if level == 0 && reference.is_lod0(&l.indices) {
+                let (keys, open) = reference.lod0_edges();
+                return Ok(LevelEdges::Lod0 { open, keys });
+            }
             let (open_edges, open, keys) = reference.level_open_edges(&l.indices);
             if open_edges > 0 {
                 return Err(CookError::LevelIncomplete { level, open_edges });
             }
-            Ok((open, keys))
+            Ok(LevelEdges::Own { open, keys })
         })
         .collect::<Result<_, _>>()?;
     let mut all_open: Vec<u64> = per_level
         .iter()
-        .flat_map(|(o, _)| o.iter().copied())
+        .flat_map(|l| l.open().iter().copied())
         .collect();
     all_open.sort_unstable();
     all_open.dedup();
@@ -143,13 +149,42 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
     }
 }
 
+/// A level's sorted edge keys and open edges: its own, or LOD0's from the
+/// reference (see [`EdgeReference::is_lod0`]).
+enum LevelEdges<'a> {
+    Own {
+        open: Vec<u64>,
+        keys: SortedKeys,
+    },
+    Lod0 {
+        open: &'a [u64],
+        keys: &'a SortedKeys,
+    },
+}
+
+impl LevelEdges<'_> {
+    fn open(&self) -> &[u64] {
+        match self {
+            Self::Own { open, .. } => open,
+            Self::Lod0 { open, .. } => open,
+        }
+    }
+
+    fn keys(&self) -> &SortedKeys {
+        match self {
+            Self::Own { keys, .. } => keys,
+            Self::Lod0 { keys, .. } => keys,
+        }
+    }
+}
+
 /// The cracks of the uniform cut at `t`. A cut is mostly one level: it is checked
 /// as that level's sorted edge keys (`per_level`, from the level pass) minus its
 /// clusters the cut leaves out plus the clusters it takes from other levels, so
 /// only those few are sorted. A cut far from every level is sorted whole.
 fn cut_cracks(
     levels: &[PackedLevel],
-    per_level: &[(Vec<u64>, SortedKeys)],
+    per_level: &[LevelEdges<'_>],
     reference: &EdgeReference,
     all_open: &[u64],
     t: f32,
@@ -180,7 +215,7 @@ fn cut_cracks(
         let tris: Vec<u32> = uniform_cut(levels, t).collect();
         return reference.cracks(&tris, all_open);
     }
-    reference.cracks_from_base(&per_level[base].1, &minus, &plus, all_open)
+    reference.cracks_from_base(per_level[base].keys(), &minus, &plus, all_open)
 }
 
 /// Triangles (source indices) of the cut where every error is compared with `t`
