@@ -1,7 +1,7 @@
 //! Carrying the decisions out: worker threads reading real files, the staging ring,
 //! the uploader.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -127,6 +127,9 @@ pub struct ClusterStreamer<U: Uploader> {
     read_errors: u64,
     check: Option<LevelCheck>,
     assemblies: HashMap<(u32, u8), Arc<Mutex<Assembly>>>,
+    /// Levels with copies queued that are not yet ready: if their load fails, the
+    /// renderer is told to free what they hold.
+    partial: HashSet<(u32, u8)>,
 }
 
 impl<U: Uploader> std::fmt::Debug for ClusterStreamer<U> {
@@ -164,6 +167,7 @@ impl<U: Uploader> ClusterStreamer<U> {
             read_errors: 0,
             check: None,
             assemblies: HashMap::new(),
+            partial: HashSet::new(),
         }
     }
 
@@ -314,19 +318,26 @@ impl<U: Uploader> ClusterStreamer<U> {
                     self.staging[range.clone()].copy_from_slice(&bytes[..len as usize]);
                     self.uploader
                         .queue_copy(model, level, k as u64 * chunk, &self.staging[range]);
+                    self.partial.insert((model, level));
                 }
                 Decision::Ready { model, level } => {
                     self.assemblies.remove(&(model, level));
+                    self.partial.remove(&(model, level));
                     self.uploader.level_ready(model, level);
                 }
                 Decision::Evict { model, level } => {
                     self.assemblies.remove(&(model, level));
+                    self.partial.remove(&(model, level));
                     self.uploader.evict(model, level);
                 }
                 Decision::Failed { model, level } => {
-                    // The failed level's load and every finer one are cancelled.
+                    // The failed level's load and every finer one are cancelled, and
+                    // the chunks they already copied are freed.
                     for l in 0..=level {
                         self.assemblies.remove(&(model, l));
+                        if self.partial.remove(&(model, l)) {
+                            self.uploader.evict(model, l);
+                        }
                     }
                 }
             }

@@ -220,6 +220,50 @@ fn an_injected_io_error_retries_three_times_then_falls_back() {
 }
 
 #[test]
+fn a_level_that_fails_part_way_frees_the_chunks_it_copied() {
+    let dir = temp_dir("partial-failure");
+    // Level 0 takes three 8 MB reads; its second always fails, after the first was
+    // copied to the renderer.
+    let sizes = vec![vec![20 * MB, 64 * KB]];
+    let (models, files) = write_models(&dir, &sizes);
+    let config = SchedulerConfig::default();
+    let fault = Arc::new(FailAt {
+        path: files[0].path.clone(),
+        offset: models[0].levels[0].offset + config.effective_chunk(),
+        left: AtomicU32::new(u32::MAX),
+        seen: AtomicU32::new(0),
+    });
+    let mut s = ClusterStreamer::new(config, &models, files, 2, CpuUploader::default())
+        .with_faults(fault.clone());
+    let req = [ModelRequest {
+        fit: 0,
+        keep: 0,
+        wanted: 0,
+        screen_size: 1.0,
+        visible: true,
+    }];
+    let mut copied_part = false;
+    for _ in 0..5000 {
+        s.frame(&req);
+        copied_part |= s.uploader().held_levels() == 2;
+        if s.scheduler().is_failed(0, 0) {
+            break;
+        }
+        s.wait_for_io(Duration::from_millis(2));
+    }
+    assert!(s.scheduler().is_failed(0, 0), "the level failed");
+    assert!(copied_part, "some of the level was copied before it failed");
+    assert_eq!(fault.seen.load(Ordering::SeqCst), 4);
+    assert_eq!(
+        s.uploader().held_levels(),
+        1,
+        "only the coarsest level is held: the failed level's chunks were freed"
+    );
+    assert!(s.uploader().level(0, 1).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_failed_coarsest_level_is_never_drawn() {
     let models = vec![ModelDesc {
         levels: vec![

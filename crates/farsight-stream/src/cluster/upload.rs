@@ -10,7 +10,8 @@ pub trait Uploader {
     fn queue_copy(&mut self, model: u32, level: u8, offset_in_level: u64, bytes: &[u8]);
     /// The level's every copy was submitted on an earlier frame: it may be drawn.
     fn level_ready(&mut self, model: u32, level: u8);
-    /// Free the level's memory.
+    /// Free the level's memory: a level nobody asked for, or one whose load failed
+    /// after some of its copies were queued (it never became ready).
     fn evict(&mut self, model: u32, level: u8);
     /// The frame's copies are submitted.
     fn end_frame(&mut self) {}
