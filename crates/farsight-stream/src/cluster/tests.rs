@@ -9,6 +9,15 @@ use std::time::Duration;
 use super::*;
 use crate::io::FaultInjector;
 
+/// A visible model that wants its finest level.
+const FINEST: ModelRequest = ModelRequest {
+    fit: 0,
+    keep: 0,
+    wanted: 0,
+    screen_size: 1.0,
+    visible: true,
+};
+
 const KB: u64 = 1024;
 const MB: u64 = 1024 * KB;
 
@@ -151,16 +160,7 @@ fn an_injected_io_error_retries_three_times_then_falls_back() {
     ];
     let (models, files) = write_models(&dir, &sizes);
     let config = SchedulerConfig::default();
-    let req = vec![
-        ModelRequest {
-            fit: 0,
-            keep: 0,
-            wanted: 0,
-            screen_size: 1.0,
-            visible: true
-        };
-        2
-    ];
+    let req = vec![FINEST; 2];
 
     // Three failures: the fourth attempt succeeds.
     let fault = Arc::new(FailAt {
@@ -235,13 +235,7 @@ fn a_level_that_fails_part_way_frees_the_chunks_it_copied() {
     });
     let mut s = ClusterStreamer::new(config, &models, files, 2, CpuUploader::default())
         .with_faults(fault.clone());
-    let req = [ModelRequest {
-        fit: 0,
-        keep: 0,
-        wanted: 0,
-        screen_size: 1.0,
-        visible: true,
-    }];
+    let req = [FINEST];
     let mut copied_part = false;
     for _ in 0..5000 {
         s.frame(&req);
@@ -280,13 +274,7 @@ fn a_failed_coarsest_level_is_never_drawn() {
         ],
     }];
     let mut s = ClusterScheduler::new(SchedulerConfig::default(), &models);
-    let req = [ModelRequest {
-        fit: 0,
-        keep: 0,
-        wanted: 0,
-        screen_size: 1.0,
-        visible: true,
-    }];
+    let req = [FINEST];
     let mut out = Vec::new();
     let mut failures = 0;
     let mut pending = Vec::new();
@@ -410,13 +398,7 @@ fn a_level_still_asked_for_is_never_evicted_and_keep_protects_finer_levels() {
     }];
     let mut s = ClusterScheduler::new(SchedulerConfig::default(), &models);
     let (mut pending, mut out) = (Vec::new(), Vec::new());
-    let all = [ModelRequest {
-        fit: 0,
-        keep: 0,
-        wanted: 0,
-        screen_size: 1.0,
-        visible: true,
-    }];
+    let all = [FINEST];
     for _ in 0..10 {
         step_instant(&mut s, &all, &mut pending, &mut out);
     }
