@@ -119,6 +119,17 @@ pub(crate) struct WalkScratch {
 }
 
 impl WalkScratch {
+    /// The third corner of the first remembered triangle holding the directed edge
+    /// `b -> a`: the neighbour across `a -> b`.
+    #[inline(always)]
+    fn opposite(&self, b: u32, a: u32) -> Option<u32> {
+        let base = b as usize * EDGES_PER_VERTEX;
+        self.edges[base..base + self.counts[b as usize] as usize]
+            .iter()
+            .find(|e| e[0] == a)
+            .map(|e| e[1])
+    }
+
     /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
     /// [`EDGES_PER_VERTEX`] per vertex. Encoder and decoder both call this after each
     /// triangle, so their parallelogram lookups agree.
@@ -259,36 +270,95 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
         sums.resize(n, [0.0; 4]);
     }
     let s = scratch;
-    s.visited.clear();
-    s.visited.resize(n, false);
     s.counts.clear();
     s.counts.resize(n, 0);
     s.edges.resize(n * EDGES_PER_VERTEX, [0; 2]);
     let zero = n as u32;
-    let mut last = zero;
-    for t in indices.chunks_exact(3) {
+    // First-use order (what the writer's fetch reordering gives): every vertex is met
+    // first when it equals `next`, so "visited" is `v < next` and needs no table.
+    // Triangles whose first two corners are known and whose third is known or `next`
+    // (nearly all of them) take the branch-free path; a triangle that breaks the order
+    // hands the rest of the walk to the general loop.
+    let mut next = 0u32;
+    let mut broken = None;
+    'tris: for (ti, t) in indices.chunks_exact(3).enumerate() {
         let t = [t[0], t[1], t[2]];
-        for k in 0..3 {
+        if t[0] < next && t[1] < next && t[2] <= next {
+            // Corner 2 is new exactly when it is `next` (a branch that mispredicts
+            // often; a branch-free form that restored slot `next` either way measured
+            // slower, the slot's store-to-load chain costing more than the misses).
+            if t[2] == next {
+                let (pc, found) = match s.opposite(t[1], t[0]) {
+                    Some(c) => (c, true),
+                    None => (t[0], false),
+                };
+                let slot = next as usize;
+                if PP {
+                    let w = if found { position_weight } else { 0 };
+                    restore_if::<4, 3>(positions, slot, [t[0], t[1], pc], w);
+                }
+                if PU {
+                    let w = if found { 8 } else { 0 };
+                    restore_if::<2, 2>(uvs, slot, [t[0], t[1], pc], w);
+                }
+                next += 1;
+            }
+        } else {
+            for k in 0..3 {
+                let v = t[k];
+                if v < next {
+                    continue;
+                }
+                if v != next {
+                    broken = Some((ti, k));
+                    break 'tris;
+                }
+                let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+                let last = if next > 0 { next - 1 } else { zero };
+                let (pa, pb, pc) = recipe(s, a, b, a < next, b < next, last);
+                if PP {
+                    restore::<4, 3>(positions, v as usize, pa, pb, pc, position_weight);
+                }
+                if PU {
+                    restore::<2, 2>(uvs, v as usize, pa, pb, pc, 8);
+                }
+                next += 1;
+            }
+        }
+        s.remember_edges(&t);
+        if NS {
+            let [ia, ib, ic] = t.map(|i| i as usize);
+            let f = face_normal(positions[ia], positions[ib], positions[ic]);
+            add_face(sums, [ia, ib, ic], f);
+        }
+    }
+    let Some((ti, k0)) = broken else {
+        for v in next as usize..n {
+            if PP {
+                restore::<4, 3>(positions, v, zero, zero, None, 8);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, zero, zero, None, 8);
+            }
+        }
+        return;
+    };
+    // The general walk from triangle `ti`, corner `k0` on, with the visited table.
+    s.visited.clear();
+    s.visited.resize(n, false);
+    s.visited[..next as usize].fill(true);
+    let mut last = if next > 0 { next - 1 } else { zero };
+    for (i, t) in indices.chunks_exact(3).enumerate().skip(ti) {
+        let t = [t[0], t[1], t[2]];
+        let first = if i == ti { k0 } else { 0 };
+        for k in first..3 {
             let v = t[k] as usize;
             if s.visited[v] {
                 continue;
             }
             let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
             let (va, vb) = (s.visited[a as usize], s.visited[b as usize]);
-            let (pa, pb, pc) = if va && vb {
-                let base = b as usize * EDGES_PER_VERTEX;
-                let edges = &s.edges[base..base + s.counts[b as usize] as usize];
-                match edges.iter().find(|e| e[0] == a) {
-                    Some(e) => (a, b, Some(e[1])),
-                    None => (a, b, None),
-                }
-            } else if va {
-                (a, a, None)
-            } else if vb {
-                (b, b, None)
-            } else {
-                (last, last, None)
-            };
+            let (pa, pb, pc) = recipe(s, a, b, va, vb, last);
             if PP {
                 restore::<4, 3>(positions, v, pa, pb, pc, position_weight);
             }
@@ -314,6 +384,45 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
                 restore::<2, 2>(uvs, v, zero, zero, None, 8);
             }
         }
+    }
+}
+
+/// The decoder's recipe for a new vertex whose triangle's other corners are `a` and
+/// `b` (known when `va`, `vb`), as [`walk`] makes it: corners (a, b, Some(c)) for a
+/// parallelogram, (a, b, None) for a midpoint, and `Copy(x)` as (x, x, None).
+#[inline(always)]
+fn recipe(
+    s: &WalkScratch,
+    a: u32,
+    b: u32,
+    va: bool,
+    vb: bool,
+    last: u32,
+) -> (u32, u32, Option<u32>) {
+    if va && vb {
+        (a, b, s.opposite(b, a))
+    } else if va {
+        (a, a, None)
+    } else if vb {
+        (b, b, None)
+    } else {
+        (last, last, None)
+    }
+}
+
+/// [`restore`] of slot `slot` from corners `[a, b, c]` as the weight-`w` parallelogram
+/// (weight 0: the midpoint of `a` and `b`), without a branch on the recipe.
+#[inline(always)]
+fn restore_if<const N: usize, const C: usize>(
+    values: &mut [[u16; N]],
+    slot: usize,
+    [a, b, c]: [u32; 3],
+    w: i32,
+) {
+    let (pa, pb, pc) = (values[a as usize], values[b as usize], values[c as usize]);
+    let r = &mut values[slot];
+    for i in 0..C {
+        r[i] = parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(unzigzag(r[i]));
     }
 }
 
@@ -362,4 +471,104 @@ pub(crate) fn zigzag(r: u16) -> u16 {
 #[inline]
 pub(crate) fn unzigzag(z: u16) -> u16 {
     (z >> 1) ^ (0u16.wrapping_sub(z & 1))
+}
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Encodes residuals with the encoder's [`walk`] and recipes (as `cook.rs` does),
+    /// restores them with [`unpredict`] and checks values and normal sums.
+    fn round_trip(indices: &[u32], n: usize, rng: &mut ChaCha8Rng) {
+        let pos: Vec<[u16; 4]> = (0..n)
+            .map(|_| {
+                [
+                    rng.random(),
+                    rng.random(),
+                    rng.random(),
+                    rng.random_range(0..2),
+                ]
+            })
+            .collect();
+        let uvs: Vec<[u16; 2]> = (0..n).map(|_| [rng.random(), rng.random()]).collect();
+        let w = rng.random_range(0..=8);
+        let mut rp: Vec<[u16; 4]> = pos.clone();
+        let mut ru: Vec<[u16; 2]> = uvs.clone();
+        walk(indices, n, &mut WalkScratch::default(), |v, r| {
+            let (p, q) = (r.predict(&pos, w), r.predict(&uvs, 8));
+            rp[v] = [0, 1, 2, 3].map(|i| {
+                if i < 3 {
+                    zigzag(pos[v][i].wrapping_sub(p[i]))
+                } else {
+                    pos[v][3]
+                }
+            });
+            ru[v] = [0, 1].map(|i| zigzag(uvs[v][i].wrapping_sub(q[i])));
+        });
+        rp.push([0; 4]);
+        ru.push([0; 2]);
+        let (mut scratch, mut sums) = (WalkScratch::default(), Vec::new());
+        unpredict::<true, true, true>(indices, n, w, &mut rp, &mut ru, &mut scratch, &mut sums);
+        assert_eq!(&rp[..n], &pos[..], "positions");
+        assert_eq!(&ru[..n], &uvs[..], "uvs");
+        let mut expected = Vec::new();
+        normal_sums(&pos, indices, &mut expected);
+        let bits = |v: &Vec<[f32; 4]>| -> Vec<[u32; 4]> {
+            v.iter().map(|s| s.map(f32::to_bits)).collect()
+        };
+        assert_eq!(bits(&sums), bits(&expected), "normal sums");
+    }
+
+    /// Renumbers vertices in order of first use (what the writer's fetch order gives).
+    fn first_use_order(indices: &mut [u32], n: usize) {
+        let mut map = vec![u32::MAX; n];
+        let mut next = 0;
+        for i in indices.iter_mut() {
+            if map[*i as usize] == u32::MAX {
+                map[*i as usize] = next;
+                next += 1;
+            }
+            *i = map[*i as usize];
+        }
+    }
+
+    #[test]
+    fn the_ordered_fast_path_and_the_general_walk_restore_what_the_encoder_walked() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for case in 0..400 {
+            let n = rng.random_range(1..60);
+            let tris = rng.random_range(0..80);
+            // A strip-like run (each triangle reusing an edge of the last) with some
+            // random triangles and repeated corners mixed in.
+            let mut idx: Vec<u32> = Vec::new();
+            for t in 0..tris {
+                if t > 0 && rng.random_bool(0.8) {
+                    let l = idx.len();
+                    let (a, b) = (idx[l - 2], idx[l - 1]);
+                    idx.extend([b, a, rng.random_range(0..n as u32)]);
+                } else {
+                    idx.extend((0..3).map(|_| rng.random_range(0..n as u32)));
+                }
+            }
+            match case % 3 {
+                // Entirely in first-use order.
+                0 => first_use_order(&mut idx, n),
+                // In order, then broken from a random triangle on.
+                1 => {
+                    first_use_order(&mut idx, n);
+                    let from = rng.random_range(0..=idx.len() / 3) * 3;
+                    for i in &mut idx[from..] {
+                        if rng.random_bool(0.3) {
+                            *i = rng.random_range(0..n as u32);
+                        }
+                    }
+                }
+                // Any order.
+                _ => {}
+            }
+            round_trip(&idx, n, &mut rng);
+        }
+    }
 }
