@@ -2,9 +2,10 @@
 //! (which connected parts are closed) and the open edges of a level or a cut.
 //!
 //! An edge is a key `(min << shift) | max` of its two canonical vertices. Open
-//! edges are the keys that occur once, found by sorting the keys with an LSD radix
-//! sort (linear; the comparison sort it replaced was the cook's largest cost past
-//! `clod_build`). Keys are `u32` when both ids fit in 16 bits (every mesh under
+//! edges are the keys that occur once, found by sorting the keys: a one-pass
+//! bucket sort on their top bits for up to about 32 768 keys, an LSD radix sort
+//! beyond (both linear; the comparison sort they replaced was the cook's largest
+//! cost past `clod_build`). Keys are `u32` when both ids fit in 16 bits (every mesh under
 //! 65 536 distinct positions), which halves the memory the sort moves, and `u64`
 //! otherwise; the key value is the same either way.
 
@@ -12,9 +13,6 @@
 pub(crate) trait Key: Copy + Ord + Send + Sync + 'static {
     fn make(a: u32, b: u32, shift: u32) -> Self;
     fn wide(self) -> u64;
-    fn digit(self, shift: u32, mask: u64) -> usize {
-        ((self.wide() >> shift) & mask) as usize
-    }
 }
 
 impl Key for u32 {
@@ -171,9 +169,9 @@ impl EdgeReference {
         self.closed[a as usize] || self.closed[b as usize]
     }
 
-    /// Sorted edge keys of `triangles`. The radix sort's digit histograms are
-    /// counted while the keys are made, so the sort itself is only its scatter
-    /// passes.
+    /// Sorted edge keys of `triangles`. The bucket sort's histogram is counted
+    /// while the keys are made, so the sort itself is one scatter pass and the
+    /// small sorts of the buckets.
     fn sorted<K: Key>(&self, triangles: &[u32]) -> Vec<K> {
         let key_bits = 2 * self.shift;
         let mut keys = Vec::with_capacity(triangles.len());
@@ -188,7 +186,7 @@ impl EdgeReference {
                 }
             }
         }
-        radix_sort_counted(&mut keys, &mut Vec::new(), key_bits, hist);
+        sort_counted(&mut keys, &mut Vec::new(), hist);
         keys
     }
 
@@ -252,8 +250,11 @@ impl EdgeReference {
 
     /// [`Self::cracks`] of the cut whose triangles are a level's (`base`: its sorted
     /// keys from [`Self::level_open_edges`]) without the `minus` triangles (a subset
-    /// of that level) and with the `plus` triangles. Only the two small lists are
-    /// sorted; the level's keys are merged in one linear pass.
+    /// of that level) and with the `plus` triangles. The base level has passed the
+    /// level check (each of its open edges is in `level_open` and off the closed
+    /// parts), so an edge neither list touches has its base count and is no crack:
+    /// only the two small lists are sorted and walked, each of their keys counted
+    /// in the level's keys by a galloping search.
     pub fn cracks_from_base(
         &self,
         base: &SortedKeys,
@@ -286,14 +287,13 @@ impl EdgeReference {
         let mask = (1u64 << self.shift) - 1;
         let mut count = 0;
         loop {
-            let key = [base.get(i), m.get(j), p.get(k)]
-                .into_iter()
-                .flatten()
-                .min()
-                .copied();
+            let key = [m.get(j), p.get(k)].into_iter().flatten().min().copied();
             let Some(key) = key else { break };
-            let uses = run(base, &mut i, key) + run(&p, &mut k, key) - run(&m, &mut j, key);
-            if uses == 1 {
+            let (removed, added) = (run(&m, &mut j, key), run(&p, &mut k, key));
+            gallop_to(base, &mut i, key);
+            let here = run(base, &mut i, key);
+            debug_assert!(removed <= here, "minus is part of the base level");
+            if (here + added).saturating_sub(removed) == 1 {
                 let w = key.wide();
                 let (a, b) = ((w >> self.shift) as u32, (w & mask) as u32);
                 if self.on_closed(a, b) || level_open.binary_search(&w).is_err() {
@@ -303,6 +303,18 @@ impl EdgeReference {
         }
         count
     }
+}
+
+/// Moves `at` forward to the first key of `list` (sorted) not below `key`, by
+/// an exponential then a binary search from `at` (the keys asked for increase).
+fn gallop_to<K: Key>(list: &[K], at: &mut usize, key: K) {
+    let rest = &list[*at..];
+    let mut bound = 1;
+    while bound < rest.len() && rest[bound] < key {
+        bound *= 2;
+    }
+    let (lo, hi) = (bound / 2, (bound + 1).min(rest.len()));
+    *at += lo + rest[lo..hi].partition_point(|&x| x < key);
 }
 
 /// The triangle index of [`EdgeReference`]: `starts` (`n + 1` entries) and the
@@ -345,72 +357,151 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
-/// Bits of one radix digit.
+/// Below this many keys the standard sort is faster than a bucket pass.
+const SORT_MIN: usize = 512;
+/// Most bits of a bucket number in the one-pass bucket sort: beyond a histogram
+/// of this size (32 KiB, about 32 768 keys) its scatter misses the cache, and
+/// the LSD radix sort wins.
+const MAX_BUCKET_BITS: u32 = 13;
+/// A bucket up to this size is insertion-sorted; a larger one (many keys sharing
+/// their top bits: a vertex of very high degree) gets the standard sort.
+const INSERTION_MAX: usize = 24;
+/// Bits of one LSD radix digit.
 const DIGIT: u32 = 11;
-const BUCKETS: usize = 1 << DIGIT;
-/// Below this many keys the standard sort is faster than the radix passes.
-const RADIX_MIN: usize = 512;
+const DIGIT_BUCKETS: usize = 1 << DIGIT;
 
-/// The per-digit histograms of an LSD radix sort (none when the keys are too few
-/// to radix sort).
-pub(crate) struct Histograms {
-    /// `passes * BUCKETS` counts, digit `p` at `p * BUCKETS`.
-    counts: Vec<u32>,
-    passes: usize,
+/// The histograms of a sort, counted while its keys are made: for a few keys
+/// none (the standard sort), for up to about 32 768 keys one histogram of a
+/// one-pass bucket sort on the top bits (about four keys a bucket), beyond that
+/// the per-digit histograms of an LSD radix sort (11-bit digits).
+pub(crate) enum Histograms {
+    None,
+    Buckets {
+        counts: Vec<u32>,
+        /// A key's bucket is `key >> shift`.
+        shift: u32,
+    },
+    Radix {
+        /// `passes * DIGIT_BUCKETS` counts, digit `p` at `p * DIGIT_BUCKETS`.
+        counts: Vec<u32>,
+    },
 }
 
 impl Histograms {
     /// Histograms for up to `len` keys below `2^key_bits`.
     pub(crate) fn new(key_bits: u32, len: usize) -> Self {
-        let passes = if len < RADIX_MIN {
-            0
+        if len < SORT_MIN {
+            return Self::None;
+        }
+        let bits = (usize::BITS - (len / 4).leading_zeros()).min(key_bits);
+        if bits <= MAX_BUCKET_BITS {
+            Self::Buckets {
+                counts: vec![0; 1 << bits],
+                shift: key_bits - bits,
+            }
         } else {
-            key_bits.div_ceil(DIGIT) as usize
-        };
-        Self {
-            counts: vec![0; passes * BUCKETS],
-            passes,
+            Self::Radix {
+                counts: vec![0; key_bits.div_ceil(DIGIT) as usize * DIGIT_BUCKETS],
+            }
         }
     }
 
     #[inline]
     pub(crate) fn add<K: Key>(&mut self, k: K) {
-        let mask = (BUCKETS - 1) as u64;
-        for (p, counts) in self.counts.chunks_exact_mut(BUCKETS).enumerate() {
-            counts[k.digit(p as u32 * DIGIT, mask)] += 1;
+        match self {
+            Self::None => {}
+            Self::Buckets { counts, shift } => {
+                if let Some(c) = counts.get_mut((k.wide() >> *shift) as usize) {
+                    *c += 1;
+                }
+            }
+            Self::Radix { counts } => {
+                for (p, counts) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
+                    counts[digit(k, p as u32 * DIGIT)] += 1;
+                }
+            }
         }
     }
 }
 
-/// LSD radix sort of keys below `2^key_bits`, 11 bits a pass (a pass whose digit
-/// is the same for every key is skipped).
+#[inline]
+fn digit<K: Key>(k: K, shift: u32) -> usize {
+    ((k.wide() >> shift) as usize) & (DIGIT_BUCKETS - 1)
+}
+
+/// Sorts keys below `2^key_bits` (test helper: counts, then [`sort_counted`]).
 #[cfg(test)]
-pub(crate) fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
+pub(crate) fn sort_keys<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
     let mut hist = Histograms::new(key_bits, keys.len());
-    if hist.passes > 0 {
-        for &k in keys.iter() {
-            hist.add(k);
-        }
+    for &k in keys.iter() {
+        hist.add(k);
     }
-    radix_sort_counted(keys, scratch, key_bits, hist);
+    sort_counted(keys, scratch, hist);
 }
 
-/// [`radix_sort`] with the histograms already counted over exactly `keys`.
-pub(crate) fn radix_sort_counted<K: Key>(
-    keys: &mut Vec<K>,
-    scratch: &mut Vec<K>,
-    key_bits: u32,
-    mut hist: Histograms,
-) {
-    let mask = (BUCKETS - 1) as u64;
-    if keys.len() < RADIX_MIN || hist.passes == 0 {
-        keys.sort_unstable();
-        return;
+/// Sorts `keys`, whose [`Histograms`] were counted over exactly these keys.
+pub(crate) fn sort_counted<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, hist: Histograms) {
+    match hist {
+        Histograms::Buckets { counts, shift } if keys.len() >= SORT_MIN => {
+            bucket_sort(keys, scratch, counts, shift)
+        }
+        Histograms::Radix { counts } if keys.len() >= SORT_MIN => radix_sort(keys, scratch, counts),
+        _ => keys.sort_unstable(),
     }
-    debug_assert_eq!(hist.passes, key_bits.div_ceil(DIGIT) as usize);
+}
+
+/// One scatter pass into buckets by the top bits, then each bucket (a few keys:
+/// an edge key's top bits are its smaller vertex) sorted in place.
+fn bucket_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>, shift: u32) {
+    debug_assert_eq!(
+        counts.iter().map(|&c| c as usize).sum::<usize>(),
+        keys.len()
+    );
+    let mut sum = 0u32;
+    for c in counts.iter_mut() {
+        let here = *c;
+        *c = sum;
+        sum += here;
+    }
     scratch.clear();
     scratch.resize(keys.len(), keys[0]);
-    for (p, count) in hist.counts.chunks_exact_mut(BUCKETS).enumerate() {
+    for &k in keys.iter() {
+        let b = &mut counts[(k.wide() >> shift) as usize];
+        scratch[*b as usize] = k;
+        *b += 1;
+    }
+    // `counts[b]` is now the end of bucket `b`.
+    let mut start = 0;
+    for &end in &counts {
+        let bucket = &mut scratch[start..end as usize];
+        if bucket.len() <= INSERTION_MAX {
+            insertion_sort(bucket);
+        } else {
+            bucket.sort_unstable();
+        }
+        start = end as usize;
+    }
+    std::mem::swap(keys, scratch);
+}
+
+fn insertion_sort<K: Key>(v: &mut [K]) {
+    for i in 1..v.len() {
+        let k = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > k {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = k;
+    }
+}
+
+/// LSD radix sort, 11 bits a pass (a pass whose digit is the same for every key
+/// is skipped).
+fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>) {
+    scratch.clear();
+    scratch.resize(keys.len(), keys[0]);
+    for (p, count) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
         if count.iter().any(|&c| c as usize == keys.len()) {
             continue;
         }
@@ -422,7 +513,7 @@ pub(crate) fn radix_sort_counted<K: Key>(
             sum += here;
         }
         for &k in keys.iter() {
-            let d = k.digit(shift, mask);
+            let d = digit(k, shift);
             scratch[count[d] as usize] = k;
             count[d] += 1;
         }
@@ -432,7 +523,7 @@ pub(crate) fn radix_sort_counted<K: Key>(
 
 #[cfg(test)]
 mod tests {
-    use super::{radix_sort, EdgeReference, SortedKeys};
+    use super::{gallop_to, sort_keys, EdgeReference, SortedKeys};
 
     /// A closed tetrahedron pair sharing nothing, plus an open quad, over `n` ids.
     fn reference(n: usize) -> (EdgeReference, Vec<u32>) {
@@ -499,6 +590,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn galloping_finds_the_first_key_not_below() {
+        let mut x = 7u64;
+        for n in [0usize, 1, 2, 3, 17, 1000] {
+            let mut list: Vec<u32> = (0..n).map(|_| (xorshift(&mut x) % 50) as u32).collect();
+            list.sort_unstable();
+            let mut at = 0;
+            for key in 0..55u32 {
+                gallop_to(&list, &mut at, key);
+                assert_eq!(
+                    at,
+                    list.partition_point(|&v| v < key),
+                    "{n} keys, key {key}"
+                );
+            }
+        }
+    }
+
     fn xorshift(x: &mut u64) -> u64 {
         *x ^= *x << 13;
         *x ^= *x >> 7;
@@ -507,7 +616,7 @@ mod tests {
     }
 
     #[test]
-    fn radix_sort_matches_the_standard_sort() {
+    fn bucket_sort_matches_the_standard_sort() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for (n, bits) in [(0, 8), (100, 20), (5_000, 34), (70_000, 44), (3_000, 64)] {
             let mut keys: Vec<u64> = (0..n)
@@ -522,8 +631,17 @@ mod tests {
                 .collect();
             let mut expected = keys.clone();
             expected.sort_unstable();
-            radix_sort(&mut keys, &mut Vec::new(), bits);
+            sort_keys(&mut keys, &mut Vec::new(), bits);
             assert_eq!(keys, expected, "{n} keys of {bits} bits");
+        }
+        // Every key in one bucket (the standard sort's fallback), and many
+        // duplicates.
+        for (n, mask) in [(5_000, 0xF_FFFF), (20_000, 0x3F)] {
+            let mut keys: Vec<u64> = (0..n).map(|_| xorshift(&mut x) & mask).collect();
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            sort_keys(&mut keys, &mut Vec::new(), 40);
+            assert_eq!(keys, expected, "{n} keys under {mask:#x}");
         }
         for (n, bits) in [(600, 12), (40_000, 32)] {
             let mut keys: Vec<u32> = (0..n)
@@ -531,7 +649,7 @@ mod tests {
                 .collect();
             let mut expected = keys.clone();
             expected.sort_unstable();
-            radix_sort(&mut keys, &mut Vec::new(), bits);
+            sort_keys(&mut keys, &mut Vec::new(), bits);
             assert_eq!(keys, expected, "{n} u32 keys of {bits} bits");
         }
     }
