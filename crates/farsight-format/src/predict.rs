@@ -48,6 +48,13 @@ pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Ve
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
+    face_normal_portable(a, b, c)
+}
+
+/// The portable [`face_normal`] (also the reference its SSE2 form is tested against).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn face_normal_portable(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
     let (a, b, c) = (a.map(f32::from), b.map(f32::from), c.map(f32::from));
     let e1: [f32; 4] = std::array::from_fn(|i| b[i] - a[i]);
     let e2: [f32; 4] = std::array::from_fn(|i| c[i] - a[i]);
@@ -573,6 +580,33 @@ mod tests {
                 next += 1;
             }
             *i = map[*i as usize];
+        }
+    }
+
+    #[test]
+    fn face_normals_have_the_bits_of_the_portable_form() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for i in 0..100_000 {
+            // Full-range codes, and small triangles (cancellation near zero).
+            let p = |rng: &mut ChaCha8Rng| -> [u16; 4] {
+                if i % 2 == 0 {
+                    [
+                        rng.random(),
+                        rng.random(),
+                        rng.random(),
+                        rng.random_range(0..2),
+                    ]
+                } else {
+                    [0; 4].map(|_| 30_000 + rng.random_range(0..4u16))
+                }
+            };
+            let (a, b, c) = (p(&mut rng), p(&mut rng), p(&mut rng));
+            let (f, g) = (face_normal(a, b, c), face_normal_portable(a, b, c));
+            assert_eq!(
+                f.map(f32::to_bits),
+                g.map(f32::to_bits),
+                "{a:?} {b:?} {c:?}"
+            );
         }
     }
 
