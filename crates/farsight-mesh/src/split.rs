@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::dag::{
     attributes, build_dag_remapped, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
-use crate::mesh::{Mesh, Vertex};
+use crate::mesh::{Mesh, SubMesh, Vertex};
 use crate::repair::position_remap;
 
 /// The triangles of one material.
@@ -79,60 +79,88 @@ impl MaterialSplit {
             };
             of_submesh.push(m);
         }
-        // Room for the padding vertex a cook adds for the build (see [`build_parts`]).
-        let mut vertices = Vec::with_capacity(mesh.vertex_count() + 1);
-        let mut parts = Vec::with_capacity(names.len());
-        for (m, name) in names.iter().enumerate() {
-            let base = vertices.len() as u32;
-            let mut indices = Vec::new();
-            for (s, _) in mesh
-                .submeshes
-                .iter()
-                .zip(&of_submesh)
-                .filter(|(_, &o)| o == m)
-            {
-                let local = vertices.len() as u32 - base;
-                vertices.extend_from_slice(&s.vertices);
-                indices.extend(s.indices.iter().map(|&i| i + local));
-            }
-            parts.push(MaterialPart {
+        // Each material's sub-meshes, in order, and its vertex range.
+        let of_material: Vec<Vec<&SubMesh>> = (0..names.len())
+            .map(|m| {
+                let subs = mesh.submeshes.iter().zip(&of_submesh);
+                subs.filter(|(_, &o)| o == m).map(|(s, _)| s).collect()
+            })
+            .collect();
+        let mut ranges = Vec::with_capacity(names.len());
+        let mut at = 0u32;
+        for subs in &of_material {
+            let count: usize = subs.iter().map(|s| s.vertices.len()).sum();
+            ranges.push((at, count as u32));
+            at += count as u32;
+        }
+        // The vertex and index copies, and the welding that finds the seams
+        // (from the sub-meshes' positions), run side by side.
+        let ((vertices, indices), (remap, seams)) = rayon::join(
+            || {
+                // Room for the padding vertex a cook adds for the build (see
+                // [`build_parts`]).
+                let mut vertices = Vec::with_capacity(at as usize + 1);
+                let mut indices = Vec::with_capacity(names.len());
+                for subs in &of_material {
+                    let (base, mut part) = (vertices.len() as u32, Vec::new());
+                    for s in subs {
+                        let local = vertices.len() as u32 - base;
+                        vertices.extend_from_slice(&s.vertices);
+                        part.extend(s.indices.iter().map(|&i| i + local));
+                    }
+                    indices.push(part);
+                }
+                (vertices, indices)
+            },
+            || {
+                if names.len() < 2 {
+                    return (Vec::new(), Vec::new());
+                }
+                let positions: Vec<[f32; 3]> = of_material
+                    .iter()
+                    .flatten()
+                    .flat_map(|s| s.vertices.iter().map(|v| v.position))
+                    .collect();
+                let remap = position_remap(&positions);
+                // Owner material of each canonical position; MANY when several use it.
+                const NONE: u32 = u32::MAX;
+                const MANY: u32 = u32::MAX - 1;
+                let mut owner = vec![NONE; positions.len()];
+                for (m, &(base, count)) in ranges.iter().enumerate() {
+                    for &r in &remap[base as usize..(base + count) as usize] {
+                        let o = &mut owner[r as usize];
+                        *o = match *o {
+                            NONE => m as u32,
+                            x if x == m as u32 => x,
+                            _ => MANY,
+                        };
+                    }
+                }
+                let seams = ranges
+                    .iter()
+                    .map(|&(base, count)| {
+                        remap[base as usize..(base + count) as usize]
+                            .iter()
+                            .map(|&r| owner[r as usize] == MANY)
+                            .collect()
+                    })
+                    .collect();
+                (remap, seams)
+            },
+        );
+        let mut seams = seams.into_iter();
+        let parts = names
+            .iter()
+            .zip(&ranges)
+            .zip(indices)
+            .map(|((name, &(base, count)), indices)| MaterialPart {
                 name: (*name).to_owned(),
                 vertex_base: base,
-                vertex_count: vertices.len() as u32 - base,
+                vertex_count: count,
                 indices,
-                seam: Vec::new(),
-            });
-        }
-        let mut remap = Vec::new();
-        if parts.len() > 1 {
-            let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
-            remap = position_remap(&positions);
-            // Owner material of each canonical position; MANY when several use it.
-            const NONE: u32 = u32::MAX;
-            const MANY: u32 = u32::MAX - 1;
-            let mut owner = vec![NONE; vertices.len()];
-            for (m, p) in parts.iter().enumerate() {
-                for v in p.vertex_base..p.vertex_base + p.vertex_count {
-                    let o = &mut owner[remap[v as usize] as usize];
-                    *o = match *o {
-                        NONE => m as u32,
-                        x if x == m as u32 => x,
-                        _ => MANY,
-                    };
-                }
-            }
-            for p in &mut parts {
-                let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
-                p.seam = remap[range]
-                    .iter()
-                    .map(|&r| owner[r as usize] == MANY)
-                    .collect();
-            }
-        } else {
-            for p in &mut parts {
-                p.seam = vec![false; p.vertex_count as usize];
-            }
-        }
+                seam: seams.next().unwrap_or_else(|| vec![false; count as usize]),
+            })
+            .collect();
         Self {
             vertices,
             parts,

@@ -126,11 +126,15 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
     all_open.sort_unstable();
     all_open.dedup();
     // The uniform cut at every level's hand-over.
-    let thresholds: Vec<f32> = levels
-        .iter()
-        .map(PackedLevel::max_parent_error)
-        .filter(|&t| t < NO_PARENT_ERROR)
-        .collect();
+    // Levels of a multi-material mesh often share a hand-over (a part with fewer
+    // levels repeats its last one): each distinct cut is checked once, in level
+    // order.
+    let mut thresholds: Vec<f32> = Vec::with_capacity(levels.len());
+    for t in levels.iter().map(PackedLevel::max_parent_error) {
+        if t < NO_PARENT_ERROR && !thresholds.contains(&t) {
+            thresholds.push(t);
+        }
+    }
     let mut errors: Vec<CookError> = thresholds
         .par_iter()
         .filter_map(|&t| {
