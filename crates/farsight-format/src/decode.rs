@@ -161,29 +161,59 @@ impl CookedMesh<'_> {
             let nb = h.normal_bits as u32;
             set_len(&mut s.normals, n);
             self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
+            let inv = 1.0 / oct_scale(nb);
             if has(CookedHeader::PREDICTED_NORMALS) {
                 let scale = oct_code_scale(nb);
-                let inv = 1.0 / oct_scale(nb);
+                #[cfg(target_arch = "x86_64")]
+                let done = crate::simd::predicted_normals(
+                    &s.normals,
+                    &s.sums,
+                    scale,
+                    inv,
+                    &mut out.normals,
+                );
+                #[cfg(not(target_arch = "x86_64"))]
+                let done = 0;
                 out.normals
-                    .extend(s.normals.iter().zip(&s.sums).map(|(q, &sum)| {
-                        let p = predicted_code(sum, scale);
-                        oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv)
-                    }));
+                    .extend(
+                        s.normals[done..]
+                            .iter()
+                            .zip(&s.sums[done..])
+                            .map(|(q, &sum)| {
+                                let p = predicted_code(sum, scale);
+                                oct_decode_inv(
+                                    [q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])],
+                                    inv,
+                                )
+                            }),
+                    );
             } else {
-                let inv = 1.0 / oct_scale(nb);
+                #[cfg(target_arch = "x86_64")]
+                let done = crate::simd::oct_decode_all(&s.normals, inv, &mut out.normals);
+                #[cfg(not(target_arch = "x86_64"))]
+                let done = 0;
                 out.normals
-                    .extend(s.normals.iter().map(|&q| oct_decode_inv(q, inv)));
+                    .extend(s.normals[done..].iter().map(|&q| oct_decode_inv(q, inv)));
             }
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
             self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             let inv = 1.0 / oct_scale(h.tangent_bits as u32);
+            #[cfg(target_arch = "x86_64")]
+            let done = crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents);
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = 0;
             out.tangents
-                .extend(s.tangents.iter().zip(positions).map(|(&q, p)| {
-                    let t = oct_decode_inv(q, inv);
-                    [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
-                }));
+                .extend(
+                    s.tangents[done..]
+                        .iter()
+                        .zip(&positions[done..])
+                        .map(|(&q, p)| {
+                            let t = oct_decode_inv(q, inv);
+                            [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
+                        }),
+                );
         }
         if has_uvs {
             let ub = h.uv_bits as u32;

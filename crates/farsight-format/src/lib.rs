@@ -41,6 +41,8 @@ mod meshopt_into;
 mod predict;
 pub mod quant;
 mod reader;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 
 pub use aligned::AlignedBytes;
 pub use cluster::{

@@ -54,7 +54,7 @@ pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
 /// The portable [`face_normal`] (also the reference its SSE2 form is tested against).
 #[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn face_normal_portable(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
+pub(crate) fn face_normal_portable(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
     let (a, b, c) = (a.map(f32::from), b.map(f32::from), c.map(f32::from));
     let e1: [f32; 4] = std::array::from_fn(|i| b[i] - a[i]);
     let e2: [f32; 4] = std::array::from_fn(|i| c[i] - a[i]);
@@ -74,44 +74,16 @@ pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) 
     }
 }
 
-/// [`face_normal`] in SSE2 intrinsics: the same IEEE operations on the same operands
-/// lane by lane (products commute exactly), so the same bits as the portable form,
-/// in half the instructions LLVM makes of it (it moves each position through
-/// general registers word by word).
+/// [`face_normal`] in SSE2 (`simd.rs`): the same bits.
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
-    use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline, so every x86_64 CPU has these
-    // instructions; they read and write registers only (no pointers).
-    unsafe {
-        let lanes = |p: [u16; 4]| {
-            let x = _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(p));
-            _mm_cvtepi32_ps(_mm_unpacklo_epi16(x, _mm_setzero_si128()))
-        };
-        let (a, b, c) = (lanes(a), lanes(b), lanes(c));
-        let (e1, e2) = (_mm_sub_ps(b, a), _mm_sub_ps(c, a));
-        // Lanes (y, z, x, w) and (z, x, y, w).
-        const YZX: i32 = 0b11_00_10_01;
-        const ZXY: i32 = 0b11_01_00_10;
-        let l = _mm_mul_ps(_mm_shuffle_ps::<YZX>(e1, e1), _mm_shuffle_ps::<ZXY>(e2, e2));
-        let r = _mm_mul_ps(_mm_shuffle_ps::<ZXY>(e1, e1), _mm_shuffle_ps::<YZX>(e2, e2));
-        bytemuck::cast(_mm_sub_ps(l, r))
-    }
-}
+pub(crate) use crate::simd::face_normal;
 
 /// Adds face normal `f` to its three corners' sums, in corner order.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-#[allow(unsafe_code)]
 pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) {
-    use std::arch::x86_64::*;
-    let f: __m128 = bytemuck::cast(f);
     for i in corners {
-        let s = &mut sums[i];
-        // SAFETY: as in `face_normal`: baseline SSE, registers only.
-        *s = bytemuck::cast(unsafe { _mm_add_ps(bytemuck::cast(*s), f) });
+        sums[i] = crate::simd::add4(sums[i], f);
     }
 }
 
@@ -580,33 +552,6 @@ mod tests {
                 next += 1;
             }
             *i = map[*i as usize];
-        }
-    }
-
-    #[test]
-    fn face_normals_have_the_bits_of_the_portable_form() {
-        let mut rng = ChaCha8Rng::seed_from_u64(3);
-        for i in 0..100_000 {
-            // Full-range codes, and small triangles (cancellation near zero).
-            let p = |rng: &mut ChaCha8Rng| -> [u16; 4] {
-                if i % 2 == 0 {
-                    [
-                        rng.random(),
-                        rng.random(),
-                        rng.random(),
-                        rng.random_range(0..2),
-                    ]
-                } else {
-                    [0; 4].map(|_| 30_000 + rng.random_range(0..4u16))
-                }
-            };
-            let (a, b, c) = (p(&mut rng), p(&mut rng), p(&mut rng));
-            let (f, g) = (face_normal(a, b, c), face_normal_portable(a, b, c));
-            assert_eq!(
-                f.map(f32::to_bits),
-                g.map(f32::to_bits),
-                "{a:?} {b:?} {c:?}"
-            );
         }
     }
 

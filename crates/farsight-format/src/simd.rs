@@ -1,0 +1,303 @@
+//! SSE2 forms of the decoder's hottest per-vertex and per-triangle arithmetic, on
+//! x86_64 only (SSE2 is part of its baseline, so no runtime detection). Each computes
+//! exactly the IEEE operations of its portable form in the same order, lane by lane,
+//! so it gives the same bits (tests check that on random inputs); other targets use
+//! the portable forms. They exist because LLVM makes poor code of these loops: it
+//! moves `[u16; 4]` positions through general registers word by word, and does not
+//! vectorise the octahedral decode across vertices.
+//!
+//! Unsafe code: only the intrinsic calls, which are `unsafe` because they carry
+//! `#[target_feature]`; every one reads and writes registers, never memory (loads
+//! and stores go through `bytemuck::cast` on values), so the only obligation is
+//! that the CPU has SSE2, which every x86_64 CPU does.
+
+#![allow(unsafe_code)]
+
+use std::arch::x86_64::*;
+
+/// `(b - a) x (c - a)` of quantised positions in f32 lanes (x, y, z, +0.0): see
+/// `predict::face_normal`.
+#[inline(always)]
+pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let lanes = |p: [u16; 4]| {
+            let x = _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(p));
+            _mm_cvtepi32_ps(_mm_unpacklo_epi16(x, _mm_setzero_si128()))
+        };
+        let (a, b, c) = (lanes(a), lanes(b), lanes(c));
+        let (e1, e2) = (_mm_sub_ps(b, a), _mm_sub_ps(c, a));
+        // Lanes (y, z, x, w) and (z, x, y, w).
+        const YZX: i32 = 0b11_00_10_01;
+        const ZXY: i32 = 0b11_01_00_10;
+        let l = _mm_mul_ps(_mm_shuffle_ps::<YZX>(e1, e1), _mm_shuffle_ps::<ZXY>(e2, e2));
+        let r = _mm_mul_ps(_mm_shuffle_ps::<ZXY>(e1, e1), _mm_shuffle_ps::<YZX>(e2, e2));
+        bytemuck::cast(_mm_sub_ps(l, r))
+    }
+}
+
+/// `s += f` lane by lane.
+#[inline(always)]
+pub(crate) fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
+    // SAFETY: SSE is in the x86_64 baseline; registers only.
+    bytemuck::cast(unsafe { _mm_add_ps(bytemuck::cast(s), bytemuck::cast(f)) })
+}
+
+/// Per lane: `if m { a } else { b }` for an all-ones / all-zeros mask `m`.
+#[inline(always)]
+unsafe fn select(m: __m128, a: __m128, b: __m128) -> __m128 {
+    _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b))
+}
+
+/// Per lane `|x|`.
+#[inline(always)]
+unsafe fn abs(x: __m128) -> __m128 {
+    _mm_andnot_ps(_mm_set1_ps(-0.0), x)
+}
+
+/// Four octahedral codes (x and y as sign-extended i32 lanes) to unit vectors: the
+/// portable `quant::oct_decode_inv` lane by lane.
+#[inline(always)]
+unsafe fn oct_decode4(qx: __m128i, qy: __m128i, inv: __m128) -> [__m128; 3] {
+    let (one, minus) = (_mm_set1_ps(1.0), _mm_set1_ps(-1.0));
+    let x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_cvtepi32_ps(qx), inv), minus), one);
+    let y = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_cvtepi32_ps(qy), inv), minus), one);
+    let z = _mm_sub_ps(_mm_sub_ps(one, abs(x)), abs(y));
+    // copysign(1 - |y|, x): 1 - |y| is never negative.
+    let sign = _mm_set1_ps(-0.0);
+    let fx = _mm_or_ps(_mm_sub_ps(one, abs(y)), _mm_and_ps(sign, x));
+    let fy = _mm_or_ps(_mm_sub_ps(one, abs(x)), _mm_and_ps(sign, y));
+    let below = _mm_cmplt_ps(z, _mm_setzero_ps());
+    let (x, y) = (select(below, fx, x), select(below, fy, y));
+    let len2 = _mm_add_ps(
+        _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
+        _mm_mul_ps(z, z),
+    );
+    let k = _mm_div_ps(one, _mm_sqrt_ps(len2));
+    [_mm_mul_ps(x, k), _mm_mul_ps(y, k), _mm_mul_ps(z, k)]
+}
+
+/// Four lanes of (x, y, z) as four `[f32; 3]`.
+#[inline(always)]
+fn interleave3([x, y, z]: [__m128; 3]) -> [[f32; 3]; 4] {
+    let (x, y, z): ([f32; 4], [f32; 4], [f32; 4]) =
+        (bytemuck::cast(x), bytemuck::cast(y), bytemuck::cast(z));
+    std::array::from_fn(|i| [x[i], y[i], z[i]])
+}
+
+/// Four `[i16; 2]` codes as x and y lanes (sign-extended i32).
+#[inline(always)]
+unsafe fn codes4(q: &[[i16; 2]]) -> (__m128i, __m128i) {
+    let v: __m128i = bytemuck::cast(<[[i16; 2]; 4]>::try_from(q).expect("four codes"));
+    (
+        _mm_srai_epi32::<16>(_mm_slli_epi32::<16>(v)),
+        _mm_srai_epi32::<16>(v),
+    )
+}
+
+/// Normals from residuals and face-normal sums, four vertices at a time: the
+/// portable loop `oct_decode_inv(residual + predict::predicted_code(sum, scale), inv)`
+/// lane by lane. Appends `residuals.len() / 4 * 4` normals; returns how many.
+pub(crate) fn predicted_normals(
+    residuals: &[[i16; 2]],
+    sums: &[[f32; 4]],
+    scale: f32,
+    inv_scale: f32,
+    out: &mut Vec<[f32; 3]>,
+) -> usize {
+    let n = residuals.len().min(sums.len()) / 4 * 4;
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let (one, zero) = (_mm_set1_ps(1.0), _mm_setzero_ps());
+        let (scale, inv, half) = (_mm_set1_ps(scale), _mm_set1_ps(inv_scale), _mm_set1_ps(0.5));
+        for (q, s) in residuals[..n]
+            .chunks_exact(4)
+            .zip(sums[..n].chunks_exact(4))
+        {
+            // Transpose four (x, y, z, 0) sums into x, y and z lanes.
+            let [s0, s1, s2, s3]: [__m128; 4] =
+                std::array::from_fn(|i| bytemuck::cast::<[f32; 4], __m128>(s[i]));
+            let (t0, t1) = (_mm_unpacklo_ps(s0, s1), _mm_unpacklo_ps(s2, s3));
+            let (t2, t3) = (_mm_unpackhi_ps(s0, s1), _mm_unpackhi_ps(s2, s3));
+            let (sx, sy, sz) = (
+                _mm_movelh_ps(t0, t1),
+                _mm_movehl_ps(t1, t0),
+                _mm_movelh_ps(t2, t3),
+            );
+            // predict::predicted_code.
+            let l1 = _mm_add_ps(_mm_add_ps(abs(sx), abs(sy)), abs(sz));
+            let d = select(_mm_cmpeq_ps(l1, zero), one, l1);
+            let (x, y) = (_mm_div_ps(sx, d), _mm_div_ps(sy, d));
+            let sgn = |v: __m128| select(_mm_cmplt_ps(v, zero), _mm_set1_ps(-1.0), one);
+            let fx = _mm_mul_ps(_mm_sub_ps(one, abs(y)), sgn(x));
+            let fy = _mm_mul_ps(_mm_sub_ps(one, abs(x)), sgn(y));
+            let below = _mm_cmplt_ps(sz, zero);
+            let (x, y) = (select(below, fx, x), select(below, fy, y));
+            let round = |v: __m128| {
+                let v = _mm_mul_ps(v, scale);
+                let i = _mm_cvttps_epi32(v);
+                let f = _mm_sub_ps(v, _mm_cvtepi32_ps(i));
+                // Masks are -1 where true: i + (f >= 0.5) - (f <= -0.5).
+                let up = _mm_castps_si128(_mm_cmpge_ps(f, half));
+                let down = _mm_castps_si128(_mm_cmple_ps(f, _mm_set1_ps(-0.5)));
+                _mm_add_epi32(_mm_sub_epi32(i, up), down)
+            };
+            let (px, py) = (round(x), round(y));
+            // Residual plus prediction, wrapping in 16 bits.
+            let (rx, ry) = codes4(q);
+            let wrap = |v: __m128i| _mm_srai_epi32::<16>(_mm_slli_epi32::<16>(v));
+            let (cx, cy) = (wrap(_mm_add_epi32(rx, px)), wrap(_mm_add_epi32(ry, py)));
+            out.extend_from_slice(&interleave3(oct_decode4(cx, cy, inv)));
+        }
+    }
+    n
+}
+
+/// Unit vectors of octahedral codes, four at a time: the portable
+/// `quant::oct_decode_inv` lane by lane. Appends `codes.len() / 4 * 4`; returns how
+/// many.
+pub(crate) fn oct_decode_all(codes: &[[i16; 2]], inv_scale: f32, out: &mut Vec<[f32; 3]>) -> usize {
+    let n = codes.len() / 4 * 4;
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let inv = _mm_set1_ps(inv_scale);
+        for q in codes[..n].chunks_exact(4) {
+            let (x, y) = codes4(q);
+            out.extend_from_slice(&interleave3(oct_decode4(x, y, inv)));
+        }
+    }
+    n
+}
+
+/// Tangents from octahedral codes with the handedness in bit 0 of each position's w
+/// (set: -1), four at a time: the portable loop lane by lane. Appends
+/// `codes.len() / 4 * 4` (at most `positions.len() / 4 * 4`); returns how many.
+pub(crate) fn tangents(
+    codes: &[[i16; 2]],
+    positions: &[[u16; 4]],
+    inv_scale: f32,
+    out: &mut Vec<[f32; 4]>,
+) -> usize {
+    let n = codes.len().min(positions.len()) / 4 * 4;
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let inv = _mm_set1_ps(inv_scale);
+        for (q, p) in codes[..n]
+            .chunks_exact(4)
+            .zip(positions[..n].chunks_exact(4))
+        {
+            let (x, y) = codes4(q);
+            let t = interleave3(oct_decode4(x, y, inv));
+            out.extend((0..4).map(|i| {
+                [
+                    t[i][0],
+                    t[i][1],
+                    t[i][2],
+                    if p[i][3] & 1 != 0 { -1.0 } else { 1.0 },
+                ]
+            }));
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::{oct_code_scale, predicted_code};
+    use crate::quant::{oct_decode_inv, oct_scale};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn bits3(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
+        v.iter().map(|a| a.map(f32::to_bits)).collect()
+    }
+
+    #[test]
+    fn normals_and_tangents_have_the_bits_of_the_portable_loops() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for nb in [2, 8, 12, 16] {
+            let n = 4096;
+            let max = (1i32 << (nb - 1)) - 1;
+            let codes: Vec<[i16; 2]> = (0..n)
+                .map(|i| match i % 3 {
+                    // Any bits (residuals wrap), in-range codes, and the axes.
+                    0 => [rng.random(), rng.random()],
+                    1 => [0, 1].map(|_| rng.random_range(-max..=max) as i16),
+                    _ => [[0, 0], [max as i16, 0], [0, -max as i16], [0, 0]][i % 4],
+                })
+                .collect();
+            let sums: Vec<[f32; 4]> = (0..n)
+                .map(|i| match i % 4 {
+                    0 => [0.0; 4],
+                    1 => [rng.random_range(-4.0..4.0), -0.0, 0.0, 0.0],
+                    _ => [0, 1, 2]
+                        .map(|_| rng.random_range(-1e9f32..1e9))
+                        .into_iter()
+                        .chain([0.0])
+                        .collect::<Vec<_>>()
+                        .try_into()
+                        .unwrap(),
+                })
+                .collect();
+            let positions: Vec<[u16; 4]> =
+                (0..n).map(|_| [0, 0, 0, rng.random_range(0..2)]).collect();
+            let (scale, inv) = (oct_code_scale(nb), 1.0 / oct_scale(nb));
+
+            let mut fast = Vec::new();
+            assert_eq!(predicted_normals(&codes, &sums, scale, inv, &mut fast), n);
+            let slow: Vec<[f32; 3]> = codes
+                .iter()
+                .zip(&sums)
+                .map(|(q, &s)| {
+                    let p = predicted_code(s, scale);
+                    oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv)
+                })
+                .collect();
+            assert_eq!(bits3(&fast), bits3(&slow), "predicted normals at {nb} bits");
+
+            let mut fast = Vec::new();
+            assert_eq!(oct_decode_all(&codes, inv, &mut fast), n);
+            let slow: Vec<[f32; 3]> = codes.iter().map(|&q| oct_decode_inv(q, inv)).collect();
+            assert_eq!(bits3(&fast), bits3(&slow), "normals at {nb} bits");
+
+            let mut fast = Vec::new();
+            assert_eq!(tangents(&codes, &positions, inv, &mut fast), n);
+            for ((t, &q), p) in fast.iter().zip(&codes).zip(&positions) {
+                let d = oct_decode_inv(q, inv);
+                let s = if p[3] & 1 != 0 { -1.0 } else { 1.0 };
+                assert_eq!(t.map(f32::to_bits), [d[0], d[1], d[2], s].map(f32::to_bits));
+            }
+        }
+    }
+
+    #[test]
+    fn face_normals_have_the_bits_of_the_portable_form() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for i in 0..100_000 {
+            // Full-range codes, and small triangles (cancellation near zero).
+            let p = |rng: &mut ChaCha8Rng| -> [u16; 4] {
+                if i % 2 == 0 {
+                    [
+                        rng.random(),
+                        rng.random(),
+                        rng.random(),
+                        rng.random_range(0..2),
+                    ]
+                } else {
+                    [0; 4].map(|_| 30_000 + rng.random_range(0..4u16))
+                }
+            };
+            let (a, b, c) = (p(&mut rng), p(&mut rng), p(&mut rng));
+            let (f, g) = (
+                face_normal(a, b, c),
+                crate::predict::face_normal_portable(a, b, c),
+            );
+            assert_eq!(
+                f.map(f32::to_bits),
+                g.map(f32::to_bits),
+                "{a:?} {b:?} {c:?}"
+            );
+        }
+    }
+}
