@@ -162,58 +162,43 @@ impl CookedMesh<'_> {
             set_len(&mut s.normals, n);
             self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             let inv = 1.0 / oct_scale(nb);
+            set_len(&mut out.normals, n);
+            let q = &s.normals;
             if has(CookedHeader::PREDICTED_NORMALS) {
                 let scale = oct_code_scale(nb);
                 #[cfg(target_arch = "x86_64")]
-                let done = crate::simd::predicted_normals(
-                    &s.normals,
-                    &s.sums,
-                    scale,
-                    inv,
-                    &mut out.normals,
-                );
+                let done = crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals);
                 #[cfg(not(target_arch = "x86_64"))]
                 let done = 0;
-                out.normals
-                    .extend(
-                        s.normals[done..]
-                            .iter()
-                            .zip(&s.sums[done..])
-                            .map(|(q, &sum)| {
-                                let p = predicted_code(sum, scale);
-                                oct_decode_inv(
-                                    [q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])],
-                                    inv,
-                                )
-                            }),
-                    );
+                let rest = q[done..].iter().zip(&s.sums[done..]);
+                for (o, (q, &sum)) in out.normals[done..].iter_mut().zip(rest) {
+                    let p = predicted_code(sum, scale);
+                    *o = oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv);
+                }
             } else {
                 #[cfg(target_arch = "x86_64")]
-                let done = crate::simd::oct_decode_all(&s.normals, inv, &mut out.normals);
+                let done = crate::simd::oct_decode_all(q, inv, &mut out.normals);
                 #[cfg(not(target_arch = "x86_64"))]
                 let done = 0;
-                out.normals
-                    .extend(s.normals[done..].iter().map(|&q| oct_decode_inv(q, inv)));
+                for (o, &q) in out.normals[done..].iter_mut().zip(&q[done..]) {
+                    *o = oct_decode_inv(q, inv);
+                }
             }
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
             self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
             let inv = 1.0 / oct_scale(h.tangent_bits as u32);
+            set_len(&mut out.tangents, n);
             #[cfg(target_arch = "x86_64")]
             let done = crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents);
             #[cfg(not(target_arch = "x86_64"))]
             let done = 0;
-            out.tangents
-                .extend(
-                    s.tangents[done..]
-                        .iter()
-                        .zip(&positions[done..])
-                        .map(|(&q, p)| {
-                            let t = oct_decode_inv(q, inv);
-                            [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }]
-                        }),
-                );
+            let rest = s.tangents[done..].iter().zip(&positions[done..]);
+            for (o, (&q, p)) in out.tangents[done..].iter_mut().zip(rest) {
+                let t = oct_decode_inv(q, inv);
+                *o = [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }];
+            }
         }
         if has_uvs {
             let ub = h.uv_bits as u32;
