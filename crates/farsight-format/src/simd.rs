@@ -97,33 +97,30 @@ unsafe fn codes4(q: &[[i16; 2]]) -> (__m128i, __m128i) {
 
 /// Normals from residuals and face-normal sums, four vertices at a time: the
 /// portable loop `oct_decode_inv(residual + predict::predicted_code(sum, scale), inv)`
-/// lane by lane. Appends `residuals.len() / 4 * 4` normals; returns how many.
+/// lane by lane. Writes the first `out.len() / 4 * 4` normals (`residuals` and
+/// `sums` at least as long as `out`); returns how many.
 pub(crate) fn predicted_normals(
     residuals: &[[i16; 2]],
     sums: &[[f32; 4]],
     scale: f32,
     inv_scale: f32,
-    out: &mut Vec<[f32; 3]>,
+    out: &mut [[f32; 3]],
 ) -> usize {
-    let n = residuals.len().min(sums.len()) / 4 * 4;
+    let n = out.len() / 4 * 4;
     // SAFETY: SSE2 is in the x86_64 baseline; registers only.
     unsafe {
         let (one, zero) = (_mm_set1_ps(1.0), _mm_setzero_ps());
-        let (scale, inv, half) = (_mm_set1_ps(scale), _mm_set1_ps(inv_scale), _mm_set1_ps(0.5));
-        for (q, s) in residuals[..n]
-            .chunks_exact(4)
-            .zip(sums[..n].chunks_exact(4))
-        {
+        let (scale, inv) = (_mm_set1_ps(scale), _mm_set1_ps(inv_scale));
+        let half = _mm_set1_ps(0.5);
+        let (q4, s4) = (residuals[..n].chunks_exact(4), sums[..n].chunks_exact(4));
+        for ((q, s), o) in q4.zip(s4).zip(out[..n].chunks_exact_mut(4)) {
             // Transpose four (x, y, z, 0) sums into x, y and z lanes.
             let [s0, s1, s2, s3]: [__m128; 4] =
                 std::array::from_fn(|i| bytemuck::cast::<[f32; 4], __m128>(s[i]));
             let (t0, t1) = (_mm_unpacklo_ps(s0, s1), _mm_unpacklo_ps(s2, s3));
             let (t2, t3) = (_mm_unpackhi_ps(s0, s1), _mm_unpackhi_ps(s2, s3));
-            let (sx, sy, sz) = (
-                _mm_movelh_ps(t0, t1),
-                _mm_movehl_ps(t1, t0),
-                _mm_movelh_ps(t2, t3),
-            );
+            let (sx, sy) = (_mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0));
+            let sz = _mm_movelh_ps(t2, t3);
             // predict::predicted_code.
             let l1 = _mm_add_ps(_mm_add_ps(abs(sx), abs(sy)), abs(sz));
             let d = select(_mm_cmpeq_ps(l1, zero), one, l1);
@@ -147,55 +144,50 @@ pub(crate) fn predicted_normals(
             let (rx, ry) = codes4(q);
             let wrap = |v: __m128i| _mm_srai_epi32::<16>(_mm_slli_epi32::<16>(v));
             let (cx, cy) = (wrap(_mm_add_epi32(rx, px)), wrap(_mm_add_epi32(ry, py)));
-            out.extend_from_slice(&interleave3(oct_decode4(cx, cy, inv)));
+            o.copy_from_slice(&interleave3(oct_decode4(cx, cy, inv)));
         }
     }
     n
 }
 
 /// Unit vectors of octahedral codes, four at a time: the portable
-/// `quant::oct_decode_inv` lane by lane. Appends `codes.len() / 4 * 4`; returns how
-/// many.
-pub(crate) fn oct_decode_all(codes: &[[i16; 2]], inv_scale: f32, out: &mut Vec<[f32; 3]>) -> usize {
-    let n = codes.len() / 4 * 4;
+/// `quant::oct_decode_inv` lane by lane. Writes the first `out.len() / 4 * 4`
+/// (`codes` at least as long as `out`); returns how many.
+pub(crate) fn oct_decode_all(codes: &[[i16; 2]], inv_scale: f32, out: &mut [[f32; 3]]) -> usize {
+    let n = out.len() / 4 * 4;
     // SAFETY: SSE2 is in the x86_64 baseline; registers only.
     unsafe {
         let inv = _mm_set1_ps(inv_scale);
-        for q in codes[..n].chunks_exact(4) {
+        for (q, o) in codes[..n].chunks_exact(4).zip(out[..n].chunks_exact_mut(4)) {
             let (x, y) = codes4(q);
-            out.extend_from_slice(&interleave3(oct_decode4(x, y, inv)));
+            o.copy_from_slice(&interleave3(oct_decode4(x, y, inv)));
         }
     }
     n
 }
 
 /// Tangents from octahedral codes with the handedness in bit 0 of each position's w
-/// (set: -1), four at a time: the portable loop lane by lane. Appends
-/// `codes.len() / 4 * 4` (at most `positions.len() / 4 * 4`); returns how many.
+/// (set: -1), four at a time: the portable loop lane by lane. Writes the first
+/// `out.len() / 4 * 4` (`codes` and `positions` at least as long as `out`); returns
+/// how many.
 pub(crate) fn tangents(
     codes: &[[i16; 2]],
     positions: &[[u16; 4]],
     inv_scale: f32,
-    out: &mut Vec<[f32; 4]>,
+    out: &mut [[f32; 4]],
 ) -> usize {
-    let n = codes.len().min(positions.len()) / 4 * 4;
+    let n = out.len() / 4 * 4;
     // SAFETY: SSE2 is in the x86_64 baseline; registers only.
     unsafe {
         let inv = _mm_set1_ps(inv_scale);
-        for (q, p) in codes[..n]
-            .chunks_exact(4)
-            .zip(positions[..n].chunks_exact(4))
-        {
+        let (q4, p4) = (codes[..n].chunks_exact(4), positions[..n].chunks_exact(4));
+        for ((q, p), o) in q4.zip(p4).zip(out[..n].chunks_exact_mut(4)) {
             let (x, y) = codes4(q);
             let t = interleave3(oct_decode4(x, y, inv));
-            out.extend((0..4).map(|i| {
-                [
-                    t[i][0],
-                    t[i][1],
-                    t[i][2],
-                    if p[i][3] & 1 != 0 { -1.0 } else { 1.0 },
-                ]
-            }));
+            for i in 0..4 {
+                let w = if p[i][3] & 1 != 0 { -1.0 } else { 1.0 };
+                o[i] = [t[i][0], t[i][1], t[i][2], w];
+            }
         }
     }
     n
@@ -244,7 +236,7 @@ mod tests {
                 (0..n).map(|_| [0, 0, 0, rng.random_range(0..2)]).collect();
             let (scale, inv) = (oct_code_scale(nb), 1.0 / oct_scale(nb));
 
-            let mut fast = Vec::new();
+            let mut fast = vec![[0.0; 3]; n];
             assert_eq!(predicted_normals(&codes, &sums, scale, inv, &mut fast), n);
             let slow: Vec<[f32; 3]> = codes
                 .iter()
@@ -256,12 +248,12 @@ mod tests {
                 .collect();
             assert_eq!(bits3(&fast), bits3(&slow), "predicted normals at {nb} bits");
 
-            let mut fast = Vec::new();
+            let mut fast = vec![[0.0; 3]; n];
             assert_eq!(oct_decode_all(&codes, inv, &mut fast), n);
             let slow: Vec<[f32; 3]> = codes.iter().map(|&q| oct_decode_inv(q, inv)).collect();
             assert_eq!(bits3(&fast), bits3(&slow), "normals at {nb} bits");
 
-            let mut fast = Vec::new();
+            let mut fast = vec![[0.0; 4]; n];
             assert_eq!(tangents(&codes, &positions, inv, &mut fast), n);
             for ((t, &q), p) in fast.iter().zip(&codes).zip(&positions) {
                 let d = oct_decode_inv(q, inv);
