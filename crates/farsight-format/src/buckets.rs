@@ -163,15 +163,26 @@ pub(crate) fn decode(
 }
 
 /// One value from its bucket `k` (at most 16) and the bits at the bottom of `word`;
-/// returns the value and how many bits it used.
+/// returns the value and how many bits it used. Table-driven: a variable shift
+/// costs three micro-ops on x86-64 without BMI2, a table load one.
 #[inline(always)]
 fn value<const ZIGZAG: bool>(k: u8, word: u64) -> (u16, u32) {
-    let k = k as u32 & 31;
-    let m = k.saturating_sub(1);
-    let lead = (1u32 << k) >> 1;
-    let v = (lead | (word as u32 & ((1u32 << m) - 1))) as u16;
+    let [m, lead, mask] = BUCKET[k as usize & 31];
+    let v = (lead | (word as u32 & mask)) as u16;
     (if ZIGZAG { unzigzag(v) } else { v }, m)
 }
+
+/// Per bucket `k`: the bits stored below the leading one, the leading one, and the
+/// mask of the stored bits (zeros past 16: buckets are checked to be at most 16).
+const BUCKET: [[u32; 3]; 32] = {
+    let mut t = [[0; 3]; 32];
+    let mut k = 1;
+    while k <= 16 {
+        t[k] = [k as u32 - 1, 1 << (k - 1), (1 << (k - 1)) - 1];
+        k += 1;
+    }
+    t
+};
 
 /// The 64 bits from bit `pos` on (the low `64 - pos % 8` of them meaningful).
 #[inline(always)]
