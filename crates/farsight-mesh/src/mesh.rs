@@ -40,11 +40,21 @@ impl SubMesh {
 
     /// Bounds of the vertices the triangles use (empty box when there are none).
     pub fn bounds(&self) -> Aabb {
-        let mut b = Aabb::EMPTY;
-        for &i in &self.indices {
-            b = b.grow(Vec3::from(self.vertices[i as usize].position));
+        // Four boxes grown side by side: one box grown index after index waits
+        // on its own last min and max every step.
+        let mut b = [Aabb::EMPTY; 4];
+        let grow =
+            |b: &mut Aabb, i: u32| *b = b.grow(Vec3::from(self.vertices[i as usize].position));
+        let mut chunks = self.indices.chunks_exact(4);
+        for c in &mut chunks {
+            for k in 0..4 {
+                grow(&mut b[k], c[k]);
+            }
         }
-        b
+        for &i in chunks.remainder() {
+            grow(&mut b[0], i);
+        }
+        b[0].union(b[1]).union(b[2].union(b[3]))
     }
 }
 

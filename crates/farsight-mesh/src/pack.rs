@@ -135,7 +135,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // The bounds, vertex packing and LOD0's edge reference need only the source,
     // not the DAG: they run beside the DAG build (meshoptimizer builds one part on
     // one core), on another core when there is one, and off the serial path.
-    let (built, (bounds, packed, reference)) = rayon::join(
+    let (parts, (bounds, packed, reference)) = rayon::join(
         || build_parts(config, &split, &remap),
         || {
             let bounds = mesh.bounds();
@@ -152,6 +152,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             (bounds, packed, reference)
         },
     );
+    let built = &parts.built;
     let mut warnings = Vec::new();
     if built.rebuilds > 0 {
         warnings.push(Warning::StuckGroupsLocked {
@@ -165,7 +166,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             limit: config.max_levels,
         });
     }
-    let levels = stamp_levels(&built.dag, config.max_levels);
+    let levels = stamp_with(&built.dag, config.max_levels, &|c| parts.triangles(c));
     let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
     split.vertices.truncate(n);
     let vertices = std::mem::take(&mut split.vertices);
@@ -191,6 +192,19 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
 /// every coarser level so each level is complete alone; the copies form a chain
 /// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
 pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
+    stamp_with(dag, max_levels, &|c| {
+        (dag.cluster_indices(&dag.clusters[c]), 0)
+    })
+}
+
+/// [`stamp_levels`] with cluster `c`'s triangles given by `triangles(c)`: indices
+/// and an offset added to each (a part's DAG keeps its own vertex ids; see
+/// [`crate::split::PartDags`]), copied into the levels once.
+fn stamp_with<'t>(
+    dag: &RawDag,
+    max_levels: usize,
+    triangles: &dyn Fn(usize) -> (&'t [u32], u32),
+) -> Vec<PackedLevel> {
     let groups = nest_groups(dag);
     let n = dag.level_count().min(max_levels);
     let last = n as u32 - 1;
@@ -225,9 +239,10 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
             copied_clusters: 0,
         })
         .collect();
-    let push = |level: &mut PackedLevel, info: ClusterInfo, tris: &[u32]| {
+    let push = |level: &mut PackedLevel, info: ClusterInfo, c: usize| {
+        let (tris, base) = triangles(c);
         level.clusters.push(info);
-        level.indices.extend_from_slice(tris);
+        level.indices.extend(tris.iter().map(|&i| i + base));
         level.offsets.push(level.indices.len() as u32);
     };
     for (gi, g) in groups.iter().enumerate() {
@@ -271,7 +286,7 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
                 material: g.material as u16,
                 group: group_in_level,
             };
-            push(&mut levels[j], info, dag.cluster_indices(cl));
+            push(&mut levels[j], info, c);
         }
     }
     // Copies, level by level after each level's own groups.
@@ -293,7 +308,7 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
                     material: g.material as u16,
                     group: group_in_level,
                 };
-                push(level, info, dag.cluster_indices(cl));
+                push(level, info, c);
                 level.copied_clusters += 1;
             }
         }

@@ -240,8 +240,9 @@ pub struct RawInput {
 }
 
 /// Builds every part's DAG (in parallel, seams locked) and merges them into one
-/// [`RawDag`] over [`MaterialSplit::vertices`]: groups of part 0 first, then part 1,
-/// ..., each group tagged with its material. Group ids stay children-first.
+/// DAG over [`MaterialSplit::vertices`] ([`PartDags`]): groups of part 0 first,
+/// then part 1, ..., each group tagged with its material. Group ids stay
+/// children-first.
 /// `remap` gives [`MaterialSplit::remap`] (which a cook may have moved out, or
 /// computes beside the build); it is called only when a part needs it.
 /// `split.vertices` ends with one padding vertex past the parts: the simplifier
@@ -251,7 +252,7 @@ pub(crate) fn build_parts<'r>(
     config: &ClusterConfig,
     split: &MaterialSplit,
     remap: &(dyn Fn() -> &'r [u32] + Sync),
-) -> BuiltDag {
+) -> PartDags {
     let end = split
         .parts
         .last()
@@ -277,29 +278,25 @@ pub(crate) fn build_parts<'r>(
             )
         })
         .collect();
-    if let ([only], [part]) = (&built[..], &split.parts[..]) {
-        if part.vertex_base == 0 {
-            // One material: its DAG already is the merged one (material 0, no
-            // offsets), so it is moved rather than copied.
-            debug_assert!(only.dag.groups.iter().all(|g| g.material == 0));
-            return built.into_iter().next().expect("one part");
-        }
-    }
-    let mut out = BuiltDag {
-        dag: RawDag::default(),
-        locked_vertices: 0,
-        rebuilds: 0,
-        stuck_groups: 0,
+    let mut out = PartDags {
+        built: BuiltDag {
+            dag: RawDag::default(),
+            locked_vertices: 0,
+            rebuilds: 0,
+            stuck_groups: 0,
+        },
+        indices: Vec::with_capacity(built.len()),
+        part: Vec::new(),
     };
-    let dag = &mut out.dag;
+    let dag = &mut out.built.dag;
     dag.groups
         .reserve(built.iter().map(|b| b.dag.groups.len()).sum());
     dag.clusters
         .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
-    dag.indices
-        .reserve(built.iter().map(|b| b.dag.indices.len()).sum());
+    out.part
+        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
     for ((m, part), b) in split.parts.iter().enumerate().zip(built) {
-        let (g0, i0) = (dag.groups.len() as u32, dag.indices.len() as u32);
+        let g0 = dag.groups.len() as u32;
         dag.groups
             .extend(b.dag.groups.iter().map(|g| crate::dag::DagGroup {
                 material: m as u32,
@@ -313,14 +310,39 @@ pub(crate) fn build_parts<'r>(
                 } else {
                     -1
                 },
-                first_index: c.first_index + i0,
                 ..*c
             }));
-        dag.indices
-            .extend(b.dag.indices.iter().map(|&i| i + part.vertex_base));
-        out.locked_vertices += b.locked_vertices;
-        out.rebuilds = out.rebuilds.max(b.rebuilds);
-        out.stuck_groups += b.stuck_groups;
+        out.part
+            .extend(std::iter::repeat_n(m as u32, b.dag.clusters.len()));
+        out.indices.push((b.dag.indices, part.vertex_base));
+        out.built.locked_vertices += b.locked_vertices;
+        out.built.rebuilds = out.built.rebuilds.max(b.rebuilds);
+        out.built.stuck_groups += b.stuck_groups;
     }
     out
+}
+
+/// The parts' DAGs as one: groups and clusters merged (ids over all parts, each
+/// group tagged with its material), triangles left in each part's own list and
+/// read through [`PartDags::triangles`] (the packer copies them into the levels
+/// once, adding the part's first vertex; no merged index list is made).
+pub(crate) struct PartDags {
+    /// The merged DAG; its `indices` are empty and a cluster's `first_index` is in
+    /// its part's list.
+    pub built: BuiltDag,
+    /// Per part: its DAG's indices (the part's own vertex ids) and its first vertex.
+    pub indices: Vec<(Vec<u32>, u32)>,
+    /// The part of each cluster of `built.dag`.
+    pub part: Vec<u32>,
+}
+
+impl PartDags {
+    /// Cluster `c`'s triangles in its part's vertex ids, and what turns them into
+    /// ids of [`MaterialSplit::vertices`].
+    pub fn triangles(&self, c: usize) -> (&[u32], u32) {
+        let cluster = &self.built.dag.clusters[c];
+        let (indices, base) = &self.indices[self.part[c] as usize];
+        let start = cluster.first_index as usize;
+        (&indices[start..start + cluster.index_count as usize], *base)
+    }
 }
