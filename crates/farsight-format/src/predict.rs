@@ -431,24 +431,9 @@ fn recipe(
     }
 }
 
-/// [`restore`] of slot `slot` from corners `[a, b, c]` as the weight-`w` parallelogram
-/// (weight 0: the midpoint of `a` and `b`), without a branch on the recipe.
-#[inline(always)]
-fn restore_if<const N: usize, const C: usize>(
-    values: &mut [[u16; N]],
-    slot: usize,
-    [a, b, c]: [u32; 3],
-    w: i32,
-) {
-    let (pa, pb, pc) = (values[a as usize], values[b as usize], values[c as usize]);
-    let r = &mut values[slot];
-    for i in 0..C {
-        r[i] = parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(unzigzag(r[i]));
-    }
-}
-
 /// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
-/// [`parallelogram`] of weight `w` when `c` is given, else the midpoint of `a`, `b`.
+/// [`parallelogram`] of weight `w` when `c` is given, else the midpoint of `a`, `b`
+/// (the weight-0 parallelogram).
 #[inline(always)]
 fn restore<const N: usize, const C: usize>(
     values: &mut [[u16; N]],
@@ -458,17 +443,37 @@ fn restore<const N: usize, const C: usize>(
     c: Option<u32>,
     w: i32,
 ) {
-    let (pa, pb) = (values[a as usize], values[b as usize]);
-    let pred: [u16; N] = match c {
-        Some(c) => {
-            let pc = values[c as usize];
-            std::array::from_fn(|i| parallelogram(pa[i], pb[i], pc[i], w))
-        }
-        None => std::array::from_fn(|i| ((pa[i] as u32 + pb[i] as u32) / 2) as u16),
+    let (c, w) = match c {
+        Some(c) => (c, w),
+        None => (a, 0),
     };
-    let r = &mut values[v];
-    for i in 0..C {
-        r[i] = pred[i].wrapping_add(unzigzag(r[i]));
+    restore_if::<N, C>(values, v, [a, b, c], w);
+}
+
+/// [`restore`] of slot `slot` from corners `[a, b, c]` as the weight-`w` parallelogram
+/// (weight 0: the midpoint of `a` and `b`).
+#[inline(always)]
+fn restore_if<const N: usize, const C: usize>(
+    values: &mut [[u16; N]],
+    slot: usize,
+    [a, b, c]: [u32; 3],
+    w: i32,
+) {
+    let (pa, pb, pc) = (values[a as usize], values[b as usize], values[c as usize]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Four lanes either way; a [u16; 2] rides in the low two.
+        let wide =
+            |p: [u16; N]| -> [u16; 4] { std::array::from_fn(|i| if i < N { p[i] } else { 0 }) };
+        let r = crate::simd::restore::<C>(wide(pa), wide(pb), wide(pc), wide(values[slot]), w);
+        values[slot] = std::array::from_fn(|i| r[i]);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let r = &mut values[slot];
+        for i in 0..C {
+            r[i] = parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(unzigzag(r[i]));
+        }
     }
 }
 

@@ -193,6 +193,45 @@ pub(crate) fn tangents(
     n
 }
 
+/// The walk's restore of one vertex: lanes `0..C` become the weight-`w`
+/// parallelogram of `a`, `b`, `c` (`predict::parallelogram`: `((a + b)(8 + w) -
+/// 2wc) >> 4`, clamped to 0..=65535) plus the unzigzagged residual in `r`; the other
+/// lanes keep `r`'s. Exact integer arithmetic in 32-bit lanes (codes are offset by
+/// 32768 to fit `pmaddwd`'s signed inputs, and the offset added back), so the same
+/// values as the portable form. `w` is 0..=8.
+#[inline(always)]
+pub(crate) fn restore<const C: usize>(
+    a: [u16; 4],
+    b: [u16; 4],
+    c: [u16; 4],
+    r: [u16; 4],
+    w: i32,
+) -> [u16; 4] {
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let bias = _mm_set1_epi16(i16::MIN);
+        let lanes = |p: [u16; 4]| {
+            _mm_xor_si128(_mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(p)), bias)
+        };
+        let (a, b, c) = (lanes(a), lanes(b), lanes(c));
+        let ab = _mm_madd_epi16(_mm_unpacklo_epi16(a, b), _mm_set1_epi16((8 + w) as i16));
+        let c0 = _mm_unpacklo_epi16(c, _mm_setzero_si128());
+        let cw = _mm_madd_epi16(c0, _mm_set1_epi32((-2 * w) as u16 as i32));
+        // (a' + b')(8 + w) - 2wc' = (a + b)(8 + w) - 2wc - 8 * 65536.
+        let v = _mm_add_epi32(_mm_add_epi32(ab, cw), _mm_set1_epi32(8 << 16));
+        let v = _mm_sub_epi32(_mm_srai_epi32::<4>(v), _mm_set1_epi32(32768));
+        // Signed saturation to i16 is the clamp to the code range, offset.
+        let pred = _mm_xor_si128(_mm_packs_epi32(v, v), bias);
+        let r = _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(r));
+        let one = _mm_set1_epi16(1);
+        let z = _mm_sub_epi16(_mm_setzero_si128(), _mm_and_si128(r, one));
+        let out = _mm_add_epi16(pred, _mm_xor_si128(_mm_srli_epi16::<1>(r), z));
+        let keep = _mm_cvtsi64_si128(-1i64 << (16 * C));
+        let out = _mm_or_si128(_mm_andnot_si128(keep, out), _mm_and_si128(keep, r));
+        bytemuck::cast(_mm_cvtsi128_si64(out))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +299,43 @@ mod tests {
                 let s = if p[3] & 1 != 0 { -1.0 } else { 1.0 };
                 assert_eq!(t.map(f32::to_bits), [d[0], d[1], d[2], s].map(f32::to_bits));
             }
+        }
+    }
+
+    #[test]
+    fn restores_match_the_portable_parallelogram() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..200_000 {
+            let edge = [0, 1, 2, 32767, 32768, 65534, 65535];
+            let p = |rng: &mut ChaCha8Rng| -> [u16; 4] {
+                if i % 3 == 0 {
+                    [0; 4].map(|_| edge[rng.random_range(0..edge.len())])
+                } else {
+                    [rng.random(), rng.random(), rng.random(), rng.random()]
+                }
+            };
+            let (a, b, c, r) = (p(&mut rng), p(&mut rng), p(&mut rng), p(&mut rng));
+            let w = rng.random_range(0..=8);
+            let want = |n: usize| -> [u16; 4] {
+                std::array::from_fn(|k| {
+                    if k < n {
+                        crate::predict::parallelogram(a[k], b[k], c[k], w)
+                            .wrapping_add(crate::predict::unzigzag(r[k]))
+                    } else {
+                        r[k]
+                    }
+                })
+            };
+            assert_eq!(
+                restore::<3>(a, b, c, r, w),
+                want(3),
+                "{a:?} {b:?} {c:?} {r:?} {w}"
+            );
+            assert_eq!(
+                restore::<2>(a, b, c, r, w),
+                want(2),
+                "{a:?} {b:?} {c:?} {r:?} {w}"
+            );
         }
     }
 
