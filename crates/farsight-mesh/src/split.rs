@@ -11,6 +11,8 @@
 
 use meshopt::SimplifyVertex;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::dag::{
     attributes, build_dag_remapped, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
@@ -262,22 +264,19 @@ pub(crate) fn build_parts<'r>(
         end + 1,
         "one padding vertex past the parts"
     );
-    let built: Vec<BuiltDag> = split
-        .parts
-        .par_iter()
-        .map(|p| {
-            let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
-            let attributes = Attributes::in_place(&split.vertices, range.clone());
-            build_dag_remapped(
-                config,
-                (split.part_vertices(p), attributes),
-                &p.indices,
-                &p.seam,
-                &|| &remap()[range.clone()],
-                split.vertices.len(),
-            )
-        })
-        .collect();
+    let build = |p: &MaterialPart| {
+        let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
+        let attributes = Attributes::in_place(&split.vertices, range.clone());
+        build_dag_remapped(
+            config,
+            (split.part_vertices(p), attributes),
+            &p.indices,
+            &p.seam,
+            &|| &remap()[range.clone()],
+            split.vertices.len(),
+        )
+    };
+    let built = largest_first(&split.parts, |p| p.indices.len(), build);
     let mut out = PartDags {
         built: BuiltDag {
             dag: RawDag::default(),
@@ -320,6 +319,38 @@ pub(crate) fn build_parts<'r>(
         out.built.stuck_groups += b.stuck_groups;
     }
     out
+}
+
+/// `f` of every item, in parallel, the largest items (by `size`) started first:
+/// each free thread takes the largest item not started yet (greedy longest-first
+/// scheduling), so a large part never starts late behind small ones and the
+/// threads finish close together. Results come back in item order.
+fn largest_first<T: Sync, R: Send>(
+    items: &[T],
+    size: impl Fn(&T) -> usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    let workers = rayon::current_num_threads().clamp(1, items.len().max(1));
+    (0..workers).into_par_iter().for_each(|_| loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&i) = order.get(k) else { break };
+        let r = f(&items[i]);
+        if let Ok(mut slot) = done[i].lock() {
+            *slot = Some(r);
+        }
+    });
+    done.into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .expect("every item is built once")
+        })
+        .collect()
 }
 
 /// The parts' DAGs as one: groups and clusters merged (ids over all parts, each
