@@ -86,13 +86,29 @@ impl CookedMesh<'_> {
     /// Decodes into `out` (cleared first, capacity kept): f32 positions, unit normals,
     /// tangents with handedness, f32 uvs and u32 indices, i.e. what a renderer uploads.
     /// `scratch` holds every intermediate buffer between calls; once both have grown
-    /// to the largest record, decoding allocates nothing.
+    /// to the largest record, decoding allocates nothing. On an error `out` is left
+    /// empty.
     pub fn decode_into(
         &self,
         out: &mut MeshData,
         scratch: &mut DecodeScratch,
     ) -> Result<(), FormatError> {
-        out.clear();
+        let result = self.decode_stages(out, scratch);
+        if result.is_err() {
+            out.clear();
+        }
+        result
+    }
+
+    /// [`Self::decode_into`]'s stages. Every array of `out` is set to its length and
+    /// overwritten whole rather than cleared and refilled, so decoding a record the
+    /// size of the last one writes each byte once (no zero fill first).
+    fn decode_stages(
+        &self,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        out.provenance.clear();
         let h = &self.header;
         let n = h.vertex_count as usize;
         let s = scratch;
@@ -149,13 +165,14 @@ impl CookedMesh<'_> {
             h.position_bits as u32,
         );
         let min = h.bounds_min;
-        out.positions.extend(positions.iter().map(|q| {
-            [
+        set_len(&mut out.positions, n);
+        for (o, q) in out.positions.iter_mut().zip(positions) {
+            *o = [
                 dequantize_unorm(q[0], min[0], step),
                 dequantize_unorm(q[1], min[1], step),
                 dequantize_unorm(q[2], min[2], step),
-            ]
-        }));
+            ];
+        }
 
         if has(CookedHeader::HAS_NORMALS) {
             let nb = h.normal_bits as u32;
@@ -184,6 +201,8 @@ impl CookedMesh<'_> {
                     *o = oct_decode_inv(q, inv);
                 }
             }
+        } else {
+            out.normals.clear();
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
@@ -199,17 +218,22 @@ impl CookedMesh<'_> {
                 let t = oct_decode_inv(q, inv);
                 *o = [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }];
             }
+        } else {
+            out.tangents.clear();
         }
         if has_uvs {
             let ub = h.uv_bits as u32;
             let (lo, hi) = (h.uv_min, h.uv_max);
             let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
-            out.uvs.extend(s.uvs[..n].iter().map(|q| {
-                [
+            set_len(&mut out.uvs, n);
+            for (o, q) in out.uvs.iter_mut().zip(&s.uvs[..n]) {
+                *o = [
                     dequantize_unorm(q[0], lo[0], st[0]),
                     dequantize_unorm(q[1], lo[1], st[1]),
-                ]
-            }));
+                ];
+            }
+        } else {
+            out.uvs.clear();
         }
         Ok(())
     }
