@@ -166,7 +166,11 @@ impl CookedMesh<'_> {
         );
         let min = h.bounds_min;
         set_len(&mut out.positions, n);
-        for (o, q) in out.positions.iter_mut().zip(positions) {
+        #[cfg(target_arch = "x86_64")]
+        let done = crate::simd::dequantize_positions(positions, min, step, &mut out.positions);
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = 0;
+        for (o, q) in out.positions[done..].iter_mut().zip(&positions[done..]) {
             *o = [
                 dequantize_unorm(q[0], min[0], step),
                 dequantize_unorm(q[1], min[1], step),
@@ -226,7 +230,11 @@ impl CookedMesh<'_> {
             let (lo, hi) = (h.uv_min, h.uv_max);
             let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
             set_len(&mut out.uvs, n);
-            for (o, q) in out.uvs.iter_mut().zip(&s.uvs[..n]) {
+            #[cfg(target_arch = "x86_64")]
+            let done = crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs);
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = 0;
+            for (o, q) in out.uvs[done..].iter_mut().zip(&s.uvs[done..n]) {
                 *o = [
                     dequantize_unorm(q[0], lo[0], st[0]),
                     dequantize_unorm(q[1], lo[1], st[1]),

@@ -232,6 +232,59 @@ pub(crate) fn restore<const C: usize>(
     }
 }
 
+/// Positions from their cell codes, the portable `quant::dequantize_unorm` lane by
+/// lane (`min + (q + 0.5) * step`): each vertex as one four-lane operation, stored as
+/// 16 bytes whose fourth lane the next vertex overwrites. Writes all but the last
+/// of `out` (which would need a store past the end); returns how many.
+pub(crate) fn dequantize_positions(
+    codes: &[[u16; 4]],
+    min: [f32; 3],
+    step: f32,
+    out: &mut [[f32; 3]],
+) -> usize {
+    let n = out.len().saturating_sub(1);
+    let flat: &mut [f32] = bytemuck::cast_slice_mut(out);
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let (half, step) = (_mm_set1_ps(0.5), _mm_set1_ps(step));
+        let min = _mm_setr_ps(min[0], min[1], min[2], 0.0);
+        let zero = _mm_setzero_si128();
+        for (i, &q) in codes[..n].iter().enumerate() {
+            let q = _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(q));
+            let f = _mm_cvtepi32_ps(_mm_unpacklo_epi16(q, zero));
+            let v = _mm_add_ps(min, _mm_mul_ps(_mm_add_ps(f, half), step));
+            flat[3 * i..3 * i + 4].copy_from_slice(&bytemuck::cast::<__m128, [f32; 4]>(v));
+        }
+    }
+    n
+}
+
+/// Uvs from their cell codes, the portable `quant::dequantize_unorm` lane by lane,
+/// two vertices per operation. Writes the first `out.len() / 2 * 2`; returns how
+/// many.
+pub(crate) fn dequantize_uvs(
+    codes: &[[u16; 2]],
+    min: [f32; 2],
+    step: [f32; 2],
+    out: &mut [[f32; 2]],
+) -> usize {
+    let n = out.len() / 2 * 2;
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let half = _mm_set1_ps(0.5);
+        let step = _mm_setr_ps(step[0], step[1], step[0], step[1]);
+        let min = _mm_setr_ps(min[0], min[1], min[0], min[1]);
+        let zero = _mm_setzero_si128();
+        for (q, o) in codes[..n].chunks_exact(2).zip(out[..n].chunks_exact_mut(2)) {
+            let q = _mm_cvtsi64_si128(bytemuck::cast::<[[u16; 2]; 2], i64>([q[0], q[1]]));
+            let f = _mm_cvtepi32_ps(_mm_unpacklo_epi16(q, zero));
+            let v = _mm_add_ps(min, _mm_mul_ps(_mm_add_ps(f, half), step));
+            o.copy_from_slice(&bytemuck::cast::<__m128, [[f32; 2]; 2]>(v));
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +389,33 @@ mod tests {
                 want(2),
                 "{a:?} {b:?} {c:?} {r:?} {w}"
             );
+        }
+    }
+
+    #[test]
+    fn dequantised_positions_and_uvs_have_the_bits_of_the_portable_form() {
+        use crate::quant::dequantize_unorm;
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for n in [0, 1, 2, 3, 7, 1000] {
+            let q: Vec<[u16; 4]> = (0..n).map(|_| [0; 4].map(|_| rng.random())).collect();
+            let uv: Vec<[u16; 2]> = (0..n).map(|_| [rng.random(), rng.random()]).collect();
+            let min = [-3.7f32, 0.1, 1234.5];
+            let step = 0.000_123_4f32;
+            let mut fast = vec![[0.0f32; 3]; n];
+            let done = dequantize_positions(&q, min, step, &mut fast);
+            assert_eq!(done, n.saturating_sub(1));
+            for (o, q) in fast.iter().zip(&q).take(done) {
+                let want = [0, 1, 2].map(|k| dequantize_unorm(q[k], min[k], step));
+                assert_eq!(o.map(f32::to_bits), want.map(f32::to_bits));
+            }
+            let (lo, st) = ([-0.5f32, 2.0], [0.001f32, 0.0003]);
+            let mut fast = vec![[0.0f32; 2]; n];
+            let done = dequantize_uvs(&uv, lo, st, &mut fast);
+            assert_eq!(done, n / 2 * 2);
+            for (o, q) in fast.iter().zip(&uv).take(done) {
+                let want = [0, 1].map(|k| dequantize_unorm(q[k], lo[k], st[k]));
+                assert_eq!(o.map(f32::to_bits), want.map(f32::to_bits));
+            }
         }
     }
 
