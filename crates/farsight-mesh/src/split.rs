@@ -20,6 +20,9 @@ use crate::dag::{
 use crate::mesh::{Mesh, SubMesh, Vertex};
 use crate::repair::position_remap;
 
+/// Vertices copied by one task of the split.
+const COPY_CHUNK: usize = 1 << 14;
+
 /// The triangles of one material.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaterialPart {
@@ -99,19 +102,40 @@ impl MaterialSplit {
         // (from the sub-meshes' positions), run side by side.
         let ((vertices, indices), (remap, seams)) = rayon::join(
             || {
-                // Room for the padding vertex a cook adds for the build (see
+                // Zeroed, so the copy can fill it in parallel pieces; room is kept
+                // for the padding vertex a cook adds for the build (see
                 // [`build_parts`]).
-                let mut vertices = Vec::with_capacity(at as usize + 1);
-                let mut indices = Vec::with_capacity(names.len());
-                for subs in &of_material {
-                    let (base, mut part) = (vertices.len() as u32, Vec::new());
-                    for s in subs {
-                        let local = vertices.len() as u32 - base;
-                        vertices.extend_from_slice(&s.vertices);
-                        part.extend(s.indices.iter().map(|&i| i + local));
-                    }
-                    indices.push(part);
+                let mut vertices = vec![Vertex::default(); at as usize + 1];
+                vertices.truncate(at as usize);
+                let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
+                let mut rest = &mut vertices[..];
+                for s in of_material.iter().flatten() {
+                    let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
+                    copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
+                    rest = after;
                 }
+                let ((), indices) = rayon::join(
+                    || {
+                        copies
+                            .into_par_iter()
+                            .for_each(|(to, from)| to.copy_from_slice(from))
+                    },
+                    || {
+                        of_material
+                            .par_iter()
+                            .map(|subs| {
+                                let mut part =
+                                    Vec::with_capacity(subs.iter().map(|s| s.indices.len()).sum());
+                                let mut local = 0u32;
+                                for s in subs {
+                                    part.extend(s.indices.iter().map(|&i| i + local));
+                                    local += s.vertices.len() as u32;
+                                }
+                                part
+                            })
+                            .collect::<Vec<_>>()
+                    },
+                );
                 (vertices, indices)
             },
             || {
