@@ -115,27 +115,14 @@ pub(crate) fn decode(
     if got != count {
         return Err(BucketError::Frame);
     }
-    // Validate every bucket and the bit count before unpacking without checks.
+    // Every bucket at most 16 before unpacking; the bit count is checked after it
+    // (the unpacking reads zeros past the stored bits and cannot fail; a wrong
+    // count is an error then, and the caller drops what was written).
     if buckets.len() != n * c {
         return Err(BucketError::Frame);
     }
-    // In chunks whose bit counts fit a u32 (15 bits at most per bucket), so the
-    // sum runs in 32-bit lanes.
-    let mut total: u64 = 0;
-    let mut max = 0u8;
-    for chunk in buckets.chunks(1 << 20) {
-        let mut sum = 0u32;
-        for &k in chunk {
-            max = max.max(k);
-            sum += k.saturating_sub(1) as u32;
-        }
-        total += sum as u64;
-    }
-    if max > 16 {
+    if buckets.iter().fold(0u8, |m, &k| m.max(k)) > 16 {
         return Err(BucketError::Bucket);
-    }
-    if total.div_ceil(8) != packed.len() as u64 {
-        return Err(BucketError::Bits);
     }
     padded.clear();
     padded.extend_from_slice(packed);
@@ -158,6 +145,9 @@ pub(crate) fn decode(
             (true, 4) => unpack::<true, 4>(ks, out, comp, padded, pos),
             _ => unpack_any(ks, out, c, comp, zigzag, padded, pos),
         };
+    }
+    if pos.div_ceil(8) != packed.len() {
+        return Err(BucketError::Bits);
     }
     Ok(())
 }
@@ -198,7 +188,8 @@ fn bits_at(padded: &[u8], pos: usize) -> u64 {
 /// Unpacks component `comp` of every `C`-component element of `out` from its buckets
 /// `ks` and the packed bits from bit `pos` on; returns the bit position after them.
 /// Three values per 64-bit read (at most 3 x 15 bits past a 7-bit offset). `padded`
-/// ends in 8 zero bytes past the last bit any bucket asks for (checked by the caller).
+/// is the packed bits and 8 zero bytes; bits past them read as zeros (the caller
+/// checks the count afterwards).
 #[inline(always)]
 fn unpack<const ZIGZAG: bool, const C: usize>(
     ks: &[u8],
