@@ -73,9 +73,19 @@ pub struct ClusterMesh {
 /// not monotonic, a level is not complete alone, a uniform cut opens a crack, or a
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
-    let cook = cook_unchecked(mesh, config)?;
-    cook.check()?;
-    Ok(cook.mesh)
+    on_pool(|| {
+        let cook = cook_unchecked(mesh, config)?;
+        cook.check()?;
+        Ok(cook.mesh)
+    })
+}
+
+/// Runs a cook on a rayon worker. Called from outside the pool, every parallel
+/// step would be handed to the pool and waited for on its own (a wake-up and a
+/// hand-back each, tens of microseconds); entering the pool once makes the
+/// steps plain work-stealing joins. Inside the pool it just runs `f`.
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
 }
 
 /// [`cook_clusters`] and [`ClusterMesh::encode`] in one: the trust checks and the
@@ -86,10 +96,12 @@ pub fn cook_clusters_encoded(
     mesh: &Mesh,
     config: &ClusterConfig,
 ) -> Result<(ClusterMesh, Vec<u8>), CookError> {
-    let cook = cook_unchecked(mesh, config)?;
-    let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
-    checked?;
-    Ok((cook.mesh, bytes?))
+    on_pool(|| {
+        let cook = cook_unchecked(mesh, config)?;
+        let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
+        checked?;
+        Ok((cook.mesh, bytes?))
+    })
 }
 
 /// A stamped cook whose trust checks have not run yet.
@@ -385,6 +397,10 @@ impl ClusterMesh {
     /// layout, is known), then [`FileWriter::finish_filled`] has each level write
     /// its record in place, levels in parallel. No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
+        on_pool(|| self.encode_on_pool())
+    }
+
+    fn encode_on_pool(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
         let scratch = RemapPool::new(self.vertices.len());
