@@ -175,7 +175,7 @@ pub(crate) fn attributes(vertices: &[Vertex]) -> Vec<f32> {
 pub(crate) const ATTRIBUTE_FLOATS: usize = 5;
 
 /// One plain `clod_build` run (what the benchmark compares against), with the
-/// [`attributes`] stream.
+/// attribute stream of [`crate::simplifier_attributes`].
 pub fn clod_build_raw(
     config: &ClusterConfig,
     vertices: &[Vertex],
