@@ -64,6 +64,13 @@ pub(crate) struct EdgeReference {
 
 impl EdgeReference {
     pub fn new(remap: Vec<u32>, lod0: &[u32]) -> Self {
+        Self::from_parts(remap, &[(lod0, 0)])
+    }
+
+    /// [`Self::new`] with LOD0 given in parts: each part's triangles and what
+    /// turns them into source indices (added to each), so no whole index list is
+    /// made.
+    pub fn from_parts(remap: Vec<u32>, lod0: &[(&[u32], u32)]) -> Self {
         let n = remap.len();
         let shift = (usize::BITS - n.leading_zeros()).max(1);
         let mut this = Self {
@@ -82,8 +89,8 @@ impl EdgeReference {
                 rayon::join(
                     || {
                         let mut parent: Vec<u32> = (0..n as u32).collect();
-                        for t in lod0.chunks_exact(3) {
-                            let [a, b, c] = [t[0], t[1], t[2]].map(|i| this.remap[i as usize]);
+                        for t in triangles(lod0) {
+                            let [a, b, c] = t.map(|i| this.remap[i as usize]);
                             for (x, y) in [(a, b), (b, c)] {
                                 let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
                                 if rx != ry {
@@ -172,12 +179,13 @@ impl EdgeReference {
     /// Sorted edge keys of `triangles`. The bucket sort's histogram is counted
     /// while the keys are made, so the sort itself is one scatter pass and the
     /// small sorts of the buckets.
-    fn sorted<K: Key>(&self, triangles: &[u32]) -> Vec<K> {
+    fn sorted<K: Key>(&self, parts: &[(&[u32], u32)]) -> Vec<K> {
         let key_bits = 2 * self.shift;
-        let mut keys = Vec::with_capacity(triangles.len());
-        let mut hist = Histograms::new(key_bits, triangles.len());
-        for t in triangles.chunks_exact(3) {
-            let [a, b, c] = [t[0], t[1], t[2]].map(|i| self.remap[i as usize]);
+        let len = parts.iter().map(|(t, _)| t.len()).sum();
+        let mut keys = Vec::with_capacity(len);
+        let mut hist = Histograms::new(key_bits, len);
+        for t in triangles(parts) {
+            let [a, b, c] = t.map(|i| self.remap[i as usize]);
             for (x, y) in [(a, b), (b, c), (c, a)] {
                 if x != y {
                     let k = K::make(x.min(y), x.max(y), self.shift);
@@ -191,8 +199,8 @@ impl EdgeReference {
     }
 
     /// Calls `f(a, b)` for every edge of `triangles` used once; returns the keys.
-    fn open_edges<K: Key>(&self, triangles: &[u32], f: impl FnMut(u32, u32)) -> Vec<K> {
-        let keys = self.sorted::<K>(triangles);
+    fn open_edges<K: Key>(&self, parts: &[(&[u32], u32)], f: impl FnMut(u32, u32)) -> Vec<K> {
+        let keys = self.sorted::<K>(parts);
         self.for_each_open(&keys, f);
         keys
     }
@@ -224,9 +232,9 @@ impl EdgeReference {
             open.push(self.key(a, b));
         };
         let keys = if self.narrow() {
-            SortedKeys::Narrow(self.open_edges::<u32>(triangles, &mut visit))
+            SortedKeys::Narrow(self.open_edges::<u32>(&[(triangles, 0)], &mut visit))
         } else {
-            SortedKeys::Wide(self.open_edges::<u64>(triangles, &mut visit))
+            SortedKeys::Wide(self.open_edges::<u64>(&[(triangles, 0)], &mut visit))
         };
         (on_closed, open, keys)
     }
@@ -241,9 +249,9 @@ impl EdgeReference {
             }
         };
         if self.narrow() {
-            self.open_edges::<u32>(triangles, &mut visit);
+            self.open_edges::<u32>(&[(triangles, 0)], &mut visit);
         } else {
-            self.open_edges::<u64>(triangles, &mut visit);
+            self.open_edges::<u64>(&[(triangles, 0)], &mut visit);
         }
         count
     }
@@ -275,7 +283,10 @@ impl EdgeReference {
         plus: &[u32],
         level_open: &[u64],
     ) -> usize {
-        let (m, p) = (self.sorted::<K>(minus), self.sorted::<K>(plus));
+        let (m, p) = (
+            self.sorted::<K>(&[(minus, 0)]),
+            self.sorted::<K>(&[(plus, 0)]),
+        );
         let run = |list: &[K], at: &mut usize, key: K| {
             let start = *at;
             while *at < list.len() && list[*at] == key {
@@ -320,9 +331,9 @@ fn gallop_to<K: Key>(list: &[K], at: &mut usize, key: K) {
 /// The triangle index of [`EdgeReference`]: `starts` (`n + 1` entries) and the
 /// `pairs`, by a counting sort on each triangle's smallest index, triangles in
 /// order within a bucket.
-fn triangle_index(lod0: &[u32], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
+fn triangle_index(lod0: &[(&[u32], u32)], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
     let mut starts = vec![0u32; n + 1];
-    for t in lod0.chunks_exact(3) {
+    for t in triangles(lod0) {
         let a = t[0].min(t[1]).min(t[2]) as usize;
         if let Some(s) = starts.get_mut(a + 1) {
             *s += 1;
@@ -332,15 +343,23 @@ fn triangle_index(lod0: &[u32], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
         starts[i] += starts[i - 1];
     }
     let mut at = starts.clone();
-    let mut pairs = vec![[0u32; 2]; lod0.len() / 3];
-    for t in lod0.chunks_exact(3) {
-        let [a, b, c] = sorted3([t[0], t[1], t[2]]);
+    let mut pairs = vec![[0u32; 2]; lod0.iter().map(|(t, _)| t.len() / 3).sum()];
+    for t in triangles(lod0) {
+        let [a, b, c] = sorted3(t);
         if let Some(slot) = at.get_mut(a as usize) {
             pairs[*slot as usize] = [b, c];
             *slot += 1;
         }
     }
     (starts, pairs)
+}
+
+/// The triangles of parts: `(indices, base)` with `base` added to each index.
+fn triangles<'a>(parts: &'a [(&'a [u32], u32)]) -> impl Iterator<Item = [u32; 3]> + 'a {
+    parts.iter().flat_map(|&(tris, base)| {
+        tris.chunks_exact(3)
+            .map(move |t| [t[0] + base, t[1] + base, t[2] + base])
+    })
 }
 
 fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {

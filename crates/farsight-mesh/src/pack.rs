@@ -159,7 +159,14 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                         .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
                         .collect::<Vec<_>>()
                 },
-                || EdgeReference::new(remap().to_vec(), &split.global_indices()),
+                || {
+                    let lod0: Vec<(&[u32], u32)> = split
+                        .parts
+                        .iter()
+                        .map(|p| (&p.indices[..], p.vertex_base))
+                        .collect();
+                    EdgeReference::from_parts(remap().to_vec(), &lod0)
+                },
             );
             (bounds, packed, reference)
         },
