@@ -222,7 +222,7 @@ pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
 fn stamp_with<'t>(
     dag: &RawDag,
     max_levels: usize,
-    triangles: &dyn Fn(usize) -> (&'t [u32], u32),
+    triangles: &(dyn Fn(usize) -> (&'t [u32], u32) + Sync),
 ) -> Vec<PackedLevel> {
     let groups = nest_groups(dag);
     let n = dag.level_count().min(max_levels);
@@ -248,21 +248,17 @@ fn stamp_with<'t>(
     for (i, c) in dag.clusters.iter().enumerate() {
         clusters_of[c.group as usize].push(i);
     }
-    // Chains of the stuck groups: (group, a[] indexed by level).
+    // One serial pass decides every group's parent error, the chains of the stuck
+    // groups ((group, a[] indexed by level)) and each level's groups and size;
+    // then the levels fill in parallel, each allocated once at its size.
     let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
-    let mut levels: Vec<PackedLevel> = (0..n)
-        .map(|_| PackedLevel {
-            clusters: Vec::new(),
-            indices: Vec::new(),
-            offsets: vec![0],
-            copied_clusters: 0,
-        })
-        .collect();
-    let push = |level: &mut PackedLevel, info: ClusterInfo, c: usize| {
-        let (tris, base) = triangles(c);
-        level.clusters.push(info);
-        level.indices.extend(tris.iter().map(|&i| i + base));
-        level.offsets.push(level.indices.len() as u32);
+    let mut parent_error_of = vec![0.0f32; groups.len()];
+    let mut groups_at: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut size = vec![(0usize, 0usize); n]; // (clusters, indices) per level
+    let group_size = |gi: usize| -> (usize, usize) {
+        let c = &clusters_of[gi];
+        let indices = c.iter().map(|&c| dag.clusters[c].index_count as usize);
+        (c.len(), indices.sum())
     };
     for (gi, g) in groups.iter().enumerate() {
         if g.depth > last {
@@ -270,7 +266,7 @@ fn stamp_with<'t>(
         }
         let j = g.depth as usize;
         let stuck = g.error == f32::MAX && g.depth < last;
-        let parent_error = if stuck {
+        parent_error_of[gi] = if stuck {
             let own_max = clusters_of[gi]
                 .iter()
                 .map(|&c| own(&dag.clusters[c]).1)
@@ -286,36 +282,61 @@ fn stamp_with<'t>(
             }
             let e = a[j + 1];
             chains.push((gi, a));
+            // Copied into every coarser level.
+            let (c, i) = group_size(gi);
+            for s in &mut size[j + 1..] {
+                *s = (s.0 + c, s.1 + i);
+            }
             e
         } else if g.depth == last {
             NO_PARENT_ERROR
         } else {
             g.error
         };
-        let group_in_level = group_count(&levels[j]);
-        for &c in &clusters_of[gi] {
-            let cl = &dag.clusters[c];
-            let (sphere, error) = own(cl);
-            let info = ClusterInfo {
-                sphere,
-                parent_sphere: g.sphere,
-                error,
-                parent_error,
-                triangle_count: slot_count(cl.index_count),
-                material: g.material as u16,
-                group: group_in_level,
-            };
-            push(&mut levels[j], info, c);
-        }
+        groups_at[j].push(gi);
+        let (c, i) = group_size(gi);
+        size[j] = (size[j].0 + c, size[j].1 + i);
     }
-    // Copies, level by level after each level's own groups.
-    for (k, level) in levels.iter_mut().enumerate() {
+    let fill = |k: usize| -> PackedLevel {
+        let (cluster_count, index_count) = size[k];
+        let mut level = PackedLevel {
+            clusters: Vec::with_capacity(cluster_count),
+            indices: Vec::with_capacity(index_count),
+            offsets: Vec::with_capacity(cluster_count + 1),
+            copied_clusters: 0,
+        };
+        level.offsets.push(0);
+        let push = |level: &mut PackedLevel, info: ClusterInfo, c: usize| {
+            let (tris, base) = triangles(c);
+            level.clusters.push(info);
+            level.indices.extend(tris.iter().map(|&i| i + base));
+            level.offsets.push(level.indices.len() as u32);
+        };
+        for &gi in &groups_at[k] {
+            let g = &groups[gi];
+            let group_in_level = group_count(&level);
+            for &c in &clusters_of[gi] {
+                let cl = &dag.clusters[c];
+                let (sphere, error) = own(cl);
+                let info = ClusterInfo {
+                    sphere,
+                    parent_sphere: g.sphere,
+                    error,
+                    parent_error: parent_error_of[gi],
+                    triangle_count: slot_count(cl.index_count),
+                    material: g.material as u16,
+                    group: group_in_level,
+                };
+                push(&mut level, info, c);
+            }
+        }
+        // Copies, after the level's own groups.
         for (gi, a) in &chains {
             let g = &groups[*gi];
             if (g.depth as usize) >= k {
                 continue;
             }
-            let group_in_level = group_count(level);
+            let group_in_level = group_count(&level);
             for &c in &clusters_of[*gi] {
                 let cl = &dag.clusters[c];
                 let info = ClusterInfo {
@@ -327,12 +348,13 @@ fn stamp_with<'t>(
                     material: g.material as u16,
                     group: group_in_level,
                 };
-                push(level, info, c);
+                push(&mut level, info, c);
                 level.copied_clusters += 1;
             }
         }
-    }
-    levels
+        level
+    };
+    (0..n).into_par_iter().map(fill).collect()
 }
 
 /// `dag`'s groups, with spheres that enclose the own spheres of their clusters
