@@ -1,13 +1,16 @@
 //! Decoding a cooked record into what a renderer uploads (f32 positions, unit normals,
 //! tangents with handedness, f32 uvs, u32 indices), stage by stage into buffers that
 //! live in [`DecodeScratch`] and the caller's [`MeshData`], so a loader decoding record
-//! after record allocates nothing once its buffers have grown.
+//! after record allocates nothing once its buffers have grown, and an output array
+//! the size of the last record's is overwritten without a zero fill first.
 //!
-//! Stages: the entropy layer (zstd) per stream, meshopt's index and vertex decoders
-//! straight into the reused buffers, one walk over the triangles that turns position
-//! and uv residuals back into codes ([`unpredict`]), one pass summing face normals
-//! when normals are predicted, then one dequantising pass per attribute that also adds
-//! the normal prediction.
+//! Stages: the entropy layer (zstd, or the bucket codec) per stream, meshopt's index
+//! and vertex decoders straight into the reused buffers, one walk over the triangles
+//! that turns position and uv residuals back into codes and sums the face normals as
+//! it goes ([`unpredict`]; first-use order makes "visited" a comparison), then one
+//! dequantising pass per attribute, the normals' adding the normal prediction. On
+//! x86_64 the face normals, the parallelogram restore, the octahedral decodes and the
+//! dequantisation run as SSE2 (`simd.rs`, same bits as the portable loops).
 
 use bytemuck::Pod;
 
