@@ -9,33 +9,7 @@
 //! 65 536 distinct positions), which halves the memory the sort moves, and `u64`
 //! otherwise; the key value is the same either way.
 
-/// A sortable edge key: `u32` or `u64`.
-pub(crate) trait Key: Copy + Ord + Send + Sync + 'static {
-    fn make(a: u32, b: u32, shift: u32) -> Self;
-    fn wide(self) -> u64;
-}
-
-impl Key for u32 {
-    #[inline]
-    fn make(a: u32, b: u32, shift: u32) -> Self {
-        (a << shift) | b
-    }
-    #[inline]
-    fn wide(self) -> u64 {
-        self as u64
-    }
-}
-
-impl Key for u64 {
-    #[inline]
-    fn make(a: u32, b: u32, shift: u32) -> Self {
-        ((a as u64) << shift) | b as u64
-    }
-    #[inline]
-    fn wide(self) -> u64 {
-        self
-    }
-}
+use crate::sort::{gallop_to, sort_counted, Histograms, Key};
 
 /// A level's sorted edge keys, in the width its mesh needs.
 pub(crate) enum SortedKeys {
@@ -316,18 +290,6 @@ impl EdgeReference {
     }
 }
 
-/// Moves `at` forward to the first key of `list` (sorted) not below `key`, by
-/// an exponential then a binary search from `at` (the keys asked for increase).
-fn gallop_to<K: Key>(list: &[K], at: &mut usize, key: K) {
-    let rest = &list[*at..];
-    let mut bound = 1;
-    while bound < rest.len() && rest[bound] < key {
-        bound *= 2;
-    }
-    let (lo, hi) = (bound / 2, (bound + 1).min(rest.len()));
-    *at += lo + rest[lo..hi].partition_point(|&x| x < key);
-}
-
 /// The triangle index of [`EdgeReference`]: `starts` (`n + 1` entries) and the
 /// `pairs`, by a counting sort on each triangle's smallest index, triangles in
 /// order within a bucket.
@@ -376,173 +338,9 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
-/// Below this many keys the standard sort is faster than a bucket pass.
-const SORT_MIN: usize = 512;
-/// Most bits of a bucket number in the one-pass bucket sort: beyond a histogram
-/// of this size (32 KiB, about 32 768 keys) its scatter misses the cache, and
-/// the LSD radix sort wins.
-const MAX_BUCKET_BITS: u32 = 13;
-/// A bucket up to this size is insertion-sorted; a larger one (many keys sharing
-/// their top bits: a vertex of very high degree) gets the standard sort.
-const INSERTION_MAX: usize = 24;
-/// Bits of one LSD radix digit.
-const DIGIT: u32 = 11;
-const DIGIT_BUCKETS: usize = 1 << DIGIT;
-
-/// The histograms of a sort, counted while its keys are made: for a few keys
-/// none (the standard sort), for up to about 32 768 keys one histogram of a
-/// one-pass bucket sort on the top bits (about four keys a bucket), beyond that
-/// the per-digit histograms of an LSD radix sort (11-bit digits).
-pub(crate) enum Histograms {
-    None,
-    Buckets {
-        counts: Vec<u32>,
-        /// A key's bucket is `key >> shift`.
-        shift: u32,
-    },
-    Radix {
-        /// `passes * DIGIT_BUCKETS` counts, digit `p` at `p * DIGIT_BUCKETS`.
-        counts: Vec<u32>,
-    },
-}
-
-impl Histograms {
-    /// Histograms for up to `len` keys below `2^key_bits`.
-    pub(crate) fn new(key_bits: u32, len: usize) -> Self {
-        if len < SORT_MIN {
-            return Self::None;
-        }
-        let bits = (usize::BITS - (len / 4).leading_zeros()).min(key_bits);
-        if bits <= MAX_BUCKET_BITS {
-            Self::Buckets {
-                counts: vec![0; 1 << bits],
-                shift: key_bits - bits,
-            }
-        } else {
-            Self::Radix {
-                counts: vec![0; key_bits.div_ceil(DIGIT) as usize * DIGIT_BUCKETS],
-            }
-        }
-    }
-
-    #[inline]
-    pub(crate) fn add<K: Key>(&mut self, k: K) {
-        match self {
-            Self::None => {}
-            Self::Buckets { counts, shift } => {
-                if let Some(c) = counts.get_mut((k.wide() >> *shift) as usize) {
-                    *c += 1;
-                }
-            }
-            Self::Radix { counts } => {
-                for (p, counts) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
-                    counts[digit(k, p as u32 * DIGIT)] += 1;
-                }
-            }
-        }
-    }
-}
-
-#[inline]
-fn digit<K: Key>(k: K, shift: u32) -> usize {
-    ((k.wide() >> shift) as usize) & (DIGIT_BUCKETS - 1)
-}
-
-/// Sorts keys below `2^key_bits` (test helper: counts, then [`sort_counted`]).
-#[cfg(test)]
-pub(crate) fn sort_keys<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
-    let mut hist = Histograms::new(key_bits, keys.len());
-    for &k in keys.iter() {
-        hist.add(k);
-    }
-    sort_counted(keys, scratch, hist);
-}
-
-/// Sorts `keys`, whose [`Histograms`] were counted over exactly these keys.
-pub(crate) fn sort_counted<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, hist: Histograms) {
-    match hist {
-        Histograms::Buckets { counts, shift } if keys.len() >= SORT_MIN => {
-            bucket_sort(keys, scratch, counts, shift)
-        }
-        Histograms::Radix { counts } if keys.len() >= SORT_MIN => radix_sort(keys, scratch, counts),
-        _ => keys.sort_unstable(),
-    }
-}
-
-/// One scatter pass into buckets by the top bits, then each bucket (a few keys:
-/// an edge key's top bits are its smaller vertex) sorted in place.
-fn bucket_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>, shift: u32) {
-    debug_assert_eq!(
-        counts.iter().map(|&c| c as usize).sum::<usize>(),
-        keys.len()
-    );
-    let mut sum = 0u32;
-    for c in counts.iter_mut() {
-        let here = *c;
-        *c = sum;
-        sum += here;
-    }
-    scratch.clear();
-    scratch.resize(keys.len(), keys[0]);
-    for &k in keys.iter() {
-        let b = &mut counts[(k.wide() >> shift) as usize];
-        scratch[*b as usize] = k;
-        *b += 1;
-    }
-    // `counts[b]` is now the end of bucket `b`.
-    let mut start = 0;
-    for &end in &counts {
-        let bucket = &mut scratch[start..end as usize];
-        if bucket.len() <= INSERTION_MAX {
-            insertion_sort(bucket);
-        } else {
-            bucket.sort_unstable();
-        }
-        start = end as usize;
-    }
-    std::mem::swap(keys, scratch);
-}
-
-fn insertion_sort<K: Key>(v: &mut [K]) {
-    for i in 1..v.len() {
-        let k = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1] > k {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = k;
-    }
-}
-
-/// LSD radix sort, 11 bits a pass (a pass whose digit is the same for every key
-/// is skipped).
-fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>) {
-    scratch.clear();
-    scratch.resize(keys.len(), keys[0]);
-    for (p, count) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
-        if count.iter().any(|&c| c as usize == keys.len()) {
-            continue;
-        }
-        let shift = p as u32 * DIGIT;
-        let mut sum = 0u32;
-        for c in count.iter_mut() {
-            let here = *c;
-            *c = sum;
-            sum += here;
-        }
-        for &k in keys.iter() {
-            let d = digit(k, shift);
-            scratch[count[d] as usize] = k;
-            count[d] += 1;
-        }
-        std::mem::swap(keys, scratch);
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{gallop_to, sort_keys, EdgeReference, SortedKeys};
+    use super::{EdgeReference, SortedKeys};
 
     /// A closed tetrahedron pair sharing nothing, plus an open quad, over `n` ids.
     fn reference(n: usize) -> (EdgeReference, Vec<u32>) {
@@ -606,70 +404,6 @@ mod tests {
         match (keys, lod0_keys) {
             (SortedKeys::Narrow(a), SortedKeys::Narrow(b)) => assert_eq!(&a, b),
             _ => panic!("narrow keys expected"),
-        }
-    }
-
-    #[test]
-    fn galloping_finds_the_first_key_not_below() {
-        let mut x = 7u64;
-        for n in [0usize, 1, 2, 3, 17, 1000] {
-            let mut list: Vec<u32> = (0..n).map(|_| (xorshift(&mut x) % 50) as u32).collect();
-            list.sort_unstable();
-            let mut at = 0;
-            for key in 0..55u32 {
-                gallop_to(&list, &mut at, key);
-                assert_eq!(
-                    at,
-                    list.partition_point(|&v| v < key),
-                    "{n} keys, key {key}"
-                );
-            }
-        }
-    }
-
-    fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
-
-    #[test]
-    fn bucket_sort_matches_the_standard_sort() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for (n, bits) in [(0, 8), (100, 20), (5_000, 34), (70_000, 44), (3_000, 64)] {
-            let mut keys: Vec<u64> = (0..n)
-                .map(|_| {
-                    let v = xorshift(&mut x);
-                    if bits == 64 {
-                        v
-                    } else {
-                        v & ((1u64 << bits) - 1)
-                    }
-                })
-                .collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            sort_keys(&mut keys, &mut Vec::new(), bits);
-            assert_eq!(keys, expected, "{n} keys of {bits} bits");
-        }
-        // Every key in one bucket (the standard sort's fallback), and many
-        // duplicates.
-        for (n, mask) in [(5_000, 0xF_FFFF), (20_000, 0x3F)] {
-            let mut keys: Vec<u64> = (0..n).map(|_| xorshift(&mut x) & mask).collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            sort_keys(&mut keys, &mut Vec::new(), 40);
-            assert_eq!(keys, expected, "{n} keys under {mask:#x}");
-        }
-        for (n, bits) in [(600, 12), (40_000, 32)] {
-            let mut keys: Vec<u32> = (0..n)
-                .map(|_| (xorshift(&mut x) & ((1u64 << bits) - 1)) as u32)
-                .collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            sort_keys(&mut keys, &mut Vec::new(), bits);
-            assert_eq!(keys, expected, "{n} u32 keys of {bits} bits");
         }
     }
 }

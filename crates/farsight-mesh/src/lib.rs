@@ -25,6 +25,7 @@ mod chain_file;
 mod cook;
 mod dag;
 mod edges;
+mod encode;
 mod error;
 mod gltf_import;
 mod lod_chain;
@@ -34,6 +35,7 @@ mod pack;
 mod prepare;
 mod repair;
 mod skin;
+mod sort;
 mod split;
 mod validate;
 
