@@ -148,31 +148,30 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     let source = &split.vertices[..n];
     // The bounds, vertex packing and LOD0's edge reference need only the source,
     // not the DAG: they run beside the DAG build (meshoptimizer builds one part on
-    // one core), on another core when there is one, and off the serial path.
-    let (parts, (bounds, packed, reference)) = rayon::join(
-        || build_parts(config, &split, &remap),
-        || {
-            let bounds = mesh.bounds();
-            let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-            let (packed, reference) = rayon::join(
-                || {
-                    source
-                        .par_iter()
-                        .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
-                        .collect::<Vec<_>>()
-                },
-                || {
-                    let lod0: Vec<(&[u32], u32)> = split
-                        .parts
-                        .iter()
-                        .map(|p| (&p.indices[..], p.vertex_base))
-                        .collect();
-                    EdgeReference::from_parts(remap().to_vec(), &lod0)
-                },
-            );
-            (bounds, packed, reference)
-        },
-    );
+    // one core), taken up by the first thread that finds no part left to start
+    // (beside the only part of a one-material mesh; beside the last parts of
+    // several, where a thread would otherwise wait for the largest).
+    let (parts, (bounds, packed, reference)) = build_parts(config, &split, &remap, || {
+        let bounds = mesh.bounds();
+        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+        let (packed, reference) = rayon::join(
+            || {
+                source
+                    .par_iter()
+                    .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
+                    .collect::<Vec<_>>()
+            },
+            || {
+                let lod0: Vec<(&[u32], u32)> = split
+                    .parts
+                    .iter()
+                    .map(|p| (&p.indices[..], p.vertex_base))
+                    .collect();
+                EdgeReference::from_parts(remap().to_vec(), &lod0)
+            },
+        );
+        (bounds, packed, reference)
+    });
     let built = &parts.built;
     let mut warnings = Vec::new();
     if built.rebuilds > 0 {

@@ -273,12 +273,14 @@ pub struct RawInput {
 /// computes beside the build); it is called only when a part needs it.
 /// `split.vertices` ends with one padding vertex past the parts: the simplifier
 /// reads each part's attributes in place from it ([`Attributes::in_place`]), so
-/// no attribute stream is copied.
-pub(crate) fn build_parts<'r>(
+/// no attribute stream is copied. `beside` (work that needs no DAG) runs on the
+/// first thread that finds no part left to start, and its result comes back too.
+pub(crate) fn build_parts<'r, S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
     remap: &(dyn Fn() -> &'r [u32] + Sync),
-) -> PartDags {
+    beside: impl FnOnce() -> S + Send,
+) -> (PartDags, S) {
     let end = split
         .parts
         .last()
@@ -300,7 +302,7 @@ pub(crate) fn build_parts<'r>(
             split.vertices.len(),
         )
     };
-    let built = largest_first(&split.parts, |p| p.indices.len(), build);
+    let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
     let mut out = PartDags {
         built: BuiltDag {
             dag: RawDag::default(),
@@ -342,39 +344,57 @@ pub(crate) fn build_parts<'r>(
         out.built.rebuilds = out.built.rebuilds.max(b.rebuilds);
         out.built.stuck_groups += b.stuck_groups;
     }
-    out
+    (out, beside)
 }
 
 /// `f` of every item, in parallel, the largest items (by `size`) started first:
 /// each free thread takes the largest item not started yet (greedy longest-first
 /// scheduling), so a large part never starts late behind small ones and the
-/// threads finish close together. Results come back in item order.
-fn largest_first<T: Sync, R: Send>(
+/// threads finish close together. The first thread to find no item left runs
+/// `then` (work that needs no item, started where a thread would otherwise idle:
+/// beside the last items, or beside the only one). Results come back in item order.
+fn largest_first<T: Sync, R: Send, S: Send>(
     items: &[T],
     size: impl Fn(&T) -> usize,
     f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
+    then: impl FnOnce() -> S + Send,
+) -> (Vec<R>, S) {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
     let next = AtomicUsize::new(0);
     let done: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    let workers = rayon::current_num_threads().clamp(1, items.len().max(1));
-    (0..workers).into_par_iter().for_each(|_| loop {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&i) = order.get(k) else { break };
-        let r = f(&items[i]);
-        if let Ok(mut slot) = done[i].lock() {
-            *slot = Some(r);
-        }
-    });
-    done.into_iter()
+    let then = Mutex::new(Some(then));
+    let after = Mutex::new(None);
+    (0..rayon::current_num_threads().max(1))
+        .into_par_iter()
+        .for_each(|_| loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = order.get(k) else {
+                let job = then.lock().ok().and_then(|mut t| t.take());
+                if let Some(job) = job {
+                    let s = job();
+                    if let Ok(mut slot) = after.lock() {
+                        *slot = Some(s);
+                    }
+                }
+                break;
+            };
+            let r = f(&items[i]);
+            if let Ok(mut slot) = done[i].lock() {
+                *slot = Some(r);
+            }
+        });
+    let results = done
+        .into_iter()
         .map(|m| {
             m.into_inner()
                 .ok()
                 .flatten()
                 .expect("every item is built once")
         })
-        .collect()
+        .collect();
+    let after = after.into_inner().ok().flatten().expect("run once");
+    (results, after)
 }
 
 /// The parts' DAGs as one: groups and clusters merged (ids over all parts, each
