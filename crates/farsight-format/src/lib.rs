@@ -43,6 +43,7 @@ pub mod quant;
 mod reader;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod walk;
 
 pub use aligned::AlignedBytes;
 pub use cluster::{

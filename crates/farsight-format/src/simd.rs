@@ -194,7 +194,7 @@ pub(crate) fn tangents(
 }
 
 /// The walk's restore of one vertex: lanes `0..C` become the weight-`w`
-/// parallelogram of `a`, `b`, `c` (`predict::parallelogram`: `((a + b)(8 + w) -
+/// parallelogram of `a`, `b`, `c` (`walk::parallelogram`: `((a + b)(8 + w) -
 /// 2wc) >> 4`, clamped to 0..=65535) plus the unzigzagged residual in `r`; the other
 /// lanes keep `r`'s. Exact integer arithmetic in 32-bit lanes (codes are offset by
 /// 32768 to fit `pmaddwd`'s signed inputs, and the offset added back), so the same
@@ -372,8 +372,8 @@ mod tests {
             let want = |n: usize| -> [u16; 4] {
                 std::array::from_fn(|k| {
                     if k < n {
-                        crate::predict::parallelogram(a[k], b[k], c[k], w)
-                            .wrapping_add(crate::predict::unzigzag(r[k]))
+                        crate::walk::parallelogram(a[k], b[k], c[k], w)
+                            .wrapping_add(crate::walk::unzigzag(r[k]))
                     } else {
                         r[k]
                     }
