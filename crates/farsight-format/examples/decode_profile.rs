@@ -11,7 +11,10 @@ use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshDat
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let Some(input) = args.get(1) else {
-        return Err("usage: decode_profile IN.obj [RUNS]".into());
+        return Err(
+            "usage: decode_profile IN.obj [RUNS] [no-positions,no-uvs,no-normals,no-entropy]"
+                .into(),
+        );
     };
     let runs: usize = args.get(2).map_or(Ok(2000), |r| r.parse())?;
     let opts = tobj::LoadOptions {
