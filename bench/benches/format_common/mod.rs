@@ -15,30 +15,12 @@ fn must_exist(path: &Path) {
     assert!(path.exists(), "benchmark mesh missing: {}", path.display());
 }
 
+#[path = "../../../crates/farsight-format/tests/support/obj.rs"]
+mod obj;
+
 /// An OBJ as one indexed mesh (every model merged).
 pub fn load_obj(name: &str) -> MeshData {
-    let path = meshes_dir().join(name);
-    must_exist(&path);
-    let opts = tobj::LoadOptions {
-        single_index: true,
-        triangulate: true,
-        ..Default::default()
-    };
-    let (models, _) =
-        tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut m = MeshData::default();
-    for model in models {
-        let base = m.positions.len() as u32;
-        let mesh = model.mesh;
-        m.positions
-            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.normals
-            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.uvs
-            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-        m.indices.extend(mesh.indices.iter().map(|i| i + base));
-    }
-    m
+    obj::obj_mesh(meshes_dir().join(name)).unwrap_or_else(|e| panic!("benchmark {e}"))
 }
 
 /// Every triangle primitive of a glTF as its own mesh (no node transforms: sizes

@@ -5,8 +5,7 @@
 //! writes `OUT_PREFIX.full.farsight` and `OUT_PREFIX.cooked.farsight`.
 
 use farsight_format::{
-    cook_mesh, encode_full, CookOptions, FileWriter, Manifest, MeshData, RecordIndex, RecordTag,
-    Version,
+    cook_mesh, encode_full, CookOptions, FileWriter, Manifest, RecordIndex, RecordTag, Version,
 };
 use serde::{Deserialize, Serialize};
 
@@ -30,29 +29,15 @@ impl Manifest for MeshFile {
     }
 }
 
+#[path = "../tests/support/obj.rs"]
+mod obj;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let [_, input, prefix] = &args[..] else {
         return Err("usage: cook_obj IN.obj OUT_PREFIX".into());
     };
-    let opts = tobj::LoadOptions {
-        single_index: true,
-        triangulate: true,
-        ..Default::default()
-    };
-    let (models, _) = tobj::load_obj(input, &opts).map_err(|e| format!("{input}: {e}"))?;
-    let mut m = MeshData::default();
-    for model in models {
-        let base = m.positions.len() as u32;
-        let mesh = model.mesh;
-        m.positions
-            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.normals
-            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.uvs
-            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-        m.indices.extend(mesh.indices.iter().map(|i| i + base));
-    }
+    let mut m = obj::obj_mesh(input)?;
     m.provenance = (0..m.indices.len() as u32 / 3).collect();
     let name = std::path::Path::new(input)
         .file_stem()

@@ -8,6 +8,9 @@
 
 use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
 
+#[path = "../tests/support/obj.rs"]
+mod obj;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let Some(input) = args.get(1) else {
@@ -17,24 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     };
     let runs: usize = args.get(2).map_or(Ok(2000), |r| r.parse())?;
-    let opts = tobj::LoadOptions {
-        single_index: true,
-        triangulate: true,
-        ..Default::default()
-    };
-    let (models, _) = tobj::load_obj(input, &opts).map_err(|e| format!("{input}: {e}"))?;
-    let mut m = MeshData::default();
-    for model in models {
-        let base = m.positions.len() as u32;
-        let mesh = model.mesh;
-        m.positions
-            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.normals
-            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.uvs
-            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-        m.indices.extend(mesh.indices.iter().map(|i| i + base));
-    }
+    let m = obj::obj_mesh(input)?;
     let flags = args.get(3).map_or("", String::as_str);
     let off = |name: &str| flags.split(',').any(|f| f == name);
     let cook = CookOptions {

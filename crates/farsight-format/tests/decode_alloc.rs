@@ -32,34 +32,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+#[path = "support/obj.rs"]
+mod obj;
+
 fn load_obj(name: &str) -> MeshData {
     let path = format!(
         "{}/../../../shared/data/meshes/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
-    assert!(
-        std::path::Path::new(&path).exists(),
-        "test mesh missing: {path}"
-    );
-    let opts = tobj::LoadOptions {
-        single_index: true,
-        triangulate: true,
-        ..Default::default()
-    };
-    let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut m = MeshData::default();
-    for model in models {
-        let base = m.positions.len() as u32;
-        let mesh = model.mesh;
-        m.positions
-            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.normals
-            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.uvs
-            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-        m.indices.extend(mesh.indices.iter().map(|i| i + base));
-    }
-    m
+    obj::obj_mesh(path).unwrap_or_else(|e| panic!("test {e}"))
 }
 
 #[test]

@@ -19,31 +19,12 @@ fn mesh_path(name: &str) -> String {
     )
 }
 
-/// Loads an OBJ as one indexed mesh (all models merged).
+#[path = "support/obj.rs"]
+mod obj;
+
+/// Loads an OBJ as one indexed mesh (all models merged), with per-face provenance.
 fn load_obj(name: &str) -> MeshData {
-    let path = mesh_path(name);
-    assert!(
-        std::path::Path::new(&path).exists(),
-        "test mesh missing: {path}"
-    );
-    let opts = tobj::LoadOptions {
-        single_index: true,
-        triangulate: true,
-        ..Default::default()
-    };
-    let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut m = MeshData::default();
-    for model in models {
-        let mesh = model.mesh;
-        let base = m.positions.len() as u32;
-        m.positions
-            .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.normals
-            .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-        m.uvs
-            .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-        m.indices.extend(mesh.indices.iter().map(|i| i + base));
-    }
+    let mut m = obj::obj_mesh(mesh_path(name)).unwrap_or_else(|e| panic!("test {e}"));
     m.provenance = (0..m.indices.len() as u32 / 3).collect();
     m
 }
