@@ -4,7 +4,7 @@
 //! same run; and the cluster scheduler's per-frame cost at 100k models / 1M levels.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use farsight_geom::{linear_query_sphere, sphere_intersects_aabb, Aabb, Bvh, BvhBuilder, Sphere};
+use farsight_geom::{linear_query_sphere, sphere_intersects_aabb, Aabb, Bvh, BvhBuilder};
 use farsight_stream::cluster::{
     ChunkCompletion, ClusterScheduler, Decision, FrameStats, LevelDesc, ModelDesc, ModelRequest,
     SchedulerConfig,
@@ -13,41 +13,9 @@ use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Regions on a ground plane with a 10-unit spacing on average and 8-unit boxes: a
-/// sphere of radius 52 touches about 100 of them whatever the count.
-fn regions(n: usize) -> Vec<Aabb> {
-    let mut rng = ChaCha8Rng::seed_from_u64(42);
-    let side = (n as f32).sqrt() * 10.0;
-    (0..n)
-        .map(|_| {
-            let c = Vec3::new(
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..20.0),
-                rng.random_range(0.0..side),
-            );
-            Aabb::from_center_extent(c, Vec3::new(4.0, 10.0, 4.0))
-        })
-        .collect()
-}
-
-const QUERY_RADIUS: f32 = 52.0;
-
-fn queries(n: usize, count: usize) -> Vec<Sphere> {
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let side = (n as f32).sqrt() * 10.0;
-    (0..count)
-        .map(|_| {
-            Sphere::new(
-                Vec3::new(
-                    rng.random_range(0.1 * side..0.9 * side),
-                    10.0,
-                    rng.random_range(0.1 * side..0.9 * side),
-                ),
-                QUERY_RADIUS,
-            )
-        })
-        .collect()
-}
+#[path = "../../crates/farsight-geom/examples/support/world.rs"]
+mod world;
+use world::{queries, regions};
 
 fn to_obvhs(b: &Aabb) -> obvhs::aabb::Aabb {
     obvhs::aabb::Aabb::new(
