@@ -6,16 +6,8 @@ use std::sync::Arc;
 use farsight_terrain::*;
 use glam::{IVec3, Vec3};
 
-fn flat_world() -> VoxelGrid {
-    let mut g = VoxelGrid::new();
-    g.set_box(
-        Vec3::new(-300.0, -100.0, -300.0),
-        Vec3::new(400.0, 50.0, 400.0),
-        Cell::full(Material::GRASS),
-    )
-    .unwrap();
-    g
-}
+mod common;
+use common::flat_world;
 
 #[test]
 fn flat_terrain_collision_halves_triangles_without_t_junctions() {
