@@ -94,6 +94,7 @@ pub(crate) enum BucketError {
 
 /// Decodes `stored` into `out` (u16 components, `c` per element, every one written
 /// on success). `buckets` and `padded` are scratch; `zstd` the reused context.
+#[inline(always)]
 pub(crate) fn decode(
     stored: &[u8],
     c: usize,
@@ -232,6 +233,7 @@ fn unpack<const ZIGZAG: bool, const C: usize>(
 }
 
 /// [`unpack`] for any component count, one value per read.
+#[inline(always)]
 fn unpack_any(
     ks: &[u8],
     out: &mut [u16],

@@ -103,10 +103,40 @@ impl CookedMesh<'_> {
         result
     }
 
+    /// [`Self::stages`], compiled for the best instruction set the CPU has (checked
+    /// at run time; see `simd::stages`): the same operations, so the same bits.
+    fn decode_stages(
+        &self,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        #[cfg(target_arch = "x86_64")]
+        return crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.stages(out, scratch)
+    }
+
+    /// [`Self::decode_into`] compiled for `tier` (at most what the CPU has), for the
+    /// tests that compare the tiers' bits.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn decode_tier(
+        &self,
+        tier: crate::simd::Tier,
+        out: &mut MeshData,
+        scratch: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        let result = crate::simd::stages(tier, self, out, scratch);
+        if result.is_err() {
+            out.clear();
+        }
+        result
+    }
+
     /// [`Self::decode_into`]'s stages. Every array of `out` is set to its length and
     /// overwritten whole rather than cleared and refilled, so decoding a record the
     /// size of the last one writes each byte once (no zero fill first).
-    fn decode_stages(
+    #[inline(always)]
+    pub(crate) fn stages(
         &self,
         out: &mut MeshData,
         scratch: &mut DecodeScratch,
@@ -257,6 +287,7 @@ impl CookedMesh<'_> {
     }
 
     /// Decodes vertex stream `i` into `out` (every element written on success).
+    #[inline(always)]
     fn vertex_stream<T: Pod>(
         &self,
         i: usize,
@@ -295,6 +326,7 @@ impl CookedMesh<'_> {
     }
 
     /// Decodes the index stream into `out` (`index_count` elements).
+    #[inline(always)]
     fn index_stream(
         &self,
         out: &mut [u32],
@@ -322,6 +354,7 @@ impl CookedMesh<'_> {
 
 /// Every index below `vertex_count`: one vectorisable pass, and the first offender
 /// found only when there is one.
+#[inline(always)]
 fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> {
     let max = indices.iter().copied().max().unwrap_or(0);
     if max < vertex_count || indices.is_empty() {
@@ -337,4 +370,123 @@ fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> 
         index,
         vertex_count,
     })
+}
+
+#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+mod tests {
+    use crate::simd::Tier;
+    use crate::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A real mesh through tobj (positions, normals and uvs as stored).
+    fn obj(name: &str) -> MeshData {
+        let path = format!(
+            "{}/../../../shared/data/meshes/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let opts = tobj::LoadOptions {
+            single_index: true,
+            triangulate: true,
+            ..Default::default()
+        };
+        let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut m = MeshData::default();
+        for model in models {
+            let (base, mesh) = (m.positions.len() as u32, model.mesh);
+            m.positions
+                .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+            m.normals
+                .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+            m.uvs
+                .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
+            m.indices.extend(mesh.indices.iter().map(|i| i + base));
+        }
+        m
+    }
+
+    /// A noisy uv sphere (poles of many triangles, a uv seam, normals from the
+    /// sphere rather than the noisy surface).
+    fn noisy_sphere(rng: &mut ChaCha8Rng) -> MeshData {
+        let (rings, segs) = (24u32, 40u32);
+        let mut m = MeshData::default();
+        for r in 0..=rings {
+            for s in 0..=segs {
+                let (th, ph) = (
+                    r as f32 / rings as f32 * std::f32::consts::PI,
+                    s as f32 / segs as f32 * std::f32::consts::TAU,
+                );
+                let d = [th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin()];
+                let k = 1.0 + rng.random_range(-0.02..0.02);
+                m.positions.push(d.map(|v| v * k));
+                m.normals.push(d);
+                m.uvs
+                    .push([s as f32 / segs as f32, r as f32 / rings as f32]);
+            }
+        }
+        for r in 0..rings {
+            for s in 0..segs {
+                let i = r * (segs + 1) + s;
+                m.indices
+                    .extend([i, i + segs + 1, i + 1, i + 1, i + segs + 1, i + segs + 2]);
+            }
+        }
+        m
+    }
+
+    fn bits<const N: usize>(v: &[[f32; N]]) -> Vec<[u32; N]> {
+        v.iter().map(|a| a.map(f32::to_bits)).collect()
+    }
+
+    #[test]
+    fn every_tier_this_cpu_runs_decodes_the_bits_of_the_baseline() {
+        let best = Tier::detect();
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let meshes = [obj("pirate.obj"), obj("bunny.obj"), noisy_sphere(&mut rng)];
+        let base = CookOptions::default();
+        let variants = [
+            base,
+            CookOptions {
+                entropy: false,
+                ..base
+            },
+            CookOptions {
+                predict_positions: false,
+                ..base
+            },
+            CookOptions {
+                position_bits: 11,
+                normal_bits: 9,
+                uv_bits: 10,
+                ..base
+            },
+        ];
+        let mut compared = 0;
+        for (i, mesh) in meshes.iter().enumerate() {
+            for opts in &variants {
+                let record = cook_mesh(mesh, opts).unwrap();
+                let cooked = CookedMesh::parse(&record).unwrap();
+                let (mut want, mut scratch) = (MeshData::default(), DecodeScratch::default());
+                cooked
+                    .decode_tier(Tier::Sse2, &mut want, &mut scratch)
+                    .unwrap();
+                assert!(!want.normals.is_empty(), "mesh {i} decodes normals");
+                for tier in [Tier::Avx2, Tier::Avx512] {
+                    if tier > best {
+                        continue;
+                    }
+                    let mut got = MeshData::default();
+                    cooked.decode_tier(tier, &mut got, &mut scratch).unwrap();
+                    let what = format!("mesh {i}, {tier:?}, {opts:?}");
+                    assert_eq!(bits(&got.positions), bits(&want.positions), "{what}");
+                    assert_eq!(bits(&got.normals), bits(&want.normals), "{what}");
+                    assert_eq!(bits(&got.tangents), bits(&want.tangents), "{what}");
+                    assert_eq!(bits(&got.uvs), bits(&want.uvs), "{what}");
+                    assert_eq!(got.indices, want.indices, "{what}");
+                    compared += 1;
+                }
+            }
+        }
+        eprintln!("{best:?}: {compared} decodes compared with the SSE2 baseline");
+    }
 }

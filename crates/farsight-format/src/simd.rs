@@ -15,6 +15,75 @@
 
 use std::arch::x86_64::*;
 
+/// The instruction sets a decode may be compiled for, best last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Tier {
+    /// The x86_64 baseline.
+    Sse2,
+    /// AVX2 with BMI1/BMI2 (Haswell, Zen and later).
+    Avx2,
+    /// [`Tier::Avx2`] plus AVX-512 F/BW/VL/DQ (Ice Lake, Zen 4 and later).
+    Avx512,
+}
+
+impl Tier {
+    /// The best tier this CPU runs (std caches each answer).
+    #[inline]
+    pub(crate) fn detect() -> Tier {
+        let avx2 = is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("bmi2")
+            && is_x86_feature_detected!("lzcnt")
+            && is_x86_feature_detected!("popcnt");
+        let avx512 = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512dq");
+        match (avx2, avx512) {
+            (true, true) => Tier::Avx512,
+            (true, false) => Tier::Avx2,
+            _ => Tier::Sse2,
+        }
+    }
+}
+
+/// The whole decode ([`crate::CookedMesh::stages`], inlined with every loop it runs)
+/// compiled for `tier`, which must be at most [`Tier::detect`]'s: LLVM widens the
+/// portable loops and uses BMI2's flag-free shifts in the bit unpacking and the walk.
+/// Only integer and IEEE operations whose results do not depend on the instruction
+/// set (no fused multiply-add is enabled, and Rust never contracts on its own), so
+/// every tier gives the bits of the baseline (tested).
+pub(crate) fn stages(
+    tier: Tier,
+    mesh: &crate::CookedMesh<'_>,
+    out: &mut crate::MeshData,
+    scratch: &mut crate::DecodeScratch,
+) -> Result<(), crate::FormatError> {
+    use crate::{CookedMesh, DecodeScratch, FormatError, MeshData};
+    type Out<'a> = &'a mut MeshData;
+    type Scratch<'a> = &'a mut DecodeScratch;
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    fn avx2(m: &CookedMesh<'_>, o: Out<'_>, s: Scratch<'_>) -> Result<(), FormatError> {
+        m.stages(o, s)
+    }
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512vl,avx512dq")]
+    fn avx512(m: &CookedMesh<'_>, o: Out<'_>, s: Scratch<'_>) -> Result<(), FormatError> {
+        m.stages(o, s)
+    }
+    assert!(
+        tier <= Tier::detect(),
+        "{tier:?} is not supported by this CPU"
+    );
+    match tier {
+        Tier::Sse2 => mesh.stages(out, scratch),
+        // SAFETY: the CPU has every feature the function is compiled for (asserted
+        // above).
+        Tier::Avx2 => unsafe { avx2(mesh, out, scratch) },
+        // SAFETY: as above.
+        Tier::Avx512 => unsafe { avx512(mesh, out, scratch) },
+    }
+}
+
 /// `(b - a) x (c - a)` of quantised positions in f32 lanes (x, y, z, +0.0): see
 /// `predict::face_normal`.
 #[inline(always)]
@@ -99,6 +168,7 @@ unsafe fn codes4(q: &[[i16; 2]]) -> (__m128i, __m128i) {
 /// portable loop `oct_decode_inv(residual + predict::predicted_code(sum, scale), inv)`
 /// lane by lane. Writes the first `out.len() / 4 * 4` normals (`residuals` and
 /// `sums` at least as long as `out`); returns how many.
+#[inline(always)]
 pub(crate) fn predicted_normals(
     residuals: &[[i16; 2]],
     sums: &[[f32; 4]],
@@ -153,6 +223,7 @@ pub(crate) fn predicted_normals(
 /// Unit vectors of octahedral codes, four at a time: the portable
 /// `quant::oct_decode_inv` lane by lane. Writes the first `out.len() / 4 * 4`
 /// (`codes` at least as long as `out`); returns how many.
+#[inline(always)]
 pub(crate) fn oct_decode_all(codes: &[[i16; 2]], inv_scale: f32, out: &mut [[f32; 3]]) -> usize {
     let n = out.len() / 4 * 4;
     // SAFETY: SSE2 is in the x86_64 baseline; registers only.
@@ -170,6 +241,7 @@ pub(crate) fn oct_decode_all(codes: &[[i16; 2]], inv_scale: f32, out: &mut [[f32
 /// (set: -1), four at a time: the portable loop lane by lane. Writes the first
 /// `out.len() / 4 * 4` (`codes` and `positions` at least as long as `out`); returns
 /// how many.
+#[inline(always)]
 pub(crate) fn tangents(
     codes: &[[i16; 2]],
     positions: &[[u16; 4]],
@@ -236,6 +308,7 @@ pub(crate) fn restore<const C: usize>(
 /// lane (`min + (q + 0.5) * step`): each vertex as one four-lane operation, stored as
 /// 16 bytes whose fourth lane the next vertex overwrites. Writes all but the last
 /// of `out` (which would need a store past the end); returns how many.
+#[inline(always)]
 pub(crate) fn dequantize_positions(
     codes: &[[u16; 4]],
     min: [f32; 3],
@@ -262,6 +335,7 @@ pub(crate) fn dequantize_positions(
 /// Uvs from their cell codes, the portable `quant::dequantize_unorm` lane by lane,
 /// two vertices per operation. Writes the first `out.len() / 2 * 2`; returns how
 /// many.
+#[inline(always)]
 pub(crate) fn dequantize_uvs(
     codes: &[[u16; 2]],
     min: [f32; 2],

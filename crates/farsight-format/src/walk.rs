@@ -152,6 +152,7 @@ pub(crate) fn walk(
 /// With `NS` (which needs `PP`), it also sums the face normals into `sums` (resized to
 /// `n`) exactly as [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
 /// corners are final, saving that pass its second walk over the triangles.
+#[inline(always)]
 pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
     indices: &[u32],
     n: usize,
