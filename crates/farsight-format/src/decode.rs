@@ -9,8 +9,11 @@
 //! that turns position and uv residuals back into codes and sums the face normals as
 //! it goes ([`unpredict`]; first-use order makes "visited" a comparison), then one
 //! dequantising pass per attribute, the normals' adding the normal prediction. On
-//! x86_64 the face normals, the parallelogram restore, the octahedral decodes and the
-//! dequantisation run as SSE2 (`simd.rs`, same bits as the portable loops).
+//! x86_64 the whole decode is compiled for SSE2, AVX2 and AVX-512 and the best the
+//! CPU runs is chosen at run time (`simd.rs`); the face normals and the parallelogram
+//! restore run as SSE2 in every tier, and the per-vertex passes too in the SSE2 tier
+//! (in the wide tiers LLVM vectorises the portable loops wider). Every tier gives the
+//! same bits.
 
 use bytemuck::Pod;
 
@@ -113,7 +116,7 @@ impl CookedMesh<'_> {
         #[cfg(target_arch = "x86_64")]
         return crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
         #[cfg(not(target_arch = "x86_64"))]
-        self.stages(out, scratch)
+        self.stages::<false>(out, scratch)
     }
 
     /// [`Self::decode_into`] compiled for `tier` (at most what the CPU has), for the
@@ -134,9 +137,11 @@ impl CookedMesh<'_> {
 
     /// [`Self::decode_into`]'s stages. Every array of `out` is set to its length and
     /// overwritten whole rather than cleared and refilled, so decoding a record the
-    /// size of the last one writes each byte once (no zero fill first).
+    /// size of the last one writes each byte once (no zero fill first). `WIDE`:
+    /// compiled for AVX2 or wider, where the portable per-vertex loops vectorise
+    /// better than the 4-lane SSE2 forms.
     #[inline(always)]
-    pub(crate) fn stages(
+    pub(crate) fn stages<const WIDE: bool>(
         &self,
         out: &mut MeshData,
         scratch: &mut DecodeScratch,
@@ -200,7 +205,11 @@ impl CookedMesh<'_> {
         let min = h.bounds_min;
         set_len(&mut out.positions, n);
         #[cfg(target_arch = "x86_64")]
-        let done = crate::simd::dequantize_positions(positions, min, step, &mut out.positions);
+        let done = if WIDE {
+            0
+        } else {
+            crate::simd::dequantize_positions(positions, min, step, &mut out.positions)
+        };
         #[cfg(not(target_arch = "x86_64"))]
         let done = 0;
         for (o, q) in out.positions[done..].iter_mut().zip(&positions[done..]) {
@@ -221,7 +230,11 @@ impl CookedMesh<'_> {
             if has(CookedHeader::PREDICTED_NORMALS) {
                 let scale = oct_code_scale(nb);
                 #[cfg(target_arch = "x86_64")]
-                let done = crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals);
+                let done = if WIDE {
+                    0
+                } else {
+                    crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals)
+                };
                 #[cfg(not(target_arch = "x86_64"))]
                 let done = 0;
                 let rest = q[done..].iter().zip(&s.sums[done..]);
@@ -231,7 +244,11 @@ impl CookedMesh<'_> {
                 }
             } else {
                 #[cfg(target_arch = "x86_64")]
-                let done = crate::simd::oct_decode_all(q, inv, &mut out.normals);
+                let done = if WIDE {
+                    0
+                } else {
+                    crate::simd::oct_decode_all(q, inv, &mut out.normals)
+                };
                 #[cfg(not(target_arch = "x86_64"))]
                 let done = 0;
                 for (o, &q) in out.normals[done..].iter_mut().zip(&q[done..]) {
@@ -247,7 +264,11 @@ impl CookedMesh<'_> {
             let inv = 1.0 / oct_scale(h.tangent_bits as u32);
             set_len(&mut out.tangents, n);
             #[cfg(target_arch = "x86_64")]
-            let done = crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents);
+            let done = if WIDE {
+                0
+            } else {
+                crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents)
+            };
             #[cfg(not(target_arch = "x86_64"))]
             let done = 0;
             let rest = s.tangents[done..].iter().zip(&positions[done..]);
@@ -264,7 +285,11 @@ impl CookedMesh<'_> {
             let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
             set_len(&mut out.uvs, n);
             #[cfg(target_arch = "x86_64")]
-            let done = crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs);
+            let done = if WIDE {
+                0
+            } else {
+                crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs)
+            };
             #[cfg(not(target_arch = "x86_64"))]
             let done = 0;
             for (o, q) in out.uvs[done..].iter_mut().zip(&s.uvs[done..n]) {
