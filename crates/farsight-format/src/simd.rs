@@ -5,8 +5,9 @@
 //!   AVX2 plus AVX-512; [`Tier::detect`] picks the best the CPU runs, once per
 //!   decode (std caches the answers). The wide tiers let LLVM widen the portable
 //!   per-vertex loops (8 or 16 lanes) and use BMI2's flag-free shifts in the bit
-//!   unpacking and the walk: on pirate the decode took 30.3 ns per triangle in the
-//!   baseline, 26.5 with AVX2 and 24.8 with AVX-512 on this machine's Zen 4.
+//!   unpacking and the walk: on pirate (`decode_profile`, best of 3000) the decode
+//!   takes 27.8 ns per triangle in the baseline tier, 26.4 in AVX2's and 24.4 in
+//!   AVX-512's on the AMD EPYC it was measured on.
 //! - **SSE2 forms** of the hottest per-vertex and per-triangle arithmetic, used by
 //!   the baseline tier (and the per-triangle ones by every tier), because LLVM makes
 //!   poor SSE2 code of these loops: it moves `[u16; 4]` positions through general
