@@ -214,20 +214,43 @@ impl EdgeReference {
     }
 
     /// Open edges of a cut that are cracks: on a closed part, or open in no level
-    /// alone (`level_open` sorted).
+    /// alone (`level_open` sorted). (The cook runs its two halves apart.)
+    #[cfg(test)]
     pub fn cracks(&self, triangles: &[u32], level_open: &[u64]) -> usize {
-        let mut count = 0;
-        let mut visit = |a, b| {
-            if self.on_closed(a, b) || level_open.binary_search(&self.key(a, b)).is_err() {
-                count += 1;
-            }
-        };
+        self.crack_count(&self.open_keys(triangles), level_open)
+    }
+
+    /// The open edges of `triangles` (keys, sorted).
+    pub fn open_keys(&self, triangles: &[u32]) -> Vec<u64> {
+        let mut open = Vec::new();
+        let visit = |a, b| open.push(self.key(a, b));
         if self.narrow() {
-            self.open_edges::<u32>(&[(triangles, 0)], &mut visit);
+            self.open_edges::<u32>(&[(triangles, 0)], visit);
         } else {
-            self.open_edges::<u64>(&[(triangles, 0)], &mut visit);
+            self.open_edges::<u64>(&[(triangles, 0)], visit);
         }
-        count
+        open
+    }
+
+    /// How many of `open` (a cut's open edges) are cracks: on a closed part, or
+    /// open in no level alone (`level_open` sorted).
+    pub fn crack_count(&self, open: &[u64], level_open: &[u64]) -> usize {
+        let mask = (1u64 << self.shift) - 1;
+        open.iter()
+            .filter(|&&k| {
+                let (a, b) = ((k >> self.shift) as u32, (k & mask) as u32);
+                self.on_closed(a, b) || level_open.binary_search(&k).is_err()
+            })
+            .count()
+    }
+
+    /// The sorted edge keys of `triangles`, in the width of this mesh.
+    pub fn sorted_keys(&self, triangles: &[u32]) -> SortedKeys {
+        if self.narrow() {
+            SortedKeys::Narrow(self.sorted::<u32>(&[(triangles, 0)]))
+        } else {
+            SortedKeys::Wide(self.sorted::<u64>(&[(triangles, 0)]))
+        }
     }
 
     /// [`Self::cracks`] of the cut whose triangles are a level's (`base`: its sorted
@@ -236,7 +259,9 @@ impl EdgeReference {
     /// level check (each of its open edges is in `level_open` and off the closed
     /// parts), so an edge neither list touches has its base count and is no crack:
     /// only the two small lists are sorted and walked, each of their keys counted
-    /// in the level's keys by a galloping search.
+    /// in the level's keys by a galloping search. (The cook sorts the lists with
+    /// its other sorts, then calls [`Self::cracks_between`].)
+    #[cfg(test)]
     pub fn cracks_from_base(
         &self,
         base: &SortedKeys,
@@ -244,23 +269,29 @@ impl EdgeReference {
         plus: &[u32],
         level_open: &[u64],
     ) -> usize {
-        match base {
-            SortedKeys::Narrow(b) => self.merge_cracks::<u32>(b, minus, plus, level_open),
-            SortedKeys::Wide(b) => self.merge_cracks::<u64>(b, minus, plus, level_open),
+        let (minus, plus) = (self.sorted_keys(minus), self.sorted_keys(plus));
+        self.cracks_between(base, &minus, &plus, level_open)
+    }
+
+    /// [`Self::cracks_from_base`] with the two lists' keys sorted already
+    /// ([`Self::sorted_keys`]).
+    pub fn cracks_between(
+        &self,
+        base: &SortedKeys,
+        minus: &SortedKeys,
+        plus: &SortedKeys,
+        level_open: &[u64],
+    ) -> usize {
+        use SortedKeys::{Narrow, Wide};
+        match (base, minus, plus) {
+            (Narrow(b), Narrow(m), Narrow(p)) => self.merge_cracks(b, m, p, level_open),
+            (Wide(b), Wide(m), Wide(p)) => self.merge_cracks(b, m, p, level_open),
+            // One reference makes every list in its own width.
+            _ => usize::MAX,
         }
     }
 
-    fn merge_cracks<K: Key>(
-        &self,
-        base: &[K],
-        minus: &[u32],
-        plus: &[u32],
-        level_open: &[u64],
-    ) -> usize {
-        let (m, p) = (
-            self.sorted::<K>(&[(minus, 0)]),
-            self.sorted::<K>(&[(plus, 0)]),
-        );
+    fn merge_cracks<K: Key>(&self, base: &[K], m: &[K], p: &[K], level_open: &[u64]) -> usize {
         let run = |list: &[K], at: &mut usize, key: K| {
             let start = *at;
             while *at < list.len() && list[*at] == key {
@@ -274,7 +305,7 @@ impl EdgeReference {
         loop {
             let key = [m.get(j), p.get(k)].into_iter().flatten().min().copied();
             let Some(key) = key else { break };
-            let (removed, added) = (run(&m, &mut j, key), run(&p, &mut k, key));
+            let (removed, added) = (run(m, &mut j, key), run(p, &mut k, key));
             gallop_to(base, &mut i, key);
             let here = run(base, &mut i, key);
             debug_assert!(removed <= here, "minus is part of the base level");

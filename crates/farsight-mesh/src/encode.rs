@@ -90,14 +90,19 @@ impl ClusterMesh {
 /// A level's compact vertex list: its source vertices in first-use order.
 /// `remap` is all `u32::MAX` before and after.
 fn level_sources(level: &PackedLevel, remap: &mut [u32]) -> Vec<u32> {
-    let mut sources = Vec::with_capacity(level.indices.len().min(remap.len()));
+    // Branch-free: every index is written at the list's end, which moves on
+    // only for a vertex not seen before (about one index in five at level 0, too
+    // many for a predictable branch).
+    let mut sources = vec![0u32; level.indices.len().min(remap.len()) + 1];
+    let mut len = 0;
     for &v in &level.indices {
         let r = &mut remap[v as usize];
-        if *r == u32::MAX {
-            *r = sources.len() as u32;
-            sources.push(v);
-        }
+        let new = *r == u32::MAX;
+        sources[len] = v;
+        *r = if new { len as u32 } else { *r };
+        len += usize::from(new);
     }
+    sources.truncate(len);
     for &v in &sources {
         remap[v as usize] = u32::MAX;
     }

@@ -52,14 +52,17 @@ const MAX_BUCKET_BITS: u32 = 13;
 /// A bucket up to this size is insertion-sorted; a larger one (many keys sharing
 /// their top bits: a vertex of very high degree) gets the standard sort.
 const INSERTION_MAX: usize = 24;
-/// Bits of one LSD radix digit.
-const DIGIT: u32 = 11;
-const DIGIT_BUCKETS: usize = 1 << DIGIT;
+/// Most bits of one LSD radix digit: a key is sorted in as few passes of at most
+/// this many bits as it needs (32-bit keys in two passes of 16 bits, 42-bit keys
+/// in three of 14). Wide digits mean fewer passes; their histograms (256 KiB each)
+/// still fit in L2, and edge keys arrive nearly sorted by their smaller vertex,
+/// so the scatter's many streams stay in the cache.
+const MAX_DIGIT: u32 = 16;
 
 /// The histograms of a sort, counted while its keys are made: for a few keys
 /// none (the standard sort), for up to about 32 768 keys one histogram of a
 /// one-pass bucket sort on the top bits (about four keys a bucket), beyond that
-/// the per-digit histograms of an LSD radix sort (11-bit digits).
+/// the per-digit histograms of an LSD radix sort (digits of up to 16 bits).
 pub(crate) enum Histograms {
     None,
     Buckets {
@@ -68,8 +71,10 @@ pub(crate) enum Histograms {
         shift: u32,
     },
     Radix {
-        /// `passes * DIGIT_BUCKETS` counts, digit `p` at `p * DIGIT_BUCKETS`.
+        /// `passes << digit` counts, digit `p`'s at `p << digit`.
         counts: Vec<u32>,
+        /// Bits of one digit.
+        digit: u32,
     },
 }
 
@@ -86,8 +91,11 @@ impl Histograms {
                 shift: key_bits - bits,
             }
         } else {
+            let passes = key_bits.div_ceil(MAX_DIGIT).max(1);
+            let digit = key_bits.div_ceil(passes);
             Self::Radix {
-                counts: vec![0; key_bits.div_ceil(DIGIT) as usize * DIGIT_BUCKETS],
+                counts: vec![0; (passes as usize) << digit],
+                digit,
             }
         }
     }
@@ -101,9 +109,12 @@ impl Histograms {
                     *c += 1;
                 }
             }
-            Self::Radix { counts } => {
-                for (p, counts) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
-                    counts[digit(k, p as u32 * DIGIT)] += 1;
+            Self::Radix {
+                counts,
+                digit: bits,
+            } => {
+                for (p, counts) in counts.chunks_exact_mut(1 << *bits).enumerate() {
+                    counts[digit(k, p as u32 * *bits, *bits)] += 1;
                 }
             }
         }
@@ -111,8 +122,8 @@ impl Histograms {
 }
 
 #[inline]
-fn digit<K: Key>(k: K, shift: u32) -> usize {
-    ((k.wide() >> shift) as usize) & (DIGIT_BUCKETS - 1)
+fn digit<K: Key>(k: K, shift: u32, bits: u32) -> usize {
+    ((k.wide() >> shift) as usize) & ((1 << bits) - 1)
 }
 
 /// Sorts keys below `2^key_bits` (test helper: counts, then [`sort_counted`]).
@@ -131,7 +142,9 @@ pub(crate) fn sort_counted<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, hist
         Histograms::Buckets { counts, shift } if keys.len() >= SORT_MIN => {
             bucket_sort(keys, scratch, counts, shift)
         }
-        Histograms::Radix { counts } if keys.len() >= SORT_MIN => radix_sort(keys, scratch, counts),
+        Histograms::Radix { counts, digit } if keys.len() >= SORT_MIN => {
+            radix_sort(keys, scratch, counts, digit)
+        }
         _ => keys.sort_unstable(),
     }
 }
@@ -171,6 +184,30 @@ fn bucket_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<
 }
 
 fn insertion_sort<K: Key>(v: &mut [K]) {
+    // Most buckets hold two to four keys: sorting networks of branch-free
+    // compare-exchanges there (an insertion sort mispredicts about once a key).
+    let cx = |v: &mut [K], i: usize, j: usize| {
+        let (a, b) = (v[i], v[j]);
+        v[i] = a.min(b);
+        v[j] = a.max(b);
+    };
+    match v.len() {
+        0 | 1 => return,
+        2 => return cx(v, 0, 1),
+        3 => {
+            cx(v, 0, 1);
+            cx(v, 1, 2);
+            return cx(v, 0, 1);
+        }
+        4 => {
+            cx(v, 0, 1);
+            cx(v, 2, 3);
+            cx(v, 0, 2);
+            cx(v, 1, 3);
+            return cx(v, 1, 2);
+        }
+        _ => {}
+    }
     for i in 1..v.len() {
         let k = v[i];
         let mut j = i;
@@ -182,16 +219,16 @@ fn insertion_sort<K: Key>(v: &mut [K]) {
     }
 }
 
-/// LSD radix sort, 11 bits a pass (a pass whose digit is the same for every key
-/// is skipped).
-fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>) {
+/// LSD radix sort, `bits` bits a pass (a pass whose digit is the same for every
+/// key is skipped).
+fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u32>, bits: u32) {
     scratch.clear();
     scratch.resize(keys.len(), keys[0]);
-    for (p, count) in counts.chunks_exact_mut(DIGIT_BUCKETS).enumerate() {
+    for (p, count) in counts.chunks_exact_mut(1 << bits).enumerate() {
         if count.iter().any(|&c| c as usize == keys.len()) {
             continue;
         }
-        let shift = p as u32 * DIGIT;
+        let shift = p as u32 * bits;
         let mut sum = 0u32;
         for c in count.iter_mut() {
             let here = *c;
@@ -199,7 +236,7 @@ fn radix_sort<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, mut counts: Vec<u
             sum += here;
         }
         for &k in keys.iter() {
-            let d = digit(k, shift);
+            let d = digit(k, shift, bits);
             scratch[count[d] as usize] = k;
             count[d] += 1;
         }

@@ -353,7 +353,7 @@ pub(crate) fn build_parts<'r, S: Send>(
 /// threads finish close together. The first thread to find no item left runs
 /// `then` (work that needs no item, started where a thread would otherwise idle:
 /// beside the last items, or beside the only one). Results come back in item order.
-fn largest_first<T: Sync, R: Send, S: Send>(
+pub(crate) fn largest_first<T: Sync, R: Send, S: Send>(
     items: &[T],
     size: impl Fn(&T) -> usize,
     f: impl Fn(&T) -> R + Sync,

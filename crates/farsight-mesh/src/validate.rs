@@ -17,7 +17,7 @@ use crate::error::CookError;
 use crate::mesh::Vertex;
 use crate::pack::PackedLevel;
 use crate::repair::position_remap;
-use crate::split::MaterialSplit;
+use crate::split::{largest_first, MaterialSplit};
 
 /// The cook's material check: every vertex of every cluster's triangles belongs to
 /// the part (material) the cluster's record names. Levels in parallel.
@@ -101,56 +101,99 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
             }
         }
     }
-    // Each level alone (closed parts stay closed), in parallel. A level made of
-    // exactly LOD0's triangles (level 0 as clod_build makes it) has LOD0's edges,
-    // which the reference has sorted already (beside the DAG build).
-    let per_level: Vec<LevelEdges<'_>> = levels
-        .par_iter()
-        .enumerate()
-        .map(|(level, l)| {
-            if level == 0 && reference.is_lod0(&l.indices) {
-                let (keys, open) = reference.lod0_edges();
-                return Ok(LevelEdges::Lod0 { open, keys });
-            }
-            let (open_edges, open, keys) = reference.level_open_edges(&l.indices);
-            if open_edges > 0 {
-                return Err(CookError::LevelIncomplete { level, open_edges });
-            }
-            Ok(LevelEdges::Own { open, keys })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut all_open: Vec<u64> = per_level
-        .iter()
-        .flat_map(|l| l.open().iter().copied())
-        .collect();
-    all_open.sort_unstable();
-    all_open.dedup();
-    // The uniform cut at every level's hand-over.
-    // Levels of a multi-material mesh often share a hand-over (a part with fewer
-    // levels repeats its last one): each distinct cut is checked once, in level
-    // order.
+    // The uniform cut at every level's hand-over. Levels of a multi-material mesh
+    // often share a hand-over (a part with fewer levels repeats its last one):
+    // each distinct cut is checked once, in level order.
     let mut thresholds: Vec<f32> = Vec::with_capacity(levels.len());
     for t in levels.iter().map(PackedLevel::max_parent_error) {
         if t < NO_PARENT_ERROR && !thresholds.contains(&t) {
             thresholds.push(t);
         }
     }
-    let mut errors: Vec<CookError> = thresholds
+    let plans: Vec<CutPlan> = thresholds
         .par_iter()
-        .filter_map(|&t| {
-            let open_edges = cut_cracks(levels, &per_level, reference, &all_open, t);
+        .map(|&t| CutPlan::new(levels, t))
+        .collect();
+    // Every sort first, as one set of jobs taken largest first by whichever thread
+    // is free: each level alone (closed parts stay closed), and each cut's own
+    // lists (a cut's sorts need no level's result). A level made of exactly LOD0's
+    // triangles (level 0 as clod_build makes it) has LOD0's edges, which the
+    // reference has sorted already (beside the DAG build).
+    let jobs: Vec<Job> = (0..levels.len())
+        .map(Job::Level)
+        .chain((0..plans.len()).map(Job::Cut))
+        .collect();
+    let size = |job: &Job| match *job {
+        Job::Level(l) => levels[l].indices.len(),
+        Job::Cut(c) => plans[c].size,
+    };
+    let run = |job: &Job| -> Sorted<'_> {
+        match *job {
+            Job::Level(level) => {
+                let l = &levels[level];
+                if level == 0 && reference.is_lod0(&l.indices) {
+                    let (keys, open) = reference.lod0_edges();
+                    return Sorted::Level(Ok(LevelEdges::Lod0 { open, keys }));
+                }
+                let (open_edges, open, keys) = reference.level_open_edges(&l.indices);
+                if open_edges > 0 {
+                    return Sorted::Level(Err(CookError::LevelIncomplete { level, open_edges }));
+                }
+                Sorted::Level(Ok(LevelEdges::Own { open, keys }))
+            }
+            Job::Cut(c) => Sorted::Cut(plans[c].sort(levels, reference)),
+        }
+    };
+    let (sorted, ()) = largest_first(&jobs, size, run, || ());
+    // Jobs are levels first, then cuts: the first failing level is reported, in
+    // level order.
+    let mut per_level = Vec::with_capacity(levels.len());
+    let mut cuts: Vec<CutKeys> = Vec::with_capacity(plans.len());
+    for s in sorted {
+        match s {
+            Sorted::Level(l) => per_level.push(l?),
+            Sorted::Cut(c) => cuts.push(c),
+        }
+    }
+    let mut all_open: Vec<u64> = per_level
+        .iter()
+        .flat_map(|l| l.open().iter().copied())
+        .collect();
+    all_open.sort_unstable();
+    all_open.dedup();
+    let errors: Vec<Option<CookError>> = cuts
+        .par_iter()
+        .zip(&plans)
+        .map(|(keys, plan)| {
+            let open_edges = match keys {
+                CutKeys::Whole(open) => reference.crack_count(open, &all_open),
+                CutKeys::Delta(minus, plus) => {
+                    reference.cracks_between(per_level[plan.base].keys(), minus, plus, &all_open)
+                }
+            };
             (open_edges > 0).then_some(CookError::CrackInCut {
-                threshold: t,
+                threshold: plan.t,
                 open_edges,
             })
         })
         .collect();
     // Deterministic report: the first failing threshold.
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.swap_remove(0))
+    match errors.into_iter().flatten().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
+}
+
+/// A job of [`check`]'s sorting pass.
+enum Job {
+    Level(usize),
+    Cut(usize),
+}
+
+/// What a [`Job`] gives.
+enum Sorted<'a> {
+    Level(Result<LevelEdges<'a>, CookError>),
+    Cut(CutKeys),
 }
 
 /// A level's sorted edge keys and open edges: its own, or LOD0's from the
@@ -182,44 +225,76 @@ impl LevelEdges<'_> {
     }
 }
 
-/// The cracks of the uniform cut at `t`. A cut is mostly one level: it is checked
-/// as that level's sorted edge keys (`per_level`, from the level pass) minus its
-/// clusters the cut leaves out plus the clusters it takes from other levels, so
-/// only those few are sorted. A cut far from every level is sorted whole.
-fn cut_cracks(
-    levels: &[PackedLevel],
-    per_level: &[LevelEdges<'_>],
-    reference: &EdgeReference,
-    all_open: &[u64],
+/// How the uniform cut at `t` is checked. A cut is mostly one level (`base`, the
+/// level it draws most triangles of): it is checked as that level's sorted edge
+/// keys minus the level's clusters the cut leaves out plus the clusters it takes
+/// from other levels, so only those few are sorted. A cut far from every level
+/// (the two lists over half the base) is sorted whole.
+struct CutPlan {
     t: f32,
-) -> usize {
-    let drawn = |c: &ClusterInfo| c.error <= t && t < c.parent_error;
-    let base = (0..levels.len())
-        .max_by_key(|&l| {
-            let level = &levels[l];
-            let n: usize = (0..level.clusters.len())
+    base: usize,
+    whole: bool,
+    /// Indices the cut's sorts go through (its job's size).
+    size: usize,
+}
+
+impl CutPlan {
+    fn new(levels: &[PackedLevel], t: f32) -> Self {
+        let drawn = |c: &ClusterInfo| c.error <= t && t < c.parent_error;
+        let mut sizes = vec![0usize; levels.len()];
+        for (s, level) in sizes.iter_mut().zip(levels) {
+            *s = (0..level.clusters.len())
                 .filter(|&c| drawn(&level.clusters[c]))
                 .map(|c| level.cluster_triangles(c).len())
                 .sum();
-            (n, std::cmp::Reverse(l))
-        })
-        .unwrap_or(0);
-    let (mut minus, mut plus) = (Vec::new(), Vec::new());
-    for (l, level) in levels.iter().enumerate() {
-        for (c, info) in level.clusters.iter().enumerate() {
-            let tris = level.cluster_triangles(c);
-            match (l == base, drawn(info)) {
-                (true, false) => minus.extend_from_slice(tris),
-                (false, true) => plus.extend_from_slice(tris),
-                _ => {}
-            }
+        }
+        let base = (0..levels.len())
+            .max_by_key(|&l| (sizes[l], std::cmp::Reverse(l)))
+            .unwrap_or(0);
+        let total: usize = sizes.iter().sum();
+        // Left out of the base and taken from other levels.
+        let minus = levels.get(base).map_or(0, |l| l.indices.len()) - sizes[base];
+        let plus = total - sizes[base];
+        let whole = minus + plus > levels.get(base).map_or(0, |l| l.indices.len()) / 2;
+        Self {
+            t,
+            base,
+            whole,
+            size: if whole { total } else { minus + plus },
         }
     }
-    if minus.len() + plus.len() > levels[base].indices.len() / 2 {
-        let tris: Vec<u32> = uniform_cut(levels, t).collect();
-        return reference.cracks(&tris, all_open);
+
+    /// The cut's sorting: its open edges when sorted whole, else the sorted keys
+    /// of its two lists.
+    fn sort(&self, levels: &[PackedLevel], reference: &EdgeReference) -> CutKeys {
+        let t = self.t;
+        if self.whole {
+            let tris: Vec<u32> = uniform_cut(levels, t).collect();
+            return CutKeys::Whole(reference.open_keys(&tris));
+        }
+        let drawn = |c: &ClusterInfo| c.error <= t && t < c.parent_error;
+        let (mut minus, mut plus) = (Vec::new(), Vec::new());
+        for (l, level) in levels.iter().enumerate() {
+            for (c, info) in level.clusters.iter().enumerate() {
+                let tris = level.cluster_triangles(c);
+                match (l == self.base, drawn(info)) {
+                    (true, false) => minus.extend_from_slice(tris),
+                    (false, true) => plus.extend_from_slice(tris),
+                    _ => {}
+                }
+            }
+        }
+        CutKeys::Delta(reference.sorted_keys(&minus), reference.sorted_keys(&plus))
     }
-    reference.cracks_from_base(per_level[base].keys(), &minus, &plus, all_open)
+}
+
+/// A cut's sorted keys (see [`CutPlan::sort`]).
+enum CutKeys {
+    /// The open edges of the whole cut, sorted.
+    Whole(Vec<u64>),
+    /// The sorted keys of the base level's clusters it leaves out and of the
+    /// clusters it takes from other levels.
+    Delta(SortedKeys, SortedKeys),
 }
 
 /// Triangles (source indices) of the cut where every error is compared with `t`
@@ -232,4 +307,98 @@ pub fn uniform_cut(levels: &[PackedLevel], t: f32) -> impl Iterator<Item = u32> 
             .filter(move |(_, c)| c.error <= t && t < c.parent_error)
             .flat_map(move |(i, _)| l.cluster_triangles(i).iter().copied())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{uniform_cut, CutPlan};
+    use crate::edges::EdgeReference;
+    use crate::{cook_clusters, import_prepared, ClusterConfig, MaterialSplit, PackedLevel};
+
+    /// The cracks of every hand-over's cut, counted whole and from its base level.
+    fn both_ways(levels: &[PackedLevel], reference: &EdgeReference) -> Vec<(usize, usize)> {
+        let per_level: Vec<_> = levels
+            .iter()
+            .map(|l| reference.level_open_edges(&l.indices))
+            .collect();
+        let mut all_open: Vec<u64> = per_level.iter().flat_map(|l| l.1.clone()).collect();
+        all_open.sort_unstable();
+        all_open.dedup();
+        let mut out = Vec::new();
+        for t in levels.iter().map(PackedLevel::max_parent_error) {
+            if t >= farsight_format::NO_PARENT_ERROR {
+                continue;
+            }
+            let plan = CutPlan::new(levels, t);
+            let whole: Vec<u32> = uniform_cut(levels, t).collect();
+            let whole = reference.crack_count(&reference.open_keys(&whole), &all_open);
+            let (mut minus, mut plus) = (Vec::new(), Vec::new());
+            for (l, level) in levels.iter().enumerate() {
+                for (c, info) in level.clusters.iter().enumerate() {
+                    let drawn = info.error <= t && t < info.parent_error;
+                    if l == plan.base && !drawn {
+                        minus.extend_from_slice(level.cluster_triangles(c));
+                    } else if l != plan.base && drawn {
+                        plus.extend_from_slice(level.cluster_triangles(c));
+                    }
+                }
+            }
+            let base = &per_level[plan.base].2;
+            out.push((
+                whole,
+                reference.cracks_from_base(base, &minus, &plus, &all_open),
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn a_cut_counts_the_same_cracks_whole_and_from_its_base() {
+        // pirate: seven materials at different error scales, so its cuts mix
+        // levels (some are checked whole in the cook, some from a base level).
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/meshes/pirate.obj"
+        );
+        assert!(
+            std::path::Path::new(path).exists(),
+            "test mesh missing: {path}"
+        );
+        let (prepared, _) = import_prepared(path.as_ref()).unwrap();
+        let cooked = cook_clusters(&prepared.mesh, &ClusterConfig::default()).unwrap();
+        let split = MaterialSplit::new(&prepared.mesh);
+        let reference = EdgeReference::new(split.remap.clone(), &split.global_indices());
+        let counts = both_ways(&cooked.levels, &reference);
+        assert!(counts.len() > 2);
+        assert!(counts.iter().all(|&(w, b)| w == 0 && b == 0), "{counts:?}");
+        let plans: Vec<bool> = cooked
+            .levels
+            .iter()
+            .map(|l| CutPlan::new(&cooked.levels, l.max_parent_error()).whole)
+            .collect();
+        assert!(plans.contains(&true) && plans.contains(&false), "{plans:?}");
+        // Holes: a cluster of each level claims an own error above the hand-over
+        // below it, so that cut draws neither it nor its children.
+        let mut holes = 0;
+        for level in 1..cooked.levels.len() {
+            let mut levels = cooked.levels.clone();
+            let t = levels[level - 1].max_parent_error();
+            let Some(c) = levels[level]
+                .clusters
+                .iter_mut()
+                .find(|c| c.error <= t && t < c.parent_error && c.parent_error < f32::MAX)
+            else {
+                continue;
+            };
+            c.error = 0.5 * (t + c.parent_error);
+            let counts = both_ways(&levels, &reference);
+            assert!(counts.iter().all(|&(w, b)| w == b), "{counts:?}");
+            assert!(
+                counts.iter().any(|&(w, _)| w > 0),
+                "level {level}: {counts:?}"
+            );
+            holes += 1;
+        }
+        assert!(holes >= 2, "{holes} holes");
+    }
 }
