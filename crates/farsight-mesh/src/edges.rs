@@ -150,24 +150,24 @@ impl EdgeReference {
         self.closed[a as usize] || self.closed[b as usize]
     }
 
-    /// Sorted edge keys of `triangles`. The bucket sort's histogram is counted
-    /// while the keys are made, so the sort itself is one scatter pass and the
-    /// small sorts of the buckets.
+    /// Sorted edge keys of `triangles`: made in one tight pass, counted into the
+    /// sort's histograms in a second (over keys still in the cache), then sorted.
     fn sorted<K: Key>(&self, parts: &[(&[u32], u32)]) -> Vec<K> {
         let key_bits = 2 * self.shift;
         let len = parts.iter().map(|(t, _)| t.len()).sum();
         let mut keys = Vec::with_capacity(len);
-        let mut hist = Histograms::new(key_bits, len);
-        for t in triangles(parts) {
-            let [a, b, c] = t.map(|i| self.remap[i as usize]);
-            for (x, y) in [(a, b), (b, c), (c, a)] {
-                if x != y {
-                    let k = K::make(x.min(y), x.max(y), self.shift);
-                    hist.add(k);
-                    keys.push(k);
+        for &(tris, base) in parts {
+            for t in tris.chunks_exact(3) {
+                let [a, b, c] = [t[0], t[1], t[2]].map(|i| self.remap[(i + base) as usize]);
+                for (x, y) in [(a, b), (b, c), (c, a)] {
+                    if x != y {
+                        keys.push(K::make(x.min(y), x.max(y), self.shift));
+                    }
                 }
             }
         }
+        let mut hist = Histograms::new(key_bits, keys.len());
+        hist.count(&keys);
         sort_counted(&mut keys, &mut Vec::new(), hist);
         keys
     }

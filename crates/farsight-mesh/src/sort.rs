@@ -1,6 +1,6 @@
 //! The sorts of the cook's edge checks: edge keys (`u32` or `u64`) sorted by a
 //! one-pass bucket sort on their top bits (up to about 32 768 keys) or an LSD
-//! radix sort (beyond), the histograms counted while the keys are made; and a
+//! radix sort (beyond), the histograms counted in one pass over the keys; and a
 //! galloping search over sorted keys.
 
 /// A sortable edge key: `u32` or `u64`.
@@ -58,8 +58,12 @@ const INSERTION_MAX: usize = 24;
 /// still fit in L2, and edge keys arrive nearly sorted by their smaller vertex,
 /// so the scatter's many streams stay in the cache.
 const MAX_DIGIT: u32 = 16;
+/// A digit has at most this many bits fewer than the key count has: a wide
+/// digit's histogram must be small beside the keys, or clearing and summing it
+/// costs more than the pass it saves.
+const DIGIT_BELOW_LEN: u32 = 2;
 
-/// The histograms of a sort, counted while its keys are made: for a few keys
+/// The histograms of a sort ([`Histograms::count`]): for a few keys
 /// none (the standard sort), for up to about 32 768 keys one histogram of a
 /// one-pass bucket sort on the top bits (about four keys a bucket), beyond that
 /// the per-digit histograms of an LSD radix sort (digits of up to 16 bits).
@@ -91,7 +95,11 @@ impl Histograms {
                 shift: key_bits - bits,
             }
         } else {
-            let passes = key_bits.div_ceil(MAX_DIGIT).max(1);
+            let len_bits = usize::BITS - len.leading_zeros();
+            let widest = MAX_DIGIT
+                .min(len_bits.saturating_sub(DIGIT_BELOW_LEN))
+                .max(8);
+            let passes = key_bits.div_ceil(widest).max(1);
             let digit = key_bits.div_ceil(passes);
             Self::Radix {
                 counts: vec![0; (passes as usize) << digit],
@@ -100,13 +108,15 @@ impl Histograms {
         }
     }
 
-    #[inline]
-    pub(crate) fn add<K: Key>(&mut self, k: K) {
+    /// Counts `keys` (the keys the sort will get).
+    pub(crate) fn count<K: Key>(&mut self, keys: &[K]) {
         match self {
             Self::None => {}
             Self::Buckets { counts, shift } => {
-                if let Some(c) = counts.get_mut((k.wide() >> *shift) as usize) {
-                    *c += 1;
+                for k in keys {
+                    if let Some(c) = counts.get_mut((k.wide() >> *shift) as usize) {
+                        *c += 1;
+                    }
                 }
             }
             Self::Radix {
@@ -114,7 +124,10 @@ impl Histograms {
                 digit: bits,
             } => {
                 for (p, counts) in counts.chunks_exact_mut(1 << *bits).enumerate() {
-                    counts[digit(k, p as u32 * *bits, *bits)] += 1;
+                    let shift = p as u32 * *bits;
+                    for &k in keys {
+                        counts[digit(k, shift, *bits)] += 1;
+                    }
                 }
             }
         }
@@ -130,9 +143,7 @@ fn digit<K: Key>(k: K, shift: u32, bits: u32) -> usize {
 #[cfg(test)]
 pub(crate) fn sort_keys<K: Key>(keys: &mut Vec<K>, scratch: &mut Vec<K>, key_bits: u32) {
     let mut hist = Histograms::new(key_bits, keys.len());
-    for &k in keys.iter() {
-        hist.add(k);
-    }
+    hist.count(keys);
     sort_counted(keys, scratch, hist);
 }
 
