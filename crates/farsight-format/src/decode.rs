@@ -397,6 +397,11 @@ fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> 
     })
 }
 
+/// The OBJ loader the crate's integration tests share.
+#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+#[path = "../tests/support/obj.rs"]
+mod test_obj;
+
 #[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
 mod tests {
     use crate::simd::Tier;
@@ -404,30 +409,13 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// A real mesh through tobj (positions, normals and uvs as stored).
-    fn obj(name: &str) -> MeshData {
+    /// A real mesh (positions, normals and uvs as stored).
+    fn real(name: &str) -> MeshData {
         let path = format!(
             "{}/../../../shared/data/meshes/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
-        let opts = tobj::LoadOptions {
-            single_index: true,
-            triangulate: true,
-            ..Default::default()
-        };
-        let (models, _) = tobj::load_obj(&path, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let mut m = MeshData::default();
-        for model in models {
-            let (base, mesh) = (m.positions.len() as u32, model.mesh);
-            m.positions
-                .extend(mesh.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-            m.normals
-                .extend(mesh.normals.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
-            m.uvs
-                .extend(mesh.texcoords.chunks_exact(2).map(|p| [p[0], p[1]]));
-            m.indices.extend(mesh.indices.iter().map(|i| i + base));
-        }
-        m
+        super::test_obj::obj_mesh(&path).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A noisy uv sphere (poles of many triangles, a uv seam, normals from the
@@ -467,7 +455,11 @@ mod tests {
     fn every_tier_this_cpu_runs_decodes_the_bits_of_the_baseline() {
         let best = Tier::detect();
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let meshes = [obj("pirate.obj"), obj("bunny.obj"), noisy_sphere(&mut rng)];
+        let meshes = [
+            real("pirate.obj"),
+            real("bunny.obj"),
+            noisy_sphere(&mut rng),
+        ];
         let base = CookOptions::default();
         let variants = [
             base,

@@ -26,6 +26,11 @@
 #[cfg(target_endian = "big")]
 compile_error!("farsight-format reads little-endian records in place");
 
+// The crate under its own name, for test support files shared with the integration
+// tests (`tests/support/obj.rs` imports `farsight_format::MeshData`).
+#[cfg(test)]
+extern crate self as farsight_format;
+
 mod aligned;
 mod buckets;
 mod cluster;
