@@ -245,10 +245,22 @@ fn stamp_with<'t>(
             (c.bounds, 0.0)
         }
     };
-    let mut clusters_of = vec![Vec::new(); groups.len()];
-    for (i, c) in dag.clusters.iter().enumerate() {
-        clusters_of[c.group as usize].push(i);
+    // Each group's clusters, in cluster order: `members[start[g]..start[g + 1]]`
+    // (one counting pass, no list per group).
+    let mut start = vec![0usize; groups.len() + 1];
+    for c in &dag.clusters {
+        start[c.group as usize + 1] += 1;
     }
+    for g in 0..groups.len() {
+        start[g + 1] += start[g];
+    }
+    let mut members = vec![0usize; dag.clusters.len()];
+    let mut at = start.clone();
+    for (i, c) in dag.clusters.iter().enumerate() {
+        members[at[c.group as usize]] = i;
+        at[c.group as usize] += 1;
+    }
+    let clusters_of = |g: usize| &members[start[g]..start[g + 1]];
     // One serial pass decides every group's parent error, the chains of the stuck
     // groups ((group, a[] indexed by level)) and each level's groups and size;
     // then the levels fill in parallel, each allocated once at its size.
@@ -257,7 +269,7 @@ fn stamp_with<'t>(
     let mut groups_at: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut size = vec![(0usize, 0usize); n]; // (clusters, indices) per level
     let group_size = |gi: usize| -> (usize, usize) {
-        let c = &clusters_of[gi];
+        let c = clusters_of(gi);
         let indices = c.iter().map(|&c| dag.clusters[c].index_count as usize);
         (c.len(), indices.sum())
     };
@@ -268,7 +280,7 @@ fn stamp_with<'t>(
         let j = g.depth as usize;
         let stuck = g.error == f32::MAX && g.depth < last;
         parent_error_of[gi] = if stuck {
-            let own_max = clusters_of[gi]
+            let own_max = clusters_of(gi)
                 .iter()
                 .map(|&c| own(&dag.clusters[c]).1)
                 .fold(0.0f32, f32::max);
@@ -316,7 +328,7 @@ fn stamp_with<'t>(
         for &gi in &groups_at[k] {
             let g = &groups[gi];
             let group_in_level = group_count(&level);
-            for &c in &clusters_of[gi] {
+            for &c in clusters_of(gi) {
                 let cl = &dag.clusters[c];
                 let (sphere, error) = own(cl);
                 let info = ClusterInfo {
@@ -338,7 +350,7 @@ fn stamp_with<'t>(
                 continue;
             }
             let group_in_level = group_count(&level);
-            for &c in &clusters_of[*gi] {
+            for &c in clusters_of(*gi) {
                 let cl = &dag.clusters[c];
                 let info = ClusterInfo {
                     sphere: g.sphere,
