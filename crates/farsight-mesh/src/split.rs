@@ -105,12 +105,29 @@ impl MaterialSplit {
         // The vertex and index copies, and the welding that finds the seams
         // (from the sub-meshes' positions), run side by side.
         let parallel = at as usize >= PARALLEL_SPLIT_MIN;
+        let part_indices = |subs: &Vec<&SubMesh>| {
+            let mut part = Vec::with_capacity(subs.iter().map(|s| s.indices.len()).sum());
+            let mut local = 0u32;
+            for s in subs {
+                part.extend(s.indices.iter().map(|&i| i + local));
+                local += s.vertices.len() as u32;
+            }
+            part
+        };
         let ((vertices, indices), (remap, seams)) = join_if(
             parallel,
             || {
-                // Zeroed, so the copy can fill it in parallel pieces; room is kept
-                // for the padding vertex a cook adds for the build (see
-                // [`build_parts`]).
+                // Room is kept for the padding vertex a cook adds for the build
+                // (see [`build_parts`]). In parallel: zeroed, so the copy can fill
+                // it in pieces; else copied straight in (no zeroing pass).
+                if !parallel {
+                    let mut vertices = Vec::with_capacity(at as usize + 1);
+                    for s in of_material.iter().flatten() {
+                        vertices.extend_from_slice(&s.vertices);
+                    }
+                    let indices = of_material.iter().map(part_indices).collect();
+                    return (vertices, indices);
+                }
                 let mut vertices = vec![Vertex::default(); at as usize + 1];
                 vertices.truncate(at as usize);
                 let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
@@ -120,32 +137,10 @@ impl MaterialSplit {
                     copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
                     rest = after;
                 }
-                let part_indices = |subs: &Vec<&SubMesh>| {
-                    let mut part = Vec::with_capacity(subs.iter().map(|s| s.indices.len()).sum());
-                    let mut local = 0u32;
-                    for s in subs {
-                        part.extend(s.indices.iter().map(|&i| i + local));
-                        local += s.vertices.len() as u32;
-                    }
-                    part
-                };
                 let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
-                let ((), indices) = join_if(
-                    parallel,
-                    || {
-                        if parallel {
-                            copies.into_par_iter().for_each(copy)
-                        } else {
-                            copies.into_iter().for_each(copy)
-                        }
-                    },
-                    || -> Vec<Vec<u32>> {
-                        if parallel {
-                            of_material.par_iter().map(part_indices).collect()
-                        } else {
-                            of_material.iter().map(part_indices).collect()
-                        }
-                    },
+                let ((), indices) = rayon::join(
+                    || copies.into_par_iter().for_each(copy),
+                    || -> Vec<Vec<u32>> { of_material.par_iter().map(part_indices).collect() },
                 );
                 (vertices, indices)
             },
