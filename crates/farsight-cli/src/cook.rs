@@ -1,4 +1,4 @@
-//! `farsight cook mesh IN... -o OUT [--lod-chain|--clusters]`: import glTF or OBJ
+//! `farsight cook mesh IN... -o OUT [--lod-chain [--cooked]|--clusters]`: import glTF or OBJ
 //! meshes, prepare them and write a discrete LOD chain or a cluster LOD DAG each.
 //! Several inputs cook in parallel (rayon, one mesh per core, results in input
 //! order); `OUT` is then a directory and each file is named after its input.
@@ -38,6 +38,11 @@ struct MeshArgs {
     /// Write a discrete LOD chain (seed 002): half, then a quarter per level.
     #[arg(long, conflicts_with = "clusters")]
     lod_chain: bool,
+    /// With --lod-chain: store the levels cooked for a GPU (seed 004's cooked file,
+    /// version 2: 16-bit positions and uvs, octahedral normals and tangents,
+    /// predicted, meshopt + zstd coded) instead of full precision.
+    #[arg(long, requires = "lod_chain")]
+    cooked: bool,
     /// Write a cluster LOD DAG (seed 003); the default.
     #[arg(long)]
     clusters: bool,
@@ -90,7 +95,11 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(m) = a.max_levels {
             config.max_levels = m;
         }
-        CookKind::LodChain(config)
+        if a.cooked {
+            CookKind::CookedLodChain(config, farsight_format::CookOptions::default())
+        } else {
+            CookKind::LodChain(config)
+        }
     } else {
         let mut config = ClusterConfig {
             max_triangles: a.cluster_triangles,

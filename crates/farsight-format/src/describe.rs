@@ -114,9 +114,15 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
             let h = l.header;
             out.vertices = h.vertex_count as u64;
             out.triangles = h.triangle_count as u64;
+            // The top level's clusters have no parent: its error is f32::MAX.
+            let parent = if h.max_parent_error == f32::MAX {
+                "none (top level)".to_owned()
+            } else {
+                h.max_parent_error.to_string()
+            };
             out.detail = format!(
-                "level {}: {} clusters, max error {}, max parent error {}",
-                h.level, h.cluster_count, h.max_error, h.max_parent_error
+                "level {}: {} clusters, max error {}, max parent error {parent}",
+                h.level, h.cluster_count, h.max_error
             );
             let slots = l.indices.len() as u64 * 4;
             out.streams.push(s(

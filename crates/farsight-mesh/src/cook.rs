@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::chain_file::encode_lod_chain;
+use crate::chain_file::{encode_lod_chain_as, ChainRecords};
 use crate::dag::ClusterConfig;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
@@ -39,7 +39,11 @@ pub fn import_prepared(path: &Path) -> Result<(PreparedMesh, Vec<Warning>), Impo
 /// What to cook.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CookKind {
+    /// A discrete LOD chain, full-precision records.
     LodChain(LodChainConfig),
+    /// A discrete LOD chain, cooked records (quantised and compressed for a GPU).
+    CookedLodChain(LodChainConfig, farsight_format::CookOptions),
+    /// A cluster LOD DAG.
     Clusters(ClusterConfig),
 }
 
@@ -63,10 +67,14 @@ pub struct CookOutput {
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
     let (prepared, mut warnings) = import_prepared(path)?;
     let (cooked, bytes) = match kind {
-        CookKind::LodChain(config) => {
+        CookKind::LodChain(config) | CookKind::CookedLodChain(config, _) => {
             let chain = generate_lod_chain(&prepared.mesh, config);
             warnings.extend(chain.warnings.iter().cloned());
-            let bytes = encode_lod_chain(&prepared.mesh.name, &chain)?;
+            let records = match kind {
+                CookKind::CookedLodChain(_, options) => ChainRecords::Cooked(*options),
+                _ => ChainRecords::Full,
+            };
+            let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, &records)?;
             (Cooked::LodChain(chain), bytes)
         }
         CookKind::Clusters(config) => {

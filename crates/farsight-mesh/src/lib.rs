@@ -40,8 +40,8 @@ mod split;
 mod validate;
 
 pub use chain_file::{
-    decode_lod_submesh, encode_lod_chain, read_lod_chain, LodChainManifest, LodLevelEntry,
-    LodSubMeshEntry, LOD_SUBMESH_TAG,
+    decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as, read_lod_chain,
+    ChainRecords, LodChainManifest, LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
 };
 pub use cook::{
     cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked,

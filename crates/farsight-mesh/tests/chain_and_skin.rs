@@ -2,11 +2,12 @@
 
 mod common;
 
-use farsight_format::AlignedBytes;
+use farsight_format::{AlignedBytes, CookOptions, RecordTag, Version};
 use farsight_lod::{screen_space_error_px, ProjectionInfo};
 use farsight_mesh::{
-    decode_lod_submesh, encode_lod_chain, generate_lod_chain, import_prepared, load_skinned_meshes,
-    read_lod_chain, LodChainConfig,
+    decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
+    generate_lod_chain, import_prepared, load_skinned_meshes, read_lod_chain, ChainRecords,
+    LodChainConfig, SubMesh,
 };
 use glam::{Mat4, Quat, Vec3};
 use rand::{Rng, SeedableRng};
@@ -75,6 +76,99 @@ fn chains_halve_then_quarter_and_hand_over_at_one_pixel() {
             .bytes;
         for cut in [0, 8, 17, rec.len() - 1] {
             assert!(decode_lod_submesh(&rec[..cut], "m").is_err());
+        }
+    }
+}
+
+/// Area, area-weighted centroid, and box of a sub-mesh: what a cooked copy, whose
+/// vertices are welded and reordered, must reproduce within its precision.
+fn shape(s: &SubMesh) -> (f64, [f64; 3], [f64; 3], [f64; 3]) {
+    let p = |i: u32| Vec3::from(s.vertices[i as usize].position).as_dvec3();
+    let (mut area, mut c) = (0.0, glam::DVec3::ZERO);
+    let (mut lo, mut hi) = (glam::DVec3::splat(f64::MAX), glam::DVec3::splat(f64::MIN));
+    for t in s.indices.chunks_exact(3) {
+        let (a, b, d) = (p(t[0]), p(t[1]), p(t[2]));
+        let ar = (b - a).cross(d - a).length() / 2.0;
+        area += ar;
+        c += ar * (a + b + d) / 3.0;
+        for v in [a, b, d] {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (area, (c / area).to_array(), lo.to_array(), hi.to_array())
+}
+
+#[test]
+fn cooked_chains_read_back_within_the_cooked_precision() {
+    for m in common::REAL {
+        let (prepared, _) = import_prepared(&common::mesh_path(m)).unwrap();
+        let chain = generate_lod_chain(&prepared.mesh, &LodChainConfig::default());
+        let records = ChainRecords::Cooked(CookOptions::default());
+        let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, &records).unwrap();
+        let full = encode_lod_chain(&prepared.mesh.name, &chain).unwrap();
+        assert!(
+            bytes.len() * 2 < full.len(),
+            "{m}: cooked {} bytes against {} full",
+            bytes.len(),
+            full.len()
+        );
+        let aligned = AlignedBytes::from(&bytes[..]);
+        let file = read_lod_chain(&aligned).unwrap();
+        assert_eq!(file.version(), Version::Cooked);
+        assert!(file.manifest().cooked);
+        for (entry, level) in file.manifest().levels.iter().zip(&chain.levels) {
+            for (s, sub) in entry.submeshes.iter().zip(&level.mesh.submeshes) {
+                let record = file.record(s.record).unwrap();
+                assert_eq!(record.tag, RecordTag::MESH_COOKED);
+                let back = decode_lod_record(&record, &s.material).unwrap();
+                assert_eq!(back.material, sub.material);
+                assert_eq!(
+                    back.triangle_count(),
+                    sub.triangle_count(),
+                    "{m} {}",
+                    s.material
+                );
+                // Tangents kept where the source had them (and generated once where
+                // it has uvs and none).
+                assert!(back.has_tangents || !sub.has_tangents, "{m}: tangents lost");
+                let (want, got) = (shape(sub), shape(&back));
+                // 16-bit positions: half a step of the largest extent per component.
+                let extent = (0..3).map(|k| want.3[k] - want.2[k]).fold(0.0, f64::max);
+                let tol = extent / 65535.0;
+                for k in 0..3 {
+                    assert!((got.2[k] - want.2[k]).abs() <= tol, "{m}: box min {k}");
+                    assert!((got.3[k] - want.3[k]).abs() <= tol, "{m}: box max {k}");
+                    // The centroid weighs each triangle by an area that moved too.
+                    assert!(
+                        (got.1[k] - want.1[k]).abs() <= 4.0 * tol,
+                        "{m}: centroid {k}: {} against {}",
+                        got.1[k],
+                        want.1[k]
+                    );
+                }
+                assert!(
+                    (got.0 - want.0).abs() <= 1e-3 * want.0 + 1e-9,
+                    "{m}: area {} against {}",
+                    got.0,
+                    want.0
+                );
+                for v in &back.vertices {
+                    let n = Vec3::from(v.normal).length();
+                    assert!((n - 1.0).abs() < 1e-4, "{m}: normal length {n}");
+                }
+            }
+        }
+        // A truncated cooked record is an error, not a panic.
+        let record = file
+            .record(file.manifest().levels[0].submeshes[0].record)
+            .unwrap();
+        for cut in [0, 16, record.bytes.len() / 2, record.bytes.len() - 1] {
+            let short = farsight_format::Record {
+                bytes: &record.bytes[..cut],
+                ..record
+            };
+            assert!(decode_lod_record(&short, "m").is_err(), "{m}: cut {cut}");
         }
     }
 }
