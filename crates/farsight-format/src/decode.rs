@@ -99,36 +99,12 @@ impl CookedMesh<'_> {
         out: &mut MeshData,
         scratch: &mut DecodeScratch,
     ) -> Result<(), FormatError> {
-        let result = self.decode_stages(out, scratch);
-        if result.is_err() {
-            out.clear();
-        }
-        result
-    }
-
-    /// [`Self::stages`], compiled for the best instruction set the CPU has (checked
-    /// at run time; see `simd::stages`): the same operations, so the same bits.
-    fn decode_stages(
-        &self,
-        out: &mut MeshData,
-        scratch: &mut DecodeScratch,
-    ) -> Result<(), FormatError> {
+        // The stages compiled for the best instruction set the CPU has (checked at
+        // run time; see `simd::stages`): the same operations, so the same bits.
         #[cfg(target_arch = "x86_64")]
-        return crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
+        let result = crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
         #[cfg(not(target_arch = "x86_64"))]
-        self.stages::<false>(out, scratch)
-    }
-
-    /// [`Self::decode_into`] compiled for `tier` (at most what the CPU has), for the
-    /// tests that compare the tiers' bits.
-    #[cfg(all(test, target_arch = "x86_64"))]
-    pub(crate) fn decode_tier(
-        &self,
-        tier: crate::simd::Tier,
-        out: &mut MeshData,
-        scratch: &mut DecodeScratch,
-    ) -> Result<(), FormatError> {
-        let result = crate::simd::stages(tier, self, out, scratch);
+        let result = self.stages::<false>(out, scratch);
         if result.is_err() {
             out.clear();
         }
@@ -404,7 +380,7 @@ mod test_obj;
 
 #[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
 mod tests {
-    use crate::simd::Tier;
+    use crate::simd::{stages, Tier};
     use crate::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -484,16 +460,14 @@ mod tests {
                 let record = cook_mesh(mesh, opts).unwrap();
                 let cooked = CookedMesh::parse(&record).unwrap();
                 let (mut want, mut scratch) = (MeshData::default(), DecodeScratch::default());
-                cooked
-                    .decode_tier(Tier::Sse2, &mut want, &mut scratch)
-                    .unwrap();
+                stages(Tier::Sse2, &cooked, &mut want, &mut scratch).unwrap();
                 assert!(!want.normals.is_empty(), "mesh {i} decodes normals");
                 for tier in [Tier::Avx2, Tier::Avx512] {
                     if tier > best {
                         continue;
                     }
                     let mut got = MeshData::default();
-                    cooked.decode_tier(tier, &mut got, &mut scratch).unwrap();
+                    stages(tier, &cooked, &mut got, &mut scratch).unwrap();
                     let what = format!("mesh {i}, {tier:?}, {opts:?}");
                     assert_eq!(bits(&got.positions), bits(&want.positions), "{what}");
                     assert_eq!(bits(&got.normals), bits(&want.normals), "{what}");
