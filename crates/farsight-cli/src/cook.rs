@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use farsight_mesh::{
-    cook_file, write_atomically, ClusterConfig, CookKind, CookOutput, Cooked, LodChainConfig,
+    cook_file, write_atomically, ChainRecords, ClusterConfig, CookKind, CookOutput, Cooked,
+    LodChainConfig,
 };
 
 #[derive(Args)]
@@ -95,11 +96,12 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(m) = a.max_levels {
             config.max_levels = m;
         }
-        if a.cooked {
-            CookKind::CookedLodChain(config, farsight_format::CookOptions::default())
+        let records = if a.cooked {
+            ChainRecords::Cooked(farsight_format::CookOptions::default())
         } else {
-            CookKind::LodChain(config)
-        }
+            ChainRecords::Full
+        };
+        CookKind::LodChain(config, records)
     } else {
         let mut config = ClusterConfig {
             max_triangles: a.cluster_triangles,

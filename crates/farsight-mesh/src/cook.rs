@@ -39,10 +39,8 @@ pub fn import_prepared(path: &Path) -> Result<(PreparedMesh, Vec<Warning>), Impo
 /// What to cook.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CookKind {
-    /// A discrete LOD chain, full-precision records.
-    LodChain(LodChainConfig),
-    /// A discrete LOD chain, cooked records (quantised and compressed for a GPU).
-    CookedLodChain(LodChainConfig, farsight_format::CookOptions),
+    /// A discrete LOD chain, its sub-meshes stored as `ChainRecords` says.
+    LodChain(LodChainConfig, ChainRecords),
     /// A cluster LOD DAG.
     Clusters(ClusterConfig),
 }
@@ -67,14 +65,10 @@ pub struct CookOutput {
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
     let (prepared, mut warnings) = import_prepared(path)?;
     let (cooked, bytes) = match kind {
-        CookKind::LodChain(config) | CookKind::CookedLodChain(config, _) => {
+        CookKind::LodChain(config, records) => {
             let chain = generate_lod_chain(&prepared.mesh, config);
             warnings.extend(chain.warnings.iter().cloned());
-            let records = match kind {
-                CookKind::CookedLodChain(_, options) => ChainRecords::Cooked(*options),
-                _ => ChainRecords::Full,
-            };
-            let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, &records)?;
+            let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, records)?;
             (Cooked::LodChain(chain), bytes)
         }
         CookKind::Clusters(config) => {
