@@ -35,7 +35,11 @@ pub enum ImportErrorKind {
     Gltf { message: String },
     #[error("the file requires extension {name}, which farsight does not support")]
     UnsupportedRequiredExtension { name: String },
-    #[error("buffer {buffer} ({uri:?}) is missing: {reason}")]
+    /// A required extension that changes the geometry and that farsight cannot read
+    /// (compressed or quantised vertex data): importing without it would be wrong.
+    #[error("the file requires {name}, which changes its geometry and which farsight cannot decode; export it without that compression")]
+    GeometryExtensionUnsupported { name: String },
+    #[error("buffer {buffer}{} is missing: {reason}", uri.as_deref().map(|u| format!(" ({u})")).unwrap_or_default())]
     MissingBuffer {
         buffer: usize,
         uri: Option<String>,
@@ -127,6 +131,53 @@ pub enum Warning {
     },
     /// The cluster DAG was cut at the configured level limit.
     LevelLimitReached { limit: usize },
+    /// The glTF file requires extensions that carry no geometry (lights, material
+    /// and texture extensions); the mesh was imported without them.
+    RequiredExtensionsIgnored { names: Vec<String> },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::DegenerateTrianglesRemoved { submesh, count } => {
+                write!(f, "sub-mesh {submesh}: removed {count} degenerate triangles")
+            }
+            Warning::NormalsGenerated { submesh } => {
+                write!(f, "sub-mesh {submesh} had no normals: smooth normals generated")
+            }
+            Warning::MaterialLibraryUnreadable { message } => write!(
+                f,
+                "the OBJ's material library is unreadable ({message}): materials named by index"
+            ),
+            Warning::EmptySubmeshRemoved { submesh } => {
+                write!(f, "sub-mesh {submesh} had no triangles left after repair: removed")
+            }
+            Warning::LodLevelDropped {
+                level,
+                triangles_before,
+                triangles_after,
+            } => write!(
+                f,
+                "LOD level {level} dropped: simplifying only went from {triangles_before} to {triangles_after} triangles"
+            ),
+            Warning::StuckGroupsLocked {
+                groups,
+                locked_vertices,
+                rebuilds,
+            } => write!(
+                f,
+                "{groups} cluster groups could not simplify: {locked_vertices} border vertices locked, DAG rebuilt {rebuilds} times"
+            ),
+            Warning::LevelLimitReached { limit } => {
+                write!(f, "the cluster DAG stopped at the level limit ({limit})")
+            }
+            Warning::RequiredExtensionsIgnored { names } => write!(
+                f,
+                "ignored required glTF extensions that carry no geometry: {}",
+                names.join(", ")
+            ),
+        }
+    }
 }
 
 /// Why a cook refused to write a result.

@@ -16,15 +16,54 @@ use crate::error::{ImportError, ImportErrorKind};
 use crate::mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 use crate::repair::repair_submesh;
 
-/// Extensions a file may mark as required and still import: none of them change
-/// the triangle data farsight reads.
-const SUPPORTED_REQUIRED: &[&str] = &["KHR_materials_unlit", "KHR_texture_transform"];
+/// What a required glTF extension means for a mesh import.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RequiredExtension {
+    /// Carries no geometry (lights, cameras, materials, textures): import and say
+    /// it was ignored.
+    Ignorable,
+    /// Changes the geometry (compressed or quantised vertex data, instancing) and
+    /// farsight cannot read it: refuse.
+    ChangesGeometry,
+    /// Unknown to farsight: refuse, since it may change anything.
+    Unknown,
+}
+
+/// Classifies one required extension by name.
+pub(crate) fn classify_required_extension(name: &str) -> RequiredExtension {
+    const GEOMETRY: &[&str] = &[
+        "KHR_draco_mesh_compression",
+        "EXT_meshopt_compression",
+        "KHR_meshopt_compression",
+        "KHR_mesh_quantization",
+        "EXT_mesh_gpu_instancing",
+    ];
+    const NO_GEOMETRY_PREFIXES: &[&str] = &["KHR_materials_", "KHR_texture_", "EXT_texture_"];
+    const NO_GEOMETRY: &[&str] = &[
+        "KHR_lights_punctual",
+        "EXT_lights_image_based",
+        "KHR_xmp_json_ld",
+        "KHR_animation_pointer",
+        "MSFT_texture_dds",
+    ];
+    if GEOMETRY.contains(&name) {
+        RequiredExtension::ChangesGeometry
+    } else if NO_GEOMETRY.contains(&name)
+        || NO_GEOMETRY_PREFIXES.iter().any(|p| name.starts_with(p))
+    {
+        RequiredExtension::Ignorable
+    } else {
+        RequiredExtension::Unknown
+    }
+}
 
 /// A parsed glTF document with its buffers loaded and checked.
 pub(crate) struct LoadedGltf {
     pub path: PathBuf,
     pub document: gltf::Document,
     pub buffers: Vec<Vec<u8>>,
+    /// Required extensions carrying no geometry that the import ignores.
+    pub ignored_extensions: Vec<String>,
 }
 
 impl LoadedGltf {
@@ -140,17 +179,28 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
         })
     })?;
     // Required extensions first: the generic validation would only say "unsupported".
-    if let Some(name) = gltf
-        .document
-        .extensions_required()
-        .find(|n| !SUPPORTED_REQUIRED.contains(n))
-    {
-        return Err(err(ImportErrorKind::UnsupportedRequiredExtension {
-            name: name.to_owned(),
-        }));
+    let mut ignored_extensions = Vec::new();
+    for name in gltf.document.extensions_required() {
+        match classify_required_extension(name) {
+            RequiredExtension::Ignorable => ignored_extensions.push(name.to_owned()),
+            RequiredExtension::ChangesGeometry => {
+                return Err(err(ImportErrorKind::GeometryExtensionUnsupported {
+                    name: name.to_owned(),
+                }))
+            }
+            RequiredExtension::Unknown => {
+                return Err(err(ImportErrorKind::UnsupportedRequiredExtension {
+                    name: name.to_owned(),
+                }))
+            }
+        }
     }
     let gltf::Gltf { document, blob } = gltf;
-    let root = document.into_json();
+    let mut root = document.into_json();
+    // The ignored ones are no longer required of this reader (the gltf crate's
+    // validation refuses any it does not know).
+    root.extensions_required
+        .retain(|n| !ignored_extensions.contains(n));
     let document = gltf::Document::from_json(root).map_err(|e| {
         err(ImportErrorKind::Gltf {
             message: format!("validation failed: {e}"),
@@ -189,6 +239,7 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
         path: path.to_owned(),
         document,
         buffers,
+        ignored_extensions,
     })
 }
 
@@ -214,6 +265,11 @@ fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
 pub fn import_gltf(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
     let file = load_gltf(path)?;
     let mut warnings = Vec::new();
+    if !file.ignored_extensions.is_empty() {
+        warnings.push(crate::Warning::RequiredExtensionsIgnored {
+            names: file.ignored_extensions.clone(),
+        });
+    }
     let stem = path
         .file_stem()
         .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());

@@ -193,7 +193,7 @@ fn nan_positions() {
 fn unsupported_required_extension() {
     let p = write("ext.gltf", gltf_text(|s| s.replacen('{', r#"{"extensionsRequired":["KHR_draco_mesh_compression"],"extensionsUsed":["KHR_draco_mesh_compression"],"#, 1)).as_bytes());
     match import_err(&p) {
-        ImportErrorKind::UnsupportedRequiredExtension { name } => {
+        ImportErrorKind::GeometryExtensionUnsupported { name } => {
             assert_eq!(name, "KHR_draco_mesh_compression")
         }
         other => panic!("{other:?}"),
