@@ -1,6 +1,8 @@
 //! Seed 000's entity LOD component: levels with residency and a url, the current and
 //! previous level, the active mesh asset id for batching, and fades.
 
+use std::sync::Arc;
+
 use farsight_lod::{LevelSpec, LodError, LodLevels};
 
 use crate::objects::{MeshHandle, ObjectId};
@@ -26,11 +28,12 @@ pub struct EntityLodLevel {
     pub screen_percentage: Option<f32>,
     pub residency: Residency,
     /// Where a streamer reloads the level from; the active mesh id is `<url>_LOD<i>`.
-    pub url: String,
+    /// Shared, not copied: the levels of every clone of a component point at one string.
+    pub url: Arc<str>,
 }
 
 impl EntityLodLevel {
-    pub fn new(mesh: MeshHandle, max_distance: f32, url: impl Into<String>) -> Self {
+    pub fn new(mesh: MeshHandle, max_distance: f32, url: impl Into<Arc<str>>) -> Self {
         Self {
             mesh,
             max_distance,
@@ -61,14 +64,14 @@ pub struct LodChanged {
 
 /// The LOD component of one object.
 ///
-/// The fields the per-frame pass reads (ranges, meshes, residency, current level)
-/// sit inline so a million components stream through the cache as one flat array;
-/// urls, names and fade state live behind a box the pass never touches.
+/// Each object's own state (residency, current and desired level, fallback, fade)
+/// sits inline, 32 bytes, so a million components stream through the cache as one
+/// flat array. The authored part (rules, ranges, meshes, levels, urls and the
+/// `<url>_LOD<i>` asset ids) is shared behind an `Arc`: clone one component per
+/// design and a million objects hold one copy of it per design, which the pass
+/// finds in cache.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntityLod {
-    /// `max_distance * bias` per level.
-    pub(crate) ranges: [f32; Self::MAX_LEVELS],
-    pub(crate) meshes: [MeshHandle; Self::MAX_LEVELS],
     pub(crate) count: u8,
     /// Bit `i` set when level `i` is resident.
     pub(crate) resident_mask: u8,
@@ -76,18 +79,44 @@ pub struct EntityLod {
     pub(crate) using_fallback: bool,
     pub(crate) current: Option<u8>,
     pub(crate) desired: u8,
-    pub(crate) cold: Box<LodCold>,
+    /// Current residency per level (the shared levels keep the authored one).
+    pub(crate) residency: [Residency; Self::MAX_LEVELS],
+    pub(crate) cold: LodCold,
 }
 
-/// What the pass does not read.
+/// What the pass reads rarely: the fade state and the shared authored part.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LodCold {
-    pub(crate) rules: LodLevels,
-    pub(crate) levels: Vec<EntityLodLevel>,
     pub(crate) previous: Option<u8>,
     /// 1.0 when no fade is running.
     pub(crate) transition_progress: f32,
-    pub(crate) active_mesh_asset_id: String,
+    pub(crate) shared: Arc<LodShared>,
+}
+
+/// The authored part of a component, shared by its clones.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LodShared {
+    /// `max_distance * bias` per level.
+    pub(crate) ranges: [f32; EntityLod::MAX_LEVELS],
+    pub(crate) meshes: [MeshHandle; EntityLod::MAX_LEVELS],
+    pub(crate) rules: LodLevels,
+    pub(crate) levels: Vec<EntityLodLevel>,
+    /// `<url>_LOD<i>` per level, built once so a level switch allocates nothing.
+    pub(crate) asset_ids: Vec<Box<str>>,
+}
+
+impl LodShared {
+    /// Heap bytes of this shared part (itself, its level list, urls and ids; a url
+    /// shared between levels is counted once per level, an upper bound).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + 2 * std::mem::size_of::<usize>() // the Arc's counts
+            + self.levels.capacity() * std::mem::size_of::<EntityLodLevel>()
+            + self.levels.iter().map(|l| l.url.len()).sum::<usize>()
+            + self.asset_ids.iter().map(|a| a.len()).sum::<usize>()
+            + self.asset_ids.capacity() * std::mem::size_of::<Box<str>>()
+            + std::mem::size_of_val(self.rules.levels())
+    }
 }
 
 impl EntityLod {
@@ -112,66 +141,110 @@ impl EntityLod {
                 })
                 .collect(),
         )?;
+        let mut residency = [Residency::Unknown; Self::MAX_LEVELS];
+        for (r, l) in residency.iter_mut().zip(&levels) {
+            *r = l.residency;
+        }
+        let asset_ids = levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{}_LOD{i}", l.url).into_boxed_str())
+            .collect();
         let mut s = Self {
-            ranges: [0.0; Self::MAX_LEVELS],
-            meshes: [MeshHandle::NONE; Self::MAX_LEVELS],
             count: levels.len() as u8,
             resident_mask: 0,
             screen_size: false,
             using_fallback: false,
             current: None,
             desired: 0,
-            cold: Box::new(LodCold {
-                rules,
-                levels,
+            residency,
+            cold: LodCold {
                 previous: None,
                 transition_progress: 1.0,
-                active_mesh_asset_id: String::new(),
-            }),
+                shared: Arc::new(LodShared {
+                    ranges: [0.0; Self::MAX_LEVELS],
+                    meshes: [MeshHandle::NONE; Self::MAX_LEVELS],
+                    rules,
+                    levels,
+                    asset_ids,
+                }),
+            },
         };
         s.refresh_hot();
         Ok(s)
     }
 
+    /// Whether `other` shares this component's authored part (rules, levels, urls,
+    /// asset ids) rather than holding a copy: true for clones.
+    pub fn shares_levels_with(&self, other: &EntityLod) -> bool {
+        Arc::ptr_eq(&self.cold.shared, &other.cold.shared)
+    }
+
     /// Select by screen size (seed 000 `selectsByScreenSize`), optionally with a radius
     /// override.
     pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
-        self.cold.rules = self.cold.rules.clone().by_screen_size(radius_override);
+        let shared = Arc::make_mut(&mut self.cold.shared);
+        shared.rules = shared.rules.clone().by_screen_size(radius_override);
         self.refresh_hot();
         self
     }
 
     /// Per-component quality bias of seed 002 (ranges scale by it).
     pub fn with_bias(mut self, bias: f32) -> Result<Self, LodComponentError> {
-        self.cold.rules = self.cold.rules.clone().with_bias(bias)?;
+        let shared = Arc::make_mut(&mut self.cold.shared);
+        shared.rules = shared.rules.clone().with_bias(bias)?;
         self.refresh_hot();
         Ok(self)
     }
 
     fn refresh_hot(&mut self) {
-        let c = &self.cold;
-        self.resident_mask = 0;
+        // Only at build time (new, bias, screen size): a clone of a built component
+        // shares the result untouched.
+        let count = self.len();
+        let c = Arc::make_mut(&mut self.cold.shared);
         for (i, l) in c.levels.iter().enumerate() {
-            self.ranges[i] = l.max_distance * c.rules.bias;
-            self.meshes[i] = l.mesh;
-            if l.residency == Residency::Resident {
+            c.ranges[i] = l.max_distance * c.rules.bias;
+            c.meshes[i] = l.mesh;
+        }
+        self.resident_mask = 0;
+        for i in 0..count {
+            if self.residency[i] == Residency::Resident {
                 self.resident_mask |= 1 << i;
             }
         }
         self.screen_size = c.rules.selects_by_screen_size;
     }
 
+    /// Sets level `level`'s residency for this object only (clones keep theirs).
+    /// Panics when `level` is not below [`EntityLod::level_count`].
     pub fn set_residency(&mut self, level: usize, r: Residency) {
-        self.cold.levels[level].residency = r;
-        self.refresh_hot();
+        assert!(level < self.len(), "level {level} of {}", self.len());
+        self.residency[level] = r;
+        if r == Residency::Resident {
+            self.resident_mask |= 1 << level;
+        } else {
+            self.resident_mask &= !(1 << level);
+        }
+    }
+
+    /// Level `level`'s current residency (what [`EntityLod::set_residency`] set last,
+    /// else the authored one).
+    pub fn residency(&self, level: usize) -> Residency {
+        self.residency[level]
+    }
+
+    pub fn level_count(&self) -> usize {
+        self.len()
     }
 
     pub fn rules(&self) -> &LodLevels {
-        &self.cold.rules
+        &self.cold.shared.rules
     }
 
+    /// The levels as authored; their `residency` is the authored one, the current
+    /// one is [`EntityLod::residency`].
     pub fn levels(&self) -> &[EntityLodLevel] {
-        &self.cold.levels
+        &self.cold.shared.levels
     }
 
     pub fn current(&self) -> Option<u8> {
@@ -201,7 +274,20 @@ impl EntityLod {
 
     /// `<url>_LOD<index>` of the drawn level: the batching key.
     pub fn active_mesh_asset_id(&self) -> &str {
-        &self.cold.active_mesh_asset_id
+        self.current
+            .map_or("", |l| &self.cold.shared.asset_ids[l as usize])
+    }
+
+    /// `max_distance * bias` per level (what the pass compares distances with).
+    #[inline]
+    pub(crate) fn ranges(&self) -> &[f32; Self::MAX_LEVELS] {
+        &self.cold.shared.ranges
+    }
+
+    /// Each level's mesh.
+    #[inline]
+    pub(crate) fn meshes(&self) -> &[MeshHandle; Self::MAX_LEVELS] {
+        &self.cold.shared.meshes
     }
 
     #[inline]
@@ -231,15 +317,8 @@ impl EntityLod {
         }
         let from = self.current;
         self.current = Some(level);
-        let c = &mut *self.cold;
+        let c = &mut self.cold;
         c.previous = from;
-        c.active_mesh_asset_id.clear();
-        use std::fmt::Write;
-        let _ = write!(
-            c.active_mesh_asset_id,
-            "{}_LOD{}",
-            c.levels[level as usize].url, level
-        );
         c.transition_progress = if fade && from.is_some() { 0.0 } else { 1.0 };
         Some(LodChanged {
             object,

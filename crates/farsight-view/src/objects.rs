@@ -159,10 +159,55 @@ impl ObjectStore {
         let mut s = Self::default();
         s.hot.reserve(n);
         s.world.reserve(n);
-        s.local.reserve(n);
         s.bounds.reserve(n);
         s.entity.reserve(n);
         s
+    }
+
+    /// Room for `objects` more objects of which `with_lod` carry an LOD component,
+    /// so filling a store of known size never doubles a column past what it needs.
+    pub fn reserve(&mut self, objects: usize, with_lod: usize) {
+        let new_objects = objects.saturating_sub(self.free.len());
+        self.hot.reserve_exact(new_objects);
+        self.world.reserve_exact(new_objects);
+        if !self.local.is_empty() {
+            self.local.reserve_exact(new_objects);
+        }
+        self.bounds.reserve_exact(new_objects);
+        self.entity.reserve_exact(new_objects);
+        let new_lods = with_lod.saturating_sub(self.free_lods.len());
+        self.lods.reserve_exact(new_lods);
+        self.lod_owner.reserve_exact(new_lods);
+    }
+
+    /// Bytes the store's columns hold on the heap (capacity, not length), with each
+    /// LOD component's shared authored part counted once however many objects share
+    /// it. Skins are not counted.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let mut shared: Vec<(*const crate::lod::LodShared, usize)> = self
+            .lods
+            .iter()
+            .map(|l| (std::sync::Arc::as_ptr(&l.cold.shared), 0))
+            .collect();
+        shared.sort_unstable_by_key(|&(p, _)| p);
+        shared.dedup_by_key(|&mut (p, _)| p);
+        for l in &self.lods {
+            let p = std::sync::Arc::as_ptr(&l.cold.shared);
+            if let Ok(i) = shared.binary_search_by_key(&p, |&(q, _)| q) {
+                shared[i].1 = l.cold.shared.heap_bytes();
+            }
+        }
+        self.hot.capacity() * size_of::<ObjectHot>()
+            + self.world.capacity() * size_of::<Mat4>()
+            + self.local.capacity() * size_of::<Transform>()
+            + self.bounds.capacity() * size_of::<Aabb>()
+            + self.entity.capacity() * size_of::<u64>()
+            + self.lods.capacity() * size_of::<EntityLod>()
+            + self.lod_owner.capacity() * size_of::<u32>()
+            + (self.free.capacity() + self.free_lods.capacity() + self.free_skins.capacity())
+                * size_of::<u32>()
+            + shared.iter().map(|&(_, b)| b).sum::<usize>()
     }
 
     /// Number of slots (live or free): the length of every column.
@@ -219,7 +264,9 @@ impl ObjectStore {
                 let u = i as usize;
                 self.hot[u] = hot;
                 self.world[u] = world;
-                self.local[u] = local;
+                if d.local.is_some() || !self.local.is_empty() {
+                    self.local_column()[u] = local;
+                }
                 self.bounds[u] = d.bounds;
                 self.entity[u] = d.entity;
                 self.epoch += 1;
@@ -228,7 +275,10 @@ impl ObjectStore {
             None => {
                 self.hot.push(hot);
                 self.world.push(world);
-                self.local.push(local);
+                if d.local.is_some() || !self.local.is_empty() {
+                    let u = self.hot.len() - 1;
+                    self.local_column()[u] = local;
+                }
                 self.bounds.push(d.bounds);
                 self.entity.push(d.entity);
                 (self.hot.len() - 1) as u32
@@ -238,6 +288,16 @@ impl ObjectStore {
             self.lod_owner[lod_slot as usize] = id;
         }
         ObjectId(id)
+    }
+
+    /// The local-transform column, created (every slot the default transform) the
+    /// first time an object has one: a store of world-placed objects never pays its
+    /// 40 bytes per object. Readers index it only under `HAS_LOCAL`.
+    fn local_column(&mut self) -> &mut Vec<Transform> {
+        if self.local.len() < self.hot.len() {
+            self.local.resize(self.hot.len(), Transform::default());
+        }
+        &mut self.local
     }
 
     fn put_skin(&mut self, s: Skin) -> u32 {
@@ -305,7 +365,7 @@ impl ObjectStore {
 
     pub fn set_local(&mut self, id: ObjectId, t: Transform) {
         let u = id.0 as usize;
-        self.local[u] = t;
+        self.local_column()[u] = t;
         let f = &mut self.hot[u].flags;
         *f = (*f & !flags::LOCAL_BAD)
             | flags::HAS_LOCAL

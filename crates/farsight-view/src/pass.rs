@@ -339,8 +339,8 @@ impl VisibilitySystem {
                 true
             } else {
                 let comp = &mut store.lods[slot as usize];
-                let prev_mesh = comp.cold.previous.map(|p| comp.meshes[p as usize]);
-                let cold = &mut *comp.cold;
+                let prev_mesh = comp.cold.previous.map(|p| comp.meshes()[p as usize]);
+                let cold = &mut comp.cold;
                 if let Some(previous_mesh) = prev_mesh.filter(|_| cold.transition_progress < 1.0) {
                     o.fades.push(FadeDraw {
                         object: i as u32,
@@ -444,13 +444,13 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
             let current = comp.current.map(usize::from);
             let desired = if comp.screen_size {
-                let rules = &comp.cold.rules;
+                let rules = &comp.cold.shared.rules;
                 let world_radius =
                     rules.screen_size_radius.unwrap_or_else(|| local.radius()) * max_scale(&world);
                 c.selector.select(rules, d2.sqrt(), world_radius, current)
             } else {
                 c.selector
-                    .select_stored_sq(&comp.ranges[..comp.len()], d2, current)
+                    .select_stored_sq(&comp.ranges()[..comp.len()], d2, current)
             };
             let r = resolve_resident(desired, comp.len(), current, |l| comp.is_resident(l));
             (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
@@ -472,7 +472,7 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         }
         lists.fallbacks += fallback as u32;
         *out.lod_level = level;
-        drawn_mesh = comp.meshes[level as usize];
+        drawn_mesh = comp.meshes()[level as usize];
     }
 
     // The columns are written for every valid object: the scene-wide list reaches

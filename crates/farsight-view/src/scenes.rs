@@ -87,7 +87,7 @@ pub fn building_mesh(design: u32, level: u32) -> MeshHandle {
 
 /// Seed 000's building LOD: 50 / 100 / 200 m.
 pub fn building_lod(design: u32) -> EntityLod {
-    let url = format!("city/building_{design:02}");
+    let url: std::sync::Arc<str> = format!("city/building_{design:02}").into();
     EntityLod::new(
         (0..3)
             .map(|l| EntityLodLevel {
@@ -95,7 +95,7 @@ pub fn building_lod(design: u32) -> EntityLod {
                 ..EntityLodLevel::new(
                     building_mesh(design, l),
                     [50.0, 100.0, 200.0][l as usize],
-                    &url,
+                    url.clone(),
                 )
             })
             .collect(),
@@ -106,8 +106,13 @@ pub fn building_lod(design: u32) -> EntityLod {
 /// Fills `store` with `buildings` objects: visible, shadow-casting buildings with the
 /// three-level LOD, every eighth object a small street lamp without LOD that casts
 /// no shadow (so the scene list has casters and non-casters). Returns the layout.
+///
+/// Each design's LOD component is built once and cloned, so every building of a
+/// design shares its levels, urls and asset ids.
 pub fn city_block(store: &mut ObjectStore, buildings: usize, seed: u64) -> CityLayout {
     let layout = CityLayout::for_buildings(buildings);
+    let designs: Vec<EntityLod> = (0..layout.designs).map(building_lod).collect();
+    store.reserve(buildings, buildings - buildings / 8);
     let mut rng = SplitMix(seed);
     for k in 0..buildings {
         let design = (rng.next_u64() % layout.designs as u64) as u32;
@@ -127,7 +132,7 @@ pub fn city_block(store: &mut ObjectStore, buildings: usize, seed: u64) -> CityL
             building_mesh(design, 0),
             MaterialHandle(design),
         );
-        d.lod = Some(building_lod(design));
+        d.lod = Some(designs[design as usize].clone());
         d.entity = k as u64;
         let is_lamp = k % 8 == 7;
         if is_lamp {
