@@ -36,26 +36,30 @@ struct MeshArgs {
     /// directory that receives `<input name>.farsight` for each.
     #[arg(short, long)]
     output: PathBuf,
-    /// Write a discrete LOD chain (seed 002): half, then a quarter per level.
+    /// Write a discrete LOD chain: each level keeps about half, then a quarter, of the
+    /// triangles of the one before.
     #[arg(long, conflicts_with = "clusters")]
     lod_chain: bool,
-    /// With --lod-chain: store the levels cooked for a GPU (seed 004's cooked file,
-    /// version 2: 16-bit positions and uvs, octahedral normals and tangents,
-    /// predicted, meshopt + zstd coded) instead of full precision.
+    /// With --lod-chain: store the levels cooked for a GPU (the cooked file, version
+    /// 2: 16-bit positions and uvs, octahedral normals and tangents, predicted,
+    /// meshopt + zstd coded) instead of full precision.
     #[arg(long, requires = "lod_chain")]
     cooked: bool,
-    /// Write a cluster LOD DAG (seed 003); the default.
+    /// Write a cluster LOD DAG (clusters of triangles simplified in groups, level
+    /// by level, for fine-grained streaming); the default.
     #[arg(long)]
     clusters: bool,
     /// Most triangles per cluster (4..=128).
-    #[arg(long, default_value_t = ClusterConfig::default().max_triangles)]
-    cluster_triangles: usize,
+    #[arg(long, default_value_t = ClusterConfig::default().max_triangles as u64,
+          value_parser = clap::value_parser!(u64).range(4..=128))]
+    cluster_triangles: u64,
     /// Target clusters per DAG group.
-    #[arg(long, default_value_t = ClusterConfig::default().partition_size)]
-    group_size: usize,
+    #[arg(long, default_value_t = ClusterConfig::default().partition_size as u64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    group_size: u64,
     /// Most levels, LOD0 included.
-    #[arg(long)]
-    max_levels: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    max_levels: Option<u64>,
 }
 
 /// Where each input's file goes; refuses two inputs that would write one file.
@@ -94,7 +98,7 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
     let kind = if a.lod_chain {
         let mut config = LodChainConfig::default();
         if let Some(m) = a.max_levels {
-            config.max_levels = m;
+            config.max_levels = m as usize;
         }
         let records = if a.cooked {
             ChainRecords::Cooked(farsight_format::CookOptions::default())
@@ -104,16 +108,25 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         CookKind::LodChain(config, records)
     } else {
         let mut config = ClusterConfig {
-            max_triangles: a.cluster_triangles,
-            partition_size: a.group_size,
+            max_triangles: a.cluster_triangles as usize,
+            partition_size: a.group_size as usize,
             ..ClusterConfig::default()
         };
         if let Some(m) = a.max_levels {
-            config.max_levels = m;
+            config.max_levels = m as usize;
         }
         CookKind::Clusters(config)
     };
     let outputs = outputs(&a)?;
+    // Every output is checked before any mesh cooks; inputs must exist.
+    for input in &a.inputs {
+        if !input.is_file() {
+            return Err(format!("{}: no such file", input.display()).into());
+        }
+    }
+    for o in &outputs {
+        crate::output::check_output_file(o, "cooked file")?;
+    }
     let bar = ProgressBar::new(a.inputs.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} meshes {msg} ({elapsed})")
@@ -146,7 +159,13 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
             Ok(out) => print_report(&out, output),
             Err(e) => {
                 failed += 1;
-                eprintln!("{}: {e} (nothing written)", input.display());
+                // Import errors name the file themselves; name it once.
+                let text = e.to_string();
+                if text.contains(&input.display().to_string()) {
+                    eprintln!("{text} (nothing written)");
+                } else {
+                    eprintln!("{}: {text} (nothing written)", input.display());
+                }
             }
         }
     }
@@ -219,6 +238,6 @@ fn print_report(out: &CookOutput, output: &Path) {
         }
     }
     for w in &out.warnings {
-        println!("warning: {w:?}");
+        println!("warning: {w}");
     }
 }

@@ -1,9 +1,11 @@
-//! `farsight demo`: seed 000's city block through the visibility pass.
+//! `farsight demo`: a city block through the visibility pass.
 //!
 //! Builds the block (500 buildings by default, three LOD levels at 50 / 100 / 200 m),
-//! flies a camera along the street, and prints seed 000's table for the first frame,
-//! then per-frame visible and caster counts, LOD switches and the pass time.
+//! flies a camera along the street, and prints the first frame's table of distance
+//! bands and levels, then per-frame visible and caster counts, LOD switches, the pass
+//! time and the memory held per object; draws the first frame from above.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use farsight_view::scenes::{city_block, CityLayout};
@@ -17,43 +19,89 @@ use indicatif::{ProgressBar, ProgressStyle};
 #[derive(clap::Args)]
 pub struct DemoArgs {
     /// Number of objects (buildings and street lamps); handles 1,000,000 and more.
-    #[arg(long, default_value_t = 500)]
-    pub objects: usize,
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub objects: u64,
     /// Frames to fly the camera along the street.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
     /// Worker threads for the pass (0 = one per core).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub threads: u16,
     /// Seed of the generated city.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run only the city block, not the terrain and streaming parts.
     #[arg(long)]
     pub city_only: bool,
-    /// Folder for the files the terrain and streaming parts write (PNGs, the
-    /// streamed world).
-    #[arg(long, default_value = "farsight-demo")]
-    pub out: std::path::PathBuf,
+    /// Folder for everything the demo writes: its pictures and the streamed world,
+    /// kept. Without it the pictures go to the current folder
+    /// (`farsight-demo-*.png`) and the world to a temporary folder removed at exit.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// Where the demo's files go.
+struct Outputs {
+    city_png: PathBuf,
+    terrain_png: PathBuf,
+    stream_png: PathBuf,
+    /// `None`: stream-sim's temporary folder.
+    world: Option<PathBuf>,
+}
+
+impl Outputs {
+    fn new(args: &DemoArgs) -> Result<Self, String> {
+        let o = match &args.out {
+            Some(dir) => {
+                crate::output::check_output_dir(dir, "demo's output")?;
+                crate::output::create_dir(dir)?;
+                Outputs {
+                    city_png: dir.join("city.png"),
+                    terrain_png: dir.join("terrain.png"),
+                    stream_png: dir.join("stream.png"),
+                    world: Some(dir.join("world")),
+                }
+            }
+            None => Outputs {
+                city_png: "farsight-demo-city.png".into(),
+                terrain_png: "farsight-demo-terrain.png".into(),
+                stream_png: "farsight-demo-stream.png".into(),
+                world: None,
+            },
+        };
+        crate::output::check_output_file(&o.city_png, "city picture")?;
+        if !args.city_only {
+            crate::output::check_output_file(&o.terrain_png, "terrain picture")?;
+            crate::output::check_output_file(&o.stream_png, "streaming picture")?;
+            if let Some(w) = &o.world {
+                crate::output::check_output_dir(w, "world folder")?;
+            }
+        }
+        Ok(o)
+    }
 }
 
 /// Building designs whose LOD0 is still streaming in for the first frames, so the
 /// resident fallback shows.
 const STREAMING_DESIGNS: u32 = 3;
 const LOD0_ARRIVES_AT_FRAME: u64 = 40;
+const FOV_Y_DEGREES: f32 = 60.0;
+const ASPECT: f32 = 16.0 / 9.0;
 
 pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.objects == 0 || args.frames == 0 {
         return Err("--objects and --frames must be at least 1".into());
     }
+    let outputs = Outputs::new(&args)?;
+    let objects = args.objects as usize;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads)
+        .num_threads(args.threads as usize)
         .build()?;
     let threads = pool.current_num_threads();
 
     let t0 = Instant::now();
-    let mut store = ObjectStore::with_capacity(args.objects);
-    let layout = city_block(&mut store, args.objects, args.seed);
+    let mut store = ObjectStore::new();
+    let layout = city_block(&mut store, objects, args.seed);
     set_lod0_residency(&mut store, Residency::Loading);
     println!(
         "farsight demo: {} objects ({} rows x {} columns along a {:.0} m street), built in {:.0} ms, {} threads",
@@ -67,8 +115,8 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     let mut cams = CameraStore::new();
     let projection = Projection::Perspective {
-        fov_y: 60f32.to_radians(),
-        aspect: 16.0 / 9.0,
+        fov_y: FOV_Y_DEGREES.to_radians(),
+        aspect: ASPECT,
         near: 0.1,
         far: 5000.0,
     };
@@ -80,7 +128,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut sys = VisibilitySystem::new();
 
-    let work = args.objects as u64 * args.frames as u64;
+    let work = args.objects * args.frames as u64;
     let bar = if work >= 20_000_000 {
         let b = ProgressBar::new(args.frames as u64);
         b.set_style(ProgressStyle::with_template(
@@ -119,6 +167,16 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         per_frame.push((f, camera_x(&layout, t), stats));
         if f == 0 {
             print_seed_table(&store, &sys);
+            let vis = sys.visibility();
+            crate::city_picture::draw(
+                &store,
+                vis,
+                &layout,
+                &settings,
+                FOV_Y_DEGREES.to_radians(),
+                ASPECT,
+                &outputs.city_png,
+            )?;
         }
         bar.inc(1);
         bar.set_message(format!("{:.2} ms/frame", dt.as_secs_f64() * 1e3));
@@ -160,7 +218,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         pct(0.5).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3,
         sorted.last().expect("frames").as_secs_f64() * 1e3,
-        mean.as_secs_f64() * 1e9 / args.objects as f64
+        mean.as_secs_f64() * 1e9 / objects as f64
     );
     let last = per_frame.last().expect("frames").2;
     println!(
@@ -169,12 +227,12 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         total_switches as f64 / args.frames as f64,
         last.invalid
     );
+    print_memory(&store, objects);
     if args.city_only {
         return Ok(());
     }
-    std::fs::create_dir_all(&args.out)?;
 
-    println!("\n== Voxel terrain (seed 001): `farsight terrain` at demo size");
+    println!("\n== Voxel terrain: `farsight terrain` at demo size");
     crate::terrain::run(crate::terrain::TerrainArgs {
         size: 8,
         frames: 120,
@@ -183,13 +241,13 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         threads: 2,
         draw_distance: 1500.0,
         seed: 7,
-        png: args.out.join("terrain.png"),
+        png: outputs.terrain_png.clone(),
         save: None,
     })?;
 
-    println!("\n== Regions and cluster streaming (seed 003): `farsight stream-sim` at demo size");
+    println!("\n== Regions and cluster streaming: `farsight stream-sim` at demo size");
     crate::stream_sim::run(crate::stream_sim::StreamSimArgs {
-        dir: args.out.join("world"),
+        out: outputs.world.clone(),
         regions_side: 32,
         models: 80,
         levels: 6,
@@ -202,15 +260,34 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         io_threads: 2,
         fps: 60.0,
         print_every: 60,
-        png: args.out.join("stream.png"),
+        png: outputs.stream_png.clone(),
         seed: 1,
     })?;
     println!(
-        "\nPictures: {}, {}",
-        args.out.join("terrain.png").display(),
-        args.out.join("stream.png").display()
+        "\nPictures: {}, {}, {}",
+        outputs.city_png.display(),
+        outputs.terrain_png.display(),
+        outputs.stream_png.display()
     );
     Ok(())
+}
+
+/// The memory held per object: the process's resident memory (everything: store,
+/// pass outputs, the binary) and the store's own columns.
+fn print_memory(store: &ObjectStore, objects: usize) {
+    // Resident memory first: counting the columns allocates a little itself.
+    let rss = crate::output::resident_bytes();
+    let columns = store.heap_bytes();
+    println!(
+        "memory: {} resident, {} per object; the store's columns {}, {:.0} bytes per object",
+        rss.map_or("unknown".to_string(), crate::output::mib),
+        rss.map_or("unknown".to_string(), |r| format!(
+            "{:.0} bytes",
+            r as f64 / objects as f64
+        )),
+        crate::output::mib(columns as u64),
+        columns as f64 / objects as f64
+    );
 }
 
 fn step(frames: u32) -> u32 {
@@ -236,7 +313,7 @@ fn set_lod0_residency(store: &mut ObjectStore, r: Residency) {
     }
 }
 
-/// Seed 000's table for the first frame: distance band, buildings, desired LOD, outcome.
+/// The first frame's table: distance band, buildings, desired LOD, outcome.
 fn print_seed_table(store: &ObjectStore, sys: &VisibilitySystem) {
     let vis = sys.visibility();
     let cam = vis.camera_position;
@@ -270,7 +347,7 @@ fn print_seed_table(store: &ObjectStore, sys: &VisibilitySystem) {
         }
         r.fallback += lod.using_fallback() as u32;
     }
-    println!("\nFrame 0, camera at one end of the block (seed 000's table):");
+    println!("\nFrame 0, camera at one end of the block:");
     println!(
         "{:<10} {:>9}  {:<16} outcome",
         "distance", "buildings", "desired LOD"

@@ -1,11 +1,17 @@
 //! `farsight inspect FILE`: what a farsight container holds, without knowing its
 //! asset kind: identifier, version, the manifest as written (indented RON), and per
-//! record its kind, streams, sizes and bytes per triangle.
+//! record its kind, streams, sizes and bytes per triangle. Every record kind the
+//! project writes is described (meshes full and cooked, cluster levels, LOD chain
+//! sub-meshes, terrain chunks, region entity tables, tile payloads); a kind it does
+//! not know is listed with its size alone.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use farsight_format::{describe_record, AlignedBytes, RawFile, IDENTIFIER};
+use farsight_format::{
+    describe_record, AlignedBytes, FormatError, RawFile, Record, RecordSummary, RecordTag,
+    StreamSummary, IDENTIFIER,
+};
 
 #[derive(clap::Args)]
 pub struct InspectArgs {
@@ -17,7 +23,10 @@ pub struct InspectArgs {
 }
 
 pub fn run(args: InspectArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let bytes = AlignedBytes::read_file(&args.file)?;
+    let bytes = AlignedBytes::read_file(&args.file).map_err(|e| match e {
+        FormatError::Io { path, source } => crate::output::io_error(&path, &source),
+        e => format!("{}: {e}", args.file.display()),
+    })?;
     let report =
         report(&bytes, !args.no_manifest).map_err(|e| format!("{}: {e}", args.file.display()))?;
     print!("{report}");
@@ -63,17 +72,31 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
     let _ = writeln!(w, "\nrecords:");
     let (mut total_bytes, mut total_tris) = (0u64, 0u64);
     for record in file.records() {
-        let s = describe_record(&record)?;
+        let Some(s) = describe(&record)? else {
+            let _ = writeln!(
+                w,
+                "  #{:<3} {}  {} bytes  (a kind this tool does not describe)",
+                record.index.0,
+                record.tag,
+                record.bytes.len()
+            );
+            total_bytes += record.bytes.len() as u64;
+            continue;
+        };
         total_bytes += s.bytes;
         total_tris += s.triangles;
-        let per_tri = s
-            .bytes_per_triangle()
-            .map_or("-".to_string(), |b| format!("{b:.2}"));
-        let _ = writeln!(
-            w,
-            "  #{:<3} {}  {} bytes  {} vertices  {} triangles  {} bytes/triangle",
-            record.index.0, s.tag, s.bytes, s.vertices, s.triangles, per_tri
-        );
+        if s.triangles > 0 || s.vertices > 0 {
+            let per_tri = s
+                .bytes_per_triangle()
+                .map_or("-".to_string(), |b| format!("{b:.2}"));
+            let _ = writeln!(
+                w,
+                "  #{:<3} {}  {} bytes  {} vertices  {} triangles  {} bytes/triangle",
+                record.index.0, s.tag, s.bytes, s.vertices, s.triangles, per_tri
+            );
+        } else {
+            let _ = writeln!(w, "  #{:<3} {}  {} bytes", record.index.0, s.tag, s.bytes);
+        }
         if !s.detail.is_empty() {
             let _ = writeln!(w, "        {}", s.detail);
         }
@@ -99,6 +122,62 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
         );
     }
     Ok(out)
+}
+
+/// The record described, or `None` for a kind nobody here writes. Kinds of other
+/// crates (LOD chain sub-meshes, terrain chunks, streaming records) are read here;
+/// the container's own mesh and cluster kinds by farsight-format.
+fn describe(record: &Record<'_>) -> Result<Option<RecordSummary>, FormatError> {
+    let summary = |detail: String| RecordSummary {
+        tag: record.tag,
+        bytes: record.bytes.len() as u64,
+        vertices: 0,
+        triangles: 0,
+        detail,
+        streams: Vec::new(),
+    };
+    match record.tag {
+        RecordTag::MESH_FULL | RecordTag::MESH_COOKED | RecordTag::CLUSTER_LEVEL => {
+            describe_record(record).map(Some)
+        }
+        t if t == farsight_mesh::LOD_SUBMESH_TAG => {
+            let m = farsight_mesh::decode_lod_submesh(record.bytes, "")?;
+            let mut s = summary("one sub-mesh of a discrete LOD level, full precision".into());
+            s.vertices = m.vertices.len() as u64;
+            s.triangles = m.indices.len() as u64 / 3;
+            let (vb, ib) = (s.vertices * 48, m.indices.len() as u64 * 4);
+            s.streams = vec![
+                StreamSummary {
+                    name: "vertices",
+                    codec: "f32 x12",
+                    stored_bytes: vb,
+                    decoded_bytes: vb,
+                },
+                StreamSummary {
+                    name: "indices",
+                    codec: "u32",
+                    stored_bytes: ib,
+                    decoded_bytes: ib,
+                },
+            ];
+            Ok(Some(s))
+        }
+        t if t == farsight_terrain::CHUNK_TAG => Ok(Some(summary(format!(
+            "a dense terrain chunk: {} cells (material, occupancy) LZ4-compressed to {} bytes, {:.1}% of {} bytes",
+            farsight_terrain::CHUNK_CELLS.pow(3),
+            record.bytes.len(),
+            record.bytes.len() as f64 * 100.0 / (2 * farsight_terrain::CHUNK_CELLS.pow(3)) as f64,
+            2 * farsight_terrain::CHUNK_CELLS.pow(3)
+        )))),
+        t if t == farsight_stream::region::scene::ENTITY_TABLE => Ok(Some(summary(
+            "a region's entity table (what the region places; its manifest lists the entities)"
+                .into(),
+        ))),
+        t if t == farsight_stream::tile::TILE_PAYLOAD => Ok(Some(summary(
+            "a tile level's payload, opaque bytes handed to the engine".into(),
+        ))),
+        _ => Ok(None),
+    }
 }
 
 #[cfg(test)]

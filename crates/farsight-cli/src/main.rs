@@ -5,11 +5,14 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod city_picture;
 mod cook;
 mod demo;
 mod inspect;
+mod output;
+mod picture;
 mod stream_sim;
 mod terrain;
 
@@ -26,7 +29,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Seed 000's city block: visibility, culling and entity LOD over a camera flight.
+    /// A city block of buildings and street lamps through the visibility pass:
+    /// culling and per-building level of detail over a camera flight, with a picture;
+    /// then the terrain and streaming demos at a small size.
     Demo(demo::DemoArgs),
     /// What a farsight container file holds: identifier, version, manifest, records.
     Inspect(inspect::InspectArgs),
@@ -34,14 +39,26 @@ enum Command {
     Cook(cook::CookArgs),
     /// Region and cluster-level streaming over a scripted flight with a teleport.
     StreamSim(stream_sim::StreamSimArgs),
-    /// Seed 001's voxel terrain: generate, fly with edits, mesh, collide; PNG by level.
+    /// Voxel terrain: generate, fly over it with edits, mesh in the background,
+    /// collide; writes a picture from above coloured by level of detail.
     Terrain(terrain::TerrainArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
+fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true)
+        .mut_subcommands(allow_negative_numbers)
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let cli = Cli::parse();
+    // Negative numbers are values, not flags (`--x -5` as well as `--x=-5`), in every
+    // subcommand, including those added later.
+    let matches = allow_negative_numbers(Cli::command()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Cook(args) => cook::run(args),
@@ -52,13 +69,57 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Errors that already quote their source (an I/O error after its path)
+            // are printed once: a cause is shown only when it adds words.
+            let mut said = e.to_string();
+            eprintln!("error: {said}");
             let mut source = e.source();
             while let Some(s) = source {
-                eprintln!("  caused by: {s}");
+                let text = s.to_string();
+                if !said.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                    said.push_str(&text);
+                }
                 source = s.source();
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option of every subcommand (however deep) says what it is, in words a
+    /// user has: no references to design documents.
+    #[test]
+    fn every_option_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                match a.get_help() {
+                    None => missing.push(format!("{path} --{id}: no help")),
+                    Some(h) if h.to_string().to_lowercase().contains("seed 00") => {
+                        missing.push(format!("{path} --{id}: speaks of seeds"))
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Some(about) = cmd.get_about() {
+                if about.to_string().to_lowercase().contains("seed 00") {
+                    missing.push(format!("{path}: about speaks of seeds"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "farsight", &mut missing);
+        assert!(missing.is_empty(), "{missing:#?}");
     }
 }

@@ -12,45 +12,51 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(clap::Args)]
 pub struct StreamSimArgs {
-    /// Folder the world is written to (scene index, region files, and one farsight
-    /// cluster-level file per model level).
-    #[arg(long, default_value = "stream-sim-world")]
-    pub dir: PathBuf,
+    /// Keep the generated world (scene index, region files, one farsight
+    /// cluster-level file per model level) in this folder. Without it the world goes
+    /// to a temporary folder removed at exit.
+    #[arg(long, visible_alias = "dir")]
+    pub out: Option<PathBuf>,
     /// The world is N x N regions of 100 units.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub regions_side: u32,
     /// Distinct cluster-LOD models, each placed many times.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     pub models: u32,
     /// Levels per model (finest first, each half the size of the one below).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(1..=32))]
     pub levels: u8,
-    /// Size range of a model's finest level, in KiB.
-    #[arg(long, default_value_t = 256)]
+    /// Smallest size of a model's finest level, in KiB.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub finest_kib_min: u64,
-    #[arg(long, default_value_t = 2048)]
+    /// Largest size of a model's finest level, in KiB (at least --finest-kib-min).
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub finest_kib_max: u64,
-    #[arg(long, default_value_t = 1200)]
+    /// Frames to fly.
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
     /// Frame of the teleport (default: half way).
     #[arg(long)]
     pub teleport_frame: Option<u32>,
     /// Upload budget per frame, MiB.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = crate::output::positive_f64)]
     pub budget_mib: f64,
-    /// Radius of the camera's streaming source.
-    #[arg(long, default_value_t = 350.0)]
+    /// Radius of the camera's streaming source, in world units.
+    #[arg(long, default_value_t = 350.0, value_parser = crate::output::positive_f32)]
     pub radius: f32,
-    #[arg(long, default_value_t = 2)]
-    pub io_threads: usize,
+    /// Threads reading level files from disk.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub io_threads: u16,
     /// Frames per second to pace the flight at, as a game would (0: as fast as possible).
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::output::non_negative_f64)]
     pub fps: f64,
     /// Print a line every N frames (0: only the totals).
     #[arg(long, default_value_t = 60)]
     pub print_every: u32,
+    /// Where to write the picture of the regions from above (PNG).
     #[arg(long, default_value = "stream-sim.png")]
     pub png: PathBuf,
+    /// Seed of the generated world.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -64,15 +70,38 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.finest_kib_min == 0 || args.finest_kib_min > args.finest_kib_max {
         return Err("--finest-kib-min must be positive and at most --finest-kib-max".into());
     }
-    if args.budget_mib.is_nan() || args.budget_mib <= 0.0 {
+    if !(args.budget_mib.is_finite() && args.budget_mib > 0.0) {
         return Err("--budget-mib must be positive".into());
     }
+    let ok =
+        args.radius.is_finite() && args.radius > 0.0 && args.fps.is_finite() && args.fps >= 0.0;
+    if !ok {
+        return Err("--radius must be positive and --fps 0 or more".into());
+    }
+    if let Some(t) = args.teleport_frame.filter(|&t| t >= args.frames) {
+        return Err(format!("--teleport-frame {t} is not below --frames {}", args.frames).into());
+    }
+    // Outputs are checked before the work; the world goes to a temporary folder
+    // unless --out names one.
+    crate::output::check_output_file(&args.png, "picture")?;
+    let temp;
+    let dir = match &args.out {
+        Some(d) => {
+            crate::output::check_output_dir(d, "world folder")?;
+            crate::output::create_dir(d)?;
+            d.clone()
+        }
+        None => {
+            temp = crate::output::TempDir::new("farsight-stream-sim")?;
+            temp.path().to_path_buf()
+        }
+    };
     let scheduler = SchedulerConfig {
         upload_budget: (args.budget_mib * MIB) as u64,
         ..SchedulerConfig::default()
     };
     let config = SimConfig {
-        dir: args.dir.clone(),
+        dir: dir.clone(),
         regions_side: args.regions_side,
         region_size: 100.0,
         models: args.models,
@@ -84,14 +113,14 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         source_radius: args.radius,
         seed: args.seed,
         scheduler,
-        io_threads: args.io_threads,
+        io_threads: args.io_threads as usize,
     };
     let spinner = ProgressBar::new_spinner();
     spinner.set_message(format!(
         "writing {} regions and {} models to {}",
         args.regions_side * args.regions_side,
         args.models,
-        args.dir.display()
+        dir.display()
     ));
     spinner.enable_steady_tick(std::time::Duration::from_millis(100));
     let t = Instant::now();
@@ -102,14 +131,24 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .map(|l| l.bytes)
         .sum();
     spinner.finish_and_clear();
+    let (file_count, file_bytes) = crate::output::tree_size(&dir);
     println!(
-        "world: {} regions, {} models ({} levels as farsight cluster-level files, {:.1} MiB) written to {} in {:.2} s",
+        "world: {} regions, {} models ({} levels as farsight cluster-level files, {:.1} MiB of levels) in {:.2} s",
         args.regions_side * args.regions_side,
         args.models,
         args.models as u64 * args.levels as u64,
         disk as f64 / MIB,
-        args.dir.display(),
         t.elapsed().as_secs_f64()
+    );
+    println!(
+        "  wrote {file_count} files, {} to {}{}",
+        crate::output::mib(file_bytes),
+        dir.display(),
+        if args.out.is_some() {
+            " (kept)"
+        } else {
+            " (a temporary folder, removed at exit; --out DIR keeps it)"
+        }
     );
     let mut sim = Sim::new(config.clone(), models, &index, files)?;
     let t = Instant::now();
@@ -231,7 +270,10 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .count();
     println!("  regions that failed to load: {failed}");
     write_png(&args.png, &sim, &frames, &ever_active)?;
-    println!("wrote {} (regions from above: grey unloaded, dark green active earlier, yellow loading, orange unloading, blue resident, green active, red failed; white: camera path)", args.png.display());
+    println!(
+        "wrote {} (the regions from above at the end, coloured by state; legend and scale in the picture)",
+        args.png.display()
+    );
     Ok(())
 }
 
@@ -241,62 +283,71 @@ fn write_png(
     frames: &[SimFrame],
     ever_active: &[bool],
 ) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::picture::{Canvas, Rgb};
+    const UNLOADED: Rgb = [60, 60, 60];
+    const WAS_ACTIVE: Rgb = [40, 85, 55];
+    const LOADING: Rgb = [230, 200, 40];
+    const RESIDENT: Rgb = [60, 110, 220];
+    const ACTIVE: Rgb = [60, 190, 90];
+    const UNLOADING: Rgb = [230, 130, 40];
+    const FAILED: Rgb = [220, 40, 40];
+    const TELEPORT: Rgb = [255, 60, 200];
     let streamer = sim.regions().streamer();
     let side = sim.config().regions_side;
     let world = side as f32 * sim.config().region_size;
     let size = 1024u32;
     let scale = size as f32 / world;
-    let mut img = vec![16u8; (size * size * 3) as usize];
-    let put = |img: &mut [u8], x: i64, y: i64, c: [u8; 3]| {
-        if x >= 0 && y >= 0 && (x as u32) < size && (y as u32) < size {
-            let i = ((y as u32 * size + x as u32) * 3) as usize;
-            img[i..i + 3].copy_from_slice(&c);
-        }
-    };
+    let mut img = Canvas::new(size, size, [16, 16, 16]);
     for (r, b) in streamer.bounds().iter().enumerate() {
         let c = if streamer.load_failed(r as u32) {
-            [220, 40, 40]
+            FAILED
         } else {
             match streamer.actual(r as u32) {
-                ActualState::Unloaded if ever_active[r] => [40, 85, 55],
-                ActualState::Unloaded => [60, 60, 60],
-                ActualState::Loading => [230, 200, 40],
-                ActualState::Resident => [60, 110, 220],
-                ActualState::Active => [60, 190, 90],
-                ActualState::Unloading => [230, 130, 40],
+                ActualState::Unloaded if ever_active[r] => WAS_ACTIVE,
+                ActualState::Unloaded => UNLOADED,
+                ActualState::Loading => LOADING,
+                ActualState::Resident => RESIDENT,
+                ActualState::Active => ACTIVE,
+                ActualState::Unloading => UNLOADING,
             }
         };
         let (x0, x1) = ((b.min.x * scale) as i64, (b.max.x * scale) as i64);
         let (y0, y1) = ((b.min.z * scale) as i64, (b.max.z * scale) as i64);
         // One pixel of gap shows the grid.
-        for y in y0..(y1 - 1).max(y0 + 1) {
-            for x in x0..(x1 - 1).max(x0 + 1) {
-                put(&mut img, x, y, c);
-            }
-        }
+        img.fill(x0, y0, (x1 - 1).max(x0 + 1), (y1 - 1).max(y0 + 1), c);
     }
     for w in frames.windows(2) {
         if w[1].teleported {
             continue;
         }
         let (a, b) = (w[0].camera * scale, w[1].camera * scale);
-        let steps = ((b - a).length().ceil() as i64).max(1);
-        for s in 0..=steps {
-            let p = a + (b - a) * (s as f32 / steps as f32);
-            put(&mut img, p.x as i64, p.z as i64, [255, 255, 255]);
-        }
+        img.line(a.x, a.z, b.x, b.z, crate::picture::WHITE);
     }
     if let Some(t) = frames.iter().find(|f| f.teleported) {
         let p = t.camera * scale;
         for d in -6..=6i64 {
-            put(&mut img, p.x as i64 + d, p.z as i64 + d, [255, 60, 200]);
-            put(&mut img, p.x as i64 + d, p.z as i64 - d, [255, 60, 200]);
+            img.put(p.x as i64 + d, p.z as i64 + d, TELEPORT);
+            img.put(p.x as i64 + d, p.z as i64 - d, TELEPORT);
         }
     }
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), size, size);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()?.write_image_data(&img)?;
+    let bar = crate::picture::nice_length(world);
+    let img = img.with_key(
+        "REGIONS FROM ABOVE AT THE LAST FRAME",
+        &[
+            (ACTIVE, "ACTIVE"),
+            (RESIDENT, "RESIDENT"),
+            (LOADING, "LOADING"),
+            (UNLOADING, "UNLOADING"),
+            (WAS_ACTIVE, "UNLOADED, ACTIVE EARLIER"),
+            (UNLOADED, "UNLOADED"),
+            (FAILED, "FAILED TO LOAD"),
+            (crate::picture::WHITE, "CAMERA PATH"),
+            (TELEPORT, "TELEPORT TARGET"),
+        ],
+        scale,
+        bar,
+        &format!("{bar:.0} UNITS"),
+    );
+    img.write_png(path)?;
     Ok(())
 }

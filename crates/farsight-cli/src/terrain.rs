@@ -19,27 +19,27 @@ use indicatif::{ProgressBar, ProgressStyle};
 #[derive(clap::Args)]
 pub struct TerrainArgs {
     /// Terrain size in chunks per horizontal side (128 units each).
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(i32).range(1..=4096))]
     pub size: i32,
     /// Frames to fly.
-    #[arg(long, default_value_t = 360)]
+    #[arg(long, default_value_t = 360, value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
     /// Target frame time in milliseconds (the flight sleeps out the rest).
     #[arg(long, default_value_t = 16)]
     pub frame_ms: u64,
-    /// Apply an edit every this many frames.
+    /// Apply an edit every this many frames (0: no edits).
     #[arg(long, default_value_t = 6)]
     pub edit_every: u32,
     /// Background meshing threads.
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: u16,
     /// Draw distance in world units (chunks are meshed one chunk beyond it).
-    #[arg(long, default_value_t = 1500.0)]
+    #[arg(long, default_value_t = 1500.0, value_parser = crate::output::positive_f32)]
     pub draw_distance: f32,
     /// Seed of the generated terrain.
     #[arg(long, default_value_t = 7)]
     pub seed: u32,
-    /// Where to write the top-down PNG coloured by level.
+    /// Where to write the picture from above (PNG), chunks coloured by level.
     #[arg(long, default_value = "terrain.png")]
     pub png: PathBuf,
     /// Save the final grid here (a farsight container) and read it back.
@@ -63,6 +63,18 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.size < 1 || args.frames == 0 || args.threads == 0 {
         return Err("--size, --frames and --threads must be at least 1".into());
+    }
+    if !(args.draw_distance.is_finite() && args.draw_distance > 0.0) {
+        return Err(format!(
+            "--draw-distance must be above 0, found {}",
+            args.draw_distance
+        )
+        .into());
+    }
+    // Outputs are checked before the work, not after it.
+    crate::output::check_output_file(&args.png, "picture")?;
+    if let Some(p) = &args.save {
+        crate::output::check_output_file(p, "terrain save")?;
     }
     let half = args.size as f32 * CHUNK_SIZE * 0.5;
     let params = TerrainParams {
@@ -98,7 +110,7 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         draw_distance: args.draw_distance,
         ..Default::default()
     };
-    let mut view = TerrainView::new(settings, args.threads);
+    let mut view = TerrainView::new(settings, args.threads as usize);
     let mut collision = CollisionCache::new(1);
     let t = Instant::now();
     let spinner = ProgressBar::new_spinner();
@@ -113,9 +125,11 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         if first.parallel { "parallel" } else { "serial" }
     );
 
-    // Fly a diagonal at 60 units above the ground.
-    let start = Vec3::new(CHUNK_SIZE, 0.0, CHUNK_SIZE);
-    let end = Vec3::new(2.0 * half - CHUNK_SIZE, 0.0, 2.0 * half - CHUNK_SIZE);
+    // Fly a diagonal at 60 units above the ground, a chunk in from the edges (a
+    // quarter of the side on terrains too small for that, so start and end differ).
+    let margin = CHUNK_SIZE.min(half * 0.5);
+    let start = Vec3::new(margin, 0.0, margin);
+    let end = Vec3::new(2.0 * half - margin, 0.0, 2.0 * half - margin);
     let mut path = Vec::new();
     let mut edits: Vec<(u64, u32)> = Vec::new(); // (revision, frame applied)
     let mut edit_frames: Vec<u32> = Vec::new();
@@ -133,7 +147,7 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         path.push(cam);
         if args.edit_every > 0 && f % args.edit_every == 0 {
             // Alternate craters and boulders on the ground ahead, some on chunk corners.
-            let ahead = cam + (end - start).normalize() * 80.0;
+            let ahead = cam + (end - start).normalize_or(Vec3::X) * 80.0;
             let mut p = Vec3::new(ahead.x, params.height(ahead.x, ahead.z), ahead.z);
             if (f / args.edit_every) % 3 == 0 {
                 p.x = (p.x / CHUNK_SIZE).round() * CHUNK_SIZE;
@@ -224,7 +238,9 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         write_grid(&grid, p)?;
         let back = read_grid(p)?;
-        let len = std::fs::metadata(p)?.len();
+        let len = std::fs::metadata(p)
+            .map_err(|e| crate::output::io_error(p, &e))?
+            .len();
         println!(
             "saved {} ({:.1} MiB) and read it back in {:.0} ms: {} chunks",
             p.display(),
@@ -277,20 +293,43 @@ fn write_png(
             img[(z * w + x) * 3..][..3].copy_from_slice(&rgb);
         }
     }
-    for p in path {
-        let (x, z) = ((p.x / CELL_SIZE) as usize, (p.z / CELL_SIZE) as usize);
-        if x < w && z < w {
-            img[(z * w + x) * 3..][..3].copy_from_slice(&[255, 255, 255]);
-        }
+    // Small terrains are drawn larger so the legend fits: at least 768 pixels.
+    let k = 768u32.div_ceil(w as u32).max(1);
+    let mut canvas = crate::picture::Canvas {
+        width: w as u32,
+        height: w as u32,
+        pixels: img,
     }
-    let file = std::fs::File::create(&args.png)?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, w as u32);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()?.write_image_data(&img)?;
+    .upscaled(k);
+    let px = k as f32 / CELL_SIZE;
+    for pair in path.windows(2) {
+        let (a, b) = (pair[0] * px, pair[1] * px);
+        canvas.line(a.x, a.z, b.x, b.z, crate::picture::WHITE);
+    }
+    let world = args.size as f32 * CHUNK_SIZE;
+    let bar = crate::picture::nice_length(world);
+    let canvas = canvas.with_key(
+        "TERRAIN FROM ABOVE: THE LEVEL EACH CHUNK DRAWS",
+        &[
+            (COLOURS[0], "LEVEL 0 (32 SAMPLES)"),
+            (COLOURS[1], "LEVEL 1 (16)"),
+            (COLOURS[2], "LEVEL 2 (8)"),
+            (COLOURS[3], "LEVEL 3 (4)"),
+            ([40, 40, 40], "NOT MESHED"),
+            ([60, 80, 200], "WATER"),
+            (crate::picture::WHITE, "CAMERA PATH"),
+        ],
+        px,
+        bar,
+        &format!("{bar:.0} UNITS"),
+    );
+    canvas.write_png(&args.png)?;
     println!(
-        "wrote {} ({w}x{w}, one pixel per cell column; red/yellow/green/blue = level 0/1/2/3, camera path white)",
-        args.png.display()
+        "wrote {} ({}x{} pixels, {k} per cell column of {:.0} units; legend and scale in the picture)",
+        args.png.display(),
+        canvas.width,
+        canvas.height,
+        CELL_SIZE
     );
     Ok(())
 }

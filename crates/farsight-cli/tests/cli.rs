@@ -1,0 +1,346 @@
+//! The command line as a user meets it: the built `farsight` binary run as a
+//! process on real files, its exit status, what it prints and what it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn farsight(cwd: &Path, args: &[&str]) -> Out {
+    let o = Command::new(env!("CARGO_BIN_EXE_farsight"))
+        .args(args)
+        .current_dir(cwd)
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("the binary runs");
+    Out {
+        ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("farsight-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn meshes() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/meshes"
+    ))
+}
+
+/// An error is one plain sentence: no Rust Debug forms, the OS error said once.
+fn assert_plain_error(o: &Out, must_name: &str) {
+    assert!(!o.ok, "must fail: {}", o.stdout);
+    let e = &o.stderr;
+    assert!(e.contains(must_name), "names {must_name}: {e}");
+    assert_eq!(e.matches(must_name).count(), 1, "names it once: {e}");
+    for debug in ["Some(", "None", " { ", "Os {", "kind:"] {
+        assert!(!e.contains(debug), "Debug form {debug:?}: {e}");
+    }
+    assert!(e.matches("os error").count() <= 1, "OS error twice: {e}");
+    assert!(!e.contains("unexpected argument"), "{e}");
+}
+
+#[test]
+fn terrain_of_two_chunks_flies_and_draws() {
+    let d = temp("terrain2");
+    let o = farsight(
+        &d,
+        &[
+            "terrain",
+            "--size",
+            "2",
+            "--frames",
+            "4",
+            "--frame-ms",
+            "0",
+            "--save",
+            "t.farsight",
+        ],
+    );
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let png = d.join("terrain.png");
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let info = dec.read_info().unwrap().info().clone();
+    // 64 cell columns drawn 12 pixels each, the key below.
+    assert_eq!(info.width, 768);
+    assert!(info.height > 768, "{}", info.height);
+    // A terrain save is described by inspect, never as "0 vertices 0 triangles".
+    let i = farsight(&d, &["inspect", "t.farsight", "--no-manifest"]);
+    assert!(i.ok, "{}", i.stderr);
+    assert!(
+        i.stdout.contains("TVOX") && i.stdout.contains("dense terrain chunk"),
+        "{}",
+        i.stdout
+    );
+    assert!(!i.stdout.contains("0 vertices"), "{}", i.stdout);
+}
+
+#[test]
+fn bad_numbers_are_refused_in_plain_words_with_or_without_equals() {
+    let d = temp("numbers");
+    for args in [
+        &["terrain", "--draw-distance", "nan"][..],
+        &["terrain", "--draw-distance", "-5"],
+        &["terrain", "--draw-distance=-5"],
+        &["terrain", "--draw-distance", "inf"],
+        &["terrain", "--size", "0"],
+        &["terrain", "--size", "-3"],
+        &["terrain", "--threads", "0"],
+        &["demo", "--objects", "0"],
+        &["demo", "--frames", "-1"],
+        &["stream-sim", "--radius", "-1"],
+        &["stream-sim", "--budget-mib", "nan"],
+        &["stream-sim", "--fps", "-60"],
+        &["stream-sim", "--levels", "40"],
+        &["stream-sim", "--io-threads", "0"],
+        &["stream-sim", "--frames", "10", "--teleport-frame", "10"],
+        &[
+            "cook",
+            "mesh",
+            "x.obj",
+            "-o",
+            "y",
+            "--cluster-triangles",
+            "2",
+        ],
+        &["cook", "mesh", "x.obj", "-o", "y", "--group-size", "0"],
+        &["cook", "mesh", "x.obj", "-o", "y", "--max-levels", "-2"],
+    ] {
+        let o = farsight(&d, args);
+        assert!(!o.ok, "{args:?} must fail");
+        assert!(
+            !o.stderr.contains("unexpected argument"),
+            "{args:?}: {}",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
+        assert!(o.stderr.starts_with("error:"), "{args:?}: {}", o.stderr);
+        let flag = args.iter().rev().find(|a| a.starts_with("--")).unwrap();
+        let flag = flag.split('=').next().unwrap();
+        assert!(
+            o.stderr.contains(flag),
+            "{args:?} names {flag}: {}",
+            o.stderr
+        );
+    }
+    assert!(
+        std::fs::read_dir(&d).unwrap().next().is_none(),
+        "nothing written"
+    );
+}
+
+#[test]
+fn outputs_are_checked_before_the_work_and_named_once() {
+    let d = temp("outputs");
+    std::fs::write(d.join("afile"), b"x").unwrap();
+    std::fs::create_dir(d.join("adir")).unwrap();
+    let t = std::time::Instant::now();
+    let o = farsight(&d, &["terrain", "--png", "nodir/t.png"]);
+    assert_plain_error(&o, "nodir/t.png");
+    assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
+    let o = farsight(&d, &["terrain", "--png", "adir"]);
+    assert_plain_error(&o, "adir");
+    let o = farsight(&d, &["terrain", "--save", "nodir/t.farsight"]);
+    assert_plain_error(&o, "nodir/t.farsight");
+    let o = farsight(&d, &["demo", "--out", "afile"]);
+    assert_plain_error(&o, "afile");
+    assert!(o.stderr.contains("not a folder"), "{}", o.stderr);
+    let o = farsight(&d, &["stream-sim", "--out", "afile"]);
+    assert_plain_error(&o, "afile");
+    let o = farsight(&d, &["stream-sim", "--png", "nodir/s.png"]);
+    assert_plain_error(&o, "nodir/s.png");
+    // Found before long work: a full-size terrain run takes many seconds.
+    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+    // Inputs too: a missing file is named once, no OS error twice.
+    let o = farsight(&d, &["inspect", "missing.farsight"]);
+    assert_plain_error(&o, "missing.farsight");
+    let o = farsight(&d, &["cook", "mesh", "missing.gltf", "-o", "out.farsight"]);
+    assert_plain_error(&o, "missing.gltf");
+    // A glTF whose buffer file is missing: the uri is said plainly.
+    std::fs::write(
+        d.join("nobin.gltf"),
+        r#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":4,"uri":"x.bin"}]}"#,
+    )
+    .unwrap();
+    let o = farsight(&d, &["cook", "mesh", "nobin.gltf", "-o", "out.farsight"]);
+    assert_plain_error(&o, "nobin.gltf");
+    assert!(o.stderr.contains("(x.bin)"), "{}", o.stderr);
+}
+
+#[test]
+fn help_says_what_things_are() {
+    let d = temp("help");
+    for args in [
+        &["--help"][..],
+        &["demo", "--help"],
+        &["terrain", "--help"],
+        &["stream-sim", "--help"],
+        &["inspect", "--help"],
+        &["cook", "--help"],
+        &["cook", "mesh", "--help"],
+    ] {
+        let o = farsight(&d, args);
+        assert!(o.ok, "{args:?}");
+        let lower = o.stdout.to_lowercase();
+        assert!(!lower.contains("seed 00"), "{args:?}: {}", o.stdout);
+    }
+}
+
+#[test]
+fn cook_warns_in_words_and_inspect_describes_the_default_chain() {
+    let d = temp("cook");
+    let src = meshes().join("LightsPunctualLamp");
+    std::fs::copy(
+        src.join("LightsPunctualLamp.data.bin"),
+        d.join("LightsPunctualLamp.data.bin"),
+    )
+    .unwrap();
+    let json = std::fs::read_to_string(src.join("LightsPunctualLamp.gltf")).unwrap();
+    let json = json.replacen(
+        "\"asset\"",
+        "\"extensionsRequired\":[\"KHR_lights_punctual\"],\"asset\"",
+        1,
+    );
+    std::fs::write(d.join("lamp.gltf"), json).unwrap();
+    let o = farsight(
+        &d,
+        &[
+            "cook",
+            "mesh",
+            "lamp.gltf",
+            "-o",
+            "lamp.farsight",
+            "--lod-chain",
+        ],
+    );
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains(
+            "warning: ignored required glTF extensions that carry no geometry: KHR_lights_punctual"
+        ),
+        "{}",
+        o.stdout
+    );
+    for line in o.stdout.lines().filter(|l| l.starts_with("warning")) {
+        assert!(!line.contains('{') && !line.contains("Some("), "{line}");
+    }
+    let i = farsight(&d, &["inspect", "lamp.farsight", "--no-manifest"]);
+    assert!(i.ok, "{}", i.stderr);
+    assert!(i.stdout.contains("LOD1"), "{}", i.stdout);
+    assert!(!i.stdout.contains(" 0 vertices"), "{}", i.stdout);
+    assert!(i.stdout.contains("total:"), "{}", i.stdout);
+}
+
+#[test]
+fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
+    let d = temp("stream");
+    let small = [
+        "stream-sim",
+        "--regions-side",
+        "4",
+        "--models",
+        "2",
+        "--levels",
+        "2",
+        "--finest-kib-min",
+        "4",
+        "--finest-kib-max",
+        "8",
+        "--frames",
+        "6",
+        "--fps",
+        "0",
+    ];
+    let o = farsight(&d, &small);
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.contains("temporary folder, removed at exit"))
+        .unwrap_or_else(|| panic!("{}", o.stdout));
+    let path = line
+        .split(" to ")
+        .nth(1)
+        .unwrap()
+        .split(" (a temporary")
+        .next()
+        .unwrap();
+    assert!(!Path::new(path).exists(), "{path} removed at exit");
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["stream-sim.png"], "only the picture stays");
+    let mut kept = small.to_vec();
+    kept.extend(["--out", "world"]);
+    let o = farsight(&d, &kept);
+    assert!(o.ok, "{}", o.stderr);
+    assert!(o.stdout.contains("(kept)"), "{}", o.stdout);
+    assert!(std::fs::read_dir(d.join("world")).unwrap().count() > 0);
+}
+
+#[test]
+fn demo_draws_the_city_and_holds_under_300_bytes_per_object_at_a_million() {
+    let d = temp("demo");
+    let o = farsight(
+        &d,
+        &["demo", "--objects", "500", "--frames", "3", "--city-only"],
+    );
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let png = d.join("farsight-demo-city.png");
+    let mut dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; dec.output_buffer_size()];
+    let info = dec.next_frame(&mut buf).unwrap();
+    let px = &buf[..info.buffer_size()];
+    let has = |c: [u8; 3]| px.chunks_exact(3).any(|p| p == c);
+    // Every level's colour, culled grey and the fallback outline appear.
+    for c in [
+        [230, 80, 60],
+        [240, 190, 60],
+        [90, 190, 90],
+        [95, 95, 95],
+        [255, 60, 220],
+    ] {
+        assert!(has(c), "colour {c:?} missing from the city picture");
+    }
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert_eq!(left.len(), 1, "city-only writes the picture alone");
+
+    let o = farsight(
+        &d,
+        &[
+            "demo",
+            "--objects",
+            "1000000",
+            "--frames",
+            "1",
+            "--city-only",
+        ],
+    );
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("memory:"))
+        .expect("a memory line");
+    let per_object: f64 = line
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.split(" bytes per object").next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(per_object <= 300.0, "{line}");
+}
