@@ -6,7 +6,8 @@
 //! Rejected: parry3d's `TriMesh` as the built shape. Its BVH build and topology
 //! pass cost 5.7-8.7x the chunk's render meshing (BENCHMARKS.md); this grid costs a
 //! small fraction of it. A physics engine that wants parry's shape (with internal
-//! edge fixing for contact normals) asks for it with [`ChunkShape::to_trimesh`].
+//! edge fixing for contact normals) asks for it with `ChunkShape::to_trimesh`
+//! (feature `parry`).
 
 use farsight_geom::Aabb;
 use glam::Vec3;
@@ -330,7 +331,9 @@ impl ChunkShape {
 
     /// parry3d's `TriMesh` of this shape with duplicate merging and internal-edge
     /// fixing, for a rigid-body solver. Costs several render meshings; built only
-    /// when asked, never by the cache. `None` for a mesh parry refuses.
+    /// when asked, never by the cache. `None` for a mesh parry refuses. Needs the
+    /// `parry` feature.
+    #[cfg(feature = "parry")]
     pub fn to_trimesh(&self) -> Option<parry3d::shape::TriMesh> {
         use parry3d::shape::{TriMesh, TriMeshFlags};
         let v = self

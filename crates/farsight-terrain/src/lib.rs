@@ -6,7 +6,7 @@
 //! ray and sphere queries), water sheets, and saving a grid in the farsight
 //! container. It must not know about GPUs, windows, entities or streaming regions: a
 //! renderer uploads the meshes it publishes, a physics engine takes the colliders
-//! (`ChunkShape::to_trimesh` hands parry3d its shape). LOD selection rules come from
+//! (`ChunkShape::to_trimesh`, feature `parry`, hands parry3d its shape). LOD rules come from
 //! `farsight-lod`.
 
 mod cell;
