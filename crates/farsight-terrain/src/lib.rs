@@ -21,6 +21,8 @@ mod generate;
 mod grid;
 mod io;
 mod mesh;
+#[cfg(feature = "rapier")]
+mod rapier;
 mod surface_nets;
 mod view;
 mod view_query;
@@ -50,6 +52,8 @@ pub use io::{
     TerrainManifest, CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
+#[cfg(feature = "rapier")]
+pub use rapier::{RapierTerrain, SolverSync, GRASS_FRICTION, GRASS_RESTITUTION};
 pub use surface_nets::SurfaceNets;
 pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
 pub use view_query::{Clock, PickHit};
