@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::quant::{
     dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, quantize_unorm, unorm_step,
 };
-use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Stream};
+use crate::{FormatError, Manifest, RawFile, RecordIndex, RecordTag, Section, Stream, Version};
 
 /// log2 of the triangles in a cluster slot.
 pub const CLUSTER_SLOT_SHIFT: u32 = 7;
@@ -467,6 +467,51 @@ impl Manifest for ClusterMeshManifest {
         for l in &self.levels {
             visit(l.record, RecordTag::CLUSTER_LEVEL);
         }
+    }
+
+    /// A cluster file is cooked, and each level entry's copies (triangles, clusters,
+    /// vertices, bytes, `max_parent_error`) are its record's header fields.
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        if file.version() != Version::Cooked {
+            return Err(FormatError::WrongVersion {
+                found: file.version() as u32,
+                expected: Version::Cooked as u32,
+            });
+        }
+        let hs = std::mem::size_of::<ClusterLevelHeader>();
+        for (li, l) in self.levels.iter().enumerate() {
+            let bytes = file.record(l.record)?.bytes;
+            if bytes.len() < hs {
+                return Err(FormatError::Truncated {
+                    section: Section::RecordHeader,
+                    needed: hs as u64,
+                    available: bytes.len() as u64,
+                });
+            }
+            let h: ClusterLevelHeader = bytemuck::pod_read_unaligned(&bytes[..hs]);
+            let pairs: [(&'static str, f64, f64); 5] = [
+                ("triangles", l.triangles as f64, h.triangle_count as f64),
+                ("clusters", l.clusters as f64, h.cluster_count as f64),
+                ("vertices", l.vertices as f64, h.vertex_count as f64),
+                ("bytes", l.bytes as f64, bytes.len() as f64),
+                (
+                    "max_parent_error",
+                    l.max_parent_error as f64,
+                    h.max_parent_error as f64,
+                ),
+            ];
+            if let Some(&(field, manifest, record)) =
+                pairs.iter().find(|(_, m, r)| m.to_bits() != r.to_bits())
+            {
+                return Err(FormatError::ManifestDisagrees {
+                    level: li as u32,
+                    field,
+                    manifest,
+                    record,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -105,6 +105,13 @@ pub struct RecordIndex(pub u32);
 pub trait Manifest: Serialize + DeserializeOwned {
     /// Calls `visit` once per record reference, with the kind that reference expects.
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag));
+
+    /// Checks beyond record kinds, run by the reader once every reference resolved:
+    /// the version this kind of file is written with, copies of record fields the
+    /// manifest keeps. None by default.
+    fn check(&self, _file: &crate::RawFile<'_>) -> Result<(), FormatError> {
+        Ok(())
+    }
 }
 
 /// Builds a file: add records (identical ones are stored once), then finish with the

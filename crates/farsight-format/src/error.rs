@@ -135,6 +135,17 @@ pub enum FormatError {
     NonFinite { what: &'static str },
     /// The input handed to a writer is inconsistent (lengths disagree, not triangles).
     BadInput { what: &'static str, found: u64 },
+    /// The version word is one this reader knows, but not the one this kind of file
+    /// is written with (the checksum does not cover the version word).
+    WrongVersion { found: u32, expected: u32 },
+    /// A manifest's copy of a record's field (a level's counts, size or error)
+    /// disagrees with the record itself.
+    ManifestDisagrees {
+        level: u32,
+        field: &'static str,
+        manifest: f64,
+        record: f64,
+    },
     /// An I/O error reading or writing a file.
     Io {
         path: std::path::PathBuf,
@@ -203,6 +214,14 @@ impl fmt::Display for FormatError {
             ),
             E::NonFinite { what } => write!(f, "{what} is not finite"),
             E::BadInput { what, found } => write!(f, "bad input: {what} ({found})"),
+            E::WrongVersion { found, expected } => write!(
+                f,
+                "version {found} where this kind of file is always version {expected}"
+            ),
+            E::ManifestDisagrees { level, field, manifest, record } => write!(
+                f,
+                "manifest says level {level} has {field} {manifest}, its record says {record}"
+            ),
             E::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }

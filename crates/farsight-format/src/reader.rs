@@ -218,10 +218,11 @@ impl<'a> RawFile<'a> {
                 Ok(_) => {}
             }
         });
-        match bad {
-            Some(e) => Err(e),
-            None => Ok(manifest),
+        if let Some(e) = bad {
+            return Err(e);
         }
+        manifest.check(self)?;
+        Ok(manifest)
     }
 }
 

@@ -93,7 +93,7 @@ fn level_round_trips_through_a_file_in_place() {
         bounds_max: MAX,
         levels: vec![ClusterLevelEntry {
             record: idx,
-            max_parent_error: 0.02,
+            max_parent_error: h.max_parent_error,
             triangles: h.triangle_count,
             clusters: 5,
             vertices: 300,
@@ -225,4 +225,71 @@ fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
     let cross = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
     let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
     cross.atan2(dot).to_degrees()
+}
+
+/// The manifest's copies of each level's counts, size and `max_parent_error` must be
+/// the record's, and a cluster file is cooked: a version word swapped to 1 (which the
+/// checksum does not cover) is refused, not read with the wrong decoder.
+#[test]
+fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let (h, c, v, i) = random_level(&mut rng, 4, 120);
+    let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
+    let file_with = |edit: &dyn Fn(&mut ClusterLevelEntry)| {
+        let mut w = FileWriter::new(Version::Cooked);
+        let record = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
+        let mut entry = ClusterLevelEntry {
+            record,
+            max_parent_error: h.max_parent_error,
+            triangles: h.triangle_count,
+            clusters: h.cluster_count,
+            vertices: h.vertex_count,
+            bytes: rec.len() as u64,
+        };
+        edit(&mut entry);
+        let m = ClusterMeshManifest {
+            name: "rock".into(),
+            bounds_min: MIN,
+            bounds_max: MAX,
+            levels: vec![entry],
+            materials: vec!["stone".into(), "moss".into()],
+        };
+        w.finish(&m).unwrap()
+    };
+    let read = |bytes: &[u8]| {
+        let bytes = AlignedBytes::from(bytes);
+        Container::<ClusterMeshManifest>::read(&bytes).map(|_| ())
+    };
+    read(&file_with(&|_| {})).expect("the honest file reads");
+    type Lie<'a> = (&'a str, &'a dyn Fn(&mut ClusterLevelEntry));
+    let lies: [Lie; 5] = [
+        ("triangles", &|e| e.triangles += 1),
+        ("clusters", &|e| e.clusters -= 1),
+        ("vertices", &|e| e.vertices += 7),
+        ("bytes", &|e| e.bytes += 16),
+        ("max_parent_error", &|e| e.max_parent_error = 0.5),
+    ];
+    for (field, lie) in lies {
+        match read(&file_with(lie)) {
+            Err(FormatError::ManifestDisagrees {
+                level: 0, field: f, ..
+            }) => {
+                assert_eq!(f, field)
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    let mut swapped = file_with(&|_| {});
+    swapped[12..16].copy_from_slice(&1u32.to_le_bytes());
+    let r = read(&swapped);
+    assert!(
+        matches!(
+            r,
+            Err(FormatError::WrongVersion {
+                found: 1,
+                expected: 2
+            })
+        ),
+        "{r:?}"
+    );
 }

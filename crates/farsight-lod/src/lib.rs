@@ -16,6 +16,7 @@
 //!   stereo reach rule ([`Reach`]).
 //! - [`residency`]: the resident fallback order ([`resolve_resident`]).
 //! - [`throttle`]: the full-pass throttle ([`LodThrottle`]).
+//! - [`scene_root`]: the camera in scene-root space ([`effective_camera_position`]).
 //! - [`banded`]: symmetric hysteresis around a current level (terrain render levels)
 //!   and the tile rule with a hysteresis factor ([`select_tile_level`]).
 //! - [`sse`]: screen-space error in pixels ([`screen_space_error_px`]).
@@ -23,6 +24,7 @@
 pub mod banded;
 pub mod distance;
 pub mod residency;
+pub mod scene_root;
 pub mod screen_size;
 pub mod sse;
 pub mod throttle;
@@ -33,6 +35,7 @@ pub use distance::{
     LodSelector, LodSettings, REFERENCE_P11,
 };
 pub use residency::{resolve_resident, Resolved};
+pub use scene_root::effective_camera_position;
 pub use screen_size::{screen_size_switch_distance, Reach};
 pub use sse::{pixels_per_unit, screen_space_error_px, ProjectionInfo};
 pub use throttle::LodThrottle;

@@ -361,11 +361,9 @@ impl<S: TileSink> TileStreamer<S> {
     }
 }
 
-/// The camera in scene-root space: seed 000's `effectiveCameraPosition`.
-#[inline]
-pub fn effective_camera_position(camera: Vec3, scene_root: &Mat4) -> Vec3 {
-    scene_root.inverse().transform_point3(camera)
-}
+/// The camera in scene-root space: seed 000's `effectiveCameraPosition`, the one
+/// entity LOD uses too.
+pub use farsight_lod::effective_camera_position;
 
 #[cfg(test)]
 #[path = "tile_tests.rs"]

@@ -6,7 +6,8 @@
 //! Rejected: parry3d's `TriMesh` as the built shape. Its BVH build and topology
 //! pass cost 5.7-8.7x the chunk's render meshing (BENCHMARKS.md); this grid costs a
 //! small fraction of it. A physics engine that wants parry's shape (with internal
-//! edge fixing for contact normals) asks for it with [`ChunkShape::to_trimesh`].
+//! edge fixing for contact normals) asks for it with `ChunkShape::to_trimesh`
+//! (feature `parry`).
 
 use farsight_geom::Aabb;
 use glam::Vec3;
@@ -20,12 +21,70 @@ const _: () = assert!(GRID_MAX <= u8::MAX as usize, "cell ranges are stored as u
 /// cell boundary never skip a triangle through rounding.
 const MARGIN: f32 = 1.0 / 64.0;
 
-/// A triangle mesh with a uniform-grid index over it.
+/// Indices stored in 16 bits when every value fits (a chunk's collider always does:
+/// fewer than 65,536 vertices and triangles), else in 32.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Indices {
+    Short(Vec<u16>),
+    Long(Vec<u32>),
+}
+
+impl Default for Indices {
+    fn default() -> Self {
+        Indices::Short(Vec::new())
+    }
+}
+
+impl Indices {
+    /// `values`, each below `bound`.
+    fn new(values: impl Iterator<Item = u32>, bound: usize) -> Self {
+        if bound <= 1 << 16 {
+            Indices::Short(values.map(|v| v as u16).collect())
+        } else {
+            Indices::Long(values.collect())
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Indices::Short(v) => v.len(),
+            Indices::Long(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            Indices::Short(v) => v[i] as u32,
+            Indices::Long(v) => v[i],
+        }
+    }
+
+    #[inline]
+    fn for_each(&self, range: std::ops::Range<usize>, mut f: impl FnMut(u32)) {
+        match self {
+            Indices::Short(v) => v[range].iter().for_each(|&x| f(x as u32)),
+            Indices::Long(v) => v[range].iter().for_each(|&x| f(x)),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Indices::Short(v) => v.capacity() * 2,
+            Indices::Long(v) => v.capacity() * 4,
+        }
+    }
+}
+
+/// A triangle mesh with a uniform-grid index over it. Triangle corners and the
+/// grid's triangle lists are 16-bit indices whenever they fit (issue 16: a collider
+/// holds no more than its chunk's cells).
 #[derive(Clone, Debug, Default)]
 pub struct ChunkShape {
     pub vertices: Vec<[f32; 3]>,
-    /// Counter-clockwise seen from outside the solid.
-    pub triangles: Vec<[u32; 3]>,
+    /// Three corners per triangle, counter-clockwise seen from outside the solid.
+    triangles: Indices,
     bounds: Aabb,
     dims: [usize; 3],
     /// Grid cell size per axis and its inverse.
@@ -33,7 +92,7 @@ pub struct ChunkShape {
     inv: Vec3,
     /// `start[c]..start[c + 1]` indexes `items` for grid cell `c` (x fastest).
     start: Vec<u32>,
-    items: Vec<u32>,
+    items: Indices,
 }
 
 /// A ray hit on one shape.
@@ -48,14 +107,37 @@ pub struct ShapeHit {
 
 impl ChunkShape {
     /// Index `vertices` and `triangles` (which must reference them).
-    pub fn new(vertices: Vec<[f32; 3]>, triangles: Vec<[u32; 3]>) -> Self {
+    pub fn new(mut vertices: Vec<[f32; 3]>, triangles: Vec<[u32; 3]>) -> Self {
+        vertices.shrink_to_fit();
+        let corners = Indices::new(triangles.iter().flatten().copied(), vertices.len());
         let mut s = Self {
             vertices,
-            triangles,
+            triangles: corners,
             ..Default::default()
         };
         s.build();
         s
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.triangles.len() / 3
+    }
+
+    /// The corners (vertex indices) of triangle `t`.
+    #[inline]
+    pub fn triangle(&self, t: u32) -> [u32; 3] {
+        let i = 3 * t as usize;
+        [
+            self.triangles.get(i),
+            self.triangles.get(i + 1),
+            self.triangles.get(i + 2),
+        ]
+    }
+
+    /// Every triangle's corners, in order.
+    pub fn triangles(&self) -> impl Iterator<Item = [u32; 3]> + '_ {
+        (0..self.triangle_count() as u32).map(|t| self.triangle(t))
     }
 
     pub fn bounds(&self) -> Aabb {
@@ -70,13 +152,14 @@ impl ChunkShape {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.vertices.capacity() * 12
-            + self.triangles.capacity() * 12
-            + (self.start.capacity() + self.items.capacity()) * 4
+            + self.triangles.heap_bytes()
+            + self.start.capacity() * 4
+            + self.items.heap_bytes()
     }
 
     #[inline]
     fn corners(&self, t: u32) -> [Vec3; 3] {
-        let [a, b, c] = self.triangles[t as usize];
+        let [a, b, c] = self.triangle(t);
         let v = &self.vertices;
         [
             Vec3::from(v[a as usize]),
@@ -93,7 +176,8 @@ impl ChunkShape {
             lo = lo.min(v);
             hi = hi.max(v);
         }
-        if self.triangles.is_empty() || !lo.is_finite() || !hi.is_finite() {
+        let tris = self.triangle_count();
+        if tris == 0 || !lo.is_finite() || !hi.is_finite() {
             self.bounds = Aabb::default();
             self.dims = [0; 3];
             self.start = vec![0];
@@ -115,9 +199,7 @@ impl ChunkShape {
         let mut start = std::mem::take(&mut self.start);
         start.clear();
         start.resize(cells + 1, 0);
-        let ranges: Vec<[u8; 6]> = (0..self.triangles.len() as u32)
-            .map(|t| self.cell_range(t))
-            .collect();
+        let ranges: Vec<[u8; 6]> = (0..tris as u32).map(|t| self.cell_range(t)).collect();
         for r in &ranges {
             let (a, b) = unpack(r);
             for z in a[2]..=b[2] {
@@ -136,9 +218,7 @@ impl ChunkShape {
             *s = sum;
         }
         // Pass 2: place each triangle by decrementing; start[c] ends as its start.
-        let mut items = std::mem::take(&mut self.items);
-        items.clear();
-        items.resize(sum as usize, 0);
+        let mut items = vec![0u32; sum as usize];
         for (t, r) in ranges.iter().enumerate().rev() {
             let (a, b) = unpack(r);
             for z in a[2]..=b[2] {
@@ -152,8 +232,9 @@ impl ChunkShape {
                 }
             }
         }
+        start.shrink_to_fit();
         self.start = start;
-        self.items = items;
+        self.items = Indices::new(items.into_iter(), tris);
     }
 
     /// Grid cell of point `p`, clamped into the grid.
@@ -177,17 +258,19 @@ impl ChunkShape {
         [lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]].map(|x| x as u8)
     }
 
+    /// Calls `f` with each triangle listed in grid cell `(x, y, z)`.
     #[inline]
-    fn cell_items(&self, x: usize, y: usize, z: usize) -> &[u32] {
+    fn cell_items(&self, x: usize, y: usize, z: usize, f: impl FnMut(u32)) {
         let c = x + self.dims[0] * (y + self.dims[1] * z);
-        &self.items[self.start[c] as usize..self.start[c + 1] as usize]
+        self.items
+            .for_each(self.start[c] as usize..self.start[c + 1] as usize, f);
     }
 
     /// The nearest hit of `origin + t * dir` with `t` in `[0, max_t]` (both faces
     /// count: a ray from inside the solid hits too). A non-finite origin or
     /// direction, or a NaN `max_t`, hits nothing.
     pub fn cast_ray(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<ShapeHit> {
-        if self.triangles.is_empty() || !origin.is_finite() || !dir.is_finite() || max_t.is_nan() {
+        if self.triangle_count() == 0 || !origin.is_finite() || !dir.is_finite() || max_t.is_nan() {
             return None;
         }
         let inv = dir.recip();
@@ -233,13 +316,13 @@ impl ChunkShape {
         // A ray visits at most one cell per step along each axis.
         for _ in 0..self.dims.iter().sum::<usize>() {
             let limit = best.map_or(max_t, |b| b.0);
-            for &t in self.cell_items(cell[0], cell[1], cell[2]) {
+            self.cell_items(cell[0], cell[1], cell[2], |t| {
                 if let Some(h) = ray_triangle(origin, dir, self.corners(t), limit) {
                     if best.is_none_or(|b| h < b.0) {
                         best = Some((h, t));
                     }
                 }
-            }
+            });
             let a = if next.x <= next.y && next.x <= next.z {
                 0
             } else if next.y <= next.z {
@@ -273,7 +356,7 @@ impl ChunkShape {
 
     /// The closest point of the mesh to `center` within `radius`, with its distance.
     pub fn closest_within(&self, center: Vec3, radius: f32) -> Option<(Vec3, f32)> {
-        if self.triangles.is_empty() || self.bounds.distance_squared(center) > radius * radius {
+        if self.triangle_count() == 0 || self.bounds.distance_squared(center) > radius * radius {
             return None;
         }
         let a = self.cell_of(center - radius);
@@ -283,14 +366,14 @@ impl ChunkShape {
         for z in a[2]..=b[2] {
             for y in a[1]..=b[1] {
                 for x in a[0]..=b[0] {
-                    for &t in self.cell_items(x, y, z) {
+                    self.cell_items(x, y, z, |t| {
                         let p = closest_on_triangle(center, self.corners(t));
                         let d2 = p.distance_squared(center);
                         if d2 <= limit {
                             limit = d2;
                             best = Some((p, d2));
                         }
-                    }
+                    });
                 }
             }
         }
@@ -300,7 +383,7 @@ impl ChunkShape {
     /// Linear scans over every triangle: the references the grid is tested against.
     pub fn cast_ray_linear(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<ShapeHit> {
         let mut best: Option<(f32, u32)> = None;
-        for t in 0..self.triangles.len() as u32 {
+        for t in 0..self.triangle_count() as u32 {
             let limit = best.map_or(max_t, |b| b.0);
             if let Some(h) = ray_triangle(origin, dir, self.corners(t), limit) {
                 if best.is_none_or(|b| h < b.0) {
@@ -318,7 +401,7 @@ impl ChunkShape {
     /// See [`ChunkShape::cast_ray_linear`].
     pub fn closest_within_linear(&self, center: Vec3, radius: f32) -> Option<(Vec3, f32)> {
         let mut best: Option<(Vec3, f32)> = None;
-        for t in 0..self.triangles.len() as u32 {
+        for t in 0..self.triangle_count() as u32 {
             let p = closest_on_triangle(center, self.corners(t));
             let d2 = p.distance_squared(center);
             if d2 <= radius * radius && best.is_none_or(|b| d2 < b.1) {
@@ -330,7 +413,9 @@ impl ChunkShape {
 
     /// parry3d's `TriMesh` of this shape with duplicate merging and internal-edge
     /// fixing, for a rigid-body solver. Costs several render meshings; built only
-    /// when asked, never by the cache. `None` for a mesh parry refuses.
+    /// when asked, never by the cache. `None` for a mesh parry refuses. Needs the
+    /// `parry` feature.
+    #[cfg(feature = "parry")]
     pub fn to_trimesh(&self) -> Option<parry3d::shape::TriMesh> {
         use parry3d::shape::{TriMesh, TriMeshFlags};
         let v = self
@@ -339,7 +424,7 @@ impl ChunkShape {
             .map(|p| parry3d::math::Vector::new(p[0], p[1], p[2]))
             .collect();
         let flags = TriMeshFlags::MERGE_DUPLICATE_VERTICES | TriMeshFlags::FIX_INTERNAL_EDGES;
-        TriMesh::with_flags(v, self.triangles.clone(), flags).ok()
+        TriMesh::with_flags(v, self.triangles().collect(), flags).ok()
     }
 }
 

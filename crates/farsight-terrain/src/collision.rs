@@ -71,7 +71,7 @@ impl CollisionMesher {
         let shape = ChunkShape::new(mesh.vertices.clone(), mesh.indices.clone());
         Some(ChunkCollider {
             chunk,
-            triangles: shape.triangles.len(),
+            triangles: shape.triangle_count(),
             shape,
         })
     }

@@ -6,7 +6,7 @@
 //! ray and sphere queries), water sheets, and saving a grid in the farsight
 //! container. It must not know about GPUs, windows, entities or streaming regions: a
 //! renderer uploads the meshes it publishes, a physics engine takes the colliders
-//! (`ChunkShape::to_trimesh` hands parry3d its shape). LOD selection rules come from
+//! (`ChunkShape::to_trimesh`, feature `parry`, hands parry3d its shape). LOD rules come from
 //! `farsight-lod`.
 
 mod cell;
@@ -21,6 +21,8 @@ mod generate;
 mod grid;
 mod io;
 mod mesh;
+#[cfg(feature = "rapier")]
+mod rapier;
 mod surface_nets;
 mod view;
 mod view_query;
@@ -50,6 +52,8 @@ pub use io::{
     TerrainManifest, CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
+#[cfg(feature = "rapier")]
+pub use rapier::{RapierTerrain, SolverSync, GRASS_FRICTION, GRASS_RESTITUTION};
 pub use surface_nets::SurfaceNets;
 pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
 pub use view_query::{Clock, PickHit};

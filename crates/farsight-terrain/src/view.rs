@@ -1,6 +1,8 @@
 //! Render LOD and residency: which chunks are meshed at which level, the pending
 //! requests with their serials, batches to the workers, and serial-checked,
-//! time-budgeted publication in which one edit's chunks appear in the same frame,
+//! time-budgeted publication (at most `publish_max` results and stopping once the
+//! budget has passed, whatever the grouping) in which one edit's chunks appear in
+//! the same frame whenever they fit in one refresh (a larger edit spans several),
 //! and the editor's picking copy of the displayed surface (skirts omitted).
 
 use std::collections::BTreeMap;
@@ -115,6 +117,8 @@ pub struct TerrainView {
     pub(crate) ready: ChunkMap<MeshResult>,
     /// Edit groups with requests still unpublished, by revision.
     pub(crate) groups: BTreeMap<u64, Vec<IVec3>>,
+    /// The group a publication limit interrupted: resumed first next refresh.
+    publishing: Option<u64>,
     pub(crate) camera: Vec3,
     pub(crate) clock: Clock,
     /// Scan scratch, kept so a scan that changes nothing allocates nothing.
@@ -141,6 +145,7 @@ impl TerrainView {
             rescan: true,
             ready: ChunkMap::default(),
             groups: BTreeMap::new(),
+            publishing: None,
             camera: Vec3::ZERO,
             clock: Clock::wall(),
             candidates: ChunkSet::default(),
@@ -203,6 +208,9 @@ impl TerrainView {
         if from == into {
             return;
         }
+        if self.publishing == Some(from) {
+            self.publishing = Some(into);
+        }
         if let Some(members) = self.groups.remove(&from) {
             for m in &members {
                 if let Some(p) = self.chunks.get_mut(m).and_then(|s| s.pending.as_mut()) {
@@ -252,6 +260,7 @@ impl TerrainView {
                 }
                 self.ready.clear();
                 self.groups.clear();
+                self.publishing = None;
                 self.rescan = true;
             }
             Changes::Delta { changed, removed } => {
@@ -459,13 +468,15 @@ impl TerrainView {
                 .then((a.1.z, a.1.y, a.1.x).cmp(&(b.1.z, b.1.y, b.1.x)))
         });
         let mut count = 0;
-        for (_, c) in order {
-            if count >= self.settings.publish_max {
-                break;
+        // A group whose publication a limit interrupted goes on first.
+        if let Some(g) = self.publishing {
+            if !self.install_group(g, start, &mut count, stats) {
+                stats.publish_time = self.clock.now().saturating_sub(start);
+                return;
             }
-            // The budget is checked between results: the first one always goes
-            // through, and one may finish after the budget has run out.
-            if count > 0 && self.clock.now().saturating_sub(start) >= self.settings.publish_budget {
+        }
+        for (_, c) in order {
+            if self.limit_reached(start, count) {
                 break;
             }
             if !self.ready.contains_key(&c) {
@@ -482,16 +493,59 @@ impl TerrainView {
                 continue;
             }
             let members = &self.groups[&group];
-            if members.iter().all(|m| self.ready.contains_key(m)) {
-                // The whole edit at once, even past the count budget.
-                let members = self.groups.remove(&group).unwrap_or_default();
-                for m in members {
-                    self.install(m, stats);
-                    count += 1;
-                }
+            if !members.iter().all(|m| self.ready.contains_key(m)) {
+                continue;
+            }
+            // Hold a whole edit back until it fits in this refresh's count; one
+            // larger than a refresh can ever take goes out over several, from now.
+            let max = self.settings.publish_max;
+            if members.len() > max - count && members.len() <= max {
+                break;
+            }
+            if !self.install_group(group, start, &mut count, stats) {
+                break;
             }
         }
         stats.publish_time = self.clock.now().saturating_sub(start);
+    }
+
+    /// Both publication limits, checked between results: the count, and the time
+    /// budget (the first result of a refresh always goes through).
+    fn limit_reached(&self, start: Duration, count: usize) -> bool {
+        count >= self.settings.publish_max
+            || (count > 0 && self.clock.now().saturating_sub(start) >= self.settings.publish_budget)
+    }
+
+    /// Installs the ready members of `group` while the limits allow; true when the
+    /// whole group is out. An interrupted group is remembered and resumed first.
+    fn install_group(
+        &mut self,
+        group: u64,
+        start: Duration,
+        count: &mut usize,
+        stats: &mut ViewStats,
+    ) -> bool {
+        self.publishing = Some(group);
+        let mut members = self.groups.remove(&group).unwrap_or_default();
+        let mut i = 0;
+        while i < members.len() {
+            if !self.ready.contains_key(&members[i]) {
+                i += 1; // re-requested since: it follows when it is ready
+                continue;
+            }
+            if self.limit_reached(start, *count) {
+                break;
+            }
+            let m = members.swap_remove(i);
+            self.install(m, stats);
+            *count += 1;
+        }
+        if members.is_empty() {
+            self.publishing = None;
+            return true;
+        }
+        self.groups.insert(group, members);
+        false
     }
 
     /// Wait (up to `timeout`) until nothing is pending, publishing as results come.

@@ -73,6 +73,16 @@ pub fn mesh_water(src: &impl CellSource, chunk: IVec3, cells: &mut Vec<Cell>, ou
         let c = at(x, y, z);
         (c.water() > 0 && open_above(x, y, z)).then(|| c.water() as f32 / 255.0)
     };
+    // Wave fade of the sheet corner at cell corner (x, z): the share of the four
+    // cells around it that are water tops. One value per position, so a sheet's
+    // edge and the open side below it move together.
+    let corner_fade = |x: i32, y: i32, z: i32| {
+        let mut n = 0;
+        for (ax, az) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
+            n += top(x + ax, y, z + az).is_some() as u32;
+        }
+        n as f32 / 4.0
+    };
     let base = o.as_vec3() * CELL_SIZE;
     for z in 0..CHUNK_CELLS {
         for y in 0..CHUNK_CELLS {
@@ -108,17 +118,13 @@ pub fn mesh_water(src: &impl CellSource, chunk: IVec3, cells: &mut Vec<Cell>, ou
                     let py = base.y + (y as f32 + h) * CELL_SIZE;
                     let first = out.vertices.len() as u32;
                     for (cx, cz) in [(0, 0), (0, 1), (1, 1), (1, 0)] {
-                        let mut n = 0;
-                        for (ax, az) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
-                            n += top(x + cx + ax, y, z + cz + az).is_some() as u32;
-                        }
                         out.vertices.push(WaterVertex {
                             position: [
                                 base.x + (x + cx) as f32 * CELL_SIZE,
                                 py,
                                 base.z + (z + cz) as f32 * CELL_SIZE,
                             ],
-                            fade: n as f32 / 4.0,
+                            fade: corner_fade(x + cx, y, z + cz),
                         });
                     }
                     // (0,0) -> (0,1) -> (1,1) -> (1,0): counter-clockwise seen from +y.
@@ -135,12 +141,9 @@ pub fn mesh_water(src: &impl CellSource, chunk: IVec3, cells: &mut Vec<Cell>, ou
                 if w == 0 {
                     continue;
                 }
-                // Open vertical sides: faces towards empty cells.
-                let h = if open_above(x, y, z) {
-                    w as f32 / 255.0
-                } else {
-                    1.0
-                };
+                // Open vertical sides: faces towards empty cells, wound to face out.
+                let sheet_above = open_above(x, y, z);
+                let h = if sheet_above { w as f32 / 255.0 } else { 1.0 };
                 let (y0, y1) = (
                     base.y + y as f32 * CELL_SIZE,
                     base.y + (y as f32 + h) * CELL_SIZE,
@@ -149,25 +152,30 @@ pub fn mesh_water(src: &impl CellSource, chunk: IVec3, cells: &mut Vec<Cell>, ou
                     if !at(x + dx, y, z + dz).is_empty() {
                         continue;
                     }
-                    // The face's two horizontal corners, ordered so the quad faces out.
-                    let (fx, fz) = (
-                        x as f32 + 0.5 + 0.5 * dx as f32,
-                        z as f32 + 0.5 + 0.5 * dz as f32,
-                    );
-                    let (tx, tz) = (-(dz as f32) * 0.5, dx as f32 * 0.5);
-                    let a = [
-                        base.x + (fx - tx) * CELL_SIZE,
-                        base.z + (fz - tz) * CELL_SIZE,
-                    ];
-                    let b = [
-                        base.x + (fx + tx) * CELL_SIZE,
-                        base.z + (fz + tz) * CELL_SIZE,
-                    ];
+                    // The face's two horizontal corners (cell corners), ordered so
+                    // the quad faces out: a -> b runs with the water on the left
+                    // seen from outside, (a, y0) -> (b, y0) -> (b, y1) is then
+                    // counter-clockwise from the empty cell.
+                    let (fx, fz) = (2 * x + 1 + dx, 2 * z + 1 + dz); // doubled
+                    let (tx, tz) = (dz, -dx);
+                    let a = ((fx - tx) / 2, (fz - tz) / 2);
+                    let b = ((fx + tx) / 2, (fz + tz) / 2);
                     let first = out.vertices.len() as u32;
-                    for (p, py) in [(a, y0), (b, y0), (b, y1), (a, y1)] {
+                    for ((cx, cz), py, upper) in
+                        [(a, y0, false), (b, y0, false), (b, y1, true), (a, y1, true)]
+                    {
                         out.vertices.push(WaterVertex {
-                            position: [p[0], py, p[1]],
-                            fade: 0.0,
+                            position: [
+                                base.x + cx as f32 * CELL_SIZE,
+                                py,
+                                base.z + cz as f32 * CELL_SIZE,
+                            ],
+                            // The top edge meets the sheet's edge: the same fade.
+                            fade: if upper && sheet_above {
+                                corner_fade(cx, y, cz)
+                            } else {
+                                0.0
+                            },
                         });
                     }
                     out.indices.extend_from_slice(&[

@@ -324,11 +324,55 @@ fn collision_builds_are_deterministic_serial_or_parallel() {
             col.chunk
         );
         assert_eq!(
-            again.shape.triangles, col.shape.triangles,
+            again.shape.triangles().collect::<Vec<_>>(),
+            col.shape.triangles().collect::<Vec<_>>(),
             "chunk {}",
             col.chunk
         );
         n += 1;
     }
     assert!(n > 10);
+}
+
+/// Issue 16 part 5: the heap bytes of the colliders of the CLI's terrain (same
+/// generator, same lake) against its cells. 16-bit corners and grid lists took them
+/// from 2.5x the cells to 1.6x at the CLI's default size; the goal (at most 1x) needs
+/// a smaller vertex and grid encoding still. `FARSIGHT_TERRAIN_SIZE` sets the side
+/// in chunks (the CLI's default is 24; CI runs 6).
+#[test]
+fn collider_memory_stays_within_twice_the_cells_memory() {
+    let size: i32 = std::env::var("FARSIGHT_TERRAIN_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    let half = size as f32 * CHUNK_SIZE * 0.5;
+    let params = TerrainParams {
+        lake: Some((Vec3::new(half * 0.6, 110.0, half * 0.4), 140.0)),
+        ..Default::default()
+    };
+    let mut grid = VoxelGrid::new();
+    for z in 0..size {
+        for x in 0..size {
+            for y in -1..2 {
+                generate_chunk(&mut grid, &params, IVec3::new(x, y, z));
+            }
+        }
+    }
+    let mut cache = CollisionCache::new(2);
+    cache.update(&grid);
+    let (cells, colliders) = (grid.heap_bytes(), cache.heap_bytes());
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    eprintln!(
+        "size {size}: cells {:.1} MiB, colliders {:.1} MiB ({} colliders)",
+        mib(cells),
+        mib(colliders),
+        cache.colliders().count()
+    );
+    assert!(colliders > 0);
+    assert!(
+        colliders <= 2 * cells,
+        "colliders {:.1} MiB > twice the cells' {:.1} MiB",
+        mib(colliders),
+        mib(cells)
+    );
 }

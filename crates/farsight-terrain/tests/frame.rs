@@ -137,3 +137,47 @@ fn scans_run_on_8_units_of_camera_movement_or_a_new_draw_distance() {
         .unwrap();
     assert!(view.update(&g, here).scanned);
 }
+
+/// One edit over more chunks than a refresh may publish: every refresh keeps both
+/// limits (32 results, the time budget checked between results), the edit still
+/// lands whole in the end, and a group that fits is never split.
+#[test]
+fn one_large_edit_never_exceeds_the_publication_limits() {
+    for budget_step in [Duration::ZERO, Duration::from_micros(750)] {
+        let mut grid = flat_world();
+        let cam = Vec3::new(64.0, 100.0, 64.0);
+        let mut view = TerrainView::new(
+            ViewSettings {
+                draw_distance: 500.0,
+                ..Default::default()
+            },
+            2,
+        );
+        assert!(view.settle(&grid, cam, Duration::from_secs(120)));
+        let (clock, _) = ticking(budget_step);
+        view.set_clock(clock);
+        let r = grid
+            .set_box(
+                Vec3::new(-300.0, -60.0, -300.0),
+                Vec3::new(428.0, 50.0, 428.0),
+                Cell::full(Material::SAND),
+            )
+            .unwrap();
+        assert!(r.chunks_changed > 64, "{} chunks", r.chunks_changed);
+        let max = if budget_step.is_zero() { 32 } else { 3 };
+        let start = Instant::now();
+        let mut total = 0;
+        while view.visible_revision() < grid.revision() || view.pending_count() > 0 {
+            let s = view.update(&grid, cam);
+            assert!(
+                s.published <= max,
+                "step {budget_step:?}: {} results in one refresh",
+                s.published
+            );
+            total += s.published;
+            assert!(start.elapsed() < Duration::from_secs(120), "stalled");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(total >= r.chunks_changed as usize, "{total} published");
+    }
+}

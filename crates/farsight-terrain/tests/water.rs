@@ -92,6 +92,52 @@ fn water_beside_air_gets_open_vertical_sides() {
     assert_eq!(w.indices.len() / 6, 4 + 16);
 }
 
+/// Open sides face out of the water (visible from outside with back-face culling),
+/// and where a top sheet meets an open side both carry one fade value per position,
+/// so animated waves open no crack.
+#[test]
+fn open_sides_face_out_and_share_the_sheet_edge_fade() {
+    let mut g = VoxelGrid::new();
+    // A half-full 3x3x2 block of water in the air: sheet edges meet sides everywhere.
+    g.set_box(
+        Vec3::new(40.0, 40.0, 40.0),
+        Vec3::new(51.0, 43.0, 51.0),
+        Cell::full(Material::WATER),
+    )
+    .unwrap();
+    g.set_box(
+        Vec3::new(40.0, 44.0, 40.0),
+        Vec3::new(51.0, 47.0, 51.0),
+        Cell::new(Material::WATER, 128),
+    )
+    .unwrap();
+    let mut w = WaterMesh::default();
+    mesh_water(&g, IVec3::ZERO, &mut Vec::new(), &mut w);
+    let centre = Vec3::new(46.0, 44.0, 46.0);
+    let mut sides = 0;
+    for t in w.indices.chunks_exact(3) {
+        let [a, b, c] = [0, 1, 2].map(|k| Vec3::from(w.vertices[t[k] as usize].position));
+        let n = (b - a).cross(c - a);
+        if n.y.abs() > 1e-6 {
+            continue;
+        }
+        sides += 1;
+        let mid = (a + b + c) / 3.0;
+        let out = (mid - centre) * Vec3::new(1.0, 0.0, 1.0);
+        assert!(
+            n.dot(out) > 0.0,
+            "side triangle {a} {b} {c} faces into the water"
+        );
+    }
+    assert!(sides > 0);
+    let mut fade_at: std::collections::HashMap<[u32; 3], f32> = Default::default();
+    for v in &w.vertices {
+        let key = v.position.map(f32::to_bits);
+        let f = *fade_at.entry(key).or_insert(v.fade);
+        assert_eq!(f, v.fade, "two fades at {:?}", v.position);
+    }
+}
+
 #[test]
 fn lod_changes_reuse_water_and_edits_rebuild_it() {
     let mut g = pool();

@@ -2,9 +2,20 @@
 
 use glam::{Mat4, Quat, Vec3};
 
-/// Index of a camera slot in a [`CameraStore`].
+/// A camera in a [`CameraStore`]: its slot and the slot's generation, so an id kept
+/// across a removal never names the stranger that later takes the same slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CameraId(pub u32);
+pub struct CameraId {
+    slot: u32,
+    generation: u32,
+}
+
+impl CameraId {
+    /// The slot index (lower slots win the rescan).
+    pub fn slot(self) -> u32 {
+        self.slot
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Projection {
@@ -81,10 +92,10 @@ impl Camera {
     }
 }
 
-/// Camera slots; a destroyed camera leaves its slot empty.
+/// Camera slots; a destroyed camera leaves its slot empty and bumps the slot's generation.
 #[derive(Clone, Debug, Default)]
 pub struct CameraStore {
-    slots: Vec<Option<Camera>>,
+    slots: Vec<(u32, Option<Camera>)>,
 }
 
 impl CameraStore {
@@ -93,33 +104,57 @@ impl CameraStore {
     }
 
     pub fn insert(&mut self, c: Camera) -> CameraId {
-        if let Some(i) = self.slots.iter().position(Option::is_none) {
-            self.slots[i] = Some(c);
-            return CameraId(i as u32);
+        let slot = match self.slots.iter().position(|(_, s)| s.is_none()) {
+            Some(i) => i,
+            None => {
+                self.slots.push((0, None));
+                self.slots.len() - 1
+            }
+        };
+        self.slots[slot].1 = Some(c);
+        CameraId {
+            slot: slot as u32,
+            generation: self.slots[slot].0,
         }
-        self.slots.push(Some(c));
-        CameraId((self.slots.len() - 1) as u32)
     }
 
+    /// Destroys the camera `id` names; a stale id is ignored.
     pub fn remove(&mut self, id: CameraId) {
-        if let Some(s) = self.slots.get_mut(id.0 as usize) {
-            *s = None;
+        if let Some(s) = self.slots.get_mut(id.slot as usize) {
+            if s.0 == id.generation && s.1.take().is_some() {
+                s.0 = s.0.wrapping_add(1);
+            }
         }
     }
 
+    /// The camera `id` names, `None` once it was destroyed (even if its slot was reused).
     pub fn get(&self, id: CameraId) -> Option<&Camera> {
-        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+        self.slots
+            .get(id.slot as usize)
+            .filter(|s| s.0 == id.generation)
+            .and_then(|s| s.1.as_ref())
     }
 
     pub fn get_mut(&mut self, id: CameraId) -> Option<&mut Camera> {
-        self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
+        self.slots
+            .get_mut(id.slot as usize)
+            .filter(|s| s.0 == id.generation)
+            .and_then(|s| s.1.as_mut())
+    }
+
+    /// The live cameras, lowest slot first.
+    pub fn ids(&self) -> impl Iterator<Item = CameraId> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.1.as_ref().map(|_| CameraId {
+                slot: i as u32,
+                generation: s.0,
+            })
+        })
     }
 
     fn lowest_active(&self) -> Option<CameraId> {
-        self.slots
-            .iter()
-            .position(|s| s.as_ref().is_some_and(|c| c.active && c.usable()))
-            .map(|i| CameraId(i as u32))
+        self.ids()
+            .find(|&id| self.get(id).is_some_and(|c| c.active && c.usable()))
     }
 }
 
@@ -284,6 +319,27 @@ mod tests {
         cams.remove(b);
         assert!(r.resolve(None, &cams, 1).is_none());
         assert!(r.resolve(None, &cams, 1).is_none());
+    }
+
+    #[test]
+    fn a_destroyed_held_camera_forces_the_rescan_even_when_its_slot_is_reused() {
+        let mut cams = CameraStore::new();
+        let low = cams.insert(Camera::looking_at(persp(), Vec3::Z, Vec3::ZERO));
+        let held = cams.insert(Camera::looking_at(persp(), Vec3::X, Vec3::ZERO));
+        cams.get_mut(low).unwrap().active = false;
+        let mut r = ViewResolver::new();
+        assert_eq!(r.resolve(None, &cams, 0).unwrap().camera, Some(held));
+        cams.get_mut(low).unwrap().active = true;
+        assert_eq!(r.resolve(None, &cams, 0).unwrap().camera, Some(held));
+        // Same frame: the held camera dies and a stranger takes its slot.
+        cams.remove(held);
+        let stranger = cams.insert(Camera::looking_at(persp(), Vec3::Y, Vec3::ZERO));
+        assert_ne!(
+            stranger, held,
+            "a reused slot must not give back the old id"
+        );
+        assert!(cams.get(held).is_none(), "the old id names a dead camera");
+        assert_eq!(r.resolve(None, &cams, 0).unwrap().camera, Some(low));
     }
 
     #[test]

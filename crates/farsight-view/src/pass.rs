@@ -118,6 +118,9 @@ impl ChunkLists {
 struct Cull {
     frustum: Frustum,
     camera: Vec3A,
+    /// The camera in scene-root space, for LOD distances.
+    lod_camera: Vec3A,
+    root_moved: bool,
     max_distance_sq: f32,
     /// `p11 * viewport_height`, squared.
     size_k_sq: f32,
@@ -138,6 +141,8 @@ struct Inputs<'a> {
 pub struct VisibilitySystem {
     resolver: ViewResolver,
     throttle: LodThrottle,
+    /// The scene root's local-to-world transform (identity by default).
+    scene_root: Mat4,
     vis: Visibility,
     chunks: Vec<ChunkLists>,
     events: Vec<LodChanged>,
@@ -165,6 +170,18 @@ impl VisibilitySystem {
 
     pub fn resolver(&self) -> &ViewResolver {
         &self.resolver
+    }
+
+    /// The scene root's local-to-world transform (seed 000 step 1), kept until changed.
+    /// Entity LOD distances and the throttle's displacement measure the camera in root
+    /// space ([`farsight_lod::effective_camera_position`]), as tile streaming does; the
+    /// culls keep the world-space view.
+    pub fn set_scene_root(&mut self, scene_root: Mat4) {
+        self.scene_root = scene_root;
+    }
+
+    pub fn scene_root(&self) -> Mat4 {
+        self.scene_root
     }
 
     /// Runs the frame. Uses the current rayon pool: wrap the call in
@@ -202,8 +219,9 @@ impl VisibilitySystem {
         self.vis.dof_max_blur = view.dof_max_blur;
 
         let lod = &settings.lod;
+        let lod_camera = farsight_lod::effective_camera_position(view.position, &self.scene_root);
         let lod_pass = self.throttle.should_run(
-            view.position,
+            lod_camera,
             lod.update_frame_interval,
             lod.min_camera_displacement,
         );
@@ -217,6 +235,8 @@ impl VisibilitySystem {
         let cull = Cull {
             frustum: Frustum::from_view_projection(&(view.projection * view.view)),
             camera: view.position.into(),
+            lod_camera: lod_camera.into(),
+            root_moved: lod_camera != view.position,
             max_distance_sq: if settings.cull_max_distance > 0.0 {
                 settings.cull_max_distance * settings.cull_max_distance
             } else {
@@ -414,16 +434,18 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     let skin: Option<&Skin> = (skin_slot != INVALID_HANDLE).then(|| &s.skins[skin_slot as usize]);
     // By reference into the column in the common case: a copy through the stack
     // costs a failed store-to-load forward when the vector transform reloads it.
+    // A pose made this frame replaces the stored bounds, so its own box decides: a
+    // bad posed box makes the object invalid even when the stored bounds are fine.
     let posed;
-    let (local, bad): (&Aabb, u8) =
+    let (local, bad, pose_bad): (&Aabb, u8, bool) =
         match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
             Some((k, pose)) => {
                 posed = pose.bounds(k.skin_radius);
-                (&posed, bad | flags::bit(!posed.valid(), flags::BOUNDS_BAD))
+                (&posed, bad, !pose.valid() || !posed.valid())
             }
-            None => (&s.bounds[i], bad | flags::BOUNDS_BAD),
+            None => (&s.bounds[i], bad | flags::BOUNDS_BAD, false),
         };
-    if f & bad != 0 {
+    if f & bad != 0 || pose_bad {
         lists.invalid += 1;
         return 0;
     }
@@ -443,6 +465,11 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         let comp: &EntityLod = &s.lods[lod_slot as usize];
         let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
             let current = comp.current.map(usize::from);
+            let d2 = if c.root_moved {
+                c.lod_camera.distance_squared(wb.center)
+            } else {
+                d2
+            };
             let desired = if comp.screen_size {
                 let rules = &comp.cold.shared.rules;
                 let world_radius =

@@ -38,6 +38,16 @@ impl PoseSlice {
         }
     }
 
+    /// True when the origins are finite and ordered (`origin_min <= origin_max` on
+    /// every axis) and the bone scale is finite: padding never repairs a bad pose.
+    #[inline]
+    pub fn valid(&self) -> bool {
+        self.origin_min.is_finite()
+            && self.origin_max.is_finite()
+            && self.origin_min.cmple(self.origin_max).all()
+            && self.max_bone_scale.is_finite()
+    }
+
     /// The posed local box: origins padded by `skin_radius * max(1, max_bone_scale)`.
     #[inline]
     pub fn bounds(&self, skin_radius: f32) -> Aabb {

@@ -59,17 +59,7 @@ fn fox_posed_bounds_contain_every_posed_vertex_through_the_pass() {
         pose: None,
     });
     let id = store.insert(d);
-    let mut cams = CameraStore::new();
-    cams.insert(Camera::looking_at(
-        Projection::Perspective {
-            fov_y: 1.0,
-            aspect: 1.0,
-            near: 0.01,
-            far: 100.0,
-        },
-        Vec3::new(3.0, 1.0, 2.0),
-        Vec3::new(3.0, 0.0, -5.0),
-    ));
+    let cams = one_camera(Vec3::new(3.0, 1.0, 2.0), Vec3::new(3.0, 0.0, -5.0));
     let settings = RenderSettings::default();
     let mut sys = VisibilitySystem::new();
     let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -132,4 +122,79 @@ fn fox_posed_bounds_contain_every_posed_vertex_through_the_pass() {
         escaped_bind_box > 0,
         "the poses must leave the bind box, or the test proves nothing"
     );
+}
+
+/// An inverted posed box (`origin_min.x > origin_max.x`) makes the object invalid for
+/// that frame even though its stored bounds are fine; the next good pose draws again.
+#[test]
+fn an_invalid_posed_box_makes_the_object_invalid_for_that_frame() {
+    let mut store = ObjectStore::new();
+    let bind = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+    let mut d = ObjectDesc::new(Mat4::IDENTITY, bind, MeshHandle(1), MaterialHandle(1));
+    d.skin = Some(Skin {
+        bone_first: 0,
+        bone_count: 1,
+        skin_radius: 0.5,
+        pose: None,
+    });
+    let id = store.insert(d);
+    let cams = one_camera(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO);
+    let settings = RenderSettings::default();
+    let mut sys = VisibilitySystem::new();
+    let poses = [
+        // Inverted on x by less than the pad: padding would hide it.
+        (
+            Vec3::new(0.2, -1.0, -1.0),
+            Vec3::new(0.0, 1.0, 1.0),
+            1.0,
+            false,
+        ),
+        // Good.
+        (Vec3::splat(-1.0), Vec3::splat(1.0), 1.0, true),
+        // A NaN bone scale.
+        (Vec3::splat(-1.0), Vec3::splat(1.0), f32::NAN, false),
+        // Inverted far beyond the pad.
+        (
+            Vec3::new(5.0, -1.0, -1.0),
+            Vec3::new(-5.0, 1.0, 1.0),
+            1.0,
+            false,
+        ),
+    ];
+    for (k, &(lo, hi, scale, ok)) in poses.iter().enumerate() {
+        let frame = k as u64 + 1;
+        store.skin_mut(id).unwrap().pose = Some(PoseSlice {
+            origin_min: lo,
+            origin_max: hi,
+            max_bone_scale: scale,
+            frame,
+        });
+        let ctx = FrameContext {
+            frame,
+            host_view: None,
+            cameras: &cams,
+            world_epoch: 0,
+            settings: &settings,
+            stereo_eyes: None,
+        };
+        sys.update(&mut store, &ctx);
+        let drawn = !sys.visibility().objects.scene.is_empty();
+        assert_eq!(drawn, ok, "pose {k}: drawn {drawn}");
+        assert_eq!(sys.stats().invalid, (!ok) as u32, "pose {k}");
+    }
+}
+
+fn one_camera(eye: Vec3, target: Vec3) -> CameraStore {
+    let mut cams = CameraStore::new();
+    cams.insert(Camera::looking_at(
+        Projection::Perspective {
+            fov_y: 1.0,
+            aspect: 1.0,
+            near: 0.01,
+            far: 100.0,
+        },
+        eye,
+        target,
+    ));
+    cams
 }

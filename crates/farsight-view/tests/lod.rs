@@ -72,7 +72,7 @@ impl Rig {
     }
 
     fn at(&mut self, z: f32) -> (u8, Vec<LodChanged>) {
-        let c = self.cams.get_mut(farsight_view::CameraId(0)).unwrap();
+        let c = first_camera(&mut self.cams);
         c.world = Some(Mat4::look_at_rh(Vec3::new(0.0, 0.0, z), Vec3::ZERO, Vec3::Y).inverse());
         self.frame += 1;
         let ctx = FrameContext {
@@ -235,21 +235,15 @@ fn screen_size_selection_follows_field_of_view_and_stereo() {
     assert_eq!(r.at(s0 + 0.2).0, 1);
     assert_eq!(r.at(s1 + 0.2).0, 2);
     // Zoom to 20 degrees: the same distance now draws finer.
-    r.cams
-        .get_mut(farsight_view::CameraId(0))
-        .unwrap()
-        .projection = persp(20.0);
+    first_camera(&mut r.cams).projection = persp(20.0);
     assert_eq!(r.at(s1 + 0.2).0, 1);
     // Stereo: the larger reach of the two eyes (the 20-degree one) decides; eyes at
     // identity (not rendered yet) fall back to the stored distances.
-    r.cams
-        .get_mut(farsight_view::CameraId(0))
-        .unwrap()
-        .projection = persp(60.0);
+    first_camera(&mut r.cams).projection = persp(60.0);
     let e20 = persp(20.0).matrix();
     let e90 = persp(90.0).matrix();
     let stereo = |r: &mut Rig, eyes: [Mat4; 2], z: f32| {
-        let c = r.cams.get_mut(farsight_view::CameraId(0)).unwrap();
+        let c = first_camera(&mut r.cams);
         c.world = Some(Mat4::look_at_rh(Vec3::new(0.0, 0.0, z), Vec3::ZERO, Vec3::Y).inverse());
         r.frame += 1;
         let ctx = FrameContext {
@@ -470,4 +464,40 @@ fn a_transform_or_bounds_set_bad_later_is_skipped_and_set_good_again_is_drawn() 
         },
     );
     assert_eq!(run(&mut store), (vec![], 1), "an overflowing scale");
+}
+
+fn first_camera(cams: &mut CameraStore) -> &mut Camera {
+    let id = cams.ids().next().expect("a camera");
+    cams.get_mut(id).unwrap()
+}
+
+/// Seed 000 step 1: the camera used for entity LOD distances and for the throttle's
+/// displacement goes through the scene-root transform, as tile streaming's does.
+#[test]
+fn entity_lod_measures_the_camera_in_scene_root_space() {
+    let mut r = Rig::new(building());
+    assert_eq!(r.at(10.0).0, 0, "identity root: 10 m draws LOD0");
+    // The scene root moved 150 m towards the camera's side of the world: in root space
+    // the camera is now 160 m away from the building.
+    r.sys
+        .set_scene_root(Mat4::from_translation(Vec3::new(0.0, 0.0, -150.0)));
+    assert_eq!(r.at(10.0).0, 2, "root-space distance 160 draws LOD2");
+    r.sys.set_scene_root(Mat4::IDENTITY);
+    assert_eq!(r.at(10.0).0, 0);
+
+    // The throttle: interval 4, and a root that follows the camera (XR head motion)
+    // leaves the root-space camera still, so no early pass.
+    r.settings.lod.update_frame_interval = 4;
+    r.at(50.0);
+    assert!(r.sys.stats().lod_pass, "a 40 m jump runs the pass");
+    for k in 1..=3 {
+        let z = 50.0 + 2.0 * k as f32;
+        r.sys
+            .set_scene_root(Mat4::from_translation(Vec3::new(0.0, 0.0, z - 50.0)));
+        r.at(z);
+        assert!(
+            !r.sys.stats().lod_pass,
+            "frame {k}: the camera is still in root space"
+        );
+    }
 }

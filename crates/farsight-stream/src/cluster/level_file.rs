@@ -25,12 +25,6 @@ pub enum LevelFileError {
     LevelCount { found: usize },
     #[error("the level's record is a {found:?} record, not a cluster level")]
     RecordTag { found: RecordTag },
-    #[error("the manifest says {field} is {manifest}, the record holds {record}")]
-    Mismatch {
-        field: &'static str,
-        manifest: u64,
-        record: u64,
-    },
 }
 
 /// What a valid level file holds.
@@ -44,7 +38,8 @@ pub struct LevelFileSummary {
 
 /// Validates a level file with the format reader: the container (identifier,
 /// version, lengths, CRC-32, directory, manifest), then the one cluster level record
-/// ([`ClusterLevel::parse`]), then the manifest's copy of the record's counts.
+/// ([`ClusterLevel::parse`]); the reader checks the manifest's copies of the record's
+/// counts, size and error ([`FormatError::ManifestDisagrees`]).
 /// Copies the bytes once when they are not 16-byte aligned (records are read in
 /// place); never allocates more than `bytes` holds.
 pub fn check_level_file(bytes: &[u8]) -> Result<LevelFileSummary, LevelFileError> {
@@ -68,20 +63,6 @@ pub fn check_level_file(bytes: &[u8]) -> Result<LevelFileSummary, LevelFileError
     }
     let level = ClusterLevel::parse(record.bytes)?;
     let h = &level.header;
-    for (field, manifest, record) in [
-        ("bytes", entry.bytes, record.bytes.len() as u64),
-        ("clusters", entry.clusters as u64, h.cluster_count as u64),
-        ("triangles", entry.triangles as u64, h.triangle_count as u64),
-        ("vertices", entry.vertices as u64, h.vertex_count as u64),
-    ] {
-        if manifest != record {
-            return Err(LevelFileError::Mismatch {
-                field,
-                manifest,
-                record,
-            });
-        }
-    }
     Ok(LevelFileSummary {
         level: h.level,
         clusters: h.cluster_count,

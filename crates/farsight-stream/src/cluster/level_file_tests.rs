@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use farsight_format::{FileWriter, RecordTag, Version, NO_PARENT_ERROR};
+use farsight_format::{FileWriter, FormatError, RecordTag, Version, NO_PARENT_ERROR};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -54,9 +54,9 @@ fn the_format_reader_accepts_a_level_file_and_refuses_damaged_ones() {
     .unwrap();
     let mut w = FileWriter::new(Version::Cooked);
     let index = w.add_record(RecordTag::CLUSTER_LEVEL, &record);
-    let entry = farsight_format::ClusterLevelEntry {
+    let mut entry = farsight_format::ClusterLevelEntry {
         record: index,
-        max_parent_error: 0.02,
+        max_parent_error: parts.header.max_parent_error,
         triangles: parts.header.triangle_count + 1,
         clusters: parts.header.cluster_count,
         vertices: parts.header.vertex_count,
@@ -74,13 +74,14 @@ fn the_format_reader_accepts_a_level_file_and_refuses_damaged_ones() {
     assert!(
         matches!(
             e,
-            LevelFileError::Mismatch {
+            LevelFileError::Format(FormatError::ManifestDisagrees {
                 field: "triangles",
                 ..
-            }
+            })
         ),
         "{e}"
     );
+    entry.triangles -= 1;
     let mut w = FileWriter::new(Version::Cooked);
     w.add_record(RecordTag::CLUSTER_LEVEL, &record);
     let two = vec![entry.clone(), entry];

@@ -480,7 +480,8 @@ impl ClusterScheduler {
         out: &mut Vec<Decision>,
         st: &mut FrameStats,
     ) {
-        // The coarsest levels first, then by size on screen, ties by model index.
+        // Models missing their coarsest level first, then by size on screen, ties by
+        // model index.
         self.candidates.sort_unstable_by(|a, b| {
             a.coarsest_first
                 .cmp(&b.coarsest_first)
@@ -488,10 +489,21 @@ impl ClusterScheduler {
                 .then(a.model.cmp(&b.model))
         });
         let budget = self.config.upload_budget;
-        'models: for i in 0..self.candidates.len() {
+        // Two passes: the coarsest level of every model that has none, then the finer
+        // levels, so no finer level of any model starts ahead of a missing coarsest.
+        let n = self.candidates.len();
+        'models: for k in 0..2 * n {
+            let (coarsest_pass, i) = (k < n, k % n);
             let cand = self.candidates[i];
+            if coarsest_pass && cand.coarsest_first != 0 {
+                continue;
+            }
             let m = cand.model;
-            let wanted = requests[m as usize].wanted.min(self.coarsest(m));
+            let wanted = if coarsest_pass {
+                cand.level
+            } else {
+                requests[m as usize].wanted.min(self.coarsest(m))
+            };
             // Within a model, coarse before fine: each level lands on its parent.
             let mut l = cand.level as i32;
             while l >= wanted as i32 {

@@ -597,3 +597,53 @@ fn a_model_with_no_level_or_too_many_is_refused_with_its_count() {
     );
     assert!(e.to_string().contains("33 levels"), "{e}");
 }
+
+/// Seed 003: a model with no resident coarsest level comes before any finer level of
+/// any model, even when the budget runs out part way through the first model's chain.
+#[test]
+fn every_missing_coarsest_level_starts_before_any_finer_level() {
+    let models: Vec<ModelDesc> = (0..3u64)
+        .map(|m| ModelDesc {
+            levels: (0..4u64)
+                .map(|l| LevelDesc {
+                    file: 0,
+                    offset: (m * 4 + l) * 1000,
+                    bytes: 1000,
+                })
+                .collect(),
+        })
+        .collect();
+    let config = SchedulerConfig {
+        upload_budget: 3500,
+        ..SchedulerConfig::default()
+    };
+    let mut s = ClusterScheduler::new(config, &models);
+    let (mut pending, mut out) = (Vec::new(), Vec::new());
+    // Model 0 is the biggest on screen: without the rule its finer levels start
+    // ahead of the other models' coarsest.
+    let req: Vec<_> = (0..3)
+        .map(|m| ModelRequest {
+            screen_size: 3.0 - m as f32,
+            ..FINEST
+        })
+        .collect();
+    step_instant(&mut s, &req, &mut pending, &mut out);
+    let started: Vec<(u32, u8)> = out
+        .iter()
+        .filter_map(|d| match *d {
+            Decision::Read {
+                model,
+                level,
+                chunk: 0,
+                ..
+            } => Some((model, level)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        &started[..3],
+        &[(0, 3), (1, 3), (2, 3)],
+        "the coarsest of every model first: {started:?}"
+    );
+    assert_eq!(started.len(), 3, "the budget then ran out: {started:?}");
+}

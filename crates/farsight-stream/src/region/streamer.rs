@@ -232,8 +232,11 @@ impl RegionStreamer {
             });
         }
         if self.len() > 1 {
+            // What the others want after their overrides: an override that asks for a
+            // region raises region 0 too, or that region would wait for it forever.
             let others = (1..self.len()).any(|i| {
-                self.actual[i] != ActualState::Unloaded || self.desired[i] != RegionState::Unloaded
+                let wants = self.overrides[i].unwrap_or(self.desired[i]);
+                self.actual[i] != ActualState::Unloaded || wants != RegionState::Unloaded
             });
             if others {
                 self.desired[0] = self.desired[0].max(RegionState::Resident);

@@ -278,6 +278,29 @@ fn an_override_beats_sources_and_edit_mode_until_cleared() {
 }
 
 #[test]
+fn an_override_alone_loads_its_region_and_raises_region_zero() {
+    let mut s = streamer(3);
+    let (mut pending, mut out) = (Vec::new(), RegionFrame::default());
+    // Every region authored Unloaded, no source anywhere: only the override asks.
+    s.set_override(2, Some(RegionState::Active));
+    for _ in 0..10 {
+        tick(&mut s, &[], &mut pending, &mut out);
+    }
+    assert_eq!(s.actual(2), ActualState::Active, "the override loads it");
+    assert_eq!(s.actual(0), ActualState::Resident, "region 0 came first");
+    for r in [1, 3, 4, 5, 6, 7, 8] {
+        assert_eq!(s.actual(r), ActualState::Unloaded, "region {r}");
+    }
+    // An override that wants its region unloaded does not hold region 0 up.
+    s.set_override(2, Some(RegionState::Unloaded));
+    for _ in 0..10 {
+        tick(&mut s, &[], &mut pending, &mut out);
+    }
+    assert_eq!(s.actual(2), ActualState::Unloaded);
+    assert_eq!(s.actual(0), ActualState::Unloaded, "nothing else is loaded");
+}
+
+#[test]
 fn the_status_row_shows_desired_only_while_transitioning() {
     let mut s = streamer(2);
     let (mut pending, mut out) = (Vec::new(), RegionFrame::default());
