@@ -13,6 +13,7 @@
 //! Bevy's `VisibilityRange` measures, but in plain numbers.
 
 pub mod baked;
+pub mod bands;
 pub mod concat;
 pub mod mesh;
 pub mod policy;
@@ -23,6 +24,7 @@ pub mod validate;
 pub mod bake;
 
 pub use baked::BakedBuilding;
+pub use bands::{bands, bands_of, dither_coverage, DrawBand, PieceBand, DEFAULT_CROSSFADE};
 pub use concat::cell_id;
 pub use mesh::{
     Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,

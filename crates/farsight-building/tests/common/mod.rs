@@ -307,3 +307,42 @@ pub fn closed_solid(positions: &[[f32; 3]], indices: &[u32]) -> Result<f64, Stri
     }
     Ok(volume)
 }
+
+/// A row of `n` wall bays along +X (6 m apart, at z = 0) with a column between each
+/// pair: the seed's band sweep.
+pub fn row(n: usize) -> Building {
+    let mut b = sample();
+    b.id = "row".into();
+    b.instances.clear();
+    b.merge_groups.clear();
+    b.rooms.clear();
+    b.portals.clear();
+    for i in 0..n {
+        b.instances.push(Instance {
+            id: format!("w{i}"),
+            part: "wall".into(),
+            pose: Pose {
+                translation: [i as f32 * 6.0, 0.0, 0.0],
+                yaw: 0.0,
+            },
+            attachment: None,
+            overrides: BTreeMap::new(),
+        });
+        b.instances.push(Instance {
+            id: format!("c{i}"),
+            part: "column".into(),
+            pose: Pose {
+                translation: [i as f32 * 6.0 + 3.0, 0.0, 0.5],
+                yaw: 0.0,
+            },
+            attachment: None,
+            overrides: BTreeMap::new(),
+        });
+    }
+    // Two walls joined in a merge group: a group hands over too.
+    b.merge_groups.push(MergeGroup {
+        id: "pair".into(),
+        instances: vec!["w2".into(), "w3".into()],
+    });
+    b
+}
