@@ -95,12 +95,14 @@ struct PlacementRec {
     part: String,
     pose: Pose,
     group: Option<String>,
-    materials: BTreeMap<String, String>,
+    /// Index into the manifest's palettes: the material each slot wears.
+    palette: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct LevelRec {
-    placements: Vec<PlacementRec>,
+    /// Indices into the manifest's placements.
+    placements: Vec<u32>,
     parts: Vec<PartRec>,
     groups: Vec<GroupRec>,
 }
@@ -121,6 +123,10 @@ struct BuildingManifest {
     colliders: Vec<ColliderRec>,
     rooms: Vec<Room>,
     portals: Vec<Portal>,
+    /// Distinct palettes (slot -> material) the placements wear.
+    palettes: Vec<BTreeMap<String, String>>,
+    /// Every placement of any level, once.
+    placements: Vec<PlacementRec>,
     levels: Vec<LevelRec>,
 }
 
@@ -181,8 +187,37 @@ fn manifest_of(
     mut record: impl FnMut(&Arc<Mesh>) -> Result<RecordIndex, FileError>,
 ) -> Result<BuildingManifest, FileError> {
     let first = b.levels.first();
+    let mut palettes: Vec<BTreeMap<String, String>> = Vec::new();
+    let mut table: Vec<PlacementRec> = Vec::new();
+    let mut by_instance: BTreeMap<String, usize> = BTreeMap::new();
     let mut levels = Vec::with_capacity(b.levels.len());
     for l in &b.levels {
+        let mut level_placements = Vec::with_capacity(l.placements.len());
+        for p in &l.placements {
+            let palette = match palettes.iter().position(|q| q == &p.materials) {
+                Some(i) => i,
+                None => {
+                    palettes.push(p.materials.clone());
+                    palettes.len() - 1
+                }
+            } as u32;
+            let rec = PlacementRec {
+                instance: p.instance.clone(),
+                part: p.part.clone(),
+                pose: p.pose,
+                group: p.group.clone(),
+                palette,
+            };
+            let at = match by_instance.get(&p.instance) {
+                Some(&i) if table[i] == rec => i,
+                _ => {
+                    by_instance.insert(p.instance.clone(), table.len());
+                    table.push(rec);
+                    table.len() - 1
+                }
+            };
+            level_placements.push(at as u32);
+        }
         let mut parts = Vec::with_capacity(l.parts.len());
         for p in &l.parts {
             let mut elements = Vec::with_capacity(p.elements.len());
@@ -222,17 +257,7 @@ fn manifest_of(
             });
         }
         levels.push(LevelRec {
-            placements: l
-                .placements
-                .iter()
-                .map(|p| PlacementRec {
-                    instance: p.instance.clone(),
-                    part: p.part.clone(),
-                    pose: p.pose,
-                    group: p.group.clone(),
-                    materials: p.materials.clone(),
-                })
-                .collect(),
+            placements: level_placements,
             parts,
             groups,
         });
@@ -255,6 +280,8 @@ fn manifest_of(
             .unwrap_or_default(),
         rooms: first.map(|l| l.rooms.clone()).unwrap_or_default(),
         portals: first.map(|l| l.portals.clone()).unwrap_or_default(),
+        palettes,
+        placements: table,
         levels,
     })
 }
@@ -491,17 +518,33 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
                 pivot: g.pivot,
             });
         }
-        let placements: Vec<Placement> = l
-            .placements
-            .iter()
-            .map(|p| Placement {
+        let mut placements: Vec<Placement> = Vec::with_capacity(l.placements.len());
+        for &i in &l.placements {
+            let Some(p) = m.placements.get(i as usize) else {
+                return Err(structure(
+                    n,
+                    format!("placement {i} of {}", m.placements.len()),
+                ));
+            };
+            let Some(materials) = m.palettes.get(p.palette as usize) else {
+                return Err(structure(
+                    n,
+                    format!(
+                        "instance `{}` wears palette {} of {}",
+                        p.instance,
+                        p.palette,
+                        m.palettes.len()
+                    ),
+                ));
+            };
+            placements.push(Placement {
                 instance: p.instance.clone(),
                 part: p.part.clone(),
                 pose: p.pose,
                 group: p.group.clone(),
-                materials: p.materials.clone(),
-            })
-            .collect();
+                materials: materials.clone(),
+            });
+        }
         for p in &placements {
             let finite = p
                 .pose

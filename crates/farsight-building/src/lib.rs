@@ -16,6 +16,7 @@ pub mod baked;
 pub mod bands;
 pub mod concat;
 pub mod file;
+pub mod kit;
 pub mod mesh;
 pub mod policy;
 pub mod recipe;
@@ -28,6 +29,7 @@ pub use baked::BakedBuilding;
 pub use bands::{bands, bands_of, dither_coverage, DrawBand, PieceBand, DEFAULT_CROSSFADE};
 pub use concat::cell_id;
 pub use file::{to_mesh_data, FileError};
+pub use kit::{block_origin, metropolis, Kit, KitError};
 pub use mesh::{
     Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,
     PartMeshes, Piece, PieceKind, PlacedCollider, Placement,

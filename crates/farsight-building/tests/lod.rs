@@ -152,3 +152,48 @@ fn bake_refuses_a_bad_cell_before_meshing() {
     ));
     assert_eq!(kernel.calls(), 0);
 }
+
+#[test]
+fn far_levels_of_both_kits_coarsen() {
+    for name in ["corporate", "dark-city"] {
+        let kit = Kit::from_ron(match name {
+            "corporate" => farsight_building::kit::CORPORATE,
+            _ => farsight_building::kit::DARK_CITY,
+        })
+        .unwrap();
+        let city = metropolis(&kit, 2, 1);
+        let mut ladder = LodPolicy::ladder();
+        let (mut placed, mut joined) = (vec![0usize; 3], vec![0usize; 3]);
+        let mut pieces = vec![0usize; 3];
+        for b in &city {
+            let baked = bake(b, &ladder, &ManifoldKernel).unwrap();
+            for (n, l) in baked.levels.iter().enumerate() {
+                placed[n] += l.drawn_triangles();
+                // Every level is a closed solid per piece.
+                for e in l.parts.iter().flat_map(|p| &p.elements) {
+                    closed_solid(&e.mesh.positions, &e.mesh.indices)
+                        .unwrap_or_else(|err| panic!("{name} {} {}: {err}", b.id, e.element));
+                }
+            }
+        }
+        ladder[1].cell = Some(LodCell::Side(20.0));
+        ladder[2].cell = Some(LodCell::Whole);
+        for b in &city {
+            let baked = bake(b, &ladder, &ManifoldKernel).unwrap();
+            for (n, l) in baked.levels.iter().enumerate() {
+                joined[n] += l.drawn_triangles();
+                pieces[n] += l.pieces().count();
+            }
+        }
+        println!("{name}: drawn {placed:?}, concatenated pieces {pieces:?}");
+        assert!(
+            placed[0] > placed[1] && placed[1] > placed[2],
+            "{name}: {placed:?}"
+        );
+        assert_eq!(placed, joined, "{name}: concatenation loses no triangle");
+        assert!(
+            pieces[0] > pieces[1] && pieces[1] > pieces[2],
+            "{name}: {pieces:?}"
+        );
+    }
+}

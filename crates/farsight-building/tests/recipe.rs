@@ -187,3 +187,28 @@ fn middle_extent_judges_size() {
     };
     assert_eq!(c.middle_extent(), 0.2);
 }
+
+#[test]
+fn both_kits_load_and_make_valid_buildings() {
+    for name in ["corporate", "dark-city"] {
+        let kit = Kit::builtin(name).unwrap();
+        let city = metropolis(&kit, 3, 7);
+        assert_eq!(city.len(), 9);
+        for b in &city {
+            validate(b).unwrap();
+        }
+        // Varied, and the same again.
+        assert!(city
+            .iter()
+            .any(|b| b.instances.len() != city[0].instances.len()));
+        assert_eq!(city, metropolis(&kit, 3, 7));
+    }
+    assert!(Kit::builtin("nope").is_none());
+    assert!(matches!(Kit::from_ron("Kit("), Err(KitError::Syntax(_))));
+    let broken =
+        farsight_building::kit::CORPORATE.replace("corner: \"corner\"", "corner: \"cornice\"");
+    assert!(matches!(
+        Kit::from_ron(&broken),
+        Err(KitError::Invalid { .. })
+    ));
+}

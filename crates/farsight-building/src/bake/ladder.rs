@@ -77,6 +77,9 @@ pub fn bake_with_stats<K: Kernel>(
     let mut levels: Vec<MeshedBuilding> = Vec::with_capacity(ladder.len());
     let mut previous: Option<(Building, MeshedBuilding)> = None;
     let colliders = place_colliders(building);
+    // Every level's placements are level zero's that survive: a slot wears the same
+    // material at every level, so files store one table of placements.
+    let all_placements = placements(building);
     let mut pivots: BTreeMap<String, [f32; 3]> = BTreeMap::new();
     for (n, policy) in ladder.iter().enumerate() {
         let kerr = |source| BakeError::Kernel {
@@ -137,7 +140,19 @@ pub fn bake_with_stats<K: Kernel>(
         stats.groups_reused.push(greused);
         let level = MeshedBuilding {
             id: building.id.clone(),
-            placements: placements(&recipe),
+            placements: all_placements
+                .iter()
+                .filter(|p| recipe.instances.iter().any(|i| i.id == p.instance))
+                .cloned()
+                .map(|mut p| {
+                    p.group = recipe
+                        .merge_groups
+                        .iter()
+                        .find(|g| g.instances.contains(&p.instance))
+                        .map(|g| g.id.clone());
+                    p
+                })
+                .collect(),
             parts,
             groups,
             colliders: colliders.clone(),
