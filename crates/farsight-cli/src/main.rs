@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bake_buildings;
 mod cook;
 mod demo;
 mod inspect;
@@ -36,6 +37,8 @@ enum Command {
     StreamSim(stream_sim::StreamSimArgs),
     /// Seed 001's voxel terrain: generate, fly with edits, mesh, collide; PNG by level.
     Terrain(terrain::TerrainArgs),
+    /// Bake content: `bake buildings --kit K --grid N -o DIR` (seed 004).
+    Bake(bake_buildings::BakeArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Bake(args) => bake_buildings::run(args),
         Command::Cook(args) => cook::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Terrain(args) => terrain::run(args),
