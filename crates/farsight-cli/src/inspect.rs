@@ -30,6 +30,9 @@ pub fn run(args: InspectArgs) -> Result<(), Box<dyn std::error::Error>> {
     let report =
         report(&bytes, !args.no_manifest).map_err(|e| format!("{}: {e}", args.file.display()))?;
     print!("{report}");
+    if let Some(building) = crate::bake_buildings::describe(&bytes) {
+        print!("{building}");
+    }
     Ok(())
 }
 

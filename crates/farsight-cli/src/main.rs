@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod bake_buildings;
 mod city_picture;
 mod cook;
 mod demo;
@@ -42,6 +43,9 @@ enum Command {
     /// Voxel terrain: generate, fly over it with edits, mesh in the background,
     /// collide; writes a picture from above coloured by level of detail.
     Terrain(terrain::TerrainArgs),
+    /// Bake content: `bake buildings --kit K --grid N -o DIR` bakes a city of procedural
+    /// buildings with their levels of detail.
+    Bake(bake_buildings::BakeArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
     };
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Bake(args) => bake_buildings::run(args),
         Command::Cook(args) => cook::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Terrain(args) => terrain::run(args),

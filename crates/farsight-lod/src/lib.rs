@@ -20,8 +20,12 @@
 //! - [`banded`]: symmetric hysteresis around a current level (terrain render levels)
 //!   and the tile rule with a hysteresis factor ([`select_tile_level`]).
 //! - [`sse`]: screen-space error in pixels ([`screen_space_error_px`]).
+//! - [`building`]: seed 004's baked-building arithmetic: coarsened segment counts,
+//!   band ends rounded to half a metre, the handover push and the cell of a point
+//!   ([`scaled_segments`], [`round_band_end`], [`handover_push`], [`cell_of`]).
 
 pub mod banded;
+pub mod building;
 pub mod distance;
 pub mod residency;
 pub mod scene_root;
@@ -30,6 +34,9 @@ pub mod sse;
 pub mod throttle;
 
 pub use banded::{select_banded, select_tile_level, DEFAULT_TILE_HYSTERESIS_FACTOR};
+pub use building::{
+    cell_of, handover_push, round_band_end, scaled_segments, BAND_STEP, MIN_SEGMENTS,
+};
 pub use distance::{
     fov_scale, walk_levels, walk_levels_by, Hysteresis, LevelSpec, LodError, LodLevels,
     LodSelector, LodSettings, REFERENCE_P11,

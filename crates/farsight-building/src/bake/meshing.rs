@@ -1,0 +1,339 @@
+//! Meshing a recipe through the kernel: an element is its shape united with its union
+//! members minus the union of its cutters (one subtraction), a part is its elements, a
+//! merge group is the union of its instances' elements in building space, split into
+//! batches by material and side.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use glam::{DAffine3, DVec3, Vec3};
+
+use super::kernel::{Kernel, KernelError, KernelMesh};
+use crate::mesh::{
+    Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,
+    PartMeshes, PlacedCollider, Placement,
+};
+use crate::recipe::{Building, Element, Instance, MergeGroup, Part, Shape, Side};
+
+/// Twice the area (m², as the cross product's length) under which a kernel triangle
+/// is dropped as degenerate. The kernel leaves the odd sliver (a union of 100 boxes
+/// leaves one).
+pub const MIN_DOUBLE_AREA: f64 = 1e-9;
+
+/// Kernel output made into a drawable mesh: zero-area triangles dropped, vertices
+/// split per face so each face is flat shaded, UVs planar in metres by the face's
+/// dominant axis, every face's source kept. `cut(operand)` says whether an operand is
+/// a cutter. Deterministic: output order follows the kernel's triangle order.
+pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -> bool) -> Mesh {
+    let tri_ok: Vec<bool> = (0..k.triangles.len())
+        .map(|t| {
+            let [a, b, c] = k.triangles[t].map(|i| DVec3::from(k.positions[i as usize]));
+            keep(t) && (b - a).cross(c - a).length() > MIN_DOUBLE_AREA
+        })
+        .collect();
+    // Face normals: area-weighted sums per (operand, face).
+    let mut face_normals: BTreeMap<(u32, u32), DVec3> = BTreeMap::new();
+    for (t, tri) in k.triangles.iter().enumerate() {
+        if !tri_ok[t] {
+            continue;
+        }
+        let [a, b, c] = tri.map(|i| DVec3::from(k.positions[i as usize]));
+        *face_normals.entry((k.operands[t], k.faces[t])).or_default() += (b - a).cross(c - a);
+    }
+    let mut mesh = Mesh::default();
+    let mut vertex_of: BTreeMap<(u32, u32, u32), u32> = BTreeMap::new();
+    for (t, tri) in k.triangles.iter().enumerate() {
+        if !tri_ok[t] {
+            continue;
+        }
+        let key = (k.operands[t], k.faces[t]);
+        let n = face_normals[&key].normalize_or_zero();
+        for &v in tri {
+            let next = mesh.positions.len() as u32;
+            let index = *vertex_of.entry((key.0, key.1, v)).or_insert_with(|| {
+                let p = k.positions[v as usize];
+                let a = n.abs();
+                let uv = if a.x >= a.y && a.x >= a.z {
+                    [p[2] * n.x.signum(), p[1]]
+                } else if a.y >= a.z {
+                    [p[0], p[2] * n.y.signum()]
+                } else {
+                    [-p[0] * n.z.signum(), p[1]]
+                };
+                mesh.positions.push([p[0] as f32, p[1] as f32, p[2] as f32]);
+                mesh.normals.push(n.as_vec3().into());
+                mesh.uvs.push([uv[0] as f32, uv[1] as f32]);
+                next
+            });
+            mesh.indices.push(index);
+        }
+        mesh.sources.push(FaceSource {
+            operand: key.0,
+            cut: cut(key.0),
+        });
+    }
+    mesh
+}
+
+/// The shapes of an element in operand order: its shape, union members, cutters.
+pub fn element_shapes(e: &Element) -> impl Iterator<Item = &Shape> {
+    std::iter::once(&e.shape).chain(&e.union).chain(&e.cutters)
+}
+
+/// The solid of one element moved by `place`, with its operands numbered from
+/// `first_operand`: the union of its shape and members minus the union of its cutters.
+pub fn element_solid<K: Kernel>(
+    kernel: &K,
+    e: &Element,
+    place: &DAffine3,
+    first_operand: u32,
+) -> Result<K::Solid, KernelError> {
+    let mut operand = first_operand;
+    let mut solids = Vec::with_capacity(1 + e.union.len());
+    for s in std::iter::once(&e.shape).chain(&e.union) {
+        solids.push(kernel.solid(&s.geometry, &(*place * s.at.daffine()), operand)?);
+        operand += 1;
+    }
+    let body = kernel.union(&solids)?;
+    if e.cutters.is_empty() {
+        return Ok(body);
+    }
+    let mut cutters = Vec::with_capacity(e.cutters.len());
+    for s in &e.cutters {
+        cutters.push(kernel.solid(&s.geometry, &(*place * s.at.daffine()), operand)?);
+        operand += 1;
+    }
+    let cutters = kernel.union(&cutters)?;
+    kernel.subtract(&body, &cutters)
+}
+
+/// Meshes one element in part space.
+pub fn mesh_element<K: Kernel>(kernel: &K, e: &Element) -> Result<ElementMesh, KernelError> {
+    let solid = element_solid(kernel, e, &DAffine3::IDENTITY, 0)?;
+    let first_cutter = 1 + e.union.len() as u32;
+    let mesh = to_mesh(&kernel.mesh(&solid)?, |_| true, |o| o >= first_cutter);
+    Ok(ElementMesh {
+        element: e.id.clone(),
+        binding: e.binding.clone(),
+        side: e.side,
+        bounds: mesh.bounds(),
+        mesh: Arc::new(mesh),
+    })
+}
+
+/// Meshes every element of a part (elements the kernel leaves empty are dropped).
+pub fn mesh_part<K: Kernel>(kernel: &K, part: &Part) -> Result<PartMeshes, KernelError> {
+    let mut elements = Vec::with_capacity(part.elements.len());
+    for e in &part.elements {
+        let m = mesh_element(kernel, e)?;
+        if m.mesh.triangle_count() > 0 {
+            elements.push(m);
+        }
+    }
+    Ok(PartMeshes {
+        part: part.id.clone(),
+        storey: part.storey,
+        elements,
+    })
+}
+
+/// The material each slot of an instance's part wears.
+pub fn materials(b: &Building, inst: &Instance) -> BTreeMap<String, String> {
+    b.part(&inst.part)
+        .into_iter()
+        .flat_map(|p| &p.elements)
+        .map(|e| (e.binding.clone(), b.material(inst, &e.binding).to_string()))
+        .collect()
+}
+
+/// The union of a group's instances, optionally minus `holes` (building space, for
+/// damage), split into batches by (material, side).
+pub fn mesh_group<K: Kernel>(
+    kernel: &K,
+    b: &Building,
+    g: &MergeGroup,
+    holes: &[Shape],
+) -> Result<MergedGroup, KernelError> {
+    let mut operands: Vec<Operand> = Vec::new();
+    let mut cut_ops: Vec<bool> = Vec::new();
+    let mut keys: Vec<(String, Side)> = Vec::new();
+    let mut solids = Vec::new();
+    let mut storeys = Vec::new();
+    for id in &g.instances {
+        let Some(inst) = b.instances.iter().find(|i| &i.id == id) else {
+            continue;
+        };
+        let Some(part) = b.part(&inst.part) else {
+            continue;
+        };
+        storeys.push(part.storey);
+        let place = inst.pose.daffine();
+        for e in &part.elements {
+            let first = operands.len() as u32;
+            let first_cutter = 1 + e.union.len();
+            for (k, _) in element_shapes(e).enumerate() {
+                operands.push(Operand {
+                    instance: inst.id.clone(),
+                    element: e.id.clone(),
+                    shape: k as u32,
+                });
+                cut_ops.push(k >= first_cutter);
+                keys.push((b.material(inst, &e.binding).to_string(), e.side));
+            }
+            solids.push(element_solid(kernel, e, &place, first)?);
+        }
+    }
+    let mut solid = kernel.union(&solids)?;
+    if !holes.is_empty() {
+        let mut cutters = Vec::with_capacity(holes.len());
+        for (k, s) in holes.iter().enumerate() {
+            let operand = operands.len() as u32;
+            operands.push(Operand {
+                instance: g.id.clone(),
+                element: "damage".to_string(),
+                shape: k as u32,
+            });
+            cut_ops.push(true);
+            keys.push((String::new(), Side::Exterior));
+            cutters.push(kernel.solid(&s.geometry, &s.at.daffine(), operand)?);
+        }
+        let cutters = kernel.union(&cutters)?;
+        solid = kernel.subtract(&solid, &cutters)?;
+    }
+    let km = kernel.mesh(&solid)?;
+    // A damage hole's walls wear the group's first material and side.
+    let hole_key = keys
+        .first()
+        .cloned()
+        .unwrap_or((String::new(), Side::Exterior));
+    let key_of = |o: u32| -> (String, Side) {
+        let k = &keys[o as usize];
+        if k.0.is_empty() {
+            hole_key.clone()
+        } else {
+            k.clone()
+        }
+    };
+    let mut batch_keys: Vec<(String, Side)> = km.operands.iter().map(|&o| key_of(o)).collect();
+    let mut distinct = batch_keys.clone();
+    distinct.sort();
+    distinct.dedup();
+    let mut batches = Vec::with_capacity(distinct.len());
+    let mut bounds = Aabb::EMPTY;
+    for key in distinct {
+        let mesh = to_mesh(&km, |t| batch_keys[t] == key, |o| cut_ops[o as usize]);
+        if mesh.triangle_count() == 0 {
+            continue;
+        }
+        let mb = mesh.bounds();
+        bounds = bounds.union(&mb);
+        batches.push(GroupBatch {
+            binding: key.0,
+            side: key.1,
+            mesh: Arc::new(mesh),
+            bounds: mb,
+        });
+    }
+    batch_keys.clear();
+    let storey = match storeys.first() {
+        Some(&s) if storeys.iter().all(|&t| t == s) => s,
+        _ => None,
+    };
+    Ok(MergedGroup {
+        id: g.id.clone(),
+        storey,
+        operands,
+        batches,
+        pivot: bounds.center(),
+        bounds,
+    })
+}
+
+/// Level zero's collision hulls: every proxy of a part, per instance placing it.
+pub fn place_colliders(b: &Building) -> Vec<PlacedCollider> {
+    let mut out = Vec::new();
+    for inst in &b.instances {
+        let t = inst.pose.affine();
+        for c in b.colliders.iter().filter(|c| c.part == inst.part) {
+            let mut hull = [[0.0; 3]; 8];
+            for (i, h) in hull.iter_mut().enumerate() {
+                let corner = Vec3::new(
+                    c.center[0] + if i & 1 == 0 { -0.5 } else { 0.5 } * c.size[0],
+                    c.center[1] + if i & 2 == 0 { -0.5 } else { 0.5 } * c.size[1],
+                    c.center[2] + if i & 4 == 0 { -0.5 } else { 0.5 } * c.size[2],
+                );
+                *h = t.transform_point3(corner).into();
+            }
+            out.push(PlacedCollider {
+                instance: inst.id.clone(),
+                hull,
+            });
+        }
+    }
+    out
+}
+
+/// Every instance as placed, with the group that draws it.
+pub fn placements(b: &Building) -> Vec<Placement> {
+    b.instances
+        .iter()
+        .map(|inst| Placement {
+            instance: inst.id.clone(),
+            part: inst.part.clone(),
+            pose: inst.pose,
+            group: b
+                .merge_groups
+                .iter()
+                .find(|g| g.instances.contains(&inst.id))
+                .map(|g| g.id.clone()),
+            materials: materials(b, inst),
+        })
+        .collect()
+}
+
+/// Meshes a whole building as authored: parts, groups, colliders, rooms and portals.
+/// A part placed only inside merge groups is still meshed (damage and tools read it).
+pub fn mesh_building<K: Kernel>(kernel: &K, b: &Building) -> Result<MeshedBuilding, KernelError> {
+    let mut parts = Vec::with_capacity(b.parts.len());
+    for p in &b.parts {
+        parts.push(mesh_part(kernel, p)?);
+    }
+    let mut groups = Vec::with_capacity(b.merge_groups.len());
+    for g in &b.merge_groups {
+        groups.push(mesh_group(kernel, b, g, &[])?);
+    }
+    Ok(MeshedBuilding {
+        id: b.id.clone(),
+        placements: placements(b),
+        parts,
+        groups,
+        colliders: place_colliders(b),
+        rooms: b.rooms.clone(),
+        portals: b.portals.clone(),
+    })
+}
+
+/// Damage (seed ADR 0005): cuts `holes` (building space) into the merge group `group`
+/// of `level` (meshed from `recipe`) and replaces that group with its re-meshed
+/// batches, keeping its pivot so its band does not move. The holes are the group's
+/// last operands (instance: the group's id, element `damage`) and their walls are cut
+/// faces. Returns whether the group exists. Holes accumulate by passing every hole so
+/// far: the group is re-meshed from the recipe each time.
+pub fn damage<K: Kernel>(
+    kernel: &K,
+    recipe: &Building,
+    level: &mut MeshedBuilding,
+    group: &str,
+    holes: &[Shape],
+) -> Result<bool, KernelError> {
+    let Some(g) = recipe.merge_groups.iter().find(|g| g.id == group) else {
+        return Ok(false);
+    };
+    let Some(slot) = level.groups.iter_mut().find(|m| m.id == group) else {
+        return Ok(false);
+    };
+    let mut meshed = mesh_group(kernel, recipe, g, holes)?;
+    meshed.pivot = slot.pivot;
+    *slot = meshed;
+    Ok(true)
+}

@@ -1,0 +1,577 @@
+//! The building files (seed 004): the full file (version 1: the recipe, every level,
+//! provenance, f32 meshes) and the cooked file (version 2: no recipe; placements and
+//! their palettes, levels, groups with bounds and operands, rooms, portals, collision
+//! hulls, and meshes cooked for a GPU), both in farsight-format's container. A mesh
+//! several levels share is one record.
+//!
+//! Readers refuse by kind: the container checks identifier, version, checksum, every
+//! length and every record index; the reader then checks the version is the one it
+//! reads, revalidates the recipe and the ladder, and checks every mesh and every face
+//! source against what it names.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use farsight_format::{
+    encode_full, AlignedBytes, Container, CookedMesh, FileWriter, FormatError, FullMesh, Manifest,
+    MeshData, RecordIndex, RecordTag, Version,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::baked::BakedBuilding;
+use crate::mesh::{
+    Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,
+    PartMeshes, PlacedCollider, Placement,
+};
+use crate::policy::{LodPolicy, PolicyError};
+use crate::recipe::{Building, Portal, Pose, Room, Side};
+use crate::validate::RecipeError;
+
+/// The asset kind a building manifest declares.
+pub const KIND: &str = "farsight-building";
+
+/// Why a building file was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// The container refused the bytes (identifier, version word, checksum, a length,
+    /// a record index or kind, the manifest's RON).
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// A full file where a cooked one was expected, or the reverse.
+    #[error("expected a {expected:?} building file, found {found:?}")]
+    WrongVersion { expected: Version, found: Version },
+    /// The manifest declares another asset kind.
+    #[error("the file holds `{found}`, not a building")]
+    WrongKind { found: String },
+    /// The recipe no longer validates.
+    #[error("the file's recipe: {0}")]
+    Recipe(#[from] RecipeError),
+    /// The ladder no longer checks.
+    #[error("the file's ladder: {0}")]
+    Policy(#[from] PolicyError),
+    /// The structure is inconsistent.
+    #[error("level {level}: {what}")]
+    Structure { level: usize, what: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ElementRec {
+    element: String,
+    binding: String,
+    side: Side,
+    mesh: RecordIndex,
+    bounds: Aabb,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PartRec {
+    part: String,
+    storey: Option<u32>,
+    elements: Vec<ElementRec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct BatchRec {
+    binding: String,
+    side: Side,
+    mesh: RecordIndex,
+    bounds: Aabb,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct GroupRec {
+    id: String,
+    storey: Option<u32>,
+    operands: Vec<Operand>,
+    batches: Vec<BatchRec>,
+    bounds: Aabb,
+    pivot: [f32; 3],
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PlacementRec {
+    instance: String,
+    part: String,
+    pose: Pose,
+    group: Option<String>,
+    /// Index into the manifest's palettes: the material each slot wears.
+    palette: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct LevelRec {
+    /// Indices into the manifest's placements.
+    placements: Vec<u32>,
+    parts: Vec<PartRec>,
+    groups: Vec<GroupRec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ColliderRec {
+    instance: String,
+    hull: [[f32; 3]; 8],
+}
+
+/// The manifest of both files; the cooked file has no recipe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct BuildingManifest {
+    kind: String,
+    id: String,
+    recipe: Option<Building>,
+    ladder: Vec<LodPolicy>,
+    colliders: Vec<ColliderRec>,
+    rooms: Vec<Room>,
+    portals: Vec<Portal>,
+    /// Distinct palettes (slot -> material) the placements wear.
+    palettes: Vec<BTreeMap<String, String>>,
+    /// Every placement of any level, once.
+    placements: Vec<PlacementRec>,
+    levels: Vec<LevelRec>,
+}
+
+impl BuildingManifest {
+    fn tag(&self) -> RecordTag {
+        if self.recipe.is_some() {
+            RecordTag::MESH_FULL
+        } else {
+            RecordTag::MESH_COOKED
+        }
+    }
+}
+
+impl Manifest for BuildingManifest {
+    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
+        let tag = self.tag();
+        for l in &self.levels {
+            for e in l.parts.iter().flat_map(|p| &p.elements) {
+                visit(e.mesh, tag);
+            }
+            for b in l.groups.iter().flat_map(|g| &g.batches) {
+                visit(b.mesh, tag);
+            }
+        }
+    }
+}
+
+/// A mesh as farsight-format's [`MeshData`] (face sources as provenance words).
+pub fn to_mesh_data(m: &Mesh) -> MeshData {
+    MeshData {
+        positions: m.positions.clone(),
+        normals: m.normals.clone(),
+        tangents: m.tangents.clone(),
+        uvs: m.uvs.clone(),
+        indices: m.indices.clone(),
+        provenance: m.sources.iter().map(|s| s.to_word()).collect(),
+    }
+}
+
+fn from_mesh_data(d: MeshData) -> Mesh {
+    Mesh {
+        sources: d
+            .provenance
+            .iter()
+            .map(|&w| FaceSource::from_word(w))
+            .collect(),
+        positions: d.positions,
+        normals: d.normals,
+        uvs: d.uvs,
+        tangents: d.tangents,
+        indices: d.indices,
+    }
+}
+
+fn manifest_of(
+    b: &BakedBuilding,
+    recipe: Option<Building>,
+    mut record: impl FnMut(&Arc<Mesh>) -> Result<RecordIndex, FileError>,
+) -> Result<BuildingManifest, FileError> {
+    let first = b.levels.first();
+    let mut palettes: Vec<BTreeMap<String, String>> = Vec::new();
+    let mut table: Vec<PlacementRec> = Vec::new();
+    let mut by_instance: BTreeMap<String, usize> = BTreeMap::new();
+    let mut levels = Vec::with_capacity(b.levels.len());
+    for l in &b.levels {
+        let mut level_placements = Vec::with_capacity(l.placements.len());
+        for p in &l.placements {
+            let palette = match palettes.iter().position(|q| q == &p.materials) {
+                Some(i) => i,
+                None => {
+                    palettes.push(p.materials.clone());
+                    palettes.len() - 1
+                }
+            } as u32;
+            let rec = PlacementRec {
+                instance: p.instance.clone(),
+                part: p.part.clone(),
+                pose: p.pose,
+                group: p.group.clone(),
+                palette,
+            };
+            let at = match by_instance.get(&p.instance) {
+                Some(&i) if table[i] == rec => i,
+                _ => {
+                    by_instance.insert(p.instance.clone(), table.len());
+                    table.push(rec);
+                    table.len() - 1
+                }
+            };
+            level_placements.push(at as u32);
+        }
+        let mut parts = Vec::with_capacity(l.parts.len());
+        for p in &l.parts {
+            let mut elements = Vec::with_capacity(p.elements.len());
+            for e in &p.elements {
+                elements.push(ElementRec {
+                    element: e.element.clone(),
+                    binding: e.binding.clone(),
+                    side: e.side,
+                    mesh: record(&e.mesh)?,
+                    bounds: e.bounds,
+                });
+            }
+            parts.push(PartRec {
+                part: p.part.clone(),
+                storey: p.storey,
+                elements,
+            });
+        }
+        let mut groups = Vec::with_capacity(l.groups.len());
+        for g in &l.groups {
+            let mut batches = Vec::with_capacity(g.batches.len());
+            for bt in &g.batches {
+                batches.push(BatchRec {
+                    binding: bt.binding.clone(),
+                    side: bt.side,
+                    mesh: record(&bt.mesh)?,
+                    bounds: bt.bounds,
+                });
+            }
+            groups.push(GroupRec {
+                id: g.id.clone(),
+                storey: g.storey,
+                operands: g.operands.clone(),
+                batches,
+                bounds: g.bounds,
+                pivot: g.pivot,
+            });
+        }
+        levels.push(LevelRec {
+            placements: level_placements,
+            parts,
+            groups,
+        });
+    }
+    Ok(BuildingManifest {
+        kind: KIND.to_string(),
+        id: b.id().to_string(),
+        recipe,
+        ladder: b.ladder.clone(),
+        colliders: first
+            .map(|l| {
+                l.colliders
+                    .iter()
+                    .map(|c| ColliderRec {
+                        instance: c.instance.clone(),
+                        hull: c.hull,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        rooms: first.map(|l| l.rooms.clone()).unwrap_or_default(),
+        portals: first.map(|l| l.portals.clone()).unwrap_or_default(),
+        palettes,
+        placements: table,
+        levels,
+    })
+}
+
+/// Writes records once per distinct mesh allocation (the container also stores
+/// identical bytes once).
+fn write_with(
+    b: &BakedBuilding,
+    version: Version,
+    recipe: Option<Building>,
+    encode: &dyn Fn(&Mesh) -> Result<Vec<u8>, FileError>,
+) -> Result<Vec<u8>, FileError> {
+    let tag = match version {
+        Version::Full => RecordTag::MESH_FULL,
+        Version::Cooked => RecordTag::MESH_COOKED,
+    };
+    let mut writer = FileWriter::new(version);
+    let mut done: BTreeMap<usize, RecordIndex> = BTreeMap::new();
+    let manifest = manifest_of(b, recipe, |m| {
+        let key = Arc::as_ptr(m) as usize;
+        if let Some(&r) = done.get(&key) {
+            return Ok(r);
+        }
+        let r = writer.add_owned_record(tag, encode(m)?);
+        done.insert(key, r);
+        Ok(r)
+    })?;
+    Ok(writer.finish(&manifest)?)
+}
+
+impl BakedBuilding {
+    /// The full file (version 1): recipe, every level, provenance, f32 meshes.
+    pub fn write_full(&self) -> Result<Vec<u8>, FileError> {
+        let recipe = self.recipe.clone().ok_or(FileError::Structure {
+            level: 0,
+            what: "a building read from a cooked file has no recipe to write".into(),
+        })?;
+        write_with(self, Version::Full, Some(recipe), &|m| {
+            Ok(encode_full(&to_mesh_data(m))?)
+        })
+    }
+
+    /// The cooked file (version 2), each mesh cooked with farsight-format's cooked
+    /// encoding after `tangents` (the caller's generator, mikktspace in a game's
+    /// content step) made its tangents once.
+    #[cfg(feature = "bake")]
+    pub fn write_cooked(
+        &self,
+        tangents: &(dyn Fn(&MeshData) -> Vec<[f32; 4]> + Sync),
+    ) -> Result<Vec<u8>, FileError> {
+        let options = farsight_format::CookOptions {
+            generate_tangents: false,
+            ..Default::default()
+        };
+        write_with(self, Version::Cooked, None, &|m| {
+            let mut data = to_mesh_data(m);
+            data.provenance.clear();
+            data.tangents = tangents(&data);
+            Ok(farsight_format::cook_mesh(&data, &options)?)
+        })
+    }
+
+    /// Reads a full or a cooked file, chosen by its version word.
+    pub fn read(bytes: &[u8]) -> Result<BakedBuilding, FileError> {
+        read_any(bytes, None)
+    }
+
+    /// Reads a full file; a cooked one is refused.
+    pub fn read_full(bytes: &[u8]) -> Result<BakedBuilding, FileError> {
+        read_any(bytes, Some(Version::Full))
+    }
+
+    /// Reads a cooked file; a full one is refused.
+    pub fn read_cooked(bytes: &[u8]) -> Result<BakedBuilding, FileError> {
+        read_any(bytes, Some(Version::Cooked))
+    }
+}
+
+fn structure(level: usize, what: impl Into<String>) -> FileError {
+    FileError::Structure {
+        level,
+        what: what.into(),
+    }
+}
+
+fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, FileError> {
+    let aligned = AlignedBytes::from(bytes);
+    let file = Container::<BuildingManifest>::read(&aligned)?;
+    let found = file.version();
+    if let Some(expected) = expected {
+        if expected != found {
+            return Err(FileError::WrongVersion { expected, found });
+        }
+    }
+    let m = file.manifest();
+    if m.kind != KIND {
+        return Err(FileError::WrongKind {
+            found: m.kind.clone(),
+        });
+    }
+    match (found, &m.recipe) {
+        (Version::Full, None) => return Err(structure(0, "a full file without its recipe")),
+        (Version::Cooked, Some(_)) => return Err(structure(0, "a cooked file with a recipe")),
+        _ => {}
+    }
+    if let Some(r) = &m.recipe {
+        crate::validate(r)?;
+        if r.id != m.id {
+            return Err(structure(
+                0,
+                format!("recipe `{}` in a file of `{}`", r.id, m.id),
+            ));
+        }
+    }
+    LodPolicy::check(&m.ladder)?;
+    if m.levels.len() != m.ladder.len() {
+        return Err(structure(
+            m.levels.len(),
+            format!(
+                "{} levels for a ladder of {}",
+                m.levels.len(),
+                m.ladder.len()
+            ),
+        ));
+    }
+    let mut meshes: BTreeMap<u32, Arc<Mesh>> = BTreeMap::new();
+    let mut mesh = |level: usize, r: RecordIndex| -> Result<Arc<Mesh>, FileError> {
+        if let Some(m) = meshes.get(&r.0) {
+            return Ok(Arc::clone(m));
+        }
+        let rec = file.record(r)?;
+        let data = match found {
+            Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
+            Version::Cooked => CookedMesh::parse(rec.bytes)?.decode()?,
+        };
+        data.validate()?;
+        if found == Version::Full && data.provenance.len() != data.indices.len() / 3 {
+            return Err(structure(
+                level,
+                format!("mesh record {} has no face sources", r.0),
+            ));
+        }
+        let m = Arc::new(from_mesh_data(data));
+        meshes.insert(r.0, Arc::clone(&m));
+        Ok(m)
+    };
+    let colliders: Vec<PlacedCollider> = m
+        .colliders
+        .iter()
+        .map(|c| PlacedCollider {
+            instance: c.instance.clone(),
+            hull: c.hull,
+        })
+        .collect();
+    let mut levels = Vec::with_capacity(m.levels.len());
+    for (n, l) in m.levels.iter().enumerate() {
+        let mut parts = Vec::with_capacity(l.parts.len());
+        for p in &l.parts {
+            let recipe_part = m.recipe.as_ref().map(|r| r.part(&p.part));
+            if let Some(None) = recipe_part {
+                return Err(structure(
+                    n,
+                    format!("meshes of part `{}`, not in the recipe", p.part),
+                ));
+            }
+            let mut elements = Vec::with_capacity(p.elements.len());
+            for e in &p.elements {
+                let mesh = mesh(n, e.mesh)?;
+                if let Some(Some(part)) = recipe_part {
+                    let Some(re) = part.elements.iter().find(|x| x.id == e.element) else {
+                        return Err(structure(
+                            n,
+                            format!("element `{}` is not in part `{}`", e.element, p.part),
+                        ));
+                    };
+                    let shapes = (1 + re.union.len() + re.cutters.len()) as u32;
+                    if let Some(s) = mesh.sources.iter().find(|s| s.operand >= shapes) {
+                        return Err(structure(
+                            n,
+                            format!(
+                                "element `{}` of part `{}`: a face names shape {} of {shapes}",
+                                e.element, p.part, s.operand
+                            ),
+                        ));
+                    }
+                }
+                elements.push(ElementMesh {
+                    element: e.element.clone(),
+                    binding: e.binding.clone(),
+                    side: e.side,
+                    mesh,
+                    bounds: e.bounds,
+                });
+            }
+            parts.push(PartMeshes {
+                part: p.part.clone(),
+                storey: p.storey,
+                elements,
+            });
+        }
+        let mut groups = Vec::with_capacity(l.groups.len());
+        for g in &l.groups {
+            let mut batches = Vec::with_capacity(g.batches.len());
+            for b in &g.batches {
+                let mesh = mesh(n, b.mesh)?;
+                if let Some(s) = mesh
+                    .sources
+                    .iter()
+                    .find(|s| s.operand as usize >= g.operands.len())
+                {
+                    return Err(structure(
+                        n,
+                        format!(
+                            "group `{}`: a face names operand {} of {}",
+                            g.id,
+                            s.operand,
+                            g.operands.len()
+                        ),
+                    ));
+                }
+                batches.push(GroupBatch {
+                    binding: b.binding.clone(),
+                    side: b.side,
+                    mesh,
+                    bounds: b.bounds,
+                });
+            }
+            groups.push(MergedGroup {
+                id: g.id.clone(),
+                storey: g.storey,
+                operands: g.operands.clone(),
+                batches,
+                bounds: g.bounds,
+                pivot: g.pivot,
+            });
+        }
+        let mut placements: Vec<Placement> = Vec::with_capacity(l.placements.len());
+        for &i in &l.placements {
+            let Some(p) = m.placements.get(i as usize) else {
+                return Err(structure(
+                    n,
+                    format!("placement {i} of {}", m.placements.len()),
+                ));
+            };
+            let Some(materials) = m.palettes.get(p.palette as usize) else {
+                return Err(structure(
+                    n,
+                    format!(
+                        "instance `{}` wears palette {} of {}",
+                        p.instance,
+                        p.palette,
+                        m.palettes.len()
+                    ),
+                ));
+            };
+            placements.push(Placement {
+                instance: p.instance.clone(),
+                part: p.part.clone(),
+                pose: p.pose,
+                group: p.group.clone(),
+                materials: materials.clone(),
+            });
+        }
+        for p in &placements {
+            let finite = p
+                .pose
+                .translation
+                .iter()
+                .chain([&p.pose.yaw])
+                .all(|v| v.is_finite());
+            if !finite {
+                return Err(structure(
+                    n,
+                    format!("instance `{}` has a non-finite pose", p.instance),
+                ));
+            }
+        }
+        levels.push(MeshedBuilding {
+            id: m.id.clone(),
+            placements,
+            parts,
+            groups,
+            colliders: colliders.clone(),
+            rooms: m.rooms.clone(),
+            portals: m.portals.clone(),
+        });
+    }
+    Ok(BakedBuilding {
+        recipe: m.recipe.clone(),
+        ladder: m.ladder.clone(),
+        levels,
+    })
+}

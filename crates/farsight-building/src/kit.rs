@@ -1,0 +1,249 @@
+//! Kits and the metropolis generator (seed 004's showcase): a kit is a palette and a
+//! set of parts sized to one bay and one storey, with the roles the generator places
+//! them in; [`metropolis`] makes N x N blocks of varied buildings from a kit.
+//! Deterministic: block (i, j) of a seed is always the same building.
+
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::recipe::{Building, Instance, MergeGroup, Part, Pose, Room};
+use crate::validate::RecipeError;
+
+/// The corporate kit: chamfered boxes, storey openings, fins, mullions, sills, rails.
+pub const CORPORATE: &str = include_str!("../kits/corporate.ron");
+/// The dark city: crowns, corner lines, neon signs, lanterns and lamps marked `far`.
+pub const DARK_CITY: &str = include_str!("../kits/dark-city.ron");
+
+/// A kit: parts and the roles they play.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kit {
+    pub id: String,
+    pub palette: BTreeMap<String, String>,
+    /// Bay width (metres): a facade part spans one bay along its local X, its outer
+    /// face at local z = 0 facing +Z.
+    pub bay: f32,
+    pub storey_height: f32,
+    /// Facade bays; a building picks one per storey band.
+    pub facades: Vec<String>,
+    /// Placed at each corner of each storey.
+    pub corner: String,
+    /// A floor slab of one bay by one bay, centred.
+    pub slab: String,
+    /// On the roof, centred.
+    pub crowns: Vec<String>,
+    /// One per storey, at the centre (interior side).
+    pub interiors: Vec<String>,
+    /// On the ground storey's facade, one per side (signs, lamps).
+    pub street: Vec<String>,
+    /// Storeys range (inclusive).
+    pub storeys: [u32; 2],
+    /// Bays per side range (inclusive).
+    pub bays: [u32; 2],
+    pub parts: Vec<Part>,
+}
+
+/// Why a kit was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KitError {
+    #[error("kit is not valid RON: {0}")]
+    Syntax(String),
+    #[error("kit `{kit}`: {what}")]
+    Invalid { kit: String, what: String },
+    #[error("kit `{kit}`: {source}")]
+    Recipe { kit: String, source: RecipeError },
+}
+
+impl Kit {
+    /// Reads and checks a kit: every role names one of its parts, ranges are ordered,
+    /// sizes positive, and a building made from it validates.
+    pub fn from_ron(text: &str) -> Result<Kit, KitError> {
+        let kit: Kit = ron::from_str(text).map_err(|e| KitError::Syntax(e.to_string()))?;
+        let bad = |what: String| KitError::Invalid {
+            kit: kit.id.clone(),
+            what,
+        };
+        let roles = kit
+            .facades
+            .iter()
+            .chain([&kit.corner, &kit.slab])
+            .chain(&kit.crowns)
+            .chain(&kit.interiors)
+            .chain(&kit.street);
+        for r in roles {
+            if !kit.parts.iter().any(|p| &p.id == r) {
+                return Err(bad(format!(
+                    "role names part `{r}`, which the kit does not have"
+                )));
+            }
+        }
+        if kit.facades.is_empty() {
+            return Err(bad("no facades".into()));
+        }
+        if !(kit.bay > 0.0 && kit.storey_height > 0.0) {
+            return Err(bad("bay and storey_height must be positive".into()));
+        }
+        if kit.storeys[0] == 0
+            || kit.storeys[0] > kit.storeys[1]
+            || kit.bays[0] == 0
+            || kit.bays[0] > kit.bays[1]
+        {
+            return Err(bad("storeys and bays are ranges [low, high] from 1".into()));
+        }
+        let sample = kit.building(0, 0, 0);
+        crate::validate(&sample).map_err(|source| KitError::Recipe {
+            kit: kit.id.clone(),
+            source,
+        })?;
+        Ok(kit)
+    }
+
+    /// A named built-in kit (`corporate`, `dark-city`).
+    pub fn builtin(name: &str) -> Option<Kit> {
+        let text = match name {
+            "corporate" => CORPORATE,
+            "dark-city" => DARK_CITY,
+            _ => return None,
+        };
+        Some(Kit::from_ron(text).expect("built-in kits are valid"))
+    }
+
+    /// The building of block (i, j) of `seed`, in its own frame (origin at the centre
+    /// of its footprint, on the ground).
+    pub fn building(&self, i: u32, j: u32, seed: u64) -> Building {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            seed ^ ((i as u64) << 32 | j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let wide = rng.random_range(self.bays[0]..=self.bays[1]);
+        let deep = rng.random_range(self.bays[0]..=self.bays[1]);
+        let storeys = rng.random_range(self.storeys[0]..=self.storeys[1]);
+        let band = rng.random_range(2..=4u32);
+        let facades: Vec<&String> = (0..storeys.div_ceil(band))
+            .map(|_| &self.facades[rng.random_range(0..self.facades.len())])
+            .collect();
+        let (hx, hz) = (wide as f32 * self.bay / 2.0, deep as f32 * self.bay / 2.0);
+        let h = self.storey_height;
+        let mut instances = Vec::new();
+        let mut place = |id: String, part: &str, t: [f32; 3], yaw: f32| {
+            instances.push(Instance {
+                id,
+                part: part.to_string(),
+                pose: Pose {
+                    translation: t,
+                    yaw,
+                },
+                attachment: None,
+                overrides: BTreeMap::new(),
+            });
+        };
+        for s in 0..storeys {
+            let y = s as f32 * h;
+            let facade = facades[(s / band) as usize];
+            // Sides: +Z (yaw 0), +X (90), -Z (180), -X (270).
+            for (side, (n, yaw)) in [(wide, 0.0f32), (deep, 90.0), (wide, 180.0), (deep, 270.0)]
+                .into_iter()
+                .enumerate()
+            {
+                let half = n as f32 * self.bay / 2.0;
+                let depth = if side % 2 == 0 { hz } else { hx };
+                for b in 0..n {
+                    let along = -half + self.bay * (b as f32 + 0.5);
+                    let (sin, cos) = yaw.to_radians().sin_cos();
+                    // Local (along, 0, depth) turned by yaw.
+                    let t = [along * cos + depth * sin, y, -along * sin + depth * cos];
+                    place(format!("f{s}.{side}.{b}"), facade, t, yaw);
+                }
+            }
+            for (c, (x, z)) in [(-hx, -hz), (hx, -hz), (hx, hz), (-hx, hz)]
+                .into_iter()
+                .enumerate()
+            {
+                place(format!("k{s}.{c}"), &self.corner, [x, y, z], 0.0);
+            }
+            for a in 0..wide {
+                for b in 0..deep {
+                    let x = -hx + self.bay * (a as f32 + 0.5);
+                    let z = -hz + self.bay * (b as f32 + 0.5);
+                    place(format!("s{s}.{a}.{b}"), &self.slab, [x, y, z], 0.0);
+                }
+            }
+            if !self.interiors.is_empty() {
+                let part = &self.interiors[(s as usize) % self.interiors.len()];
+                place(format!("i{s}"), part, [0.0, y, 0.0], 0.0);
+            }
+        }
+        // The roof slab tiles, then the crown.
+        for a in 0..wide {
+            for b in 0..deep {
+                let x = -hx + self.bay * (a as f32 + 0.5);
+                let z = -hz + self.bay * (b as f32 + 0.5);
+                place(
+                    format!("s{storeys}.{a}.{b}"),
+                    &self.slab,
+                    [x, storeys as f32 * h, z],
+                    0.0,
+                );
+            }
+        }
+        if !self.crowns.is_empty() {
+            let crown = &self.crowns[rng.random_range(0..self.crowns.len())];
+            place("crown".into(), crown, [0.0, storeys as f32 * h, 0.0], 0.0);
+        }
+        for (side, s) in self.street.iter().enumerate().take(4) {
+            let yaw = side as f32 * 90.0;
+            let depth = if side % 2 == 0 { hz } else { hx };
+            let (sin, cos) = yaw.to_radians().sin_cos();
+            place(
+                format!("street{side}"),
+                s,
+                [depth * sin, 0.0, depth * cos],
+                yaw,
+            );
+        }
+        // The ground floor's slabs are one merge group: the podium damage re-meshes.
+        let podium: Vec<String> = instances
+            .iter()
+            .filter(|i| i.id.starts_with("s0."))
+            .map(|i| i.id.clone())
+            .collect();
+        let used: Vec<Part> = self
+            .parts
+            .iter()
+            .filter(|p| instances.iter().any(|i| i.part == p.id))
+            .cloned()
+            .collect();
+        Building {
+            id: format!("{}-{i}-{j}", self.id),
+            palette: self.palette.clone(),
+            parts: used,
+            instances,
+            merge_groups: vec![MergeGroup {
+                id: "podium".into(),
+                instances: podium,
+            }],
+            colliders: Vec::new(),
+            rooms: vec![Room {
+                id: "lobby".into(),
+                min: [-hx, 0.0, -hz],
+                max: [hx, h, hz],
+            }],
+            portals: Vec::new(),
+        }
+    }
+}
+
+/// N x N blocks of buildings from `kit`, row by row; block (i, j) stands at
+/// [`block_origin`].
+pub fn metropolis(kit: &Kit, grid: u32, seed: u64) -> Vec<Building> {
+    (0..grid)
+        .flat_map(|j| (0..grid).map(move |i| (i, j)))
+        .map(|(i, j)| kit.building(i, j, seed))
+        .collect()
+}
+
+/// Where block (i, j) stands in the city: 60 m blocks.
+pub fn block_origin(i: u32, j: u32) -> [f32; 3] {
+    [i as f32 * 60.0, 0.0, j as f32 * 60.0]
+}

@@ -1,0 +1,193 @@
+//! The full and cooked building files: round trips, refusals by kind, truncation and
+//! bit flips, identical bytes over runs and threads.
+#![cfg(feature = "bake")]
+
+mod common;
+
+use common::*;
+use farsight_building::bake::*;
+use farsight_building::*;
+use farsight_format::{FormatError, Version};
+use rand::{Rng, SeedableRng};
+
+fn baked() -> BakedBuilding {
+    let mut ladder = LodPolicy::ladder();
+    ladder[2].cell = Some(LodCell::Side(35.0));
+    bake(&sample(), &ladder, &ManifoldKernel).unwrap()
+}
+
+#[test]
+fn full_file_round_trips() {
+    let b = baked();
+    let bytes = b.write_full().unwrap();
+    let back = BakedBuilding::read_full(&bytes).unwrap();
+    assert_eq!(back, b);
+    assert_eq!(BakedBuilding::read(&bytes).unwrap(), b);
+    // A mesh shared by levels is one record and one allocation after reading.
+    let crown = |n: usize| {
+        std::sync::Arc::clone(&back.level(n).unwrap().part("crown").unwrap().elements[0].mesh)
+    };
+    assert!(std::sync::Arc::ptr_eq(&crown(0), &crown(1)));
+    // Written again, the same bytes.
+    assert_eq!(back.write_full().unwrap(), bytes);
+}
+
+#[test]
+fn cooked_file_reads_back_the_same_structure() {
+    let b = baked();
+    let bytes = b.write_cooked(&test_tangents).unwrap();
+    let back = BakedBuilding::read_cooked(&bytes).unwrap();
+    assert!(back.recipe.is_none());
+    assert_eq!(back.ladder, b.ladder);
+    for (l, m) in b.levels.iter().zip(&back.levels) {
+        let (pa, pb): (Vec<_>, Vec<_>) = (l.pieces().collect(), m.pieces().collect());
+        assert_eq!(pa.len(), pb.len());
+        for (x, y) in pa.iter().zip(&pb) {
+            assert_eq!(x.kind, y.kind);
+            assert_eq!(x.bounds, y.bounds);
+            assert_eq!(x.origin, y.origin);
+            assert_eq!(x.material, y.material);
+            assert_eq!(x.mesh.triangle_count(), y.mesh.triangle_count());
+            assert_eq!(y.mesh.tangents.len(), y.mesh.positions.len());
+            // Quantised against its own bounds: within a 16-bit step of the box.
+            let ext = (0..3)
+                .map(|k| x.bounds.max[k] - x.bounds.min[k])
+                .fold(0.0, f32::max);
+            let slack = ext / 30000.0;
+            let inside = |p: &[f32; 3]| {
+                p.iter()
+                    .zip(x.bounds.min.iter().zip(&x.bounds.max))
+                    .all(|(v, (lo, hi))| *v >= lo - slack && *v <= hi + slack)
+            };
+            assert!(y.mesh.positions.iter().all(inside));
+        }
+        assert_eq!(m.colliders(), l.colliders());
+        assert_eq!(m.portals(), l.portals());
+    }
+    assert!(bytes.len() < b.write_full().unwrap().len());
+}
+
+#[test]
+fn readers_refuse_by_kind() {
+    let b = baked();
+    let full = b.write_full().unwrap();
+    let cooked = b.write_cooked(&test_tangents).unwrap();
+    assert!(matches!(
+        BakedBuilding::read_full(&cooked),
+        Err(FileError::WrongVersion {
+            expected: Version::Full,
+            found: Version::Cooked
+        })
+    ));
+    assert!(matches!(
+        BakedBuilding::read_cooked(&full),
+        Err(FileError::WrongVersion {
+            expected: Version::Cooked,
+            found: Version::Full
+        })
+    ));
+    let mut wrong_id = full.clone();
+    wrong_id[0] ^= 1;
+    assert!(matches!(
+        BakedBuilding::read(&wrong_id),
+        Err(FileError::Format(_))
+    ));
+    let mut version = full.clone();
+    version[12] = 9;
+    assert!(matches!(
+        BakedBuilding::read(&version),
+        Err(FileError::Format(FormatError::UnknownVersion { found: 9 }))
+    ));
+    let mut trailing = full.clone();
+    trailing.push(0);
+    assert!(matches!(
+        BakedBuilding::read(&trailing),
+        Err(FileError::Format(_))
+    ));
+    // A recipe written by other rules is refused on read.
+    let mut bad = b.clone();
+    if let Some(r) = &mut bad.recipe {
+        r.parts[1].elements[0].shape.geometry = Geometry::Cylinder {
+            radius: 0.4,
+            height: 6.0,
+            segments: 2,
+        };
+    }
+    let bytes = bad.write_full().unwrap();
+    match BakedBuilding::read(&bytes) {
+        Err(FileError::Recipe(RecipeError::Invalid { at, rule })) => {
+            assert_eq!(at, "part `column`, element `shaft`");
+            assert_eq!(rule, Rule::Segments { found: 2 });
+        }
+        other => panic!("{other:?}"),
+    }
+    // A ladder that no longer checks.
+    let mut bad = b.clone();
+    bad.ladder[2].cell = Some(LodCell::Side(0.0));
+    let bytes = bad.write_full().unwrap();
+    assert!(matches!(
+        BakedBuilding::read(&bytes),
+        Err(FileError::Policy(PolicyError::BadCell { level: 2, .. }))
+    ));
+    // A face naming an operand its group does not have.
+    let mut bad = b.clone();
+    bad.levels[0].groups[0].operands.truncate(1);
+    let bytes = bad.write_full().unwrap();
+    assert!(matches!(
+        BakedBuilding::read(&bytes),
+        Err(FileError::Structure { level: 0, .. })
+    ));
+}
+
+#[test]
+fn every_truncation_and_random_bit_flips_are_refused() {
+    let b = bake(&row(4), &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+    for bytes in [
+        b.write_full().unwrap(),
+        b.write_cooked(&test_tangents).unwrap(),
+    ] {
+        for len in 0..bytes.len() {
+            assert!(
+                BakedBuilding::read(&bytes[..len]).is_err(),
+                "prefix {len} of {}",
+                bytes.len()
+            );
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        for _ in 0..3000 {
+            let mut flipped = bytes.clone();
+            for _ in 0..rng.random_range(1..4) {
+                let i = rng.random_range(0..flipped.len());
+                flipped[i] ^= 1 << rng.random_range(0..8);
+            }
+            assert!(BakedBuilding::read(&flipped).is_err());
+        }
+    }
+}
+
+#[test]
+fn bytes_are_identical_over_20_runs_and_on_1_and_2_threads() {
+    let ladder = {
+        let mut l = LodPolicy::ladder();
+        l[2].cell = Some(LodCell::Side(35.0));
+        l
+    };
+    let one = |b: &Building| {
+        let baked = bake(b, &ladder, &ManifoldKernel).unwrap();
+        (
+            baked.write_full().unwrap(),
+            baked.write_cooked(&test_tangents).unwrap(),
+        )
+    };
+    let buildings = [sample(), row(6)];
+    let reference: Vec<_> = buildings.iter().map(one).collect();
+    for _ in 0..20 {
+        assert_eq!(one(&buildings[0]), reference[0]);
+    }
+    // Two threads baking at once (kernel ids interleave) give the same bytes.
+    let both: Vec<_> = std::thread::scope(|s| {
+        let h: Vec<_> = buildings.iter().map(|b| s.spawn(|| one(b))).collect();
+        h.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(both, reference);
+}
