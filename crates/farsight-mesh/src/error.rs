@@ -105,6 +105,10 @@ pub enum ImportErrorKind {
 pub enum Warning {
     /// Triangles with a repeated index or zero area were removed.
     DegenerateTrianglesRemoved { submesh: String, count: usize },
+    /// Triangles repeating an earlier triangle of the same sub-mesh (the same three
+    /// corner positions in the same winding) were removed: drawn twice they only
+    /// z-fight, and the simplifier would see each of their edges used twice.
+    DuplicateTrianglesRemoved { submesh: String, count: usize },
     /// The sub-mesh had no normals; smooth normals were generated.
     NormalsGenerated { submesh: String },
     /// The OBJ's material library could not be read; materials are named by index.
@@ -127,6 +131,15 @@ pub enum Warning {
     },
     /// The cluster DAG was cut at the configured level limit.
     LevelLimitReached { limit: usize },
+    /// The DAG built with the configured simplification failed a topology check
+    /// (`refused`: the check's message) and was rebuilt with topology-safe settings
+    /// (`sloppy`: vertex-clustering fallback for stuck groups, `permissive`:
+    /// collapses across attribute seams, each as the kept DAG used them).
+    SimplificationRestricted {
+        refused: String,
+        sloppy: bool,
+        permissive: bool,
+    },
 }
 
 /// Why a cook refused to write a result.
