@@ -100,6 +100,7 @@ fn level_round_trips_through_a_file_in_place() {
             bytes: rec.len() as u64,
         }],
         materials: vec!["stone".into(), "moss".into()],
+        instances: vec![translated_x(0.0), translated_x(2.5)],
     };
     let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
     let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
@@ -225,4 +226,32 @@ fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
     let cross = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
     let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
     cross.atan2(dot).to_degrees()
+}
+
+/// A column-major translation by `x` along x.
+fn translated_x(x: f32) -> [f32; 16] {
+    let mut m = [0.0; 16];
+    m[0] = 1.0;
+    m[5] = 1.0;
+    m[10] = 1.0;
+    m[15] = 1.0;
+    m[12] = x;
+    m
+}
+
+/// A manifest written before instances existed still reads, with none; one
+/// with instances keeps them.
+#[test]
+fn cluster_manifests_without_instances_still_read() {
+    let old = r#"(name: "rock", bounds_min: (0.0, 0.0, 0.0), bounds_max: (1.0, 1.0, 1.0), levels: [], materials: ["stone"])"#;
+    let m: ClusterMeshManifest = ron::from_str(old).unwrap();
+    assert!(m.instances.is_empty());
+    let text = ron::to_string(&m).unwrap();
+    assert!(!text.contains("instances"), "{text}");
+    let placed = ClusterMeshManifest {
+        instances: vec![translated_x(3.0)],
+        ..m
+    };
+    let back: ClusterMeshManifest = ron::from_str(&ron::to_string(&placed).unwrap()).unwrap();
+    assert_eq!(back.instances, placed.instances);
 }

@@ -61,6 +61,9 @@ pub struct ClusterMesh {
     pub materials: Vec<String>,
     pub levels: Vec<PackedLevel>,
     pub warnings: Vec<Warning>,
+    /// Mesh-to-world transforms (column-major) when the source placed this mesh
+    /// more than once; written to the manifest. Empty for a mesh drawn once.
+    pub instances: Vec<[f32; 16]>,
 }
 
 /// Cooks a mesh into its cluster DAG, checks it and packs it into levels. One DAG
@@ -267,6 +270,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             materials,
             levels,
             warnings,
+            instances: Vec::new(),
         },
         split,
         reference,

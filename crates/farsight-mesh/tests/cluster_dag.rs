@@ -567,3 +567,35 @@ fn every_corpus_mesh_cooks_as_a_dag_and_a_cooked_chain() {
     assert!(!permissive("ToyCar.gltf"));
     assert!(permissive("AntiqueCamera.gltf") && permissive("SubpassScene.gltf"));
 }
+
+/// Issue 16, part 0: a glTF mesh drawn 125 times through `EXT_mesh_gpu_instancing`
+/// is cooked once, its 125 placements kept in the manifest; a mesh drawn once has
+/// none (and its manifest no `instances` entry).
+#[test]
+fn a_mesh_placed_many_times_is_cooked_once_with_its_instances() {
+    use farsight_mesh::{cook_file, CookKind};
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let out = cook_file(
+        &common::mesh_path("SimpleInstancing/SimpleInstancing.gltf"),
+        &kind,
+    )
+    .unwrap();
+    let bytes = AlignedBytes::from(&out.bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
+    let m = file.manifest();
+    assert_eq!(m.levels[0].triangles, 12, "the cube is stored once");
+    assert_eq!(m.instances.len(), 125);
+    let places: std::collections::HashSet<[u32; 3]> = m
+        .instances
+        .iter()
+        .map(|t| [t[12].to_bits(), t[13].to_bits(), t[14].to_bits()])
+        .collect();
+    assert_eq!(places.len(), 125, "every instance has its own place");
+    assert!(m.instances.iter().flatten().all(|v| v.is_finite()));
+    assert!(file.raw().manifest_text().contains("instances"));
+    let once = cook_file(&common::mesh_path("bunny.obj"), &kind).unwrap();
+    let bytes = AlignedBytes::from(&once.bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
+    assert!(file.manifest().instances.is_empty());
+    assert!(!file.raw().manifest_text().contains("instances"));
+}
