@@ -50,18 +50,168 @@ pub fn load_gltf(rel: &str) -> Vec<MeshData> {
                 Some(i) => i.into_u32().collect(),
                 None => (0..m.positions.len() as u32).collect(),
             };
+            // Real files carry NaN normals (SubpassScene), which the cooker
+            // refuses as it should: the benches measure the mesh with those
+            // normals set to +z (the same input goes to gltfpack).
+            for n in &mut m.normals {
+                if !n.iter().all(|c| c.is_finite()) {
+                    *n = [0.0, 0.0, 1.0];
+                }
+            }
+            for t in &mut m.tangents {
+                if !t.iter().all(|c| c.is_finite()) {
+                    *t = [1.0, 0.0, 0.0, 1.0];
+                }
+            }
+            for uv in &mut m.uvs {
+                if !uv.iter().all(|c| c.is_finite()) {
+                    *uv = [0.0; 2];
+                }
+            }
             out.push(m);
         }
     }
     out
 }
 
-/// The three meshes of issue 3's size table, as (name, parts).
+/// Every mesh of `../shared/data/meshes` (the OBJs merged, each glTF / GLB
+/// primitive its own part), then the generated stress cases, as (name, parts).
+/// Names are leaked into `&'static str`: a bench process loads them once.
+/// `FARSIGHT_BENCH_MESHES=a,b` keeps the meshes whose names contain one of them.
 pub fn bench_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
+    let root = meshes_dir();
+    must_exist(&root);
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut scan = |dir: &Path| {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if matches!(ext, "obj" | "glb" | "gltf") {
+                files.push(p);
+            }
+        }
+    };
+    scan(&root);
+    for e in std::fs::read_dir(&root).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            scan(&p);
+        }
+    }
+    files.sort();
+    let mut out: Vec<(&'static str, Vec<MeshData>)> = Vec::new();
+    for f in files {
+        let name: &'static str = Box::leak(
+            f.file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+                .into_boxed_str(),
+        );
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let parts = if rel.ends_with(".obj") {
+            vec![load_obj(&rel)]
+        } else {
+            load_gltf(&rel)
+        };
+        out.push((name, parts));
+    }
+    out.extend(stress_meshes());
+    if let Ok(keep) = std::env::var("FARSIGHT_BENCH_MESHES") {
+        let keep: Vec<&str> = keep.split(',').filter(|k| !k.is_empty()).collect();
+        out.retain(|(n, _)| keep.iter().any(|k| n.contains(k)));
+    }
+    out
+}
+
+/// A bumpy patch of `tris` triangles (two per quad, an odd count ends on one),
+/// `w` quads wide, with normals and uvs, offset by `at`.
+fn patch(tris: usize, w: usize, at: [f32; 3]) -> MeshData {
+    let quads = tris.div_ceil(2);
+    let rows = quads.div_ceil(w);
+    let mut m = MeshData::default();
+    for y in 0..=rows {
+        for x in 0..=w {
+            let (fx, fy) = (x as f32 / w as f32, y as f32 / rows.max(1) as f32);
+            let h = 0.05 * (fx * 7.0 + at[0]).sin() * (fy * 5.0 + at[2]).cos();
+            m.positions.push([at[0] + fx, at[1] + h, at[2] + fy]);
+            let n = [-0.35 * (fx * 7.0).cos(), 1.0, 0.25 * (fy * 5.0).sin()];
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            m.normals.push([n[0] / l, n[1] / l, n[2] / l]);
+            m.uvs.push([fx, fy]);
+        }
+    }
+    let row = (w + 1) as u32;
+    for q in 0..quads {
+        let (x, y) = ((q % w) as u32, (q / w) as u32);
+        let i = y * row + x;
+        m.indices.extend_from_slice(&[i, i + row, i + 1]);
+        if m.indices.len() / 3 < tris {
+            m.indices.extend_from_slice(&[i + 1, i + row, i + row + 1]);
+        }
+    }
+    m
+}
+
+/// The issue 16 stress cases: 100 parts of 2-300 triangles; one 200-triangle
+/// geometry placed 50 times (50 identical parts); a 256 x 256 quad grid tile whose
+/// uvs are linear in its positions; a 12-triangle box (24 vertices, flat normals).
+pub fn stress_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
+    let parts100 = (0..100)
+        .map(|i| {
+            let tris = 2 + (i * 37) % 299;
+            patch(tris, 2 + i % 9, [i as f32 * 1.5, 0.0, 0.0])
+        })
+        .collect();
+    let one = patch(200, 10, [0.0; 3]);
+    let placed50 = vec![one; 50];
+    let mut grid = MeshData::default();
+    let n = 256u32;
+    for y in 0..=n {
+        for x in 0..=n {
+            let (fx, fy) = (x as f32 / n as f32, y as f32 / n as f32);
+            let h = 0.03 * (fx * 31.0).sin() * (fy * 23.0).cos();
+            grid.positions.push([fx * 2.0 - 1.0, h, fy * 2.0 - 1.0]);
+            grid.normals.push([0.0, 1.0, 0.0]);
+            grid.uvs.push([fx, fy]);
+        }
+    }
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            grid.indices
+                .extend_from_slice(&[i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    let mut bx = MeshData::default();
+    let faces: [([f32; 3], [f32; 3], [f32; 3]); 6] = [
+        ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]),
+        ([-1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]),
+        ([0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]),
+        ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ([0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]),
+    ];
+    for (n, u, v) in faces {
+        let base = bx.positions.len() as u32;
+        for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+            bx.positions
+                .push([0, 1, 2].map(|k| n[k] + a * u[k] + b * v[k]));
+            bx.normals.push(n);
+            bx.uvs.push([(a + 1.0) / 2.0, (b + 1.0) / 2.0]);
+        }
+        bx.indices
+            .extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+    }
     vec![
-        ("bunny", vec![load_obj("bunny.obj")]),
-        ("pirate", vec![load_obj("pirate.obj")]),
-        ("FlightHelmet", load_gltf("FlightHelmet/FlightHelmet.gltf")),
+        ("gen_parts100", parts100),
+        ("gen_placed50", placed50),
+        ("gen_grid256", vec![grid]),
+        ("gen_box12", vec![bx]),
     ]
 }
 

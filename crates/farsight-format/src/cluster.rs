@@ -460,6 +460,12 @@ pub struct ClusterMeshManifest {
     /// Material names; a cluster's `material` indexes this list.
     #[serde(default)]
     pub materials: Vec<String>,
+    /// Where the mesh is drawn when its source placed it more than once (glTF nodes
+    /// sharing the mesh, `EXT_mesh_gpu_instancing`): one mesh-to-world transform
+    /// per placement, column-major 4x4. The geometry is stored once, in mesh space.
+    /// Empty (and absent from the manifest) for a mesh drawn once, as cooked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<[f32; 16]>,
 }
 
 impl Manifest for ClusterMeshManifest {

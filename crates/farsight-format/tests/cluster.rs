@@ -100,6 +100,7 @@ fn level_round_trips_through_a_file_in_place() {
             bytes: rec.len() as u64,
         }],
         materials: vec!["stone".into(), "moss".into()],
+        instances: vec![translated_x(0.0), translated_x(2.5)],
     };
     let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
     let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
@@ -253,6 +254,7 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
             bounds_max: MAX,
             levels: vec![entry],
             materials: vec!["stone".into(), "moss".into()],
+            instances: Vec::new(),
         };
         w.finish(&m).unwrap()
     };
@@ -292,4 +294,32 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
         ),
         "{r:?}"
     );
+}
+
+/// A column-major translation by `x` along x.
+fn translated_x(x: f32) -> [f32; 16] {
+    let mut m = [0.0; 16];
+    m[0] = 1.0;
+    m[5] = 1.0;
+    m[10] = 1.0;
+    m[15] = 1.0;
+    m[12] = x;
+    m
+}
+
+/// A manifest written before instances existed still reads, with none; one
+/// with instances keeps them.
+#[test]
+fn cluster_manifests_without_instances_still_read() {
+    let old = r#"(name: "rock", bounds_min: (0.0, 0.0, 0.0), bounds_max: (1.0, 1.0, 1.0), levels: [], materials: ["stone"])"#;
+    let m: ClusterMeshManifest = ron::from_str(old).unwrap();
+    assert!(m.instances.is_empty());
+    let text = ron::to_string(&m).unwrap();
+    assert!(!text.contains("instances"), "{text}");
+    let placed = ClusterMeshManifest {
+        instances: vec![translated_x(3.0)],
+        ..m
+    };
+    let back: ClusterMeshManifest = ron::from_str(&ron::to_string(&placed).unwrap()).unwrap();
+    assert_eq!(back.instances, placed.instances);
 }

@@ -10,7 +10,7 @@ use crate::dag::ClusterConfig;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
 use crate::mesh::{ImportOptions, ImportedScene};
-use crate::pack::{cook_clusters_encoded, ClusterMesh};
+use crate::pack::{cook_clusters, cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
 use crate::{gltf_import, obj_import, Warning};
 
@@ -63,13 +63,32 @@ pub struct CookOutput {
 
 /// Cooks one file into container bytes (nothing is written on failure).
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
-    let (prepared, mut warnings) = import_prepared(path)?;
+    // A cluster DAG of one mesh placed several times is cooked once, with the
+    // placements in the manifest.
+    let instanced = match kind {
+        CookKind::Clusters(_) => instanced_import(path)?,
+        CookKind::LodChain(..) => None,
+    };
+    let (prepared, mut warnings, instances) = match instanced {
+        Some(i) => i,
+        None => {
+            let (prepared, warnings) = import_prepared(path)?;
+            (prepared, warnings, Vec::new())
+        }
+    };
     let (cooked, bytes) = match kind {
         CookKind::LodChain(config, records) => {
             let chain = generate_lod_chain(&prepared.mesh, config);
             warnings.extend(chain.warnings.iter().cloned());
             let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, records)?;
             (Cooked::LodChain(chain), bytes)
+        }
+        CookKind::Clusters(config) if !instances.is_empty() => {
+            let mut mesh = cook_clusters(&prepared.mesh, config)?;
+            mesh.instances = instances;
+            let bytes = mesh.encode()?;
+            warnings.extend(mesh.warnings.iter().cloned());
+            (Cooked::Clusters(mesh), bytes)
         }
         CookKind::Clusters(config) => {
             let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
@@ -83,6 +102,26 @@ pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> 
         bytes,
         warnings,
     })
+}
+
+/// A prepared import, its warnings and its instance transforms (column-major;
+/// empty for a mesh drawn once).
+type Imported = (PreparedMesh, Vec<Warning>, Vec<[f32; 16]>);
+
+/// A glTF that draws one mesh several times ([`import_gltf_instanced`]): the mesh
+/// prepared, the import's warnings and the placements as column-major arrays.
+fn instanced_import(path: &Path) -> Result<Option<Imported>, ImportError> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !matches!(ext.as_str(), "gltf" | "glb") {
+        return Ok(None);
+    }
+    Ok(gltf_import::import_gltf_instanced(path)?.map(|i| {
+        let transforms = i.transforms.iter().map(|m| m.to_cols_array()).collect();
+        (prepare(&i.mesh), i.warnings, transforms)
+    }))
 }
 
 /// Cooks several files in parallel on rayon's pool; results in input order, each

@@ -73,6 +73,7 @@ impl ClusterMesh {
             bounds_max: max,
             levels: entries,
             materials: self.materials.clone(),
+            instances: self.instances.clone(),
         };
         writer.finish_filled(&manifest, |record, out| {
             let li = record.0 as usize;

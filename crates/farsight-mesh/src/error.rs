@@ -109,6 +109,10 @@ pub enum ImportErrorKind {
 pub enum Warning {
     /// Triangles with a repeated index or zero area were removed.
     DegenerateTrianglesRemoved { submesh: String, count: usize },
+    /// Triangles repeating an earlier triangle of the same sub-mesh (the same three
+    /// corner positions in the same winding) were removed: drawn twice they only
+    /// z-fight, and the simplifier would see each of their edges used twice.
+    DuplicateTrianglesRemoved { submesh: String, count: usize },
     /// The sub-mesh had no normals; smooth normals were generated.
     NormalsGenerated { submesh: String },
     /// The OBJ's material library could not be read; materials are named by index.
@@ -134,6 +138,15 @@ pub enum Warning {
     /// The glTF file requires extensions that carry no geometry (lights, material
     /// and texture extensions); the mesh was imported without them.
     RequiredExtensionsIgnored { names: Vec<String> },
+    /// The DAG built with the configured simplification failed a topology check
+    /// (`refused`: the check's message) and was rebuilt with topology-safe settings
+    /// (`sloppy`: vertex-clustering fallback for stuck groups, `permissive`:
+    /// collapses across attribute seams, each as the kept DAG used them).
+    SimplificationRestricted {
+        refused: String,
+        sloppy: bool,
+        permissive: bool,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -171,6 +184,23 @@ impl std::fmt::Display for Warning {
             Warning::LevelLimitReached { limit } => {
                 write!(f, "the cluster DAG stopped at the level limit ({limit})")
             }
+            Warning::DuplicateTrianglesRemoved { submesh, count } => {
+                write!(f, "sub-mesh {submesh}: removed {count} duplicate triangles")
+            }
+            Warning::SimplificationRestricted {
+                refused,
+                sloppy,
+                permissive,
+            } => write!(
+                f,
+                "the first cluster DAG was refused ({refused}): rebuilt with {}",
+                match (sloppy, permissive) {
+                    (false, false) => "neither the vertex-clustering fallback nor collapses across seams",
+                    (false, true) => "no vertex-clustering fallback",
+                    (true, false) => "no collapses across attribute seams",
+                    (true, true) => "the same settings",
+                }
+            ),
             Warning::RequiredExtensionsIgnored { names } => write!(
                 f,
                 "ignored required glTF extensions that carry no geometry: {}",

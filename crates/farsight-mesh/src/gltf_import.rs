@@ -518,3 +518,187 @@ pub(crate) fn apply_transform(s: &mut SubMesh, m: Mat4) {
         }
     }
 }
+
+// Instancing: a glTF that draws one mesh several times (nodes sharing it, or one
+// node placing it through `EXT_mesh_gpu_instancing`) is cooked once, in mesh
+// space, with its placements kept as instance transforms.
+
+/// A mesh the file draws more than once, read once in its own space, with the
+/// world transform of every placement.
+pub struct InstancedMesh {
+    pub mesh: Mesh,
+    pub transforms: Vec<Mat4>,
+    pub warnings: Vec<crate::Warning>,
+}
+
+/// When every placement of the file's scene draws the same (unskinned) glTF mesh
+/// and there are at least two placements, counting each instance of
+/// `EXT_mesh_gpu_instancing` as one, that mesh (repaired) and the placements;
+/// otherwise `None` (the file is imported as one baked mesh). A non-finite
+/// instance transform is an error.
+pub fn import_gltf_instanced(path: &Path) -> Result<Option<InstancedMesh>, ImportError> {
+    let file = load_gltf(path)?;
+    let Some((mesh_index, transforms)) = instance_placements(&file)? else {
+        return Ok(None);
+    };
+    let mesh = file
+        .document
+        .meshes()
+        .nth(mesh_index)
+        .expect("validated index");
+    let stem = path
+        .file_stem()
+        .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+    let mut warnings = Vec::new();
+    let mut submeshes = Vec::new();
+    for p in mesh.primitives() {
+        let mut s = read_primitive(&file, &mesh, &p, Mat4::IDENTITY)?;
+        repair_submesh(&mut s, &mut warnings).map_err(|k| file.err(k))?;
+        if s.indices.is_empty() {
+            warnings.push(crate::Warning::EmptySubmeshRemoved { submesh: s.name });
+        } else {
+            submeshes.push(s);
+        }
+    }
+    if submeshes.is_empty() {
+        return Err(file.err(ImportErrorKind::Empty));
+    }
+    Ok(Some(InstancedMesh {
+        mesh: Mesh {
+            name: stem,
+            submeshes,
+        },
+        transforms,
+        warnings,
+    }))
+}
+
+/// The one mesh every placement draws and the placements' transforms (see
+/// [`import_gltf_instanced`]), walking the scene as [`node_placements`] does.
+fn instance_placements(file: &LoadedGltf) -> Result<Option<(usize, Vec<Mat4>)>, ImportError> {
+    let doc = &file.document;
+    let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) else {
+        return Ok(None);
+    };
+    let limit = doc.nodes().len();
+    let mut stack: Vec<(gltf::Node<'_>, Mat4, usize)> = scene
+        .nodes()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .map(|n| (n, Mat4::IDENTITY, 0))
+        .collect();
+    let mut mesh_index = None;
+    let mut transforms = Vec::new();
+    while let Some((node, parent, depth)) = stack.pop() {
+        if depth > limit {
+            continue;
+        }
+        let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+        if let Some(mesh) = node.mesh() {
+            if node.skin().is_some() || mesh_index.is_some_and(|m| m != mesh.index()) {
+                return Ok(None);
+            }
+            mesh_index = Some(mesh.index());
+            match gpu_instances(file, &node)? {
+                Some(local) => transforms.extend(local.into_iter().map(|l| world * l)),
+                None => transforms.push(world),
+            }
+        }
+        for c in node.children().collect::<Vec<_>>().into_iter().rev() {
+            stack.push((c, world, depth + 1));
+        }
+    }
+    if let Some(bad) = transforms.iter().find(|m| !m.is_finite()) {
+        return Err(file.err(ImportErrorKind::Gltf {
+            message: format!("an instance transform is not finite: {bad:?}"),
+        }));
+    }
+    Ok(match mesh_index {
+        Some(m) if transforms.len() > 1 => Some((m, transforms)),
+        _ => None,
+    })
+}
+
+/// The instance transforms (relative to the node) that `EXT_mesh_gpu_instancing`
+/// gives `node`, or `None` when the node does not use it. Translation, rotation and
+/// scale are float accessors of one length; a missing one is the identity.
+fn gpu_instances(
+    file: &LoadedGltf,
+    node: &gltf::Node<'_>,
+) -> Result<Option<Vec<Mat4>>, ImportError> {
+    let Some(ext) = node.extension_value("EXT_mesh_gpu_instancing") else {
+        return Ok(None);
+    };
+    let bad = |message: String| file.err(ImportErrorKind::Gltf { message });
+    let attributes = ext
+        .get("attributes")
+        .and_then(|a| a.as_object())
+        .ok_or_else(|| {
+            bad(format!(
+                "node {}: EXT_mesh_gpu_instancing has no attributes",
+                node.index()
+            ))
+        })?;
+    let read = |name: &'static str, dims: Dimensions| -> Result<Option<Vec<f32>>, ImportError> {
+        let Some(index) = attributes.get(name) else {
+            return Ok(None);
+        };
+        let accessor = index
+            .as_u64()
+            .and_then(|i| file.document.accessors().nth(i as usize))
+            .ok_or_else(|| {
+                bad(format!(
+                    "node {}: instance {name} accessor {index} does not exist",
+                    node.index()
+                ))
+            })?;
+        file.check_typed(&accessor, name, &[DataType::F32], dims)?;
+        let view = accessor.view().expect("checked: has a view");
+        let data = &file.buffers[view.buffer().index()];
+        let width = accessor.dimensions().multiplicity();
+        let stride = view.stride().unwrap_or(4 * width);
+        let start = view.offset() + accessor.offset();
+        let mut out = Vec::with_capacity(accessor.count() * width);
+        for i in 0..accessor.count() {
+            let at = start + i * stride;
+            for k in 0..width {
+                let b = &data[at + 4 * k..at + 4 * k + 4];
+                out.push(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            }
+        }
+        Ok(Some(out))
+    };
+    let t = read("TRANSLATION", Dimensions::Vec3)?;
+    let r = read("ROTATION", Dimensions::Vec4)?;
+    let s = read("SCALE", Dimensions::Vec3)?;
+    let counts: Vec<usize> = [(&t, 3), (&r, 4), (&s, 3)]
+        .iter()
+        .filter_map(|(v, w)| v.as_ref().map(|v| v.len() / w))
+        .collect();
+    let Some(&count) = counts.first() else {
+        return Ok(None);
+    };
+    if counts.iter().any(|&c| c != count) {
+        return Err(bad(format!(
+            "node {}: EXT_mesh_gpu_instancing attributes have different counts {counts:?}",
+            node.index()
+        )));
+    }
+    Ok(Some(
+        (0..count)
+            .map(|i| {
+                let tr = t
+                    .as_ref()
+                    .map_or(Vec3::ZERO, |t| Vec3::from_slice(&t[3 * i..]));
+                let rot = r.as_ref().map_or(glam::Quat::IDENTITY, |r| {
+                    glam::Quat::from_slice(&r[4 * i..]).normalize()
+                });
+                let sc = s
+                    .as_ref()
+                    .map_or(Vec3::ONE, |s| Vec3::from_slice(&s[3 * i..]));
+                Mat4::from_scale_rotation_translation(sc, rot, tr)
+            })
+            .collect(),
+    ))
+}

@@ -51,7 +51,7 @@ pub use dag::{
     RawDag,
 };
 pub use error::{CookError, ImportError, ImportErrorKind, Warning};
-pub use gltf_import::import_gltf;
+pub use gltf_import::{import_gltf, import_gltf_instanced, InstancedMesh};
 pub use lod_chain::{
     generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel,
     REFERENCE_VIEWPORT_HEIGHT,

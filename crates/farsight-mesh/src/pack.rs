@@ -61,6 +61,9 @@ pub struct ClusterMesh {
     pub materials: Vec<String>,
     pub levels: Vec<PackedLevel>,
     pub warnings: Vec<Warning>,
+    /// Mesh-to-world transforms (column-major) when the source placed this mesh
+    /// more than once; written to the manifest. Empty for a mesh drawn once.
+    pub instances: Vec<[f32; 16]>,
 }
 
 /// Cooks a mesh into its cluster DAG, checks it and packs it into levels. One DAG
@@ -70,10 +73,77 @@ pub struct ClusterMesh {
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
     on_pool(|| {
-        let cook = cook_unchecked(mesh, config)?;
-        cook.check()?;
-        Ok(cook.mesh)
+        let cook = cook_checked(mesh, config, Unchecked::check)?;
+        Ok(cook.0.mesh)
     })
+}
+
+/// The settings a cook tries in turn: the configured ones, then without the
+/// sloppy (vertex clustering) fallback, then also without permissive collapses.
+/// Sloppy simplification merges vertices by grid cell, across connected parts and
+/// through non-manifold and duplicated triangles, and permissive collapses follow
+/// positions across seams; either can leave an edge used by one triangle where
+/// LOD0 is closed (ToyCar, AntiqueCamera, SubpassScene). The checks stay as they
+/// are: a DAG is kept only when it passes them.
+fn fallback_configs(config: &ClusterConfig) -> Vec<ClusterConfig> {
+    let mut out = vec![*config];
+    if config.fallback_sloppy {
+        out.push(ClusterConfig {
+            fallback_sloppy: false,
+            ..*config
+        });
+    }
+    if config.permissive || config.fallback_permissive {
+        let last = *out.last().unwrap_or(config);
+        out.push(ClusterConfig {
+            permissive: false,
+            fallback_permissive: false,
+            ..last
+        });
+    }
+    out
+}
+
+/// Whether a refusal is about topology (an open edge or a crack), which a
+/// topology-safe rebuild can cure.
+fn topology_refusal(e: &CookError) -> bool {
+    matches!(
+        e,
+        CookError::LevelIncomplete { .. } | CookError::CrackInCut { .. }
+    )
+}
+
+/// Builds with each of [`fallback_configs`] until `check` passes or refuses for a
+/// reason other than topology; the last refusal is returned when none passes. A
+/// rebuild is reported as [`Warning::SimplificationRestricted`].
+fn cook_checked<T>(
+    mesh: &Mesh,
+    config: &ClusterConfig,
+    check: impl Fn(&Unchecked) -> Result<T, CookError>,
+) -> Result<(Unchecked, T), CookError> {
+    config.validate()?;
+    let configs = fallback_configs(config);
+    let mut refused: Option<CookError> = None;
+    for (i, c) in configs.iter().enumerate() {
+        let mut cook = cook_unchecked(mesh, c)?;
+        match check(&cook) {
+            Ok(t) => {
+                if let Some(e) = refused {
+                    cook.mesh.warnings.push(Warning::SimplificationRestricted {
+                        refused: e.to_string(),
+                        sloppy: c.fallback_sloppy,
+                        permissive: c.permissive || c.fallback_permissive,
+                    });
+                }
+                return Ok((cook, t));
+            }
+            Err(e) if topology_refusal(&e) && i + 1 < configs.len() => {
+                refused.get_or_insert(e);
+            }
+            Err(e) => return Err(refused.unwrap_or(e)),
+        }
+    }
+    unreachable!("the last configuration returns")
 }
 
 /// Runs a cook on a rayon worker. Called from outside the pool, every parallel
@@ -93,9 +163,10 @@ pub fn cook_clusters_encoded(
     config: &ClusterConfig,
 ) -> Result<(ClusterMesh, Vec<u8>), CookError> {
     on_pool(|| {
-        let cook = cook_unchecked(mesh, config)?;
-        let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
-        checked?;
+        let (cook, bytes) = cook_checked(mesh, config, |cook| {
+            let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
+            checked.map(|()| bytes)
+        })?;
         Ok((cook.mesh, bytes?))
     })
 }
@@ -199,6 +270,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             materials,
             levels,
             warnings,
+            instances: Vec::new(),
         },
         split,
         reference,

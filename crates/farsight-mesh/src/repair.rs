@@ -21,6 +21,13 @@ pub(crate) fn repair_submesh(
             count: removed,
         });
     }
+    let duplicates = remove_duplicates(s);
+    if duplicates > 0 {
+        warnings.push(Warning::DuplicateTrianglesRemoved {
+            submesh: s.name.clone(),
+            count: duplicates,
+        });
+    }
     let usable = |n: [f32; 3]| {
         let v = Vec3::from(n);
         v.is_finite() && v.length_squared() > 1e-12
@@ -102,6 +109,28 @@ pub(crate) fn remove_degenerates(s: &mut SubMesh) -> usize {
     before - s.indices.len() / 3
 }
 
+/// Removes every triangle whose corner positions (bit for bit, in winding order,
+/// from any starting corner) repeat an earlier triangle's; returns how many went.
+/// A triangle and its reverse (a two-sided sheet) are both kept.
+pub(crate) fn remove_duplicates(s: &mut SubMesh) -> usize {
+    let before = s.indices.len() / 3;
+    let verts = &s.vertices;
+    let key = |i: u32| verts[i as usize].position.map(f32::to_bits);
+    let mut seen = std::collections::HashSet::with_capacity(before);
+    let mut kept = Vec::with_capacity(s.indices.len());
+    for t in s.indices.chunks_exact(3) {
+        let p = [key(t[0]), key(t[1]), key(t[2])];
+        // The rotation starting at the smallest corner: equal for equal cycles.
+        let first = (0..3).min_by_key(|&i| p[i]).unwrap_or(0);
+        let cycle = [p[first], p[(first + 1) % 3], p[(first + 2) % 3]];
+        if seen.insert(cycle) {
+            kept.extend_from_slice(t);
+        }
+    }
+    s.indices = kept;
+    before - s.indices.len() / 3
+}
+
 /// Area-weighted smooth normals, shared across vertices at the same position so a
 /// UV seam does not show a lighting seam.
 pub(crate) fn generate_normals(s: &mut SubMesh) {
@@ -134,4 +163,41 @@ pub(crate) fn position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
     let adapter = meshopt::VertexDataAdapter::new(bytemuck::cast_slice(positions), 12, 0)
         .expect("12-byte stride over [f32; 3]");
     meshopt::generate_position_remap(&adapter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove_duplicates;
+    use crate::mesh::{SubMesh, Vertex};
+
+    #[test]
+    fn duplicate_triangles_go_and_reversed_ones_stay() {
+        let at = |x: f32, y: f32| Vertex {
+            position: [x, y, 0.0],
+            ..Vertex::default()
+        };
+        // Vertex 4 repeats vertex 0's position under another index.
+        let vertices = vec![
+            at(0.0, 0.0),
+            at(1.0, 0.0),
+            at(0.0, 1.0),
+            at(1.0, 1.0),
+            at(0.0, 0.0),
+        ];
+        let mut s = SubMesh {
+            name: "dup".into(),
+            vertices,
+            indices: vec![
+                0, 1, 2, // kept
+                1, 2, 0, // the same cycle: removed
+                4, 1, 2, // the same positions through another index: removed
+                0, 2, 1, // reversed (back face): kept
+                1, 3, 2, // another triangle: kept
+            ],
+            material: "m".into(),
+            has_tangents: false,
+        };
+        assert_eq!(remove_duplicates(&mut s), 2);
+        assert_eq!(s.indices, vec![0, 1, 2, 0, 2, 1, 1, 3, 2]);
+    }
 }

@@ -515,3 +515,87 @@ fn stuck_groups_are_locked_rebuilt_and_copied_into_coarser_levels() {
     assert!(levels[1..].iter().any(|l| l.copied_clusters > 0));
     check_cluster_levels(&levels, &vertices, &indices).unwrap();
 }
+
+/// Issue 16, part 0: every corpus mesh cooks as a cluster DAG whose every level,
+/// decoded from the file, keeps LOD0's closed parts closed; and as a cooked LOD
+/// chain. The three that the sloppy fallback or permissive collapses broke are
+/// rebuilt with those off, and say so.
+#[test]
+fn every_corpus_mesh_cooks_as_a_dag_and_a_cooked_chain() {
+    use farsight_mesh::{cook_file, ChainRecords, CookKind, LodChainConfig, Warning};
+    let dag = CookKind::Clusters(ClusterConfig::default());
+    let chain = CookKind::LodChain(
+        LodChainConfig::default(),
+        ChainRecords::Cooked(farsight_format::CookOptions::default()),
+    );
+    let mut restricted = Vec::new();
+    for path in common::corpus() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let out = cook_file(&path, &dag).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for w in &out.warnings {
+            if let Warning::SimplificationRestricted {
+                refused,
+                sloppy,
+                permissive,
+            } = w
+            {
+                assert!(!sloppy, "{name}: a restricted rebuild still used sloppy");
+                restricted.push((name.clone(), refused.clone(), *permissive));
+            }
+        }
+        let d = decode(&out.bytes);
+        let open_part = open_parts(&d.level_tris[0]);
+        for (l, tris) in d.level_tris.iter().enumerate() {
+            for ((a, b), c) in edge_counts(tris.iter()) {
+                assert!(
+                    c != 1 || (open_part.contains(&a) && open_part.contains(&b)),
+                    "{name}: level {l} opens a closed part at {a}-{b}"
+                );
+            }
+        }
+        cook_file(&path, &chain).unwrap_or_else(|e| panic!("{name} as a chain: {e}"));
+    }
+    // The three refused before the fallback (issue 16): each rebuilt, none refused.
+    for m in ["AntiqueCamera.gltf", "SubpassScene.gltf", "ToyCar.gltf"] {
+        let r = restricted.iter().find(|(n, ..)| n == m);
+        let (_, refused, _) = r.unwrap_or_else(|| panic!("{m} was not rebuilt: {restricted:?}"));
+        assert!(refused.contains("not complete alone"), "{m}: {refused}");
+    }
+    // ToyCar needs permissive collapses off too; the other two only the sloppy
+    // fallback.
+    let permissive = |m: &str| restricted.iter().find(|(n, ..)| n == m).unwrap().2;
+    assert!(!permissive("ToyCar.gltf"));
+    assert!(permissive("AntiqueCamera.gltf") && permissive("SubpassScene.gltf"));
+}
+
+/// Issue 16, part 0: a glTF mesh drawn 125 times through `EXT_mesh_gpu_instancing`
+/// is cooked once, its 125 placements kept in the manifest; a mesh drawn once has
+/// none (and its manifest no `instances` entry).
+#[test]
+fn a_mesh_placed_many_times_is_cooked_once_with_its_instances() {
+    use farsight_mesh::{cook_file, CookKind};
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let out = cook_file(
+        &common::mesh_path("SimpleInstancing/SimpleInstancing.gltf"),
+        &kind,
+    )
+    .unwrap();
+    let bytes = AlignedBytes::from(&out.bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
+    let m = file.manifest();
+    assert_eq!(m.levels[0].triangles, 12, "the cube is stored once");
+    assert_eq!(m.instances.len(), 125);
+    let places: std::collections::HashSet<[u32; 3]> = m
+        .instances
+        .iter()
+        .map(|t| [t[12].to_bits(), t[13].to_bits(), t[14].to_bits()])
+        .collect();
+    assert_eq!(places.len(), 125, "every instance has its own place");
+    assert!(m.instances.iter().flatten().all(|v| v.is_finite()));
+    assert!(file.raw().manifest_text().contains("instances"));
+    let once = cook_file(&common::mesh_path("bunny.obj"), &kind).unwrap();
+    let bytes = AlignedBytes::from(&once.bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
+    assert!(file.manifest().instances.is_empty());
+    assert!(!file.raw().manifest_text().contains("instances"));
+}

@@ -76,3 +76,34 @@ pub fn sphere(n: u32) -> farsight_mesh::Mesh {
         submeshes: vec![sub],
     }
 }
+
+/// Every mesh file of `../shared/data/meshes` (OBJ, GLB, and the glTF in each
+/// folder), sorted by path, so a mesh added to the corpus is tested without a list.
+pub fn corpus() -> Vec<PathBuf> {
+    let root = mesh_path("");
+    let mut out = Vec::new();
+    let mut push_meshes = |dir: &std::path::Path| {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if matches!(ext, "obj" | "glb" | "gltf") {
+                out.push(p);
+            }
+        }
+    };
+    push_meshes(&root);
+    for e in std::fs::read_dir(&root).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            push_meshes(&p);
+        }
+    }
+    out.sort();
+    assert!(
+        out.len() >= 16,
+        "corpus under {} has {} meshes",
+        root.display(),
+        out.len()
+    );
+    out
+}

@@ -104,6 +104,7 @@ pub fn encode_level_file(name: &str, parts: &LevelParts) -> Result<Vec<u8>, Form
             bytes: record.len() as u64,
         }],
         materials: vec!["default".to_owned()],
+        instances: Vec::new(),
     })
 }
 

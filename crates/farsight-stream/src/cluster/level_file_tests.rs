@@ -68,6 +68,7 @@ fn the_format_reader_accepts_a_level_file_and_refuses_damaged_ones() {
         bounds_max: parts.header.bounds_max,
         levels,
         materials: vec!["default".into()],
+        instances: Vec::new(),
     };
     let file = w.finish(&manifest(vec![entry.clone()])).unwrap();
     let e = check_level_file(&file).unwrap_err();
