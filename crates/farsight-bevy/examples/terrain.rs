@@ -69,8 +69,10 @@ fn setup(mut commands: Commands, shot: Option<Res<Screenshot>>) {
         ..default()
     });
     let (fly, tr) = FlyCamera::looking(eye, lake, 60.0);
-    let mut projection = PerspectiveProjection::default();
-    projection.far = 3000.0;
+    let projection = PerspectiveProjection {
+        far: 3000.0,
+        ..default()
+    };
     commands.spawn((
         Camera3d::default(),
         Tonemapping::AcesFitted,
