@@ -1,0 +1,136 @@
+//! farsight in Bevy 0.19: one plugin group that draws what farsight decides.
+//!
+//! The crate is a thin shell: it converts and mirrors, and every rule stays in the
+//! library crates (`farsight-view` culls and chooses levels, `farsight-lod` holds the
+//! rules), where it is tested without an engine.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use farsight_bevy::{FarsightLod, FarsightPlugin};
+//!
+//! fn main() {
+//!     App::new()
+//!         .add_plugins((DefaultPlugins, FarsightPlugin))
+//!         .add_systems(Startup, setup)
+//!         .run();
+//! }
+//!
+//! fn setup(
+//!     mut commands: Commands,
+//!     mut meshes: ResMut<Assets<Mesh>>,
+//!     mut materials: ResMut<Assets<StandardMaterial>>,
+//! ) {
+//!     let near = meshes.add(Sphere::new(1.0).mesh().ico(5).unwrap());
+//!     let far = meshes.add(Sphere::new(1.0).mesh().ico(1).unwrap());
+//!     commands.spawn((
+//!         Mesh3d(near.clone()),
+//!         MeshMaterial3d(materials.add(StandardMaterial::default())),
+//!         // The ico-5 sphere to 40 m, the ico-1 sphere beyond.
+//!         FarsightLod::from_ranges([(near, 40.0), (far, 200.0)]).unwrap(),
+//!     ));
+//!     commands.spawn((Camera3d::default(), Transform::from_xyz(0.0, 2.0, 10.0)));
+//! }
+//! ```
+//!
+//! # Entity LOD and culling
+//!
+//! Every entity with a `Mesh3d` and a `GlobalTransform` is mirrored into
+//! farsight-view's `ObjectStore` through change detection (`Added`,
+//! `Changed<GlobalTransform>`, `RemovedComponents`): nothing walks every entity each
+//! frame except the pass itself. Once a frame, in [`FarsightSet::Pass`], the pass runs
+//! for the active 3D camera with Bevy's projection, the camera's viewport height and,
+//! on a camera with [`FarsightStereo`], both eyes. Its result is applied in
+//! [`FarsightSet::Apply`]: the chosen level goes into `Mesh3d`, a
+//! [`FarsightLodChanged`] message is sent, and after Bevy's own frustum cull
+//! ([`FarsightSet::Restrict`]) the entities farsight culls by distance or screen size
+//! leave the camera's visible list.
+//!
+//! A level is resident while its mesh asset is loaded, so a streamed mesh that has
+//! not arrived is replaced by the nearest loaded coarser level (then a finer one):
+//! never a hole.
+//!
+//! # Regions
+//!
+//! Insert a [`FarsightRegions`] resource (a scene index written by farsight-stream) and
+//! give the player, or the camera, a [`FarsightStreamingSource`]: region files are read
+//! on farsight-stream's loader threads, never on the frame's; their entities are
+//! spawned hidden when a region becomes resident ([`RegionEntity`] names the region
+//! and the record, [`RegionModels`] maps a record's model to a mesh and material),
+//! shown when it is active, and despawned when it unloads.
+//!
+//! # Terrain
+//!
+//! Spawn a [`FarsightTerrain`] over a farsight-terrain `VoxelGrid`: its view meshes
+//! chunks on background workers at the level distance asks for, and every chunk mesh
+//! it publishes becomes, or replaces, the mesh of one child entity ([`TerrainChunk`]);
+//! serials make sure a stale result is never published, so never shown. The four
+//! material ids and weights of each vertex reach [`TerrainMaterial`]'s shader, which
+//! blends the four [`TerrainPalette`] colours by weight; water sheets are their own
+//! entities ([`TerrainWater`]) whose waves fade to nothing at the shore. Edit with
+//! [`TerrainEdit`] messages (results in [`TerrainEdited`]); a physics plugin takes
+//! [`FarsightTerrain::colliders`].
+//!
+//! # Shadows
+//!
+//! The level is chosen for every entity, visible or not, and written into the one
+//! `Mesh3d` Bevy's shadow passes draw too: a shadow always has the level the camera
+//! sees. Bevy 0.19's shadow pass ignores the crossfade dither of `VisibilityRange`
+//! (both levels cast full shadows while they fade), so this plugin never crossfades:
+//! a level swap is instant (farsight's `enable_fade_transitions` is left off), and
+//! exactly one level casts. An entity the camera culls by distance or size still
+//! casts, as seed 002's scene list says, because shadow views keep their own lists.
+
+mod lod;
+mod regions;
+mod terrain;
+
+use bevy::app::{PluginGroup, PluginGroupBuilder};
+use bevy::ecs::schedule::SystemSet;
+
+pub use lod::{
+    FarsightLod, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin, FarsightSettings,
+    FarsightStereo, FarsightWorld,
+};
+pub use regions::{
+    FarsightRegions, FarsightRegionsPlugin, FarsightStreamingSource, QueueSink, RegionEntity,
+    RegionModels,
+};
+pub use terrain::{
+    chunk_mesh_to_bevy, FarsightTerrain, FarsightTerrainPlugin, TerrainChunk, TerrainEdit,
+    TerrainEdited, TerrainMaterial, TerrainMaterials, TerrainOp, TerrainPalette, TerrainWater,
+    WaterWaves,
+};
+
+/// The system sets of the plugins, in `PostUpdate`, in this order; order your own
+/// systems against them (`.before(FarsightSet::Apply)`).
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FarsightSet {
+    /// Region files streamed in and out around the streaming sources (entities
+    /// spawned, shown, hidden, despawned), before the mirror sees them.
+    Regions,
+    /// Terrain edits applied, the terrain view updated, published chunk meshes
+    /// uploaded into entities, water waves moved.
+    Terrain,
+    /// Changed entities and cameras into farsight's stores (after transform
+    /// propagation and visibility propagation).
+    Mirror,
+    /// The visibility pass with LOD inside.
+    Pass,
+    /// Levels into `Mesh3d`, messages (before Bevy computes bounds).
+    Apply,
+    /// farsight's culls applied to the camera's visible list (after Bevy's check).
+    Restrict,
+}
+
+/// Every farsight plugin.
+#[derive(Default)]
+pub struct FarsightPlugin;
+
+impl PluginGroup for FarsightPlugin {
+    fn build(self) -> PluginGroupBuilder {
+        PluginGroupBuilder::start::<Self>()
+            .add(FarsightLodPlugin)
+            .add(FarsightRegionsPlugin)
+            .add(FarsightTerrainPlugin)
+    }
+}

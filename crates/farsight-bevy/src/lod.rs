@@ -1,0 +1,651 @@
+//! Entity LOD and culling (seeds 000 and 002) in Bevy: a thin shell over
+//! `farsight-view`. Bevy entities with a `Mesh3d` and a `GlobalTransform` are mirrored
+//! into an [`ObjectStore`] through change detection, one [`VisibilitySystem::update`]
+//! runs per frame for the active 3D camera, and its result is written back: `Mesh3d`
+//! swapped to the chosen level, distance- and size-culled entities taken out of the
+//! camera's visible list, [`FarsightLodChanged`] messages.
+
+use std::any::TypeId;
+
+use bevy::asset::{AssetEvent, AssetId, Assets, Handle};
+use bevy::camera::primitives::MeshAabb;
+use bevy::camera::visibility::{InheritedVisibility, VisibilitySystems, VisibleEntities};
+use bevy::camera::{Camera, Camera3d, Projection};
+use bevy::ecs::entity::EntityHashMap;
+use bevy::light::NotShadowCaster;
+use bevy::math::Mat4;
+use bevy::mesh::{Mesh, Mesh3d};
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy::transform::TransformSystems;
+use farsight_geom::Aabb;
+use farsight_view::{
+    CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, LodComponentError,
+    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, PassStats, RenderSettings,
+    Residency, Visibility as FarsightVisibility, VisibilitySystem,
+};
+
+use crate::FarsightSet;
+
+/// One level of a [`FarsightLod`]: the mesh drawn and where it stops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FarsightLodLevel {
+    pub mesh: Handle<Mesh>,
+    /// Furthest distance this level draws at, for a 60-degree vertical field of view
+    /// and bias 1 (a narrower field of view holds each level further out).
+    pub max_distance: f32,
+    /// Share of the viewport height at which this level takes over from the previous
+    /// one, for a component that selects by screen size.
+    pub screen_percentage: Option<f32>,
+}
+
+impl FarsightLodLevel {
+    pub fn new(mesh: Handle<Mesh>, max_distance: f32) -> Self {
+        Self {
+            mesh,
+            max_distance,
+            screen_percentage: None,
+        }
+    }
+}
+
+/// The LOD component: levels of `Handle<Mesh>`, near to far, selected by distance or
+/// by screen size, with a per-entity bias. The plugin writes the chosen level into
+/// the entity's `Mesh3d`; a level is used only while its mesh asset is loaded (the
+/// nearest loaded coarser level stands in, then a finer one), so streamed meshes
+/// never leave a hole.
+///
+/// Past the last level the last level keeps drawing: making an entity vanish is the
+/// distance cull's job ([`FarsightSettings::cull_max_distance`]).
+#[derive(Component, Clone, Debug)]
+pub struct FarsightLod {
+    levels: Vec<FarsightLodLevel>,
+    /// The validated library component, cloned into the store when mirrored.
+    proto: EntityLod,
+}
+
+impl FarsightLod {
+    /// Refuses an empty list, levels not ordered near to far, bad distances or
+    /// screen percentages, and more than [`EntityLod::MAX_LEVELS`] levels.
+    pub fn new(levels: Vec<FarsightLodLevel>) -> Result<Self, LodComponentError> {
+        let proto = EntityLod::new(
+            levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| EntityLodLevel {
+                    screen_percentage: l.screen_percentage,
+                    // Residency follows the mesh assets; set when mirrored.
+                    residency: Residency::Unknown,
+                    ..EntityLodLevel::new(MeshHandle(i as u32), l.max_distance, "")
+                })
+                .collect(),
+        )?;
+        Ok(Self { levels, proto })
+    }
+
+    /// Levels from `(mesh, max_distance)` pairs.
+    pub fn from_ranges(
+        levels: impl IntoIterator<Item = (Handle<Mesh>, f32)>,
+    ) -> Result<Self, LodComponentError> {
+        Self::new(
+            levels
+                .into_iter()
+                .map(|(m, d)| FarsightLodLevel::new(m, d))
+                .collect(),
+        )
+    }
+
+    /// Select by screen size (each level ends where the entity covers the next one's
+    /// `screen_percentage` of the viewport height), optionally with the radius used
+    /// instead of the bounding sphere's.
+    pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
+        self.proto = self.proto.by_screen_size(radius_override);
+        self
+    }
+
+    /// Per-entity quality bias: every range scales by it.
+    pub fn with_bias(mut self, bias: f32) -> Result<Self, LodComponentError> {
+        self.proto = self.proto.with_bias(bias)?;
+        Ok(self)
+    }
+
+    pub fn levels(&self) -> &[FarsightLodLevel] {
+        &self.levels
+    }
+}
+
+/// Two eyes' projections from the frame rendered last, on a stereo camera: screen
+/// sizes then use the larger eye's reach.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct FarsightStereo(pub [Mat4; 2]);
+
+/// The culling and LOD settings, read every frame (a live edit needs no push).
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct FarsightSettings {
+    /// Entities whose bounding sphere projects smaller than this many pixels are not
+    /// drawn by the camera; 0 disables.
+    pub cull_min_pixels: f32,
+    /// Entities further than this are not drawn by the camera; `<= 0` disables.
+    pub cull_max_distance: f32,
+    /// Viewport height for screen sizes; `None` takes the camera's physical viewport.
+    pub viewport_height: Option<f32>,
+    pub lod: farsight_lod::LodSettings,
+}
+
+impl Default for FarsightSettings {
+    fn default() -> Self {
+        let r = RenderSettings::default();
+        Self {
+            cull_min_pixels: r.cull_min_pixels,
+            cull_max_distance: r.cull_max_distance,
+            viewport_height: None,
+            lod: r.lod,
+        }
+    }
+}
+
+/// A drawn level changed on `entity` (seed 000's `EntityLODChangedEvent`).
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FarsightLodChanged {
+    pub entity: Entity,
+    pub from: Option<u8>,
+    pub to: u8,
+}
+
+/// "Not a level": the entity's own `Mesh3d` (an entity without [`FarsightLod`]).
+const OWN_MESH: u8 = u8::MAX;
+
+/// The mirror: farsight's stores and pass, and the maps between them and Bevy.
+#[derive(Resource, Default)]
+pub struct FarsightWorld {
+    store: ObjectStore,
+    cameras: CameraStore,
+    system: VisibilitySystem,
+    frame: u64,
+    objects: EntityHashMap<ObjectId>,
+    /// Per object slot: its entity and the meshes whose residency it follows.
+    slots: Vec<Slot>,
+    /// Mesh asset -> (object, level) using it.
+    users: HashMap<AssetId<Mesh>, Vec<(ObjectId, u8)>>,
+    /// Local box of each loaded mesh, computed once per load.
+    bounds: HashMap<AssetId<Mesh>, Aabb>,
+    camera_ids: EntityHashMap<CameraId>,
+    camera_entities: Vec<Option<Entity>>,
+    /// Camera entities seen this frame (reused).
+    seen: Vec<Entity>,
+    /// Per object slot: in the camera's visible list this frame.
+    visible: Vec<bool>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    entity: Option<Entity>,
+    meshes: Vec<(AssetId<Mesh>, u8)>,
+}
+
+impl FarsightWorld {
+    /// The object mirroring `entity`, if it is mirrored.
+    pub fn object(&self, entity: Entity) -> Option<ObjectId> {
+        self.objects.get(&entity).copied()
+    }
+
+    /// Mirrored entities.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// The entity an object mirrors.
+    pub fn entity(&self, object: ObjectId) -> Option<Entity> {
+        self.slots.get(object.0 as usize).and_then(|s| s.entity)
+    }
+
+    pub fn store(&self) -> &ObjectStore {
+        &self.store
+    }
+
+    /// The last frame's result.
+    pub fn visibility(&self) -> &FarsightVisibility {
+        self.system.visibility()
+    }
+
+    pub fn stats(&self) -> PassStats {
+        self.system.stats()
+    }
+
+    /// The level `entity` draws, `None` without an LOD component or before any of
+    /// its levels is loaded.
+    pub fn lod_level(&self, entity: Entity) -> Option<u8> {
+        self.store.lod(self.object(entity)?)?.current()
+    }
+
+    /// Whether the camera draws `entity` this frame (frustum, distance, size,
+    /// residency, the user's `Visibility`).
+    pub fn is_visible(&self, entity: Entity) -> bool {
+        self.object(entity)
+            .is_some_and(|o| self.visible.get(o.0 as usize).copied().unwrap_or(false))
+    }
+
+    /// The camera entity the last pass looked through.
+    pub fn camera(&self) -> Option<Entity> {
+        let id = self.system.visibility().camera?;
+        self.camera_entities.get(id.0 as usize).copied().flatten()
+    }
+
+    fn mesh_bounds(&mut self, meshes: &Assets<Mesh>, id: AssetId<Mesh>) -> Option<Aabb> {
+        if let Some(b) = self.bounds.get(&id) {
+            return Some(*b);
+        }
+        let a = meshes.get(id)?.compute_aabb()?;
+        let b = Aabb::new(
+            (a.center - a.half_extents).into(),
+            (a.center + a.half_extents).into(),
+        );
+        self.bounds.insert(id, b);
+        Some(b)
+    }
+
+    /// The local box of an object: its own mesh's, or the finest loaded level's.
+    fn object_bounds(&mut self, meshes: &Assets<Mesh>, o: ObjectId) -> Aabb {
+        let mut ids = std::mem::take(&mut self.slots[o.0 as usize].meshes);
+        ids.sort_by_key(|&(_, l)| l);
+        let b = ids
+            .iter()
+            .find_map(|&(id, _)| self.mesh_bounds(meshes, id))
+            .unwrap_or(Aabb::EMPTY);
+        self.slots[o.0 as usize].meshes = ids;
+        b
+    }
+
+    fn insert(
+        &mut self,
+        meshes: &Assets<Mesh>,
+        entity: Entity,
+        mesh: &Mesh3d,
+        world: Mat4,
+        lod: Option<&FarsightLod>,
+        visible: bool,
+        casts_shadows: bool,
+    ) {
+        self.remove(entity);
+        let mut d = ObjectDesc::new(world, Aabb::EMPTY, MeshHandle(0), MaterialHandle(0));
+        d.visible = visible;
+        d.casts_shadows = casts_shadows;
+        d.entity = entity.to_bits();
+        let mut used = Vec::new();
+        match lod {
+            Some(l) => {
+                let mut comp = l.proto.clone();
+                for (i, level) in l.levels.iter().enumerate() {
+                    let resident = meshes.contains(&level.mesh);
+                    comp.set_residency(i, residency(resident));
+                    used.push((level.mesh.id(), i as u8));
+                }
+                d.lod = Some(comp);
+            }
+            None => used.push((mesh.id(), OWN_MESH)),
+        }
+        let o = self.store.insert(d);
+        let k = o.0 as usize;
+        if self.slots.len() <= k {
+            self.slots.resize_with(k + 1, Slot::default);
+        }
+        for &(id, level) in &used {
+            self.users.entry(id).or_default().push((o, level));
+        }
+        self.slots[k] = Slot {
+            entity: Some(entity),
+            meshes: used,
+        };
+        let b = self.object_bounds(meshes, o);
+        self.store.set_bounds(o, b);
+        self.objects.insert(entity, o);
+    }
+
+    fn remove(&mut self, entity: Entity) {
+        let Some(o) = self.objects.remove(&entity) else {
+            return;
+        };
+        let slot = std::mem::take(&mut self.slots[o.0 as usize]);
+        for (id, _) in slot.meshes {
+            if let Some(u) = self.users.get_mut(&id) {
+                u.retain(|&(obj, _)| obj != o);
+                if u.is_empty() {
+                    self.users.remove(&id);
+                }
+            }
+        }
+        self.store.remove(o);
+    }
+
+    /// A mesh asset appeared, changed or went away: residency and boxes of its users.
+    fn mesh_changed(&mut self, meshes: &Assets<Mesh>, id: AssetId<Mesh>) {
+        self.bounds.remove(&id);
+        let Some(users) = self.users.get(&id) else {
+            return;
+        };
+        let resident = meshes.contains(id);
+        let users = users.clone();
+        for (o, level) in users {
+            if level != OWN_MESH {
+                if let Some(l) = self.store.lod_mut(o) {
+                    l.set_residency(level as usize, residency(resident));
+                }
+            }
+            let b = self.object_bounds(meshes, o);
+            self.store.set_bounds(o, b);
+        }
+    }
+
+    /// Mirrors the 3D cameras; returns the stereo eyes and viewport height of the
+    /// camera the resolver will hold.
+    fn sync_cameras<'a>(
+        &mut self,
+        cameras: impl Iterator<
+            Item = (
+                Entity,
+                &'a Camera,
+                &'a GlobalTransform,
+                &'a Projection,
+                Option<&'a FarsightStereo>,
+            ),
+        >,
+    ) {
+        self.seen.clear();
+        for (e, cam, gt, proj, _) in cameras {
+            self.seen.push(e);
+            let Some(projection) = convert_projection(proj) else {
+                continue;
+            };
+            let mut c = farsight_view::Camera::new(projection, gt.to_matrix());
+            c.active = cam.is_active;
+            match self.camera_ids.get(&e) {
+                Some(&id) => {
+                    if let Some(slot) = self.cameras.get_mut(id) {
+                        *slot = c;
+                    }
+                }
+                None => {
+                    let id = self.cameras.insert(c);
+                    self.camera_ids.insert(e, id);
+                    let k = id.0 as usize;
+                    if self.camera_entities.len() <= k {
+                        self.camera_entities.resize(k + 1, None);
+                    }
+                    self.camera_entities[k] = Some(e);
+                }
+            }
+        }
+        let seen = &self.seen;
+        let cameras = &mut self.cameras;
+        let entities = &mut self.camera_entities;
+        self.camera_ids.retain(|e, id| {
+            let keep = seen.contains(e);
+            if !keep {
+                cameras.remove(*id);
+                entities[id.0 as usize] = None;
+            }
+            keep
+        });
+    }
+}
+
+fn residency(resident: bool) -> Residency {
+    if resident {
+        Residency::Resident
+    } else {
+        Residency::NotResident
+    }
+}
+
+/// Bevy's projection as farsight's (right-handed, depth in `[0, 1]`; the frustum is
+/// the same six planes Bevy's own cull uses). A custom projection is not mirrored.
+fn convert_projection(p: &Projection) -> Option<farsight_view::Projection> {
+    match p {
+        Projection::Perspective(p) => Some(farsight_view::Projection::Perspective {
+            fov_y: p.fov,
+            aspect: p.aspect_ratio,
+            near: p.near,
+            far: p.far,
+        }),
+        Projection::Orthographic(o) => Some(farsight_view::Projection::Orthographic {
+            half_height: o.area.height() * 0.5,
+            aspect: o.area.width() / o.area.height().max(f32::MIN_POSITIVE),
+            near: o.near,
+            far: o.far,
+        }),
+        Projection::Custom(_) => None,
+    }
+}
+
+type NewObject = (
+    Entity,
+    &'static Mesh3d,
+    &'static GlobalTransform,
+    Option<&'static FarsightLod>,
+    Option<&'static InheritedVisibility>,
+    Has<NotShadowCaster>,
+);
+
+type NewObjectItem<'a> = (
+    Entity,
+    &'a Mesh3d,
+    &'a GlobalTransform,
+    Option<&'a FarsightLod>,
+    Option<&'a InheritedVisibility>,
+    bool,
+);
+
+/// Mirrors what changed since the last frame: removals, additions (and entities whose
+/// LOD component was added, replaced or removed), moves, visibility, mesh swaps by
+/// the user, and mesh assets that loaded or went away.
+#[allow(clippy::type_complexity)]
+fn mirror(
+    mut fw: ResMut<FarsightWorld>,
+    meshes: Res<Assets<Mesh>>,
+    mut mesh_events: MessageReader<AssetEvent<Mesh>>,
+    mut removed_mesh: RemovedComponents<Mesh3d>,
+    mut removed_transform: RemovedComponents<GlobalTransform>,
+    mut removed_lod: RemovedComponents<FarsightLod>,
+    all: Query<NewObject>,
+    added: Query<
+        NewObject,
+        Or<(
+            Added<Mesh3d>,
+            Added<GlobalTransform>,
+            Changed<FarsightLod>,
+            Changed<NotShadowCaster>,
+        )>,
+    >,
+    moved: Query<(Entity, &GlobalTransform), (With<Mesh3d>, Changed<GlobalTransform>)>,
+    shown: Query<(Entity, &InheritedVisibility), (With<Mesh3d>, Changed<InheritedVisibility>)>,
+    remeshed: Query<(Entity, &Mesh3d), (Changed<Mesh3d>, Without<FarsightLod>)>,
+    mut removed_caster: RemovedComponents<NotShadowCaster>,
+) {
+    let fw = &mut *fw;
+    for e in removed_mesh.read().chain(removed_transform.read()) {
+        fw.remove(e);
+    }
+    let insert = |fw: &mut FarsightWorld, (e, m, gt, lod, vis, no_shadow): NewObjectItem| {
+        let visible = vis.is_none_or(|v| v.get());
+        fw.insert(&meshes, e, m, gt.to_matrix(), lod, visible, !no_shadow);
+    };
+    for e in removed_lod.read().chain(removed_caster.read()) {
+        if let Ok(item) = all.get(e) {
+            insert(fw, item);
+        }
+    }
+    for item in &added {
+        insert(fw, item);
+    }
+    for (e, gt) in &moved {
+        if let Some(o) = fw.object(e) {
+            fw.store.set_world(o, gt.to_matrix());
+        }
+    }
+    for (e, v) in &shown {
+        if let Some(o) = fw.object(e) {
+            fw.store.set_visible(o, v.get());
+        }
+    }
+    for (e, m) in &remeshed {
+        let Some(o) = fw.object(e) else { continue };
+        let old = fw.slots[o.0 as usize].meshes.first().map(|&(id, _)| id);
+        if old != Some(m.id()) {
+            if let Ok(item) = all.get(e) {
+                insert(fw, item);
+            }
+        }
+    }
+    for ev in mesh_events.read() {
+        match *ev {
+            AssetEvent::Added { id }
+            | AssetEvent::Modified { id }
+            | AssetEvent::Removed { id }
+            | AssetEvent::LoadedWithDependencies { id } => fw.mesh_changed(&meshes, id),
+            AssetEvent::Unused { .. } => {}
+        }
+    }
+}
+
+/// Runs farsight's pass for the active 3D camera.
+#[allow(clippy::type_complexity)]
+fn pass(
+    mut fw: ResMut<FarsightWorld>,
+    settings: Res<FarsightSettings>,
+    cameras: Query<
+        (
+            Entity,
+            &Camera,
+            &GlobalTransform,
+            &Projection,
+            Option<&FarsightStereo>,
+        ),
+        With<Camera3d>,
+    >,
+) {
+    let fw = &mut *fw;
+    fw.sync_cameras(cameras.iter());
+    // The camera the resolver will hold: the held one if still usable, else the
+    // lowest active slot. Its viewport and stereo eyes feed this frame.
+    let held = fw
+        .system
+        .resolver()
+        .held()
+        .filter(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
+        .or_else(|| {
+            (0..fw.camera_entities.len() as u32)
+                .map(CameraId)
+                .find(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
+        });
+    let bevy_cam = held
+        .and_then(|id| fw.camera_entities[id.0 as usize])
+        .and_then(|e| cameras.get(e).ok());
+    let viewport_height = settings
+        .viewport_height
+        .or_else(|| bevy_cam.and_then(|(_, c, ..)| c.physical_viewport_size().map(|s| s.y as f32)))
+        .unwrap_or(RenderSettings::default().viewport_height);
+    let rs = RenderSettings {
+        cull_min_pixels: settings.cull_min_pixels,
+        cull_max_distance: settings.cull_max_distance,
+        viewport_height,
+        lod: settings.lod,
+    };
+    fw.frame += 1;
+    let ctx = FrameContext {
+        frame: fw.frame,
+        host_view: None,
+        cameras: &fw.cameras,
+        world_epoch: 0,
+        settings: &rs,
+        stereo_eyes: bevy_cam.and_then(|(.., s)| s.map(|s| s.0)),
+    };
+    fw.system.update(&mut fw.store, &ctx);
+    let n = fw.store.len();
+    fw.visible.clear();
+    fw.visible.resize(n, false);
+    for &i in &fw.system.visibility().objects.visible {
+        fw.visible[i as usize] = true;
+    }
+}
+
+/// Writes the chosen levels into `Mesh3d` and sends [`FarsightLodChanged`].
+fn apply(
+    fw: Res<FarsightWorld>,
+    mut q: Query<(&mut Mesh3d, &FarsightLod)>,
+    mut out: MessageWriter<FarsightLodChanged>,
+) {
+    for ev in fw.system.lod_events() {
+        let Some(entity) = fw.entity(ev.object) else {
+            continue;
+        };
+        let Ok((mut mesh, lod)) = q.get_mut(entity) else {
+            continue;
+        };
+        let h = &lod.levels[ev.to as usize].mesh;
+        if mesh.0 != *h {
+            mesh.0 = h.clone();
+        }
+        out.write(FarsightLodChanged {
+            entity,
+            from: ev.from,
+            to: ev.to,
+        });
+    }
+    // Entities whose level did not change but whose Mesh3d a user overwrote keep
+    // the user's mesh until the next change: the component is the user's to edit.
+}
+
+/// Takes the entities farsight culled (distance, size, nothing resident) out of the
+/// camera's visible list after Bevy's frustum cull filled it. Shadow views keep their
+/// own lists: a caster the camera does not draw still casts (seed 002's scene list).
+fn restrict_visible(fw: Res<FarsightWorld>, mut views: Query<&mut VisibleEntities>) {
+    let Some(cam) = fw.camera() else { return };
+    let Ok(mut ve) = views.get_mut(cam) else {
+        return;
+    };
+    let list = ve.get_mut(TypeId::of::<Mesh3d>());
+    list.retain(|e| match fw.objects.get(e) {
+        Some(o) => fw.visible.get(o.0 as usize).copied().unwrap_or(false),
+        None => true,
+    });
+}
+
+/// Entity LOD and culling. Added by [`crate::FarsightPlugin`].
+#[derive(Default)]
+pub struct FarsightLodPlugin;
+
+impl Plugin for FarsightLodPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FarsightWorld>()
+            .init_resource::<FarsightSettings>()
+            .add_message::<FarsightLodChanged>()
+            .configure_sets(
+                PostUpdate,
+                (FarsightSet::Mirror, FarsightSet::Pass, FarsightSet::Apply)
+                    .chain()
+                    .after(TransformSystems::Propagate)
+                    .after(VisibilitySystems::VisibilityPropagate)
+                    .before(VisibilitySystems::CalculateBounds),
+            )
+            .configure_sets(
+                PostUpdate,
+                FarsightSet::Restrict
+                    .after(FarsightSet::Apply)
+                    .after(VisibilitySystems::CheckVisibility)
+                    .before(VisibilitySystems::MarkNewlyHiddenEntitiesInvisible),
+            )
+            .add_systems(
+                PostUpdate,
+                (
+                    mirror.in_set(FarsightSet::Mirror),
+                    pass.in_set(FarsightSet::Pass),
+                    apply.in_set(FarsightSet::Apply),
+                    restrict_visible.in_set(FarsightSet::Restrict),
+                ),
+            );
+    }
+}
