@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use farsight_format::{ClusterInfo, ClusterLevel};
+use farsight_format::{enclosing_sphere, ClusterInfo, ClusterLevel};
 
 /// What the cut needs of one cluster (hot data only; 40 bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,27 +159,4 @@ impl ClusterDag {
     pub fn level_max_parent_errors(&self) -> Vec<f32> {
         self.levels.iter().map(|l| l.max_parent_error).collect()
     }
-}
-
-/// A sphere around spheres (centre of their box, radius reaching the furthest).
-pub(crate) fn enclosing_sphere(spheres: &[[f32; 4]]) -> [f32; 4] {
-    if spheres.is_empty() {
-        return [0.0; 4];
-    }
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for s in spheres {
-        for k in 0..3 {
-            lo[k] = lo[k].min(s[k] - s[3]);
-            hi[k] = hi[k].max(s[k] + s[3]);
-        }
-    }
-    let c: [f32; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    let mut r = 0.0f32;
-    for s in spheres {
-        let d = ((s[0] - c[0]).powi(2) + (s[1] - c[1]).powi(2) + (s[2] - c[2]).powi(2)).sqrt();
-        r = r.max(d + s[3]);
-    }
-    // Rounding: a hair larger keeps the enclosure conservative.
-    [c[0], c[1], c[2], r * (1.0 + 1e-6) + f32::EPSILON]
 }

@@ -39,8 +39,9 @@
 //! assert_eq!(a.finest(b), a); // the nearer instance decides
 //! ```
 
+use farsight_format::ClusterMeshManifest;
 use farsight_lod::{pixels_per_unit, ProjectionInfo, REFERENCE_P11};
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 
 /// Seed 003's keep margin: levels are kept while their error, 30% larger, would
 /// still be visible.
@@ -95,7 +96,9 @@ impl LevelMetric<'_> {
     }
 }
 
-/// One placed instance: its bounding sphere in world space and its scale.
+/// One placed instance: its bounding sphere in world space and its scale. For a
+/// cooked cluster model build it with [`InstanceBounds::placed`], which measures from
+/// the file's error bounds (the sphere around the mesh alone is too small).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceBounds {
     pub center: Vec3,
@@ -103,6 +106,33 @@ pub struct InstanceBounds {
     pub radius: f32,
     /// Model-to-world scale (largest axis).
     pub scale: f32,
+}
+
+impl InstanceBounds {
+    /// The bounds to measure a placed cluster model from: the file's error bounds
+    /// (a sphere around every error sphere its cut measures clusters from) carried
+    /// by `model_to_world`, so `fit` never names a level coarser than the cut draws.
+    /// A file written before error bounds existed falls back to the sphere around
+    /// its box, from which `fit` can be one level coarser than the cut.
+    pub fn placed(manifest: &ClusterMeshManifest, model_to_world: &Mat4) -> InstanceBounds {
+        let [x, y, z, r] = manifest.error_bounds.unwrap_or_else(|| {
+            let lo = Vec3::from(manifest.bounds_min);
+            let hi = Vec3::from(manifest.bounds_max);
+            let c = (lo + hi) * 0.5;
+            [c.x, c.y, c.z, (hi - lo).length() * 0.5]
+        });
+        let scale = model_to_world
+            .x_axis
+            .truncate()
+            .length()
+            .max(model_to_world.y_axis.truncate().length())
+            .max(model_to_world.z_axis.truncate().length());
+        InstanceBounds {
+            center: model_to_world.transform_point3(Vec3::new(x, y, z)),
+            radius: r * scale,
+            scale,
+        }
+    }
 }
 
 /// The camera and global knobs, shared by every model in a frame.

@@ -466,6 +466,58 @@ pub struct ClusterMeshManifest {
     /// Empty (and absent from the manifest) for a mesh drawn once, as cooked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<[f32; 16]>,
+    /// A sphere (centre xyz, radius; model space) around every cluster's own and
+    /// parent error sphere of every level ([`error_bounds`]). Placed, it is the
+    /// instance bound that per-model level selection must measure from: the cut
+    /// measures each cluster from its own spheres, which reach past the mesh's box
+    /// (up to 1.41x its bounding sphere on FlightHelmet), so a smaller bound lets the
+    /// CPU fit name a level coarser than the GPU cut draws. `None` in files written
+    /// before it existed; the reader checks it encloses every record's spheres.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_bounds: Option<[f32; 4]>,
+}
+
+/// A sphere around spheres (centre xyz, radius): the centre of their box, the
+/// radius reaching the furthest, a hair larger so rounding keeps it conservative.
+pub fn enclosing_sphere(spheres: &[[f32; 4]]) -> [f32; 4] {
+    if spheres.is_empty() {
+        return [0.0; 4];
+    }
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for s in spheres {
+        for k in 0..3 {
+            lo[k] = lo[k].min(s[k] - s[3]);
+            hi[k] = hi[k].max(s[k] + s[3]);
+        }
+    }
+    let c: [f32; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let mut r = 0.0f32;
+    for s in spheres {
+        r = r.max(sphere_distance(&c, s) + s[3]);
+    }
+    [c[0], c[1], c[2], r * (1.0 + 1e-6) + f32::EPSILON]
+}
+
+fn sphere_distance(c: &[f32; 3], s: &[f32; 4]) -> f32 {
+    ((s[0] - c[0]).powi(2) + (s[1] - c[1]).powi(2) + (s[2] - c[2]).powi(2)).sqrt()
+}
+
+/// Every error sphere a cut may measure a cluster from: its own, and its parent's
+/// where it has a parent (a top-level cluster's parent sphere means nothing).
+fn error_spheres(c: &ClusterInfo) -> impl Iterator<Item = [f32; 4]> {
+    let parent = (c.parent_error != NO_PARENT_ERROR).then_some(c.parent_sphere);
+    std::iter::once(c.sphere).chain(parent)
+}
+
+/// The manifest's [`ClusterMeshManifest::error_bounds`] for these levels' clusters.
+pub fn error_bounds<'a>(levels: impl IntoIterator<Item = &'a [ClusterInfo]>) -> [f32; 4] {
+    let spheres: Vec<[f32; 4]> = levels
+        .into_iter()
+        .flatten()
+        .flat_map(error_spheres)
+        .collect();
+    enclosing_sphere(&spheres)
 }
 
 impl Manifest for ClusterMeshManifest {
@@ -515,6 +567,30 @@ impl Manifest for ClusterMeshManifest {
                     manifest,
                     record,
                 });
+            }
+            if let Some(b) = self.error_bounds {
+                if !b.iter().all(|v| v.is_finite()) || b[3] < 0.0 {
+                    return Err(FormatError::NonFinite {
+                        what: "error_bounds",
+                    });
+                }
+                let centre = [b[0], b[1], b[2]];
+                let level = ClusterLevel::parse(bytes)?;
+                let reach = level
+                    .clusters
+                    .iter()
+                    .flat_map(error_spheres)
+                    .map(|s| sphere_distance(&centre, &s) + s[3])
+                    .fold(0.0f32, f32::max);
+                // The writer's own rounding margin, and no more.
+                if reach > b[3] * (1.0 + 1e-5) + 1e-6 {
+                    return Err(FormatError::ManifestDisagrees {
+                        level: li as u32,
+                        field: "error_bounds",
+                        manifest: b[3] as f64,
+                        record: reach as f64,
+                    });
+                }
             }
         }
         Ok(())

@@ -52,9 +52,9 @@ mod walk;
 
 pub use aligned::AlignedBytes;
 pub use cluster::{
-    encode_cluster_level, push_cluster_slot, ClusterInfo, ClusterLevel, ClusterLevelEntry,
-    ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, FloatVertex, CLUSTER_SLOT_SHIFT,
-    CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
+    enclosing_sphere, encode_cluster_level, error_bounds, push_cluster_slot, ClusterInfo,
+    ClusterLevel, ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex,
+    FloatVertex, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
 };
 pub use container::{
     FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,

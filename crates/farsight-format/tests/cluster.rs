@@ -101,6 +101,7 @@ fn level_round_trips_through_a_file_in_place() {
         }],
         materials: vec!["stone".into(), "moss".into()],
         instances: vec![translated_x(0.0), translated_x(2.5)],
+        error_bounds: Some(farsight_format::error_bounds([&c[..]])),
     };
     let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
     let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
@@ -255,6 +256,7 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
             levels: vec![entry],
             materials: vec!["stone".into(), "moss".into()],
             instances: Vec::new(),
+            error_bounds: None,
         };
         w.finish(&m).unwrap()
     };
@@ -322,4 +324,51 @@ fn cluster_manifests_without_instances_still_read() {
     };
     let back: ClusterMeshManifest = ron::from_str(&ron::to_string(&placed).unwrap()).unwrap();
     assert_eq!(back.instances, placed.instances);
+}
+
+/// The error bounds a manifest gives must enclose every cluster's own and parent
+/// error sphere in the records (seed 003's fit measures from them); a file that
+/// claims a smaller sphere, or a non-finite one, is refused.
+#[test]
+fn error_bounds_that_miss_a_clusters_sphere_are_refused() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let (h, c, v, i) = random_level(&mut rng, 6, 200);
+    let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
+    let file_with = |bounds: Option<[f32; 4]>| {
+        let mut w = FileWriter::new(Version::Cooked);
+        let record = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
+        let m = ClusterMeshManifest {
+            name: "rock".into(),
+            bounds_min: MIN,
+            bounds_max: MAX,
+            levels: vec![ClusterLevelEntry {
+                record,
+                max_parent_error: h.max_parent_error,
+                triangles: h.triangle_count,
+                clusters: h.cluster_count,
+                vertices: h.vertex_count,
+                bytes: rec.len() as u64,
+            }],
+            materials: vec!["stone".into(), "moss".into()],
+            instances: Vec::new(),
+            error_bounds: bounds,
+        };
+        AlignedBytes::from(&w.finish(&m).unwrap()[..])
+    };
+    let read = |bytes: &AlignedBytes| Container::<ClusterMeshManifest>::read(bytes).map(|_| ());
+    let honest = farsight_format::error_bounds([&c[..]]);
+    read(&file_with(Some(honest))).expect("the writer's bounds read");
+    read(&file_with(None)).expect("a file from before error bounds reads");
+    let mut small = honest;
+    small[3] *= 0.9;
+    match read(&file_with(Some(small))) {
+        Err(FormatError::ManifestDisagrees { field, .. }) => assert_eq!(field, "error_bounds"),
+        other => panic!("a sphere too small was accepted: {other:?}"),
+    }
+    let mut nan = honest;
+    nan[1] = f32::NAN;
+    assert!(matches!(
+        read(&file_with(Some(nan))),
+        Err(FormatError::NonFinite { .. })
+    ));
 }

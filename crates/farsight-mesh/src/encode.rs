@@ -74,6 +74,9 @@ impl ClusterMesh {
             levels: entries,
             materials: self.materials.clone(),
             instances: self.instances.clone(),
+            error_bounds: Some(farsight_format::error_bounds(
+                self.levels.iter().map(|l| l.clusters.as_slice()),
+            )),
         };
         writer.finish_filled(&manifest, |record, out| {
             let li = record.0 as usize;

@@ -5,11 +5,11 @@ mod common;
 
 use std::collections::HashMap;
 
-use farsight_cluster::{ClusterDag, CutView};
+use farsight_cluster::{model_levels, ClusterDag, CutView, InstanceBounds, LevelMetric, LevelView};
 use farsight_format::{AlignedBytes, ClusterLevel, ClusterMeshManifest, Container};
 use farsight_lod::ProjectionInfo;
 use farsight_mesh::{cook_clusters, import_prepared, ClusterConfig, ClusterMesh, Mesh};
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 use rand::{Rng, SeedableRng};
 
 struct Decoded {
@@ -306,7 +306,107 @@ fn check_mesh(name: &str, mesh: &Mesh) -> ClusterMesh {
         seen_mixed > 0,
         "{name}: no random view mixed levels; the test would not see cracks"
     );
+    let box_coarser = check_fit_against_cut(name, &bytes, &d);
+    if name.starts_with("FlightHelmet") {
+        // Its error spheres reach past its box's sphere: the old bound must fail
+        // here, or these views would not see the defect the error bounds fix.
+        assert!(box_coarser > 0, "{name}: no view separates the two bounds");
+    }
     cooked
+}
+
+/// Seed 003: the CPU's `fit` for an instance is the finest level the GPU cut of
+/// that instance may draw, so it must never name a level coarser than a cluster the
+/// cut draws. Placed through the file's error bounds ([`InstanceBounds::placed`]),
+/// from many viewpoints at many scales, with hand-overs put about at the model.
+/// Returns how often the sphere around the box (the bound the API documented
+/// before) would have named a coarser level.
+fn check_fit_against_cut(name: &str, bytes: &[u8], d: &Decoded) -> usize {
+    let aligned = AlignedBytes::from(bytes);
+    let file = Container::<ClusterMeshManifest>::read(&aligned).unwrap();
+    let manifest = file.manifest();
+    assert!(manifest.error_bounds.is_some(), "{name}: no error bounds");
+    let box_only = ClusterMeshManifest {
+        error_bounds: None,
+        ..manifest.clone()
+    };
+    let finite: Vec<f32> = d
+        .errors
+        .iter()
+        .copied()
+        .filter(|&e| e < f32::MAX && e > 0.0)
+        .collect();
+    let lo = Vec3::from(manifest.bounds_min);
+    let hi = Vec3::from(manifest.bounds_max);
+    let (center, radius) = ((lo + hi) * 0.5, (hi - lo).length() * 0.5);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(19);
+    let mut cut = Vec::new();
+    let mut box_coarser = 0;
+    for _ in 0..400 {
+        let dir = Vec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        )
+        .normalize_or(Vec3::X);
+        let dist = radius * rng.random_range(0.3f32..4.0);
+        let e = finite[rng.random_range(0..finite.len())];
+        let projection = ProjectionInfo::perspective(60f32.to_radians());
+        let threshold_px = rng.random_range(0.5f32..4.0);
+        let scale = rng.random_range(0.25f32..4.0);
+        let offset = Vec3::new(
+            rng.random_range(-500.0..500.0),
+            rng.random_range(-50.0..50.0),
+            rng.random_range(-500.0..500.0),
+        );
+        let world = Mat4::from_scale_rotation_translation(
+            Vec3::splat(scale),
+            glam::Quat::from_rotation_y(rng.random_range(0.0..std::f32::consts::TAU)),
+            offset,
+        );
+        let camera_local = center + dir * dist;
+        let view = CutView {
+            camera_local,
+            scale,
+            projection,
+            viewport_height: threshold_px * dist / (e * projection.p11 * 0.5),
+            threshold_px,
+        };
+        d.dag.cut(&view, &mut cut);
+        let Some(finest_drawn) = cut.iter().map(|&c| d.dag.clusters[c as usize].level).min() else {
+            continue;
+        };
+        let level_view = LevelView {
+            camera: world.transform_point3(camera_local),
+            projection,
+            viewport_height: view.viewport_height,
+            threshold_px,
+            bias: 0,
+        };
+        let metric = LevelMetric::ParentErrors(&d.errors);
+        let fit = model_levels(
+            metric,
+            &InstanceBounds::placed(manifest, &world),
+            &level_view,
+        )
+        .fit;
+        assert!(
+            fit <= finest_drawn,
+            "{name}: fit names level {fit}, the cut draws level {finest_drawn} (camera {camera_local}, scale {scale})"
+        );
+        let old = model_levels(
+            metric,
+            &InstanceBounds::placed(&box_only, &world),
+            &level_view,
+        );
+        if old.fit > finest_drawn {
+            box_coarser += 1;
+        }
+    }
+    eprintln!(
+        "{name}: the box's sphere named a coarser level than the cut in {box_coarser} of 400 views"
+    );
+    box_coarser
 }
 
 #[test]

@@ -105,6 +105,7 @@ pub fn encode_level_file(name: &str, parts: &LevelParts) -> Result<Vec<u8>, Form
         }],
         materials: vec!["default".to_owned()],
         instances: Vec::new(),
+        error_bounds: None,
     })
 }
 

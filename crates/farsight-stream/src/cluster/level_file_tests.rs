@@ -69,6 +69,7 @@ fn the_format_reader_accepts_a_level_file_and_refuses_damaged_ones() {
         levels,
         materials: vec!["default".into()],
         instances: Vec::new(),
+        error_bounds: None,
     };
     let file = w.finish(&manifest(vec![entry.clone()])).unwrap();
     let e = check_level_file(&file).unwrap_err();
