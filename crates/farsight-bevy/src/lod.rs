@@ -232,7 +232,10 @@ impl FarsightWorld {
     /// The camera entity the last pass looked through.
     pub fn camera(&self) -> Option<Entity> {
         let id = self.system.visibility().camera?;
-        self.camera_entities.get(id.0 as usize).copied().flatten()
+        self.camera_entities
+            .get(id.slot() as usize)
+            .copied()
+            .flatten()
     }
 
     fn mesh_bounds(&mut self, meshes: &Assets<Mesh>, id: AssetId<Mesh>) -> Option<Aabb> {
@@ -371,7 +374,7 @@ impl FarsightWorld {
                 None => {
                     let id = self.cameras.insert(c);
                     self.camera_ids.insert(e, id);
-                    let k = id.0 as usize;
+                    let k = id.slot() as usize;
                     if self.camera_entities.len() <= k {
                         self.camera_entities.resize(k + 1, None);
                     }
@@ -386,7 +389,7 @@ impl FarsightWorld {
             let keep = seen.contains(e);
             if !keep {
                 cameras.remove(*id);
-                entities[id.0 as usize] = None;
+                entities[id.slot() as usize] = None;
             }
             keep
         });
@@ -537,12 +540,12 @@ fn pass(
         .held()
         .filter(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
         .or_else(|| {
-            (0..fw.camera_entities.len() as u32)
-                .map(CameraId)
+            fw.cameras
+                .ids()
                 .find(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
         });
     let bevy_cam = held
-        .and_then(|id| fw.camera_entities[id.0 as usize])
+        .and_then(|id| fw.camera_entities[id.slot() as usize])
         .and_then(|e| cameras.get(e).ok());
     let viewport_height = settings
         .viewport_height
