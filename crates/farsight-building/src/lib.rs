@@ -20,6 +20,7 @@ pub mod kit;
 pub mod mesh;
 pub mod policy;
 pub mod recipe;
+pub mod tangents;
 pub mod validate;
 
 #[cfg(feature = "bake")]
@@ -39,4 +40,5 @@ pub use recipe::{
     Attachment, Building, ColliderProxy, Element, Geometry, Instance, MergeGroup, Part, Portal,
     Pose, Room, Shape, Side,
 };
+pub use tangents::uv_gradient_tangents;
 pub use validate::{validate, validate_geometry, RecipeError, Rule};

@@ -347,48 +347,7 @@ pub fn row(n: usize) -> Building {
     b
 }
 
-/// A plain tangent generator for tests (per-triangle UV gradients summed per vertex,
-/// Gram-Schmidt against the normal): what a game passes is mikktspace.
+/// The tangent generator the tests pass (what a game passes is mikktspace).
 pub fn test_tangents(m: &farsight_format::MeshData) -> Vec<[f32; 4]> {
-    use glam::{Vec2, Vec3};
-    let mut t = vec![Vec3::ZERO; m.positions.len()];
-    let mut b = vec![Vec3::ZERO; m.positions.len()];
-    for tri in m.indices.chunks_exact(3) {
-        let [i, j, k] = [tri[0], tri[1], tri[2]].map(|x| x as usize);
-        let (p0, p1, p2) = (
-            Vec3::from(m.positions[i]),
-            Vec3::from(m.positions[j]),
-            Vec3::from(m.positions[k]),
-        );
-        let (u0, u1, u2) = (
-            Vec2::from(m.uvs[i]),
-            Vec2::from(m.uvs[j]),
-            Vec2::from(m.uvs[k]),
-        );
-        let (e1, e2, d1, d2) = (p1 - p0, p2 - p0, u1 - u0, u2 - u0);
-        let r = d1.x * d2.y - d2.x * d1.y;
-        if r.abs() < 1e-12 {
-            continue;
-        }
-        let sdir = (e1 * d2.y - e2 * d1.y) / r;
-        let tdir = (e2 * d1.x - e1 * d2.x) / r;
-        for v in [i, j, k] {
-            t[v] += sdir;
-            b[v] += tdir;
-        }
-    }
-    (0..m.positions.len())
-        .map(|v| {
-            let n = Vec3::from(m.normals[v]);
-            let tt = (t[v] - n * n.dot(t[v]))
-                .try_normalize()
-                .unwrap_or_else(|| n.any_orthonormal_vector());
-            let w = if n.cross(tt).dot(b[v]) < 0.0 {
-                -1.0
-            } else {
-                1.0
-            };
-            [tt.x, tt.y, tt.z, w]
-        })
-        .collect()
+    farsight_building::uv_gradient_tangents(m)
 }
