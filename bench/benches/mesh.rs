@@ -2,8 +2,13 @@
 //! same input in the same run, parallel cooking speed-up, and the cut.
 //!
 //! Run: `cargo bench -p farsight-bench --bench mesh`. Set `FARSIGHT_BENCH_2M=0` to
-//! skip the generated 2M-triangle mesh. Groups: `mesh/dag_build` (real meshes),
+//! skip the generated 2M-triangle mesh. Groups: `mesh/dag_build` (the three tuning
+//! meshes), `mesh/dag_corpus_1t` and `mesh/dag_corpus_2t` (issue 16: every mesh of
+//! `../shared/data/meshes` and the generated stress cases, on pools of 1 and 2
+//! threads, after an interleaved table of every mesh and the worst case),
 //! `mesh/dag_build_2M`, `mesh/cook_set` (sequential against parallel), `mesh/cut_256`.
+//! `FARSIGHT_BENCH_MESHES=a,b` keeps the corpus meshes whose names contain one of
+//! the words; `FARSIGHT_BENCH_RUNS=N` sets the interleaved table's runs (default 5).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,6 +23,8 @@ use farsight_mesh::{
 };
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
+
+mod format_common;
 
 fn mesh_path(rel: &str) -> PathBuf {
     let p = PathBuf::from(concat!(
@@ -76,6 +83,22 @@ fn real_inputs() -> Vec<(String, Mesh)> {
         .collect()
 }
 
+/// `iters` runs of `f` timed on `pool` (entered once, so a tiny mesh's time is
+/// not the hand-over into the pool), or on the caller's pool.
+fn timed(pool: Option<&rayon::ThreadPool>, iters: u64, f: impl Fn() + Sync) -> Duration {
+    let run = || {
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        t.elapsed()
+    };
+    match pool {
+        Some(p) => p.install(run),
+        None => run(),
+    }
+}
+
 /// Ours against the peer on one input: meshoptimizer's `clod_build` alone (one
 /// call per material part, parts in parallel as the cook runs them, same seam
 /// locks, attributes and configuration) and the whole cook (`clod_build` + seam
@@ -85,6 +108,7 @@ fn dag_pair(
     g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
     mesh: &Mesh,
+    pool: Option<&rayon::ThreadPool>,
 ) {
     let config = ClusterConfig::default();
     let split = MaterialSplit::new(mesh);
@@ -93,11 +117,23 @@ fn dag_pair(
     g.throughput(Throughput::Elements(tris));
     g.bench_function(
         BenchmarkId::new("raw_clod_build", format!("{name}/{tris}")),
-        |b| b.iter(|| split.raw_builds(&config, &inputs)),
+        |b| {
+            b.iter_custom(|iters| {
+                timed(pool, iters, || {
+                    std::hint::black_box(split.raw_builds(&config, &inputs));
+                })
+            })
+        },
     );
     g.bench_function(
         BenchmarkId::new("cook_and_encode", format!("{name}/{tris}")),
-        |b| b.iter(|| cook_clusters_encoded(mesh, &config).unwrap()),
+        |b| {
+            b.iter_custom(|iters| {
+                timed(pool, iters, || {
+                    std::hint::black_box(cook_clusters_encoded(mesh, &config).unwrap());
+                })
+            })
+        },
     );
 }
 
@@ -107,7 +143,7 @@ fn dag_build(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(4));
     for (name, mesh) in real_inputs() {
-        dag_pair(&mut g, &name, &mesh);
+        dag_pair(&mut g, &name, &mesh, None);
     }
     g.finish();
 }
@@ -123,7 +159,7 @@ fn dag_build_2m(c: &mut Criterion) {
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(100))
         .measurement_time(Duration::from_secs(20));
-    dag_pair(&mut g, "grid_2M", &mesh);
+    dag_pair(&mut g, "grid_2M", &mesh, None);
     g.finish();
 }
 
@@ -244,5 +280,158 @@ fn cut(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dag_build, dag_build_2m, parallel_cook, cut);
+/// Every corpus file as the cook imports it (`import_prepared`: repaired, one part
+/// per material), then issue 16's generated stress cases (each generated part its
+/// own material; the 50 placed copies side by side), as (name, mesh).
+fn corpus_inputs() -> Vec<(String, Mesh)> {
+    let root = format_common::meshes_dir();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("corpus directory") {
+            let p = e.expect("corpus entry").path();
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if p.is_dir() && dir == root {
+                dirs.push(p);
+            } else if matches!(ext, "obj" | "glb" | "gltf") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut out: Vec<(String, Mesh)> = files
+        .iter()
+        .map(|f| {
+            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let (p, _) = import_prepared(f).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, p.mesh)
+        })
+        .collect();
+    for (name, parts) in format_common::stress_meshes() {
+        let placed = name == "gen_placed50";
+        let submeshes = parts
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let dz = if placed { 1.5 * i as f32 } else { 0.0 };
+                let vertices = (0..m.positions.len())
+                    .map(|v| {
+                        let p = m.positions[v];
+                        Vertex {
+                            position: [p[0], p[1], p[2] + dz],
+                            normal: m.normals.get(v).copied().unwrap_or([0.0, 1.0, 0.0]),
+                            uv: m.uvs.get(v).copied().unwrap_or_default(),
+                            tangent: [0.0; 4],
+                        }
+                    })
+                    .collect();
+                SubMesh {
+                    name: format!("{name}/{i}"),
+                    material: format!("m{i}"),
+                    vertices,
+                    indices: m.indices.clone(),
+                    has_tangents: false,
+                }
+            })
+            .collect();
+        let mesh = Mesh {
+            name: name.to_owned(),
+            submeshes,
+        };
+        out.push((name.to_owned(), farsight_mesh::prepare(&mesh).mesh));
+    }
+    if let Ok(keep) = std::env::var("FARSIGHT_BENCH_MESHES") {
+        let keep: Vec<&str> = keep.split(',').filter(|k| !k.is_empty()).collect();
+        out.retain(|(n, _)| keep.iter().any(|k| n.contains(k)));
+    }
+    out
+}
+
+/// The interleaved table: on a pool of `threads`, per mesh, `runs` rounds of the
+/// peer then ours, each keeping its fastest run (on a shared machine the figure
+/// least disturbed by other work); prints each mesh, then the worst ratio.
+fn interleaved_table(meshes: &[(String, Mesh)], threads: usize, runs: usize) {
+    let config = ClusterConfig::default();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool");
+    let mut worst: Option<(f64, &str)> = None;
+    eprintln!("mesh/dag_corpus, {threads} thread(s), best of {runs} interleaved runs:");
+    for (name, mesh) in meshes {
+        let split = MaterialSplit::new(mesh);
+        let inputs = split.raw_inputs();
+        let (mut raw, mut ours) = (Duration::MAX, Duration::MAX);
+        pool.install(|| {
+            for _ in 0..runs {
+                let t = std::time::Instant::now();
+                std::hint::black_box(split.raw_builds(&config, &inputs));
+                raw = raw.min(t.elapsed());
+                let t = std::time::Instant::now();
+                std::hint::black_box(
+                    cook_clusters_encoded(mesh, &config).unwrap_or_else(|e| panic!("{name}: {e}")),
+                );
+                ours = ours.min(t.elapsed());
+            }
+        });
+        let ratio = ours.as_secs_f64() / raw.as_secs_f64();
+        eprintln!(
+            "  {name:<22} {:>7} tris {:>3} parts: raw clod_build {raw:>10.3?}, ours {ours:>10.3?}: {ratio:.3}x",
+            split.triangle_count(),
+            split.parts.len(),
+        );
+        if worst.is_none_or(|(w, _)| ratio > w) {
+            worst = Some((ratio, name));
+        }
+    }
+    if let Some((w, name)) = worst {
+        eprintln!("  worst, {threads} thread(s): {name} {w:.3}x (target <= 1.10)");
+    }
+}
+
+/// Issue 16 part 1: ours against raw `clod_build` on the same parts over the whole
+/// corpus and the stress cases, on 1 and 2 threads: the interleaved table first
+/// (skipped when the command's filter names another group), then criterion's pair
+/// per mesh and thread count.
+fn dag_corpus(c: &mut Criterion) {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    if !(filter.is_empty() || filter.contains("dag_corpus") || "mesh/dag_corpus".contains(&filter))
+    {
+        return;
+    }
+    let meshes = corpus_inputs();
+    let runs = std::env::var("FARSIGHT_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    for threads in [1, 2] {
+        interleaved_table(&meshes, threads, runs);
+    }
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let mut g = c.benchmark_group(format!("mesh/dag_corpus_{threads}t"));
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+        for (name, mesh) in &meshes {
+            dag_pair(&mut g, name, mesh, Some(&pool));
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    dag_build,
+    dag_corpus,
+    dag_build_2m,
+    parallel_cook,
+    cut
+);
 criterion_main!(benches);
