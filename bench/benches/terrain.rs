@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use farsight_terrain::{
-    generate, Cell, ChunkMesh, ChunkMesher, CollisionMesher, Material, SampleField, SurfaceNets,
-    TerrainParams, VoxelGrid,
+    reference_chunks, Cell, ChunkMesh, ChunkMesher, CollisionMesher, Material, SampleField,
+    SurfaceNets, TerrainParams, VoxelGrid,
 };
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
 use fast_surface_nets::{surface_nets, SurfaceNetsBuffer};
@@ -94,40 +94,6 @@ fn meshing(c: &mut Criterion) {
     g.finish();
 }
 
-/// The grid chunks collision is measured on: the densest chunk of the demo terrain
-/// (hills and caves), flat ground (reduced to fans) and a crater in flat ground.
-fn collision_chunks() -> Vec<(&'static str, VoxelGrid, IVec3)> {
-    let params = TerrainParams::default();
-    let mut hills = VoxelGrid::new();
-    generate(
-        &mut hills,
-        &params,
-        IVec3::new(0, 0, 0),
-        IVec3::new(2, 2, 2),
-    );
-    let mut mesher = ChunkMesher::new();
-    let dense = (0..3)
-        .map(|y| IVec3::new(1, y, 1))
-        .max_by_key(|&c| mesher.mesh(&hills, c, 0).indices.len())
-        .unwrap();
-    let mut flat = VoxelGrid::new();
-    flat.set_box(
-        Vec3::new(-300.0, -100.0, -300.0),
-        Vec3::new(400.0, 50.0, 400.0),
-        Cell::full(Material::GRASS),
-    )
-    .unwrap();
-    let mut crater = flat.clone();
-    crater
-        .set_sphere(Vec3::new(64.0, 52.0, 64.0), 40.0, Material::AIR)
-        .unwrap();
-    vec![
-        ("hills+caves", hills, dense),
-        ("flat", flat, IVec3::ZERO),
-        ("crater", crater, IVec3::ZERO),
-    ]
-}
-
 /// Median of `rounds` interleaved timings of `a` and `b` (each round times both), so
 /// load from other processes hits both sides alike: the same-run ratio.
 fn interleaved_ratio(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
@@ -147,7 +113,7 @@ fn interleaved_ratio(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) ->
 }
 
 fn chunks(c: &mut Criterion) {
-    let cases = collision_chunks();
+    let cases = reference_chunks();
     let (grid, chunk) = (&cases[0].1, cases[0].2);
     let mut mesher = ChunkMesher::new();
     let mut out = ChunkMesh::default();
@@ -187,7 +153,7 @@ fn collision(c: &mut Criterion) {
     let mut mesher = ChunkMesher::new();
     let mut collider = CollisionMesher::new();
     let mut out = ChunkMesh::default();
-    for (name, grid, chunk) in collision_chunks() {
+    for (name, grid, chunk) in reference_chunks() {
         let col = collider.build_collider(&grid, chunk).unwrap();
         mesher.mesh_into(&grid, chunk, 0, &mut out);
         let (visual, build) = interleaved_ratio(

@@ -73,6 +73,8 @@ impl RecordTag {
     pub const MESH_COOKED: RecordTag = RecordTag(*b"MSH2");
     /// One level of a cluster-LOD mesh ([`crate::ClusterLevel`]).
     pub const CLUSTER_LEVEL: RecordTag = RecordTag(*b"CLV1");
+    /// A cooked mesh set: a model's parts, identical ones stored once.
+    pub const MESH_COOKED_SET: RecordTag = RecordTag(*b"MSS1");
 }
 
 impl fmt::Display for RecordTag {

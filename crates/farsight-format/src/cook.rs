@@ -196,15 +196,20 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         flags |= CookedHeader::HAS_UVS;
     }
     let positions: Vec<[u16; 4]> = vertices.iter().map(|v| v.position).collect();
-    let mut normals: Vec<[i16; 2]> = if normals.is_some() {
+    let normals: Vec<[i16; 2]> = if normals.is_some() {
         vertices.iter().map(|v| v.normal).collect()
     } else {
         Vec::new()
     };
+    // Residuals against the geometric prediction, kept only where they store smaller
+    // than the codes themselves (a flat-shaded grid whose normals are all one
+    // direction stores the codes in next to nothing, the residuals not).
+    let mut normal_residuals = Vec::new();
     if flags & CookedHeader::PREDICTED_NORMALS != 0 {
         let mut predicted = Vec::new();
         predict_normals(&positions, &indices, nb, &mut Vec::new(), &mut predicted);
-        for (q, p) in normals.iter_mut().zip(&predicted) {
+        normal_residuals = normals.clone();
+        for (q, p) in normal_residuals.iter_mut().zip(&predicted) {
             *q = [q[0].wrapping_sub(p[0]), q[1].wrapping_sub(p[1])];
         }
     }
@@ -289,13 +294,26 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
             position_damping = damping;
         }
     }
+    let mut best_normals = encode_vertices(
+        bytemuck::cast_slice(&normals),
+        4,
+        meshopt::encode_vertex_buffer_level(&normals, level, Some(1)),
+    )?;
+    if flags & CookedHeader::PREDICTED_NORMALS != 0 {
+        let predicted = encode_vertices(
+            bytemuck::cast_slice(&normal_residuals),
+            4,
+            meshopt::encode_vertex_buffer_level(&normal_residuals, level, Some(1)),
+        )?;
+        if predicted.1.len() <= best_normals.1.len() {
+            best_normals = predicted;
+        } else {
+            flags &= !CookedHeader::PREDICTED_NORMALS;
+        }
+    }
     let streams = [
         best_positions.expect("at least one candidate"),
-        encode_vertices(
-            bytemuck::cast_slice(&normals),
-            4,
-            meshopt::encode_vertex_buffer_level(&normals, level, Some(1)),
-        )?,
+        best_normals,
         encode_vertices(
             bytemuck::cast_slice(&tangents),
             4,

@@ -36,7 +36,9 @@ pub struct DecodeScratch {
     uvs: Vec<[u16; 2]>,
     sums: Vec<[f32; 4]>,
     walk: WalkScratch,
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    pub(crate) zstd: Option<zstd::bulk::Decompressor<'static>>,
+    /// A cooked set's body once its zstd frame is undone.
+    pub(crate) set_body: Vec<u8>,
 }
 
 impl std::fmt::Debug for DecodeScratch {
@@ -53,7 +55,7 @@ fn set_len<T: Pod>(v: &mut Vec<T>, n: usize) {
 }
 
 /// The reused zstd context, made on first use.
-fn zstd_context<'z>(
+pub(crate) fn zstd_context<'z>(
     zstd: &'z mut Option<zstd::bulk::Decompressor<'static>>,
 ) -> std::io::Result<&'z mut zstd::bulk::Decompressor<'static>> {
     if zstd.is_none() {

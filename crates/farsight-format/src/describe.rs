@@ -2,7 +2,10 @@
 //! prints per record.
 
 use crate::cooked::{Codec, STREAMS};
-use crate::{ClusterLevel, CookedMesh, FormatError, FullMesh, Record, RecordTag};
+use crate::{
+    ClusterLevel, CookedMesh, CookedSet, DecodeScratch, FormatError, FullMesh, Record, RecordTag,
+    SetCodec,
+};
 
 /// One stream of a record as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,6 +111,36 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
                 out.streams
                     .push(s(name, codec, d.stored_len as u64, d.decoded_len as u64));
             }
+        }
+        RecordTag::MESH_COOKED_SET => {
+            let set = CookedSet::parse(record.bytes)?;
+            let h = set.header;
+            let mut buf = Vec::new();
+            let body = set.body(&mut buf, &mut DecodeScratch::default())?;
+            let mut record_triangles = Vec::with_capacity(set.record_count());
+            for r in 0..set.record_count() {
+                let m = set.record(body, r)?;
+                out.vertices += m.header.vertex_count as u64;
+                record_triangles.push(m.triangle_count() as u64);
+            }
+            out.triangles = set.part_records().map(|r| record_triangles[r]).sum();
+            let codec = if h.body_codec == SetCodec::Zstd as u32 {
+                "zstd"
+            } else {
+                "raw"
+            };
+            out.detail = format!(
+                "{} parts drawing {} distinct records ({} triangles stored once); triangles counted per part",
+                h.part_count,
+                h.record_count,
+                record_triangles.iter().sum::<u64>()
+            );
+            out.streams.push(s(
+                "records",
+                codec,
+                h.body_stored_len as u64,
+                h.body_len as u64,
+            ));
         }
         RecordTag::CLUSTER_LEVEL => {
             let l = ClusterLevel::parse(record.bytes)?;

@@ -50,6 +50,8 @@ pub enum Stream {
     Clusters,
     /// The fixed-size vertex array of a cluster level.
     ClusterVertices,
+    /// The records of a cooked mesh set, as stored.
+    SetBody,
 }
 
 /// Everything that can go wrong reading (or, for a few variants, writing) a farsight

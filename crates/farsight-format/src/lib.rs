@@ -46,6 +46,7 @@ mod meshopt_into;
 mod predict;
 pub mod quant;
 mod reader;
+mod set;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 mod walk;
@@ -69,3 +70,6 @@ pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use reader::{Container, RawFile, ReadOptions, Record};
+#[cfg(feature = "encode")]
+pub use set::cook_mesh_set;
+pub use set::{CookedSet, CookedSetHeader, SetCodec, SET_VERSION};

@@ -1,11 +1,14 @@
 //! Decoding cooked records allocates nothing once the output mesh and the scratch
 //! have grown to the largest record: a loader decoding record after record on an IO
-//! thread does no per-record allocation (counted with a global allocator).
+//! thread does no per-record allocation (counted with a global allocator). The same
+//! for cooked sets, whose zstd body is undone into the scratch.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+use farsight_format::{
+    cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, MeshData,
+};
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
@@ -82,5 +85,45 @@ fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
         after - before,
         0,
         "allocations while decoding in steady state"
+    );
+    decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown();
+}
+
+/// Part of the one test above: the counter is global, so a second test running on
+/// another thread would count that test's allocations.
+fn decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown() {
+    let bunny = load_obj("bunny.obj");
+    let mut small = bunny.clone();
+    small.indices.truncate(300);
+    let raw = CookOptions {
+        entropy: false,
+        ..CookOptions::default()
+    };
+    let sets = [
+        cook_mesh_set(
+            &[small.clone(), bunny.clone(), small.clone()],
+            &CookOptions::default(),
+        )
+        .unwrap(),
+        cook_mesh_set(&[small, bunny], &raw).unwrap(),
+    ];
+    let parsed: Vec<CookedSet<'_>> = sets.iter().map(|s| CookedSet::parse(s).unwrap()).collect();
+    let mut out = Vec::new();
+    let mut scratch = DecodeScratch::default();
+    for s in &parsed {
+        s.decode_into(&mut out, &mut scratch).unwrap();
+    }
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for _ in 0..3 {
+        for s in &parsed {
+            s.decode_into(&mut out, &mut scratch).unwrap();
+            assert_eq!(out.len(), s.record_count());
+        }
+    }
+    let after = ALLOCS.load(Ordering::Relaxed);
+    assert_eq!(
+        after - before,
+        0,
+        "allocations while decoding sets in steady state"
     );
 }

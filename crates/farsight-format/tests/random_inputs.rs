@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use farsight_format::{
-    cook_mesh, describe_record, encode_cluster_level, encode_full, push_cluster_slot, AlignedBytes,
-    ClusterInfo, ClusterLevel, ClusterLevelHeader, ClusterVertex, CookOptions, CookedMesh,
-    DecodeScratch, FileWriter, FullMesh, Manifest, MeshData, RawFile, ReadOptions, RecordIndex,
-    RecordTag, Version,
+    cook_mesh, cook_mesh_set, describe_record, encode_cluster_level, encode_full,
+    push_cluster_slot, AlignedBytes, ClusterInfo, ClusterLevel, ClusterLevelHeader, ClusterVertex,
+    CookOptions, CookedMesh, CookedSet, DecodeScratch, FileWriter, FullMesh, Manifest, MeshData,
+    RawFile, ReadOptions, RecordIndex, RecordTag, Version,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -36,6 +36,20 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
         }
     }
     let cooked = cook_mesh(&m, &CookOptions::default()).unwrap();
+    // A set of the mesh twice and a small distinct part: one record referenced twice,
+    // the body as one zstd frame; and the same set with its body stored raw.
+    let mut small = m.clone();
+    small.indices.truncate(12);
+    let set_parts = [m.clone(), small, m.clone()];
+    let set = cook_mesh_set(&set_parts, &CookOptions::default()).unwrap();
+    let raw_set = cook_mesh_set(
+        &set_parts,
+        &CookOptions {
+            entropy: false,
+            ..CookOptions::default()
+        },
+    )
+    .unwrap();
     let full = encode_full(&m).unwrap();
     let verts: Vec<ClusterVertex> = (0..10)
         .map(|i| ClusterVertex {
@@ -82,6 +96,8 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
         (RecordTag::MESH_COOKED, cooked),
         (RecordTag::MESH_FULL, full),
         (RecordTag::CLUSTER_LEVEL, cluster),
+        (RecordTag::MESH_COOKED_SET, set),
+        (RecordTag::MESH_COOKED_SET, raw_set),
     ]
 }
 
@@ -96,6 +112,12 @@ fn run_reader(
         RecordTag::MESH_COOKED => CookedMesh::parse(bytes)
             .and_then(|m| m.decode_into(out, scratch))
             .is_ok(),
+        RecordTag::MESH_COOKED_SET => {
+            let mut meshes = Vec::new();
+            CookedSet::parse(bytes)
+                .and_then(|s| s.decode_into(&mut meshes, scratch))
+                .is_ok()
+        }
         RecordTag::MESH_FULL => FullMesh::parse(&aligned).is_ok(),
         RecordTag::CLUSTER_LEVEL => ClusterLevel::parse(&aligned).is_ok(),
         _ => match RawFile::read_with(

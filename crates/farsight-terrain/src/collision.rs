@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::cell::{chunk_bounds, ChunkMap, ChunkSet};
 use crate::changes::{affected_chunks, removal_affected, Changes};
-use crate::collider::ChunkShape;
+use crate::collider::{ChunkShape, ShapeBytes};
 use crate::field::surface_impossible;
 use crate::flat::{reduce_flat, CollisionMesh, FlatScratch};
 use crate::grid::{CellSource, VoxelGrid};
@@ -132,9 +132,23 @@ impl CollisionCache {
         self.colliders.is_empty()
     }
 
-    /// Bytes held by the colliders' meshes and grids.
+    /// Bytes held by the colliders: their shapes' heap bytes, every collider's
+    /// shared allocation (`Arc` counts and header) and the map's slots.
     pub fn heap_bytes(&self) -> usize {
-        self.colliders.values().map(|c| c.shape.heap_bytes()).sum()
+        let shared = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<ChunkCollider>();
+        let slot = std::mem::size_of::<(IVec3, Arc<ChunkCollider>)>() + 1;
+        self.heap_breakdown().total()
+            + self.colliders.len() * shared
+            + self.colliders.capacity() * slot
+    }
+
+    /// Heap bytes of the colliders' shapes, by part (headers not included).
+    pub fn heap_breakdown(&self) -> ShapeBytes {
+        let mut b = ShapeBytes::default();
+        for c in self.colliders.values() {
+            b += c.shape.heap_breakdown();
+        }
+        b
     }
 
     pub fn collider(&self, chunk: IVec3) -> Option<&Arc<ChunkCollider>> {

@@ -142,3 +142,38 @@ pub fn generate_chunk(grid: &mut VoxelGrid, params: &TerrainParams, chunk: IVec3
     let o = chunk_origin(chunk);
     grid.edit_region(CellBox::new(o, o + CHUNK_CELLS), |c, _| params.cell(c));
 }
+
+/// The chunks the terrain benchmarks and the `collider_speed` example measure: the
+/// densest chunk of the demo terrain (hills and caves), flat ground (reduced to fans)
+/// and a crater in flat ground, each with its grid and chunk coordinate.
+pub fn reference_chunks() -> Vec<(&'static str, VoxelGrid, IVec3)> {
+    let mut hills = VoxelGrid::new();
+    generate(
+        &mut hills,
+        &TerrainParams::default(),
+        IVec3::ZERO,
+        IVec3::splat(2),
+    );
+    let mut mesher = crate::mesh::ChunkMesher::new();
+    let dense = (0..3)
+        .map(|y| IVec3::new(1, y, 1))
+        .max_by_key(|&c| mesher.mesh(&hills, c, 0).indices.len())
+        .unwrap_or(IVec3::ONE);
+    let mut flat = VoxelGrid::new();
+    let ground = Cell::full(Material::GRASS);
+    flat.set_box(
+        Vec3::new(-300.0, -100.0, -300.0),
+        Vec3::new(400.0, 50.0, 400.0),
+        ground,
+    )
+    .expect("a finite box");
+    let mut crater = flat.clone();
+    crater
+        .set_sphere(Vec3::new(64.0, 52.0, 64.0), 40.0, Material::AIR)
+        .expect("a finite sphere");
+    vec![
+        ("hills+caves", hills, dense),
+        ("flat", flat, IVec3::ZERO),
+        ("crater", crater, IVec3::ZERO),
+    ]
+}

@@ -38,14 +38,14 @@ pub use changes::{
     affected_chunks, read_box, read_reach, removal_affected, Changes, ChunkChange, FullRefresh,
 };
 pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
-pub use collider::{ChunkShape, ShapeHit};
+pub use collider::{ChunkShape, ShapeBytes, ShapeHit};
 pub use collision::{
     CacheUpdate, ChunkCollider, CollisionCache, CollisionMesher, RayHit, PARALLEL_REBUILD_THRESHOLD,
 };
 pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
 pub use field::{gather, samples_per_axis, surface_impossible, SampleField, INSIDE, LEVELS, PAD};
 pub use flat::CollisionMesh;
-pub use generate::{generate, generate_chunk, value_noise, TerrainParams};
+pub use generate::{generate, generate_chunk, reference_chunks, value_noise, TerrainParams};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
 pub use io::{
     load_grid, load_grid_with, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError,

@@ -1,0 +1,203 @@
+//! Cooked mesh sets: identical parts stored once, round trips against the parts'
+//! own records, determinism across thread counts, and attacks on the set reader.
+
+use farsight_format::{
+    cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, FormatError,
+    MeshData, SetCodec, SET_VERSION,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A bumpy `w` x `h` quad patch offset by `at`, with normals and uvs.
+fn patch(w: u32, h: u32, at: [f32; 3]) -> MeshData {
+    let mut m = MeshData::default();
+    for y in 0..=h {
+        for x in 0..=w {
+            let (fx, fy) = (x as f32 / w as f32, y as f32 / h as f32);
+            let z = 0.1 * (fx * 5.0 + at[0]).sin() * (fy * 3.0).cos();
+            m.positions.push([at[0] + fx, at[1] + z, at[2] + fy]);
+            let n = [-0.3 * (fx * 5.0).cos(), 1.0, 0.2 * fy];
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            m.normals.push(n.map(|c| c / l));
+            m.uvs.push([fx * 2.0, fy]);
+        }
+    }
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * (w + 1) + x;
+            m.indices
+                .extend([i, i + w + 1, i + 1, i + 1, i + w + 1, i + w + 2]);
+        }
+    }
+    m
+}
+
+/// Three distinct parts, the first used three times, a tiny one twice.
+fn parts() -> Vec<MeshData> {
+    let a = patch(6, 5, [0.0; 3]);
+    let b = patch(9, 3, [2.0, 0.0, 0.0]);
+    let tiny = patch(1, 1, [0.0, 1.0, 0.0]);
+    vec![a.clone(), b, a.clone(), tiny.clone(), a, tiny]
+}
+
+#[test]
+fn identical_parts_are_stored_once_and_decode_like_their_own_records() {
+    let parts = parts();
+    let opts = CookOptions::default();
+    let set = cook_mesh_set(&parts, &opts).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!(s.part_count(), 6);
+    assert_eq!(s.record_count(), 3);
+    let table: Vec<usize> = s.part_records().collect();
+    assert_eq!(table, [0, 1, 0, 2, 0, 2]);
+    let decoded = s.decode().unwrap();
+    assert_eq!(decoded.len(), 3);
+    // Each record decodes to what the part's own record decodes to.
+    for (p, &r) in parts.iter().zip(&table) {
+        let own = cook_mesh(p, &opts).unwrap();
+        let own = CookedMesh::parse(&own).unwrap().decode().unwrap();
+        assert_eq!(decoded[r], own);
+    }
+    // Smaller than the parts' records side by side, and than the distinct ones.
+    let distinct: usize = [0, 1, 3]
+        .iter()
+        .map(|&i| cook_mesh(&parts[i], &opts).unwrap().len())
+        .sum();
+    assert!(set.len() < distinct, "{} >= {distinct}", set.len());
+}
+
+#[test]
+fn parts_alike_after_quantisation_share_a_record() {
+    let a = patch(4, 4, [0.0; 3]);
+    let mut b = a.clone();
+    // Far below a 16-bit cell of a unit patch (1/65536): the same codes.
+    b.positions[5][0] += 1e-7;
+    assert_ne!(a, b);
+    let set = cook_mesh_set(&[a, b], &CookOptions::default()).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!((s.part_count(), s.record_count()), (2, 1));
+}
+
+#[test]
+fn small_parts_share_one_frame() {
+    // Many small distinct parts: one zstd frame over them beats a frame per stream.
+    let parts: Vec<MeshData> = (0..20)
+        .map(|i| patch(1 + i % 3, 1 + i % 2, [i as f32, 0.0, 0.0]))
+        .collect();
+    let opts = CookOptions::default();
+    let set = cook_mesh_set(&parts, &opts).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!(s.header.body_codec, SetCodec::Zstd as u32);
+    let per_part: usize = parts
+        .iter()
+        .map(|p| cook_mesh(p, &opts).unwrap().len())
+        .sum();
+    assert!(2 * set.len() < per_part, "{} against {per_part}", set.len());
+    let decoded = s.decode().unwrap();
+    for (p, d) in parts.iter().zip(&decoded) {
+        assert_eq!(p.indices.len(), d.indices.len());
+    }
+}
+
+#[test]
+fn set_bytes_do_not_depend_on_the_thread_count() {
+    let parts = parts();
+    let opts = CookOptions::default();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| cook_mesh_set(&parts, &opts).unwrap());
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+        .install(|| cook_mesh_set(&parts, &opts).unwrap());
+    assert_eq!(one, four);
+}
+
+#[test]
+fn an_empty_set_round_trips() {
+    let set = cook_mesh_set(&[], &CookOptions::default()).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!((s.part_count(), s.record_count()), (0, 0));
+    assert!(s.decode().unwrap().is_empty());
+}
+
+#[test]
+fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
+    let set = cook_mesh_set(&parts(), &CookOptions::default()).unwrap();
+    let mut b = set.clone();
+    b[0..4].copy_from_slice(&(SET_VERSION + 1).to_le_bytes());
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::WrongVersion { found, .. }) if found == SET_VERSION + 1
+    ));
+    // A zstd body claiming 4 GiB.
+    let mut b = set.clone();
+    b[12..16].copy_from_slice(&1u32.to_le_bytes());
+    b[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::ExpansionTooLarge { .. })
+    ));
+    // A part naming a record the set does not have.
+    let mut b = set.clone();
+    b[32..36].copy_from_slice(&7u32.to_le_bytes());
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::BadField {
+            field: "part record",
+            found: 7,
+            ..
+        })
+    ));
+    // An unknown body codec.
+    let mut b = set;
+    b[12..16].copy_from_slice(&2u32.to_le_bytes());
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::BadField {
+            field: "body_codec",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn set_prefixes_and_bit_flips_never_panic() {
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let small: Vec<MeshData> = (0..6).map(|i| patch(2, 2, [i as f32, 0.0, 0.0])).collect();
+    for parts in [parts(), small] {
+        for entropy in [true, false] {
+            let opts = CookOptions {
+                entropy,
+                ..CookOptions::default()
+            };
+            let set = cook_mesh_set(&parts, &opts).unwrap();
+            for n in 0..set.len() {
+                assert!(CookedSet::parse(&set[..n]).is_err(), "prefix {n} parsed");
+            }
+            let mut out = Vec::new();
+            let mut scratch = DecodeScratch::default();
+            for _ in 0..1500 {
+                let mut b = set.clone();
+                for _ in 0..rng.random_range(1..4) {
+                    let i = rng.random_range(0..b.len());
+                    b[i] ^= 1 << rng.random_range(0..8);
+                }
+                if let Ok(s) = CookedSet::parse(&b) {
+                    if s.decode_into(&mut out, &mut scratch).is_ok() {
+                        assert_eq!(out.len(), s.record_count());
+                        for m in &out {
+                            let n = m.positions.len() as u32;
+                            assert!(m.indices.iter().all(|&i| i < n));
+                        }
+                    } else {
+                        assert!(out.is_empty());
+                    }
+                }
+            }
+        }
+    }
+}
