@@ -15,12 +15,9 @@
 //! let mut w = FileWriter::new(Version::Streamed);
 //! let r = w.add_record(RecordTag(*b"DEMO"), &[7; 100]);
 //! let file = w.finish(&One(r))?;
-//! // A prefix too short says how much of the file the head needs.
-//! let needed = match FileHead::read(&file[..40], file.len() as u64) {
-//!     Err(FormatError::Truncated { needed, .. }) => needed as usize,
-//!     other => panic!("{other:?}"),
-//! };
-//! let head = FileHead::read(&file[..needed.max(FileHead::MIN_PREFIX)], file.len() as u64)?;
+//! // The head alone: the file's first bytes, however many the head needs.
+//! let head = FileHead::read(&file, file.len() as u64)?;
+//! let head = FileHead::read(&file[..head.head_len()], file.len() as u64)?;
 //! let range = head.record(r)?;
 //! let bytes = &file[range.offset as usize..(range.offset + range.len) as usize];
 //! head.verify_record(r, bytes)?;
