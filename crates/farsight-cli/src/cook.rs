@@ -2,6 +2,11 @@
 //! meshes, prepare them and write a discrete LOD chain or a cluster LOD DAG each.
 //! Several inputs cook in parallel (rayon, one mesh per core, results in input
 //! order); `OUT` is then a directory and each file is named after its input.
+//!
+//! `farsight cook --manifest LIST --shard i/n --cache DIR`: a deterministic share
+//! of a content list cooked into a content-addressed cache ([`manifest`]).
+
+mod manifest;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,9 +21,12 @@ use farsight_mesh::{
 };
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct CookArgs {
     #[command(subcommand)]
-    what: CookWhat,
+    what: Option<CookWhat>,
+    #[command(flatten)]
+    content: manifest::ContentArgs,
 }
 
 #[derive(Subcommand)]
@@ -93,30 +101,56 @@ fn outputs(a: &MeshArgs) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
     Ok(out)
 }
 
-pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let CookWhat::Mesh(a) = args.what;
-    let kind = if a.lod_chain {
-        let mut config = LodChainConfig::default();
-        if let Some(m) = a.max_levels {
-            config.max_levels = m as usize;
-        }
-        let records = if a.cooked {
-            ChainRecords::Cooked(farsight_format::CookOptions::default())
+/// What `cook mesh` and a content list's items choose: the kind of file and its
+/// options, as [`CookKind`].
+pub(crate) struct KindOptions {
+    pub lod_chain: bool,
+    pub cooked: bool,
+    pub cluster_triangles: u64,
+    pub group_size: u64,
+    pub max_levels: Option<u64>,
+}
+
+impl KindOptions {
+    pub(crate) fn kind(&self) -> CookKind {
+        if self.lod_chain {
+            let mut config = LodChainConfig::default();
+            if let Some(m) = self.max_levels {
+                config.max_levels = m as usize;
+            }
+            let records = if self.cooked {
+                ChainRecords::Cooked(farsight_format::CookOptions::default())
+            } else {
+                ChainRecords::Full
+            };
+            CookKind::LodChain(config, records)
         } else {
-            ChainRecords::Full
-        };
-        CookKind::LodChain(config, records)
-    } else {
-        let mut config = ClusterConfig {
-            max_triangles: a.cluster_triangles as usize,
-            partition_size: a.group_size as usize,
-            ..ClusterConfig::default()
-        };
-        if let Some(m) = a.max_levels {
-            config.max_levels = m as usize;
+            let mut config = ClusterConfig {
+                max_triangles: self.cluster_triangles as usize,
+                partition_size: self.group_size as usize,
+                ..ClusterConfig::default()
+            };
+            if let Some(m) = self.max_levels {
+                config.max_levels = m as usize;
+            }
+            CookKind::Clusters(config)
         }
-        CookKind::Clusters(config)
+    }
+}
+
+pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let a = match args.what {
+        Some(CookWhat::Mesh(a)) => a,
+        None => return manifest::run(args.content),
     };
+    let kind = KindOptions {
+        lod_chain: a.lod_chain,
+        cooked: a.cooked,
+        cluster_triangles: a.cluster_triangles,
+        group_size: a.group_size,
+        max_levels: a.max_levels,
+    }
+    .kind();
     let outputs = outputs(&a)?;
     // Every output is checked before any mesh cooks; inputs must exist.
     for input in &a.inputs {

@@ -102,7 +102,7 @@ fn bad_numbers_are_refused_in_plain_words_with_or_without_equals() {
         &["stream-sim", "--radius", "-1"],
         &["stream-sim", "--budget-mib", "nan"],
         &["stream-sim", "--fps", "-60"],
-        &["stream-sim", "--levels", "40"],
+        &["stream-sim", "--regions-side", "0"],
         &["stream-sim", "--io-threads", "0"],
         &["stream-sim", "--frames", "10", "--teleport-frame", "10"],
         &[
@@ -245,18 +245,18 @@ fn cook_warns_in_words_and_inspect_describes_the_default_chain() {
 #[test]
 fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
     let d = temp("stream");
+    // Two real meshes, cooked on the fly into cluster files and streamed.
+    let src = d.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for m in ["alien.glb", "bunny.obj"] {
+        std::fs::copy(meshes().join(m), src.join(m)).unwrap();
+    }
     let small = [
         "stream-sim",
         "--regions-side",
         "4",
-        "--models",
-        "2",
-        "--levels",
-        "2",
-        "--finest-kib-min",
-        "4",
-        "--finest-kib-max",
-        "8",
+        "--meshes",
+        "src",
         "--frames",
         "6",
         "--fps",
@@ -281,13 +281,174 @@ fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(left, ["stream-sim.png"], "only the picture stays");
+    let mut left = left;
+    left.sort();
+    assert_eq!(left, ["src", "stream-sim.png"], "only the picture stays");
+    assert!(o.stdout.contains("2 cooked models"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("failed reads or level checks 0"),
+        "{}",
+        o.stdout
+    );
     let mut kept = small.to_vec();
     kept.extend(["--out", "world"]);
     let o = farsight(&d, &kept);
     assert!(o.ok, "{}", o.stderr);
     assert!(o.stdout.contains("(kept)"), "{}", o.stdout);
-    assert!(std::fs::read_dir(d.join("world")).unwrap().count() > 0);
+    let cooked = d.join("world").join("models");
+    assert_eq!(std::fs::read_dir(&cooked).unwrap().count(), 2);
+    // The kept cluster files stream again as --models.
+    let o = farsight(
+        &d,
+        &[
+            "stream-sim",
+            "--regions-side",
+            "4",
+            "--models",
+            "world/models",
+            "--frames",
+            "6",
+            "--fps",
+            "0",
+        ],
+    );
+    assert!(o.ok, "{}", o.stderr);
+    assert!(o.stdout.contains("from world/models"), "{}", o.stdout);
+    // A folder with nothing to stream is named once.
+    let o = farsight(&d, &["stream-sim", "--models", "src"]);
+    assert_plain_error(&o, "src");
+    let o = farsight(&d, &["stream-sim", "--meshes", "nowhere"]);
+    assert_plain_error(&o, "nowhere");
+}
+
+/// Every file under `dir` (relative path and bytes), sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn two_shards_fill_the_cache_with_the_bytes_of_one_run_and_a_rerun_cooks_nothing() {
+    let d = temp("shards");
+    let m = meshes();
+    let list = format!(
+        "// five meshes, one as a cooked LOD chain\n(items: [\n\
+         (input: \"{0}/bunny.obj\"),\n\
+         (input: \"{0}/alien.glb\", max_levels: 3),\n\
+         (input: \"{0}/Fox.glb\", cluster_triangles: 64),\n\
+         (input: \"{0}/craft_speederD/craft_speederD.gltf\"),\n\
+         (input: \"{0}/cakeBirthday.glb\", kind: LodChain, cooked: true),\n\
+         ])",
+        m.display()
+    );
+    std::fs::write(d.join("content.ron"), list).unwrap();
+    let cook = |cache: &str, shard: &str, threads: &str| {
+        let o = farsight(
+            &d,
+            &[
+                "cook",
+                "--manifest",
+                "content.ron",
+                "--shard",
+                shard,
+                "--cache",
+                cache,
+                "--threads",
+                threads,
+                "--keys",
+                &format!("keys-{}.txt", shard.replace('/', "-")),
+            ],
+        );
+        assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+        o.stdout
+    };
+    let one = cook("one", "0/1", "1");
+    assert!(one.contains("5 of 5 items; 5 cooked, 0 already"), "{one}");
+    let a = cook("two", "0/2", "2");
+    let b = cook("two", "1/2", "2");
+    assert!(a.contains("3 of 5 items; 3 cooked"), "{a}");
+    assert!(b.contains("2 of 5 items; 2 cooked"), "{b}");
+    let (t1, t2) = (tree(&d.join("one")), tree(&d.join("two")));
+    assert_eq!(t1.len(), 5, "one entry per item");
+    assert!(t1 == t2, "two shards wrote the bytes of one run");
+    // Each shard lists the keys it produced; together they are the one run's.
+    let read = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    let mut shards: Vec<String> = read("keys-0-2.txt")
+        .lines()
+        .chain(read("keys-1-2.txt").lines())
+        .map(String::from)
+        .collect();
+    let mut whole: Vec<String> = read("keys-0-1.txt").lines().map(String::from).collect();
+    shards.sort();
+    whole.sort();
+    assert_eq!(shards, whole);
+    for line in &whole {
+        let key = line.split(' ').next().unwrap();
+        let entry = d
+            .join("one")
+            .join(&key[..2])
+            .join(format!("{key}.farsight"));
+        assert!(entry.is_file(), "{line}");
+    }
+    // A second run finds everything cached and changes nothing.
+    let again = cook("one", "0/1", "2");
+    assert!(again.contains("0 cooked, 5 already"), "{again}");
+    assert!(tree(&d.join("one")) == t1);
+    // Errors found before any cook, each naming its path once.
+    for shard in ["3/2", "0/0", "1", "a/2"] {
+        let o = farsight(&d, &["cook", "--manifest", "content.ron", "--shard", shard]);
+        assert!(
+            !o.ok && o.stderr.contains("--shard"),
+            "{shard}: {}",
+            o.stderr
+        );
+        assert_eq!(o.stderr.matches(shard).count(), 1, "{}", o.stderr);
+    }
+    std::fs::write(d.join("afile"), "x").unwrap();
+    let o = farsight(
+        &d,
+        &[
+            "cook",
+            "--manifest",
+            "content.ron",
+            "--cache",
+            "afile/cache",
+        ],
+    );
+    assert_plain_error(&o, "afile/cache");
+    let o = farsight(&d, &["cook", "--manifest", "missing.ron"]);
+    assert_plain_error(&o, "missing.ron");
+    std::fs::write(
+        d.join("gone.ron"),
+        "(items: [(input: \"no-such-mesh.glb\")])",
+    )
+    .unwrap();
+    let o = farsight(&d, &["cook", "--manifest", "gone.ron", "--cache", "c2"]);
+    assert_plain_error(&o, "no-such-mesh.glb");
+    assert!(
+        !d.join("c2").exists(),
+        "nothing made before the list is good"
+    );
+    std::fs::write(
+        d.join("bad.ron"),
+        "(items: [(input: \"a.glb\", colour: 3)])",
+    )
+    .unwrap();
+    let o = farsight(&d, &["cook", "--manifest", "bad.ron"]);
+    assert_plain_error(&o, "bad.ron");
 }
 
 #[test]

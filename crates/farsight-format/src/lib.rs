@@ -42,6 +42,7 @@ mod decode;
 mod describe;
 mod error;
 mod full;
+mod head;
 mod meshopt_into;
 mod predict;
 pub mod quant;
@@ -69,7 +70,8 @@ pub use decode::DecodeScratch;
 pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
-pub use reader::{Container, RawFile, ReadOptions, Record};
+pub use head::{FileHead, RecordRange};
+pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, SetCodec, SET_VERSION};

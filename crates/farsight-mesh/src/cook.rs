@@ -124,6 +124,52 @@ fn instanced_import(path: &Path) -> Result<Option<Imported>, ImportError> {
     }))
 }
 
+/// Every file a cook of `path` reads, `path` first: a glTF's external buffers (by
+/// relative URI, as the import loads them; data URIs are inside the file, images
+/// are never read), an OBJ's material libraries (`mtllib`, those that exist). What
+/// a content-addressed cache hashes as the cook's input bytes.
+pub fn cook_inputs(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let err = |kind| ImportError::new(path, kind);
+    let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut files = vec![path.to_owned()];
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "gltf" | "glb" => {
+            let gltf = gltf::Gltf::from_slice_without_validation(&bytes).map_err(|e| {
+                err(ImportErrorKind::Gltf {
+                    message: e.to_string(),
+                })
+            })?;
+            for buffer in gltf.document.buffers() {
+                if let gltf::buffer::Source::Uri(uri) = buffer.source() {
+                    if !uri.starts_with("data:") && !uri.contains("://") {
+                        files.push(base.join(uri.replace("%20", " ")));
+                    }
+                }
+            }
+        }
+        "obj" => {
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines() {
+                if let Some(names) = line.trim_start().strip_prefix("mtllib ") {
+                    let lib = base.join(names.trim());
+                    if lib.is_file() {
+                        files.push(lib);
+                    }
+                }
+            }
+        }
+        _ => {
+            return Err(err(ImportErrorKind::UnknownExtension { found: ext }));
+        }
+    }
+    Ok(files)
+}
+
 /// Cooks several files in parallel on rayon's pool; results in input order, each
 /// independent (one failure does not stop the others).
 pub fn cook_files(paths: &[PathBuf], kind: &CookKind) -> Vec<Result<CookOutput, CookError>> {

@@ -44,7 +44,8 @@ pub use chain_file::{
     ChainRecords, LodChainManifest, LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
 };
 pub use cook::{
-    cook_file, cook_files, import, import_prepared, write_atomically, CookKind, CookOutput, Cooked,
+    cook_file, cook_files, cook_inputs, import, import_prepared, write_atomically, CookKind,
+    CookOutput, Cooked,
 };
 pub use dag::{
     build_dag, build_dag_locked, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup,
