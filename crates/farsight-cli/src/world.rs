@@ -16,8 +16,8 @@ use farsight_stream::region::{write_scene, ActualState, EntityRecord, RegionSpec
 use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
 use farsight_world::{
     Budget, BuildingEntry, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, LevelEntry,
-    ModelEntry, PropEntry, Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest,
-    SYSTEMS, WORLD_VERSION,
+    ModelEntry, Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest, SYSTEMS,
+    WORLD_VERSION,
 };
 use glam::{IVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -42,6 +42,34 @@ pub enum WorldWhat {
     Fly(FlyArgs),
     /// Re-run a recorded flight and compare every decision of every frame.
     Replay(ReplayArgs),
+    /// Write a generated world of any size (synthetic models, building sizes without
+    /// meshes, props, terrain) to measure the loop at scale.
+    Generate(GenerateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct GenerateArgs {
+    /// The world folder to write (made if missing; must be empty if it exists).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Regions per side (the world has this squared, plus region 0).
+    #[arg(long, default_value_t = 317, value_parser = clap::value_parser!(u32).range(1..=2000))]
+    pub regions_side: u32,
+    /// Buildings.
+    #[arg(long, default_value_t = 10_000)]
+    pub buildings: u32,
+    /// Entities in all, buildings included.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub objects: u64,
+    /// Distinct cluster models.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub models: u32,
+    /// Terrain chunk columns per side (three chunks each).
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(i32).range(1..=200))]
+    pub chunks_side: i32,
+    /// Seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(clap::Args)]
@@ -117,6 +145,7 @@ pub fn run(args: WorldArgs) -> Result<(), Box<dyn std::error::Error>> {
         WorldWhat::Build(a) => build(a),
         WorldWhat::Fly(a) => fly(a),
         WorldWhat::Replay(a) => replay(a),
+        WorldWhat::Generate(a) => generate(a),
     }
 }
 
@@ -257,34 +286,61 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
     Ok(cooked)
 }
 
-fn props() -> Vec<PropEntry> {
-    vec![
-        PropEntry {
-            name: "lamp".into(),
-            radius: 2.5,
-            ranges: vec![30.0, 80.0, 200.0],
-        },
-        PropEntry {
-            name: "tree".into(),
-            radius: 5.0,
-            ranges: vec![50.0, 150.0, 450.0],
-        },
-        PropEntry {
-            name: "bench".into(),
-            radius: 1.2,
-            ranges: vec![20.0, 60.0],
-        },
-    ]
+fn check_empty_out(out: &Path) -> Result<(), String> {
+    crate::output::check_output_dir(out, "world folder")?;
+    if out.is_dir() && std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(format!("{}: the world folder is not empty", out.display()));
+    }
+    Ok(())
+}
+
+fn generate(a: GenerateArgs) -> Result<(), Box<dyn std::error::Error>> {
+    check_empty_out(&a.out)?;
+    if a.objects < a.buildings as u64 {
+        return Err(format!(
+            "--objects {} is fewer than --buildings {}",
+            a.objects, a.buildings
+        )
+        .into());
+    }
+    crate::output::create_dir(&a.out)?;
+    let spec = farsight_world::SyntheticSpec {
+        regions_side: a.regions_side,
+        buildings: a.buildings,
+        objects: a.objects,
+        models: a.models,
+        model_levels: 5,
+        chunks_side: a.chunks_side,
+        seed: a.seed,
+    };
+    let spinner = ProgressBar::new_spinner();
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    let t = Instant::now();
+    let m = farsight_world::generate(&a.out, &spec, &mut |step| {
+        spinner.set_message(format!("writing {step}"))
+    })?;
+    spinner.finish_and_clear();
+    let (files, bytes) = crate::output::tree_size(&a.out);
+    println!(
+        "generated world {}: {} regions (+ the base), {} buildings, {} objects, {} models, {} x {} terrain columns; {files} files, {} in {:.1} s",
+        a.out.display(),
+        a.regions_side as u64 * a.regions_side as u64,
+        m.buildings.len(),
+        a.objects,
+        m.models.len(),
+        a.chunks_side,
+        a.chunks_side,
+        crate::output::mib(bytes),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Everything that can be refused is refused before the work.
     let kit = Kit::builtin(&a.kit)
         .ok_or_else(|| format!("--kit {}: not a built-in kit (corporate, dark-city)", a.kit))?;
-    crate::output::check_output_dir(&a.out, "world folder")?;
-    if a.out.is_dir() && std::fs::read_dir(&a.out).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(format!("{}: the world folder is not empty", a.out.display()).into());
-    }
+    check_empty_out(&a.out)?;
     let models_dir = a
         .models
         .clone()
@@ -383,7 +439,7 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         .into_iter()
         .map(|c| c.entry)
         .collect();
-    let props = props();
+    let props = farsight_world::default_props();
     let mut manifest = WorldManifest {
         version: WORLD_VERSION,
         seed: a.seed,
@@ -563,7 +619,9 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         .dir
         .canonicalize()
         .map_err(|e| crate::output::io_error(&a.dir, &e))?;
+    let rss_before = crate::output::resident_bytes();
     let mut world = World::open(&dir, config)?;
+    let rss_open = crate::output::resident_bytes();
     let m = world.manifest();
     println!(
         "world {}: {} regions, {} buildings, {} models, {} props designs; budget {:.0} MiB resident, {:.1} MiB uploaded per frame",
@@ -681,6 +739,18 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.iter().map(|f| f.report.objects).max().unwrap_or(0),
         frames.iter().map(|f| f.report.visible).max().unwrap_or(0),
     );
+    let regions = world.streamer().len() as u64;
+    if let (Some(a0), Some(a1), Some(a2)) = (rss_before, rss_open, crate::output::resident_bytes())
+    {
+        let objects = world.store().len().max(1) as u64;
+        println!(
+            "memory: {:.1} MiB resident after opening ({} bytes per region, {regions} regions), {:.1} MiB at the end; the object store {} bytes per object ({objects} slots)",
+            a1 as f64 / MIB,
+            a1.saturating_sub(a0) / regions.max(1),
+            a2 as f64 / MIB,
+            world.store().heap_bytes() as u64 / objects,
+        );
+    }
     let edits: usize = recording.frames.iter().map(|f| f.edits.len()).sum();
     println!(
         "flight: {} frames, 2 teleports, {edits} terrain edits; budget {:.1} MiB resident, {:.2} MiB per frame uploaded",

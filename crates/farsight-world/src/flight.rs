@@ -32,6 +32,8 @@ pub struct Flight {
     pub edit_every: u32,
     /// Height above the ground.
     pub altitude: f32,
+    /// Units flown per frame at most (3: 180 units a second at 60 frames a second).
+    pub speed: f32,
 }
 
 impl Flight {
@@ -42,6 +44,7 @@ impl Flight {
             frames: frames.max(1),
             edit_every: 25,
             altitude: 45.0,
+            speed: 3.0,
         }
     }
 
@@ -64,7 +67,9 @@ impl Flight {
         let p = |a: [f32; 2]| Vec3::new(a[0] * w, 0.0, a[1] * d);
         let (a, b) = (p(start), p(end));
         let dir = (b - a).normalize_or(Vec3::X);
-        let mut pos = a + (b - a) * t;
+        // At most `speed` units a frame, whatever the world's size.
+        let along = (b - a).length().min(self.speed * self.leg_len() as f32);
+        let mut pos = a + dir * along * t;
         pos.y = self.ground(pos.x, pos.z) + self.altitude;
         let ahead = pos + dir * 120.0;
         let target = Vec3::new(ahead.x, self.ground(ahead.x, ahead.z), ahead.z);

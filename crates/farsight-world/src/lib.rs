@@ -21,6 +21,7 @@ mod flight;
 mod hash;
 mod manifest;
 mod record;
+mod synthetic;
 mod world;
 
 pub use budget::{Budget, SystemId, SYSTEMS};
@@ -31,4 +32,5 @@ pub use manifest::{
     WorldError, WorldManifest, MANIFEST_FILE, WORLD_VERSION,
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
+pub use synthetic::{default_props, generate, SyntheticSpec};
 pub use world::{FrameReport, SystemFrame, World, WorldConfig};

@@ -203,6 +203,9 @@ pub struct World {
     bias: Bias,
     asks: Vec<Ask>,
     targets: Vec<Target>,
+    /// Bytes already sent of uploads that span frames: (0, building, level) or
+    /// (1, chunk).
+    partial: BTreeMap<(u8, [i32; 3]), u64>,
 }
 
 impl std::fmt::Debug for World {
@@ -413,6 +416,7 @@ impl World {
             bias: Bias::default(),
             asks: Vec::new(),
             targets: Vec::new(),
+            partial: BTreeMap::new(),
             io,
             manifest,
             config,
@@ -488,9 +492,14 @@ impl World {
     /// loading, every model's coarsest level resident, the terrain meshed and
     /// uploaded, every building in an active region drawing a level.
     pub fn ready(&self) -> bool {
+        self.waiting_on().is_none()
+    }
+
+    /// What a loading screen still waits for, if anything.
+    pub fn waiting_on(&self) -> Option<&'static str> {
         let counts = self.streamer.counts();
         if counts[1] > 0 || counts[4] > 0 {
-            return false;
+            return Some("regions loading or unloading");
         }
         let scheduler: &ClusterScheduler = match &self.io {
             Io::Live {
@@ -499,8 +508,11 @@ impl World {
                 view,
                 ..
             } => {
-                if regions.in_flight() > 0 || view.pending_count() > 0 || view.ready_count() > 0 {
-                    return false;
+                if regions.in_flight() > 0 {
+                    return Some("region reads");
+                }
+                if view.pending_count() > 0 || view.ready_count() > 0 {
+                    return Some("terrain meshing");
                 }
                 clusters.scheduler()
             }
@@ -510,12 +522,27 @@ impl World {
             let c = scheduler.coarsest(m);
             scheduler.is_resident(m, c) || scheduler.is_failed(m, c)
         });
+        if !models {
+            return Some("coarsest cluster levels");
+        }
         let buildings = self
             .building_object
             .iter()
             .zip(&self.building_resident)
             .all(|(o, &mask)| o.is_none_or(|id| !self.store.is_visible(id) || mask != 0));
-        models && buildings && self.pending.is_empty()
+        if !buildings {
+            return Some("building meshes");
+        }
+        // A chunk that draws an older mesh is not waited for (under pressure the
+        // bias may keep it coarser on purpose).
+        let undrawn = self
+            .pending
+            .keys()
+            .any(|c| self.uploaded.get(c).is_none_or(|u| u.empty));
+        if undrawn {
+            return Some("terrain uploads");
+        }
+        None
     }
 
     /// Waits a little for I/O (live only), for loading screens faster than the disk.
@@ -891,6 +918,8 @@ impl World {
                 // Its meshes go with it.
                 self.building_resident[b as usize] = 0;
                 self.building_object[b as usize] = None;
+                self.partial
+                    .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
             }
             self.objects[id.0 as usize] = Obj::Free;
             self.store.remove(id);
@@ -1057,6 +1086,7 @@ impl World {
                 );
             } else {
                 self.pending.insert(p.chunk, *p);
+                self.partial.remove(&(1, p.chunk));
             }
         }
         self.collision.update(&self.grid);
@@ -1156,16 +1186,39 @@ impl World {
         let mut starved = false;
         for a in &self.asks {
             let target = self.targets[a.key as usize];
-            let freed = match target {
-                Target::Chunk { chunk } => self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
-                Target::Building { .. } => 0,
+            let (freed, key) = match target {
+                Target::Chunk { chunk } => (
+                    self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
+                    (1u8, chunk),
+                ),
+                Target::Building { building, level } => {
+                    (0, (0u8, [building as i32, level as i32, 0]))
+                }
             };
-            if a.bytes > upload_left || a.bytes > memory_left + freed {
+            if a.bytes > memory_left + freed || upload_left == 0 {
                 starved = true;
                 continue;
             }
-            upload_left -= a.bytes;
+            // An upload larger than what is left goes on over several frames.
+            let done = self.partial.get(&key).copied().unwrap_or(0);
+            let need = a.bytes.saturating_sub(done);
+            if need > upload_left {
+                starved = true;
+                self.partial.insert(key, done + upload_left);
+                match target {
+                    Target::Building { .. } => bytes_b += upload_left,
+                    Target::Chunk { .. } => bytes_t += upload_left,
+                }
+                let h = if key.0 == 0 { &mut hb } else { &mut ht };
+                key.1.iter().for_each(|&x| h.u32(x as u32));
+                h.u64(done + upload_left);
+                upload_left = 0;
+                continue;
+            }
+            self.partial.remove(&key);
+            upload_left -= need;
             memory_left = memory_left + freed - a.bytes;
+            let a = Ask { bytes: need, ..*a };
             match target {
                 Target::Building { building, level } => {
                     self.building_resident[building as usize] |= 1 << level;
@@ -1188,7 +1241,7 @@ impl World {
                                 empty: false,
                             },
                         );
-                        bytes_t += p.bytes;
+                        bytes_t += a.bytes;
                         chunk.iter().for_each(|&x| ht.u32(x as u32));
                         ht.u32(p.level as u32);
                     }
