@@ -296,7 +296,7 @@ fn write_with(
 ) -> Result<Vec<u8>, FileError> {
     let tag = match version {
         Version::Full => RecordTag::MESH_FULL,
-        Version::Cooked => RecordTag::MESH_COOKED,
+        Version::Cooked | Version::Streamed => RecordTag::MESH_COOKED,
     };
     let mut writer = FileWriter::new(version);
     let mut done: BTreeMap<usize, RecordIndex> = BTreeMap::new();
@@ -415,7 +415,7 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
         let rec = file.record(r)?;
         let data = match found {
             Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
-            Version::Cooked => CookedMesh::parse(rec.bytes)?.decode()?,
+            Version::Cooked | Version::Streamed => CookedMesh::parse(rec.bytes)?.decode()?,
         };
         data.validate()?;
         if found == Version::Full && data.provenance.len() != data.indices.len() / 3 {

@@ -249,10 +249,8 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     crate::stream_sim::run(crate::stream_sim::StreamSimArgs {
         out: outputs.world.clone(),
         regions_side: 32,
-        models: 80,
-        levels: 6,
-        finest_kib_min: 256,
-        finest_kib_max: 1024,
+        models: None,
+        meshes: "../shared/data/meshes".into(),
         frames: 360,
         teleport_frame: None,
         budget_mib: 10.0,

@@ -1,37 +1,41 @@
-//! `farsight stream-sim`: a generated world of regions and cluster-LOD models on
-//! disk, flown through by a scripted camera with a teleport; prints what streaming
-//! did each frame and in total, and draws the regions from above as a PNG.
+//! `farsight stream-sim`: a generated world of regions holding instances of cooked
+//! real meshes (the cluster files `farsight cook mesh --clusters` writes: the
+//! user's `--models`, or the shared meshes cooked on the fly), flown through by a
+//! scripted camera with a teleport; prints what streaming did each frame and in
+//! total, and draws the regions from above as a PNG.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use farsight_stream::cluster::SchedulerConfig;
+use farsight_stream::cluster::{CookedModel, SchedulerConfig};
 use farsight_stream::region::ActualState;
 use farsight_stream::sim::{generate, Sim, SimConfig, SimFrame};
 use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 
 #[derive(clap::Args)]
 pub struct StreamSimArgs {
-    /// Keep the generated world (scene index, region files, one farsight
-    /// cluster-level file per model level) in this folder. Without it the world goes
-    /// to a temporary folder removed at exit.
+    /// Keep the generated world (scene index, region files, and the cluster files
+    /// cooked on the fly) in this folder. Without it the world goes to a temporary
+    /// folder removed at exit.
     #[arg(long, visible_alias = "dir")]
     pub out: Option<PathBuf>,
     /// The world is N x N regions of 100 units.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub regions_side: u32,
-    /// Distinct cluster-LOD models, each placed many times.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
-    pub models: u32,
-    /// Levels per model (finest first, each half the size of the one below).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(1..=32))]
-    pub levels: u8,
-    /// Smallest size of a model's finest level, in KiB.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
-    pub finest_kib_min: u64,
-    /// Largest size of a model's finest level, in KiB (at least --finest-kib-min).
-    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
-    pub finest_kib_max: u64,
+    /// A folder of cooked cluster files (`farsight cook mesh --clusters`, `.farsight`)
+    /// to place, each many times. Without it the meshes of --meshes are cooked on the
+    /// fly.
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Without --models: the folder of .gltf, .glb and .obj meshes (and folders of
+    /// them) cooked into cluster files before the flight.
+    #[arg(
+        long,
+        default_value = "../shared/data/meshes",
+        conflicts_with = "models"
+    )]
+    pub meshes: PathBuf,
     /// Frames to fly.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
@@ -64,11 +68,8 @@ pub struct StreamSimArgs {
 const MIB: f64 = 1024.0 * 1024.0;
 
 pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
-    if args.regions_side == 0 || args.models == 0 || args.levels == 0 || args.levels > 32 {
-        return Err("--regions-side and --models must be positive and --levels in 1..=32".into());
-    }
-    if args.finest_kib_min == 0 || args.finest_kib_min > args.finest_kib_max {
-        return Err("--finest-kib-min must be positive and at most --finest-kib-max".into());
+    if args.regions_side == 0 {
+        return Err("--regions-side must be positive".into());
     }
     if !(args.budget_mib.is_finite() && args.budget_mib > 0.0) {
         return Err("--budget-mib must be positive".into());
@@ -81,13 +82,19 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(t) = args.teleport_frame.filter(|&t| t >= args.frames) {
         return Err(format!("--teleport-frame {t} is not below --frames {}", args.frames).into());
     }
-    // Outputs are checked before the work; the world goes to a temporary folder
-    // unless --out names one.
+    // Inputs and outputs are checked before the work; the world goes to a
+    // temporary folder unless --out names one.
     crate::output::check_output_file(&args.png, "picture")?;
+    if let Some(d) = &args.out {
+        crate::output::check_output_dir(d, "world folder")?;
+    }
+    let inputs = match &args.models {
+        Some(d) => model_files(d, "--models", &["farsight"])?,
+        None => model_files(&args.meshes, "--meshes", &["gltf", "glb", "obj"])?,
+    };
     let temp;
     let dir = match &args.out {
         Some(d) => {
-            crate::output::check_output_dir(d, "world folder")?;
             crate::output::create_dir(d)?;
             d.clone()
         }
@@ -104,10 +111,8 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         dir: dir.clone(),
         regions_side: args.regions_side,
         region_size: 100.0,
-        models: args.models,
         max_instances_per_region: 8,
-        levels: args.levels,
-        finest_bytes: (args.finest_kib_min << 10, args.finest_kib_max << 10),
+        instance_radius: (3.0, 15.0),
         frames: args.frames,
         teleport_frame: args.teleport_frame.unwrap_or(args.frames / 2),
         source_radius: args.radius,
@@ -115,31 +120,44 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         scheduler,
         io_threads: args.io_threads as usize,
     };
+    let t = Instant::now();
+    let cooked = match &args.models {
+        Some(_) => open_models(&inputs)?,
+        None => cook_models(&inputs, &dir.join("models"))?,
+    };
     let spinner = ProgressBar::new_spinner();
     spinner.set_message(format!(
-        "writing {} regions and {} models to {}",
+        "writing {} regions to {}",
         args.regions_side * args.regions_side,
-        args.models,
         dir.display()
     ));
     spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-    let t = Instant::now();
-    let (models, index, files) = generate(&config)?;
-    let disk: u64 = models
-        .iter()
-        .flat_map(|m| m.desc.levels.iter())
-        .map(|l| l.bytes)
-        .sum();
+    let index = generate(&config, &cooked)?;
     spinner.finish_and_clear();
+    let disk: u64 = cooked.iter().map(CookedModel::total_bytes).sum();
+    let levels: usize = cooked.iter().map(CookedModel::level_count).sum();
     let (file_count, file_bytes) = crate::output::tree_size(&dir);
     println!(
-        "world: {} regions, {} models ({} levels as farsight cluster-level files, {:.1} MiB of levels) in {:.2} s",
+        "world: {} regions, {} cooked models ({levels} levels, {:.1} MiB of levels, {}) in {:.2} s",
         args.regions_side * args.regions_side,
-        args.models,
-        args.models as u64 * args.levels as u64,
+        cooked.len(),
         disk as f64 / MIB,
+        match &args.models {
+            Some(d) => format!("from {}", d.display()),
+            None => format!("cooked on the fly from {}", args.meshes.display()),
+        },
         t.elapsed().as_secs_f64()
     );
+    for m in &cooked {
+        let tris: Vec<String> = m.levels().map(|l| l.triangles.to_string()).collect();
+        println!(
+            "  {:<28} {:>2} levels, {:>8.1} KiB, triangles per level {}",
+            m.manifest().name,
+            m.level_count(),
+            m.total_bytes() as f64 / 1024.0,
+            tris.join(" ")
+        );
+    }
     println!(
         "  wrote {file_count} files, {} to {}{}",
         crate::output::mib(file_bytes),
@@ -150,7 +168,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
             " (a temporary folder, removed at exit; --out DIR keeps it)"
         }
     );
-    let mut sim = Sim::new(config.clone(), models, &index, files)?;
+    let mut sim = Sim::new(config.clone(), cooked, &index)?;
     let t = Instant::now();
     let warm = sim.warm_up(100_000);
     println!(
@@ -275,6 +293,114 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.png.display()
     );
     Ok(())
+}
+
+/// The files of `dir` (and of its folders, one level down) whose extension is one
+/// of `exts`, sorted; an error naming `dir` once if there are none.
+fn model_files(
+    dir: &Path,
+    flag: &str,
+    exts: &[&str],
+) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    let list = |d: &Path| -> Result<Vec<PathBuf>, std::io::Error> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(d)? {
+            out.push(e?.path());
+        }
+        Ok(out)
+    };
+    let top = list(dir).map_err(|e| format!("{flag} {}: {e}", dir.display()))?;
+    let wanted = |p: &Path| {
+        p.is_file()
+            && p.extension()
+                .is_some_and(|e| exts.contains(&e.to_string_lossy().to_ascii_lowercase().as_str()))
+    };
+    let mut files = Vec::new();
+    for p in top {
+        if p.is_dir() {
+            files.extend(
+                list(&p)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|p| wanted(p)),
+            );
+        } else if wanted(&p) {
+            files.push(p);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "{flag} {}: no .{} files in it",
+            dir.display(),
+            exts.join(", .")
+        )
+        .into());
+    }
+    Ok(files)
+}
+
+/// Opens cooked cluster files; the first that fails is the error (it names its
+/// path).
+fn open_models(paths: &[PathBuf]) -> Result<Vec<CookedModel>, Box<dyn std::error::Error>> {
+    Ok(paths
+        .iter()
+        .map(CookedModel::open)
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Cooks every mesh into a cluster file in `dir` (in parallel, one mesh per core)
+/// and opens each as a streamer model. A mesh that does not cook is skipped with a
+/// line naming it; none cooking is an error.
+fn cook_models(
+    meshes: &[PathBuf],
+    dir: &Path,
+) -> Result<Vec<CookedModel>, Box<dyn std::error::Error>> {
+    crate::output::create_dir(dir)?;
+    let kind = farsight_mesh::CookKind::Clusters(farsight_mesh::ClusterConfig::default());
+    let bar = ProgressBar::new(meshes.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} meshes cooked ({elapsed})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    let results: Vec<Result<PathBuf, String>> = meshes
+        .par_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let stem = input
+                .file_stem()
+                .unwrap_or(input.as_os_str())
+                .to_string_lossy();
+            let out = dir.join(format!("{i:03}-{stem}.farsight"));
+            let r = farsight_mesh::cook_file(input, &kind)
+                .and_then(|c| farsight_mesh::write_atomically(&out, &c.bytes))
+                .map(|()| out)
+                .map_err(|e| {
+                    let text = e.to_string();
+                    if text.contains(&input.display().to_string()) {
+                        text
+                    } else {
+                        format!("{}: {text}", input.display())
+                    }
+                });
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut cooked = Vec::new();
+    for r in results {
+        match r {
+            Ok(path) => cooked.push(CookedModel::open(&path)?),
+            Err(e) => println!("  skipped {e}"),
+        }
+    }
+    if cooked.is_empty() {
+        return Err(format!("none of the {} meshes cooked", meshes.len()).into());
+    }
+    Ok(cooked)
 }
 
 fn write_png(

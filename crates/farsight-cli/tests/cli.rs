@@ -102,7 +102,7 @@ fn bad_numbers_are_refused_in_plain_words_with_or_without_equals() {
         &["stream-sim", "--radius", "-1"],
         &["stream-sim", "--budget-mib", "nan"],
         &["stream-sim", "--fps", "-60"],
-        &["stream-sim", "--levels", "40"],
+        &["stream-sim", "--regions-side", "0"],
         &["stream-sim", "--io-threads", "0"],
         &["stream-sim", "--frames", "10", "--teleport-frame", "10"],
         &[
@@ -245,18 +245,18 @@ fn cook_warns_in_words_and_inspect_describes_the_default_chain() {
 #[test]
 fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
     let d = temp("stream");
+    // Two real meshes, cooked on the fly into cluster files and streamed.
+    let src = d.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for m in ["alien.glb", "bunny.obj"] {
+        std::fs::copy(meshes().join(m), src.join(m)).unwrap();
+    }
     let small = [
         "stream-sim",
         "--regions-side",
         "4",
-        "--models",
-        "2",
-        "--levels",
-        "2",
-        "--finest-kib-min",
-        "4",
-        "--finest-kib-max",
-        "8",
+        "--meshes",
+        "src",
         "--frames",
         "6",
         "--fps",
@@ -281,13 +281,44 @@ fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(left, ["stream-sim.png"], "only the picture stays");
+    let mut left = left;
+    left.sort();
+    assert_eq!(left, ["src", "stream-sim.png"], "only the picture stays");
+    assert!(o.stdout.contains("2 cooked models"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("failed reads or level checks 0"),
+        "{}",
+        o.stdout
+    );
     let mut kept = small.to_vec();
     kept.extend(["--out", "world"]);
     let o = farsight(&d, &kept);
     assert!(o.ok, "{}", o.stderr);
     assert!(o.stdout.contains("(kept)"), "{}", o.stdout);
-    assert!(std::fs::read_dir(d.join("world")).unwrap().count() > 0);
+    let cooked = d.join("world").join("models");
+    assert_eq!(std::fs::read_dir(&cooked).unwrap().count(), 2);
+    // The kept cluster files stream again as --models.
+    let o = farsight(
+        &d,
+        &[
+            "stream-sim",
+            "--regions-side",
+            "4",
+            "--models",
+            "world/models",
+            "--frames",
+            "6",
+            "--fps",
+            "0",
+        ],
+    );
+    assert!(o.ok, "{}", o.stderr);
+    assert!(o.stdout.contains("from world/models"), "{}", o.stdout);
+    // A folder with nothing to stream is named once.
+    let o = farsight(&d, &["stream-sim", "--models", "src"]);
+    assert_plain_error(&o, "src");
+    let o = farsight(&d, &["stream-sim", "--meshes", "nowhere"]);
+    assert_plain_error(&o, "nowhere");
 }
 
 #[test]

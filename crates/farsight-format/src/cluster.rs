@@ -527,73 +527,94 @@ impl Manifest for ClusterMeshManifest {
         }
     }
 
-    /// A cluster file is cooked, and each level entry's copies (triangles, clusters,
-    /// vertices, bytes, `max_parent_error`) are its record's header fields.
+    /// A cluster file is streamed ([`Version::Streamed`]: each level a record
+    /// verified on its own), and each level entry's copies (triangles, clusters,
+    /// vertices, bytes, `max_parent_error`) are its record's header fields
+    /// ([`ClusterLevelEntry::check_record`]).
     fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
-        if file.version() != Version::Cooked {
+        if file.version() != Version::Streamed {
             return Err(FormatError::WrongVersion {
                 found: file.version() as u32,
-                expected: Version::Cooked as u32,
+                expected: Version::Streamed as u32,
             });
         }
-        let hs = std::mem::size_of::<ClusterLevelHeader>();
+        self.check_error_bounds()?;
         for (li, l) in self.levels.iter().enumerate() {
             let bytes = file.record(l.record)?.bytes;
-            if bytes.len() < hs {
-                return Err(FormatError::Truncated {
-                    section: Section::RecordHeader,
-                    needed: hs as u64,
-                    available: bytes.len() as u64,
-                });
-            }
-            let h: ClusterLevelHeader = bytemuck::pod_read_unaligned(&bytes[..hs]);
-            let pairs: [(&'static str, f64, f64); 5] = [
-                ("triangles", l.triangles as f64, h.triangle_count as f64),
-                ("clusters", l.clusters as f64, h.cluster_count as f64),
-                ("vertices", l.vertices as f64, h.vertex_count as f64),
-                ("bytes", l.bytes as f64, bytes.len() as f64),
-                (
-                    "max_parent_error",
-                    l.max_parent_error as f64,
-                    h.max_parent_error as f64,
-                ),
-            ];
-            if let Some(&(field, manifest, record)) =
-                pairs.iter().find(|(_, m, r)| m.to_bits() != r.to_bits())
-            {
-                return Err(FormatError::ManifestDisagrees {
-                    level: li as u32,
-                    field,
-                    manifest,
-                    record,
-                });
-            }
-            if let Some(b) = self.error_bounds {
-                if !b.iter().all(|v| v.is_finite()) || b[3] < 0.0 {
-                    return Err(FormatError::NonFinite {
-                        what: "error_bounds",
-                    });
-                }
-                let centre = [b[0], b[1], b[2]];
-                let level = ClusterLevel::parse(bytes)?;
-                let reach = level
-                    .clusters
-                    .iter()
-                    .flat_map(error_spheres)
-                    .map(|s| sphere_distance(&centre, &s) + s[3])
-                    .fold(0.0f32, f32::max);
-                // The writer's own rounding margin, and no more.
-                if reach > b[3] * (1.0 + 1e-5) + 1e-6 {
-                    return Err(FormatError::ManifestDisagrees {
-                        level: li as u32,
-                        field: "error_bounds",
-                        manifest: b[3] as f64,
-                        record: reach as f64,
-                    });
-                }
-            }
+            l.check_record(li as u32, bytes, self.error_bounds)?;
         }
         Ok(())
+    }
+}
+
+impl ClusterMeshManifest {
+    /// The checks of the manifest alone: `error_bounds`, where present, is a
+    /// finite sphere.
+    pub fn check_error_bounds(&self) -> Result<(), FormatError> {
+        match self.error_bounds {
+            Some(b) if !b.iter().all(|v| v.is_finite()) || b[3] < 0.0 => {
+                Err(FormatError::NonFinite {
+                    what: "error_bounds",
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl ClusterLevelEntry {
+    /// Checks the bytes of this entry's record, level `li` of a file whose manifest
+    /// has `error_bounds`: parses it ([`ClusterLevel::parse`]), then checks that this
+    /// entry's copies are its header's fields and that `error_bounds` encloses every
+    /// error sphere of its clusters. What a streamer runs on each level it reads.
+    pub fn check_record<'a>(
+        &self,
+        li: u32,
+        bytes: &'a [u8],
+        error_bounds: Option<[f32; 4]>,
+    ) -> Result<ClusterLevel<'a>, FormatError> {
+        let level = ClusterLevel::parse(bytes)?;
+        let h = &level.header;
+        let pairs: [(&'static str, f64, f64); 5] = [
+            ("triangles", self.triangles as f64, h.triangle_count as f64),
+            ("clusters", self.clusters as f64, h.cluster_count as f64),
+            ("vertices", self.vertices as f64, h.vertex_count as f64),
+            ("bytes", self.bytes as f64, bytes.len() as f64),
+            (
+                "max_parent_error",
+                self.max_parent_error as f64,
+                h.max_parent_error as f64,
+            ),
+        ];
+        if let Some(&(field, manifest, record)) =
+            pairs.iter().find(|(_, m, r)| m.to_bits() != r.to_bits())
+        {
+            return Err(FormatError::ManifestDisagrees {
+                level: li,
+                field,
+                manifest,
+                record,
+            });
+        }
+        if let Some(b) = error_bounds {
+            let centre = [b[0], b[1], b[2]];
+            let reach = level
+                .clusters
+                .iter()
+                .flat_map(error_spheres)
+                .map(|s| sphere_distance(&centre, &s) + s[3])
+                .fold(0.0f32, f32::max);
+            // The writer's own rounding margin, and no more.
+            if reach > b[3] * (1.0 + 1e-5) + 1e-6 {
+                return Err(FormatError::ManifestDisagrees {
+                    level: li,
+                    field: "error_bounds",
+                    manifest: b[3] as f64,
+                    record: reach as f64,
+                });
+            }
+        }
+        Ok(level)
     }
 }
 

@@ -3,8 +3,9 @@
 //! ```text
 //! offset  size  field
 //!      0    12  IDENTIFIER  «FSIGHT»\r\n\x1A\n
-//!     12     4  version     u32 (1 full precision, 2 cooked)
+//!     12     4  version     u32 (1 full precision, 2 cooked, 3 streamed)
 //!     16     4  checksum    CRC-32 of every byte from offset 20 to the end
+//!                           (version 3: to the first record, see below)
 //!     20     4  reserved    0
 //!     24     8  manifest length M (u64)
 //!     32     M  manifest    indented RON, UTF-8
@@ -20,6 +21,14 @@
 //! at the first 16-byte boundary after the last record. Every integer is little-endian.
 //! Every byte is accounted for, so any change to a file is either caught by the
 //! structural checks or by the checksum.
+//!
+//! Version 3 ([`Version::Streamed`]) is the layout a streamer reads one record at a
+//! time: the header checksum covers only the head (offset 20 to the first record:
+//! manifest, table length, directory and its padding), and each directory entry's
+//! reserved word holds the CRC-32 of its record. So the head is read and verified
+//! alone ([`crate::FileHead`]), then each record as a byte range on its own
+//! ([`crate::FileHead::verify_record`]); reading the whole file still checks every
+//! byte (head checksum, every record's checksum, every gap zero).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -48,6 +57,10 @@ pub enum Version {
     Full = 1,
     /// Cooked: quantised, reordered and entropy-coded for a GPU (seed 004 version 2).
     Cooked = 2,
+    /// Cooked records in the streaming layout: a checksum for the head alone and one
+    /// per record in its directory entry, so each record is read and verified on its
+    /// own (cluster-LOD files, whose levels stream one by one).
+    Streamed = 3,
 }
 
 impl Version {
@@ -56,6 +69,7 @@ impl Version {
         match word {
             1 => Ok(Version::Full),
             2 => Ok(Version::Cooked),
+            3 => Ok(Version::Streamed),
             found => Err(FormatError::UnknownVersion { found }),
         }
     }
@@ -418,6 +432,18 @@ impl FileWriter {
             crcs[index.0 as usize] = crc;
         }
 
+        let mut out = out.into_flattened();
+        if self.version == Version::Streamed {
+            // Each record's CRC in its directory entry's reserved word; the header
+            // checksum over the head alone.
+            for (i, &record_crc) in crcs.iter().enumerate() {
+                let at = table_start + 8 + ENTRY_SIZE * i + 4;
+                out[at..at + 4].copy_from_slice(&record_crc.to_le_bytes());
+            }
+            let crc = crc32fast::hash(&out[20..head.len()]);
+            out[16..20].copy_from_slice(&crc.to_le_bytes());
+            return Ok(out);
+        }
         let mut crc = crc32fast::Hasher::new();
         crc.update(&head[20..]);
         let mut end = first_record;
@@ -430,7 +456,6 @@ impl FileWriter {
             end = offset + r.len();
         }
         crc.update(&[0; RECORD_ALIGN][..table_len - end]);
-        let mut out = out.into_flattened();
         out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
         debug_assert_eq!(out.len(), table_start + table_len);
         debug_assert_eq!(

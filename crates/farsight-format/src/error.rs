@@ -146,6 +146,13 @@ pub enum FormatError {
         manifest: f64,
         record: f64,
     },
+    /// A record of a streamed file ([`crate::Version::Streamed`]) does not hash to
+    /// the CRC-32 in its directory entry.
+    RecordChecksumMismatch {
+        index: u32,
+        stored: u32,
+        computed: u32,
+    },
     /// An I/O error reading or writing a file.
     Io {
         path: std::path::PathBuf,
@@ -165,7 +172,7 @@ impl fmt::Display for FormatError {
                 write!(f, "not a farsight file: identifier is {found:02x?}")
             }
             E::UnknownVersion { found } => {
-                write!(f, "unknown version {found} (this reader knows 1 and 2)")
+                write!(f, "unknown version {found} (this reader knows 1 to 3)")
             }
             E::LengthPastEnd { section, length, available } => write!(
                 f,
@@ -214,6 +221,10 @@ impl fmt::Display for FormatError {
             ),
             E::NonFinite { what } => write!(f, "{what} is not finite"),
             E::BadInput { what, found } => write!(f, "bad input: {what} ({found})"),
+            E::RecordChecksumMismatch { index, stored, computed } => write!(
+                f,
+                "record {index} checksum mismatch: stored {stored:08x}, computed {computed:08x}"
+            ),
             E::WrongVersion { found, expected } => write!(
                 f,
                 "version {found} where this kind of file is always version {expected}"

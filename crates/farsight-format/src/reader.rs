@@ -45,15 +45,15 @@ pub struct RawFile<'a> {
     record_count: u32,
 }
 
-fn read_u32(b: &[u8], at: usize) -> u32 {
+pub(crate) fn read_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
 
-fn read_u64(b: &[u8], at: usize) -> u64 {
+pub(crate) fn read_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-fn need(section: Section, bytes: &[u8], end: usize) -> Result<(), FormatError> {
+pub(crate) fn need(section: Section, bytes: &[u8], end: usize) -> Result<(), FormatError> {
     if bytes.len() < end {
         return Err(FormatError::Truncated {
             section,
@@ -64,7 +64,7 @@ fn need(section: Section, bytes: &[u8], end: usize) -> Result<(), FormatError> {
     Ok(())
 }
 
-fn zeros(section: Section, bytes: &[u8], base: usize) -> Result<(), FormatError> {
+pub(crate) fn zeros(section: Section, bytes: &[u8], base: usize) -> Result<(), FormatError> {
     match bytes.iter().position(|&b| b != 0) {
         Some(i) => Err(FormatError::NonZeroPadding {
             section,
@@ -127,15 +127,22 @@ impl<'a> RawFile<'a> {
                 count: rest - table_len,
             });
         }
-        if options.verify_checksum {
-            let stored = read_u32(bytes, 16);
-            let computed = crc32fast::hash(&bytes[20..]);
-            if stored != computed {
-                return Err(FormatError::ChecksumMismatch { stored, computed });
-            }
+        let streamed = version == Version::Streamed;
+        if options.verify_checksum && !streamed {
+            check_crc(read_u32(bytes, 16), &bytes[20..])?;
         }
         let table = &bytes[table_start..];
-        let record_count = validate_table(table)?;
+        if streamed && options.verify_checksum {
+            // The head first (its checksum covers the directory the records are
+            // found by), then each record against its directory entry.
+            need(Section::Table, table, 8)?;
+            let count = read_u32(table, 0) as u64;
+            let head_end = (table_start as u64)
+                .saturating_add(align_up_u64(8 + ENTRY_SIZE as u64 * count))
+                .min(bytes.len() as u64) as usize;
+            check_crc(read_u32(bytes, 16), &bytes[20..head_end])?;
+        }
+        let record_count = validate_table(table, streamed, options.verify_checksum)?;
         let manifest = std::str::from_utf8(&bytes[MANIFEST_START..manifest_end]).map_err(|e| {
             FormatError::ManifestNotUtf8 {
                 valid_up_to: e.valid_up_to(),
@@ -196,38 +203,63 @@ impl<'a> RawFile<'a> {
 
     /// Parses the manifest as `M` and checks every record it names.
     pub fn parse<M: Manifest>(&self) -> Result<M, FormatError> {
-        let manifest: M = ron::de::from_str(self.manifest).map_err(|e| FormatError::Manifest {
-            line: e.position.line,
-            column: e.position.col,
-            message: e.code.to_string(),
-        })?;
-        let mut bad = None;
-        manifest.visit_records(&mut |index, tag| {
-            if bad.is_some() {
-                return;
-            }
-            match self.record(index) {
-                Err(e) => bad = Some(e),
-                Ok(r) if r.tag != tag => {
-                    bad = Some(FormatError::WrongRecordTag {
-                        index: index.0,
-                        expected: tag,
-                        found: r.tag,
-                    })
-                }
-                Ok(_) => {}
-            }
-        });
-        if let Some(e) = bad {
-            return Err(e);
-        }
+        let manifest: M = parse_manifest(self.manifest, |i| self.record(i).map(|r| r.tag))?;
         manifest.check(self)?;
         Ok(manifest)
     }
 }
 
-/// Checks the directory and the record layout; returns the record count.
-fn validate_table(table: &[u8]) -> Result<u32, FormatError> {
+/// Parses manifest text as `M` and checks every record it names exists (`tag_of`
+/// gives a record's kind, or the error for an index past the table) with the kind
+/// it expects.
+pub(crate) fn parse_manifest<M: Manifest>(
+    text: &str,
+    tag_of: impl Fn(RecordIndex) -> Result<RecordTag, FormatError>,
+) -> Result<M, FormatError> {
+    let manifest: M = ron::de::from_str(text).map_err(|e| FormatError::Manifest {
+        line: e.position.line,
+        column: e.position.col,
+        message: e.code.to_string(),
+    })?;
+    let mut bad = None;
+    manifest.visit_records(&mut |index, tag| {
+        if bad.is_some() {
+            return;
+        }
+        match tag_of(index) {
+            Err(e) => bad = Some(e),
+            Ok(found) if found != tag => {
+                bad = Some(FormatError::WrongRecordTag {
+                    index: index.0,
+                    expected: tag,
+                    found,
+                })
+            }
+            Ok(_) => {}
+        }
+    });
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(manifest),
+    }
+}
+
+fn check_crc(stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
+    let computed = crc32fast::hash(bytes);
+    if stored != computed {
+        return Err(FormatError::ChecksumMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+fn align_up_u64(x: u64) -> u64 {
+    x.saturating_add(RECORD_ALIGN as u64 - 1) & !(RECORD_ALIGN as u64 - 1)
+}
+
+/// Checks the directory and the record layout; returns the record count. In a
+/// streamed file (`record_crcs`) each entry's reserved word is its record's CRC-32,
+/// checked when `verify` is set.
+fn validate_table(table: &[u8], record_crcs: bool, verify: bool) -> Result<u32, FormatError> {
     need(Section::Table, table, 8)?;
     let count = read_u32(table, 0);
     zeros(Section::Table, &table[4..8], 4)?;
@@ -244,7 +276,9 @@ fn validate_table(table: &[u8]) -> Result<u32, FormatError> {
     let mut cursor = dir_end; // end of the previous record or of the directory
     for i in 0..count as usize {
         let e = 8 + ENTRY_SIZE * i;
-        zeros(Section::Directory, &table[e + 4..e + 8], e + 4)?;
+        if !record_crcs {
+            zeros(Section::Directory, &table[e + 4..e + 8], e + 4)?;
+        }
         let offset = read_u64(table, e + 8);
         let length = read_u64(table, e + 16);
         let bad = FormatError::RecordOverrunsTable {
@@ -259,6 +293,13 @@ fn validate_table(table: &[u8]) -> Result<u32, FormatError> {
         }
         zeros(Section::Table, &table[cursor..start as usize], cursor)?;
         cursor = (offset + length) as usize;
+        if record_crcs && verify {
+            verify_record_crc(
+                RecordIndex(i as u32),
+                read_u32(table, e + 4),
+                &table[offset as usize..cursor],
+            )?;
+        }
     }
     let end = crate::container::align_up(cursor, RECORD_ALIGN);
     if end as u64 != table_length {
@@ -272,6 +313,20 @@ fn validate_table(table: &[u8]) -> Result<u32, FormatError> {
     }
     zeros(Section::Table, &table[cursor..end], cursor)?;
     Ok(count)
+}
+
+/// Checks one record of a streamed file against the CRC-32 its directory entry
+/// holds ([`crate::FileHead::verify_record`] gives both).
+pub fn verify_record_crc(index: RecordIndex, stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
+    let computed = crc32fast::hash(bytes);
+    if stored != computed {
+        return Err(FormatError::RecordChecksumMismatch {
+            index: index.0,
+            stored,
+            computed,
+        });
+    }
+    Ok(())
 }
 
 /// A validated file with its manifest parsed as `M`.

@@ -85,7 +85,7 @@ fn level_round_trips_through_a_file_in_place() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let (h, c, v, i) = random_level(&mut rng, 5, 300);
     let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
-    let mut w = FileWriter::new(Version::Cooked);
+    let mut w = FileWriter::new(Version::Streamed);
     let idx = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
     let m = ClusterMeshManifest {
         name: "rock".into(),
@@ -237,8 +237,8 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let (h, c, v, i) = random_level(&mut rng, 4, 120);
     let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
-    let file_with = |edit: &dyn Fn(&mut ClusterLevelEntry)| {
-        let mut w = FileWriter::new(Version::Cooked);
+    let file_as = |version, edit: &dyn Fn(&mut ClusterLevelEntry)| {
+        let mut w = FileWriter::new(version);
         let record = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
         let mut entry = ClusterLevelEntry {
             record,
@@ -260,6 +260,7 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
         };
         w.finish(&m).unwrap()
     };
+    let file_with = |edit: &dyn Fn(&mut ClusterLevelEntry)| file_as(Version::Streamed, edit);
     let read = |bytes: &[u8]| {
         let bytes = AlignedBytes::from(bytes);
         Container::<ClusterMeshManifest>::read(&bytes).map(|_| ())
@@ -283,15 +284,25 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
             other => panic!("{field}: {other:?}"),
         }
     }
+    // A version word swapped (the checksum does not cover it) fails the checksum
+    // of the layout it names.
     let mut swapped = file_with(&|_| {});
-    swapped[12..16].copy_from_slice(&1u32.to_le_bytes());
+    swapped[12..16].copy_from_slice(&2u32.to_le_bytes());
     let r = read(&swapped);
+    assert!(
+        matches!(r, Err(FormatError::ChecksumMismatch { .. })),
+        "{r:?}"
+    );
+    // A cluster file of the version before levels streamed on their own (2, one
+    // checksum over the whole file) is refused by its version.
+    let old = file_as(Version::Cooked, &|_| {});
+    let r = read(&old);
     assert!(
         matches!(
             r,
             Err(FormatError::WrongVersion {
-                found: 1,
-                expected: 2
+                found: 2,
+                expected: 3
             })
         ),
         "{r:?}"
@@ -335,7 +346,7 @@ fn error_bounds_that_miss_a_clusters_sphere_are_refused() {
     let (h, c, v, i) = random_level(&mut rng, 6, 200);
     let rec = encode_cluster_level(&h, &c, &v, &i).unwrap();
     let file_with = |bounds: Option<[f32; 4]>| {
-        let mut w = FileWriter::new(Version::Cooked);
+        let mut w = FileWriter::new(Version::Streamed);
         let record = w.add_record(RecordTag::CLUSTER_LEVEL, &rec);
         let m = ClusterMeshManifest {
             name: "rock".into(),

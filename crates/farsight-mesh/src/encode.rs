@@ -37,7 +37,7 @@ impl ClusterMesh {
             .par_iter()
             .map(|level| scratch.with(|remap| level_sources(level, remap)))
             .collect();
-        let mut writer = FileWriter::new(Version::Cooked);
+        let mut writer = FileWriter::new(Version::Streamed);
         let mut headers = Vec::with_capacity(self.levels.len());
         let mut entries = Vec::with_capacity(self.levels.len());
         for (li, (level, sources)) in self.levels.iter().zip(&sources).enumerate() {

@@ -1,11 +1,14 @@
 //! The streaming simulation behind `farsight stream-sim` and the end-to-end tests: a
-//! generated world of regions holding instances of cluster-LOD models, written to
-//! real files, flown through by a scripted camera with a teleport. Regions stream
-//! around the camera; every instance in an active region asks for levels through
-//! `farsight-cluster`'s fit/keep/wanted rule; the cluster streamer loads them.
+//! generated world of regions holding instances of cooked cluster-LOD models (the
+//! files `farsight cook mesh --clusters` writes; [`write_synthetic_models`] makes
+//! some without the cook), written to real files, flown through by a scripted
+//! camera with a teleport. Regions stream around the camera; every instance in an
+//! active region asks for levels through `farsight-cluster`'s fit/keep/wanted rule;
+//! the cluster streamer loads them from the cooked files, each level checked alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView, ModelLevels};
@@ -16,8 +19,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cluster::{
-    check_level_file, encode_level_file, synthetic_level, ClusterStreamer, CpuUploader, FrameStats,
-    LevelDesc, LevelFile, ModelDesc, ModelRequest, SchedulerConfig,
+    encode_cluster_file, stream_inputs, synthetic_level, ClusterStreamer, CookedModel, CpuUploader,
+    FrameStats, LevelCheck, LevelParts, ModelDesc, ModelRequest, SchedulerConfig,
 };
 use crate::region::{
     write_scene, EntityRecord, EntitySink, RegionSpec, RegionState, RegionWorld, SceneError,
@@ -32,12 +35,10 @@ pub struct SimConfig {
     /// The world is `regions_side x regions_side` regions.
     pub regions_side: u32,
     pub region_size: f32,
-    pub models: u32,
     pub max_instances_per_region: u32,
-    pub levels: u8,
-    /// Bytes of a model's finest level, drawn from this range; each coarser level
-    /// is half the size of the one below.
-    pub finest_bytes: (u64, u64),
+    /// Radius in world units of a placed instance's error bounds, drawn from this
+    /// range (each instance is scaled to it, whatever its model's own size).
+    pub instance_radius: (f32, f32),
     pub frames: u32,
     /// The camera jumps across the world at this frame.
     pub teleport_frame: u32,
@@ -54,10 +55,8 @@ impl SimConfig {
             dir,
             regions_side: 16,
             region_size: 100.0,
-            models: 40,
             max_instances_per_region: 6,
-            levels: 5,
-            finest_bytes: (64 << 10, 256 << 10),
+            instance_radius: (3.0, 15.0),
             frames: 400,
             teleport_frame: 200,
             source_radius: 250.0,
@@ -75,98 +74,119 @@ impl SimConfig {
 /// Per-model data the simulation keeps beside the files.
 #[derive(Clone, Debug)]
 pub struct SimModel {
+    /// Centre of the model's error bounds, model space.
+    pub centre: Vec3,
+    /// Radius of the model's error bounds, model space.
     pub radius: f32,
     /// Largest parent error of each level, finest first (the coarsest is `f32::MAX`).
     pub errors: Vec<f32>,
     pub desc: ModelDesc,
 }
 
-/// Writes the world: a scene index and region files, and for every model one farsight
-/// container per level (`models/model-<m>/level-<l>.farsight`) holding a cluster
-/// level record. Returns the models, the scene index path and the level files.
-pub fn generate(
-    config: &SimConfig,
-) -> Result<(Vec<SimModel>, PathBuf, Vec<LevelFile>), SceneError> {
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| SceneError::Io { path, source }
-    };
-    let models_dir = config.dir.join("models");
-    std::fs::create_dir_all(&models_dir).map_err(io(&models_dir))?;
-    let mut models = Vec::with_capacity(config.models as usize);
-    let mut files = Vec::with_capacity(config.models as usize * config.levels as usize);
-    for m in 0..config.models {
+impl SimModel {
+    /// The simulation's view of a cooked model whose levels are in file `file`.
+    pub fn of(model: &CookedModel, file: u32) -> Self {
+        let b = model.error_bounds();
+        Self {
+            centre: Vec3::new(b[0], b[1], b[2]),
+            radius: b[3].max(1e-6),
+            errors: model.parent_errors(),
+            desc: model.desc(file),
+        }
+    }
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SceneError {
+    let path = path.to_owned();
+    move |source| SceneError::Io { path, source }
+}
+
+/// Writes `count` generated cluster-LOD models as cooked cluster files
+/// (`dir/model-<m>.farsight`, every level in one file) for tests and benches that
+/// run without the cook: `levels` levels each, the finest of a size drawn from
+/// `finest_bytes`, each coarser half the size of the one below. Returns the paths.
+pub fn write_synthetic_models(
+    dir: &Path,
+    count: u32,
+    levels: u8,
+    finest_bytes: (u64, u64),
+    seed: u64,
+) -> Result<Vec<PathBuf>, SceneError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+    let mut paths = Vec::with_capacity(count as usize);
+    for m in 0..count {
         let radius = rng.random_range(3.0..15.0f32);
-        let finest = rng.random_range(config.finest_bytes.0..=config.finest_bytes.1);
-        let errors: Vec<f32> = (0..config.levels)
+        let finest = rng.random_range(finest_bytes.0..=finest_bytes.1);
+        let errors: Vec<f32> = (0..levels)
             .map(|l| {
-                if l + 1 == config.levels {
+                if l + 1 == levels {
                     NO_PARENT_ERROR
                 } else {
                     radius * 0.005 * (1u32 << l) as f32
                 }
             })
             .collect();
-        let model_dir = models_dir.join(format!("model-{m}"));
-        std::fs::create_dir_all(&model_dir).map_err(io(&model_dir))?;
-        let mut levels = Vec::with_capacity(config.levels as usize);
-        for l in 0..config.levels {
-            // A level's own error is its finer neighbour's parent error.
-            let own = if l == 0 {
-                radius * 0.0025
-            } else {
-                errors[l as usize - 1]
-            };
-            let parts = synthetic_level(
-                l as u32,
-                (finest >> l).max(4096),
-                radius,
-                own,
-                errors[l as usize],
-                &mut rng,
-            );
-            let path = model_dir.join(format!("level-{l}.farsight"));
-            let bytes =
-                encode_level_file(&format!("model {m} level {l}"), &parts).map_err(|source| {
-                    SceneError::Format {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
-            std::fs::write(&path, &bytes).map_err(io(&path))?;
-            levels.push(LevelDesc {
-                file: files.len() as u32,
-                offset: 0,
-                bytes: bytes.len() as u64,
-            });
-            files.push(LevelFile { path });
-        }
-        models.push(SimModel {
-            radius,
-            errors,
-            desc: ModelDesc { levels },
-        });
+        let parts: Vec<LevelParts> = (0..levels)
+            .map(|l| {
+                // A level's own error is its finer neighbour's parent error.
+                let own = if l == 0 {
+                    radius * 0.0025
+                } else {
+                    errors[l as usize - 1]
+                };
+                let bytes = (finest >> l).max(4096);
+                synthetic_level(l as u32, bytes, radius, own, errors[l as usize], &mut rng)
+            })
+            .collect();
+        let path = dir.join(format!("model-{m}.farsight"));
+        let bytes = encode_cluster_file(&format!("model {m}"), &parts).map_err(|source| {
+            SceneError::Format {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        std::fs::write(&path, &bytes).map_err(io_error(&path))?;
+        paths.push(path);
     }
+    Ok(paths)
+}
+
+/// Writes the world's scene: an index and region files whose entities are
+/// instances of `models` (entity `model` indexes it), each scaled to a radius in
+/// `config.instance_radius`. Returns the scene index path.
+pub fn generate(config: &SimConfig, models: &[CookedModel]) -> Result<PathBuf, SceneError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    std::fs::create_dir_all(&config.dir).map_err(io_error(&config.dir))?;
+    let radii: Vec<f32> = models
+        .iter()
+        .map(|m| m.error_bounds()[3].max(1e-6))
+        .collect();
+    let (r0, r1) = config.instance_radius;
     let side = config.regions_side;
     let s = config.region_size;
     let mut regions = Vec::with_capacity((side * side) as usize);
     let mut id = 0;
     for i in 0..side * side {
         let (x, z) = ((i % side) as f32 * s, (i / side) as f32 * s);
-        let n = rng.random_range(0..=config.max_instances_per_region);
+        let n = if models.is_empty() {
+            0
+        } else {
+            rng.random_range(0..=config.max_instances_per_region)
+        };
         let entities = (0..n)
             .map(|_| {
                 id += 1;
+                let model = rng.random_range(0..models.len() as u32);
                 EntityRecord {
                     id,
-                    model: rng.random_range(0..config.models),
+                    model,
                     position: Vec3::new(
                         x + rng.random_range(0.0..s),
                         0.0,
                         z + rng.random_range(0.0..s),
                     ),
-                    scale: rng.random_range(0.5..2.0),
+                    scale: rng.random_range(r0..=r1) / radii[model as usize],
                 }
             })
             .collect();
@@ -177,8 +197,7 @@ pub fn generate(
             entities,
         });
     }
-    let index = write_scene(&config.dir.join("scene"), &regions)?;
-    Ok((models, index, files))
+    write_scene(&config.dir.join("scene"), &regions)
 }
 
 /// Keeps each loaded region's entities, as an engine would.
@@ -217,6 +236,7 @@ pub struct SimFrame {
 pub struct Sim {
     config: SimConfig,
     models: Vec<SimModel>,
+    cooked: Arc<Vec<CookedModel>>,
     regions: RegionWorld<SimSink>,
     clusters: ClusterStreamer<CpuUploader>,
     requests: Vec<ModelRequest>,
@@ -236,14 +256,23 @@ const VIEWPORT_HEIGHT: f32 = 1080.0;
 const FOV_Y: f32 = std::f32::consts::FRAC_PI_3; // 60 degrees
 
 impl Sim {
+    /// The simulation over the scene at `index` (see [`generate`]) and the cooked
+    /// models its entities name: model `m`'s levels stream from its file, each
+    /// checked on its own as it arrives.
     pub fn new(
         config: SimConfig,
-        models: Vec<SimModel>,
+        cooked: Vec<CookedModel>,
         index: &Path,
-        files: Vec<LevelFile>,
     ) -> Result<Self, SceneError> {
         let regions = RegionWorld::open(index, SimSink::default(), config.io_threads)?;
-        let descs: Vec<ModelDesc> = models.iter().map(|m| m.desc.clone()).collect();
+        let (descs, files) = stream_inputs(&cooked);
+        let models: Vec<SimModel> = cooked
+            .iter()
+            .zip(0u32..)
+            .map(|(c, m)| SimModel::of(c, m))
+            .collect();
+        let cooked = Arc::new(cooked);
+        let check: Arc<dyn LevelCheck> = Arc::clone(&cooked) as Arc<dyn LevelCheck>;
         let clusters = ClusterStreamer::new(
             config.scheduler,
             &descs,
@@ -251,7 +280,7 @@ impl Sim {
             config.io_threads,
             CpuUploader::default(),
         )
-        .with_level_check(check_level_file);
+        .with_level_check(check);
         let n = models.len();
         Ok(Self {
             requests: models
@@ -263,10 +292,21 @@ impl Sim {
             screen: vec![0.0; n],
             config,
             models,
+            cooked,
             regions,
             clusters,
             frame: 0,
         })
+    }
+
+    /// The cooked models, in the streamer's model order.
+    pub fn cooked(&self) -> &[CookedModel] {
+        &self.cooked
+    }
+
+    /// The simulation's view of each model.
+    pub fn models(&self) -> &[SimModel] {
+        &self.models
     }
 
     pub fn regions(&self) -> &RegionWorld<SimSink> {
@@ -358,7 +398,7 @@ impl Sim {
                 let m = e.model as usize;
                 let model = &self.models[m];
                 let inst = InstanceBounds {
-                    center: e.position,
+                    center: e.position + model.centre * e.scale,
                     radius: model.radius * e.scale,
                     scale: e.scale,
                 };
@@ -412,9 +452,15 @@ mod tests {
         // A tight budget so the run is under pressure and loads take many frames.
         config.scheduler.upload_budget = 512 << 10;
         config.scheduler.chunk_size = 256 << 10;
-        let (models, index, files) = generate(&config).unwrap();
+        let paths =
+            write_synthetic_models(&dir.join("models"), 40, 5, (64 << 10, 256 << 10), 1).unwrap();
+        let cooked: Vec<CookedModel> = paths
+            .iter()
+            .map(|p| CookedModel::open(p).unwrap())
+            .collect();
+        let index = generate(&config, &cooked).unwrap();
         let budget = config.scheduler.upload_budget;
-        let mut sim = Sim::new(config.clone(), models, &index, files).unwrap();
+        let mut sim = Sim::new(config.clone(), cooked, &index).unwrap();
         let warm = sim.warm_up(5000);
         assert!(warm < 5000, "the coarsest levels loaded");
         let mut uploaded = 0;
@@ -445,14 +491,15 @@ mod tests {
         assert!(visible_frames > config.frames / 2, "models were in view");
         assert!(uploaded > 0);
         assert!(sim.clusters().uploader().max_frame_bytes <= budget);
-        // Every level is a farsight file checked by the format reader on arrival, and
-        // what reached the uploader is a whole, valid file.
+        // Every level is a range of its model's cooked file checked on arrival, and
+        // what reached the uploader is that whole, valid level.
         assert_eq!(sim.clusters().read_errors(), 0);
         let mut checked = 0;
         for (m, model) in sim.models.iter().enumerate() {
             for l in 0..model.desc.levels.len() as u8 {
                 if let Some(bytes) = sim.clusters().uploader().level(m as u32, l) {
-                    assert_eq!(check_level_file(bytes).unwrap().level, l as u32);
+                    let summary = sim.cooked()[m].check_level(l as usize, bytes).unwrap();
+                    assert_eq!(summary.level, l as u32);
                     checked += 1;
                 }
             }

@@ -6,19 +6,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::level_file::{LevelFileError, LevelFileSummary};
+use super::cooked::LevelCheck;
 use super::scheduler::ClusterScheduler;
 use super::types::{
     ChunkCompletion, Decision, FrameStats, ModelDesc, ModelRequest, SchedulerConfig,
 };
 use super::upload::Uploader;
 use crate::io::{read_range, FaultInjector, IoPool, ReadError};
-
-/// Checks a level's complete bytes (every chunk arrived) on the worker thread that
-/// read its last chunk: [`check_level_file`](super::check_level_file) for levels
-/// stored as farsight files. A level that fails counts as a failed read of that
-/// chunk, so it is retried and then marked failed like any other bad read.
-pub type LevelCheck = fn(&[u8]) -> Result<LevelFileSummary, LevelFileError>;
 
 /// A level's chunks as they arrive, for the [`LevelCheck`]. Its buffers are allocated
 /// on the worker that reads the first chunk, once the file is known to hold the whole
@@ -125,7 +119,7 @@ pub struct ClusterStreamer<U: Uploader> {
     decisions: Vec<Decision>,
     recording: Option<Vec<RecordedFrame>>,
     read_errors: u64,
-    check: Option<LevelCheck>,
+    check: Option<Arc<dyn LevelCheck>>,
     assemblies: HashMap<(u32, u8), Arc<Mutex<Assembly>>>,
     /// Levels with copies queued that are not yet ready: if their load fails, the
     /// renderer is told to free what they hold.
@@ -171,8 +165,12 @@ impl<U: Uploader> ClusterStreamer<U> {
         }
     }
 
-    /// Checks every level once all its chunks have arrived (see [`LevelCheck`]).
-    pub fn with_level_check(mut self, check: LevelCheck) -> Self {
+    /// Checks every level once all its chunks have arrived, on the worker thread
+    /// that read its last chunk (for cooked cluster files, a `Vec<CookedModel>` in
+    /// the streamer's model order). A level that fails counts as a failed read of
+    /// that chunk, so it is retried and then marked failed like any other bad read;
+    /// the other levels stream on.
+    pub fn with_level_check(mut self, check: Arc<dyn LevelCheck>) -> Self {
         self.check = Some(check);
         self
     }
@@ -269,7 +267,7 @@ impl<U: Uploader> ClusterStreamer<U> {
                 } => {
                     let path = Arc::clone(&self.files[file as usize]);
                     let faults = self.faults.clone();
-                    let check = self.check.map(|check| {
+                    let check = self.check.clone().map(|check| {
                         let desc = self.scheduler.level_desc(model, level);
                         let assembly = self.assemblies.entry((model, level)).or_insert_with(|| {
                             Arc::new(Mutex::new(Assembly::new(desc.offset, desc.bytes, chunk)))
@@ -286,7 +284,7 @@ impl<U: Uploader> ClusterStreamer<U> {
                             a.open(&path)?;
                             let k = k as usize;
                             if a.put(k, (k as u64 * chunk) as usize, &bytes) {
-                                if let Err(source) = check(&a.bytes) {
+                                if let Err(source) = check.check(model, level, &a.bytes) {
                                     // Read again on retry, and checked again.
                                     a.arrived[k] = false;
                                     a.missing += 1;

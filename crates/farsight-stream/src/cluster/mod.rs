@@ -7,19 +7,25 @@
 //! real files, a staging ring, and an [`Uploader`] the renderer implements
 //! ([`CpuUploader`] for tests and the demo). Recording the inputs and completions of
 //! a run and feeding them to a fresh scheduler replays the same decisions.
+//!
+//! Models are cooked cluster files ([`CookedModel`], what `farsight cook mesh
+//! --clusters` writes): opened from their head alone, each level a byte range the
+//! streamer reads and checks on its own ([`LevelCheck`]).
 
+mod cooked;
 mod driver;
-mod level_file;
 mod scheduler;
+mod synthetic;
 mod types;
 mod upload;
 
-pub use driver::{ClusterStreamer, LevelCheck, LevelFile};
-pub use level_file::{
-    check_level_file, encode_level_file, synthetic_level, LevelFileError, LevelFileSummary,
-    LevelParts,
+pub use cooked::{
+    stream_inputs, CookedLevel, CookedModel, CookedModelError, LevelCheck, LevelFileError,
+    LevelSummary,
 };
+pub use driver::{ClusterStreamer, LevelFile};
 pub use scheduler::ClusterScheduler;
+pub use synthetic::{encode_cluster_file, synthetic_level, LevelParts};
 pub use types::{
     ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelDescError, ModelRequest,
     SchedulerConfig, MAX_LEVELS,
@@ -27,6 +33,6 @@ pub use types::{
 pub use upload::{CpuUploader, Uploader};
 
 #[cfg(test)]
-mod level_file_tests;
+mod cooked_tests;
 #[cfg(test)]
 mod tests;

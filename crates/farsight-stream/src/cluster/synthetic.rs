@@ -1,75 +1,15 @@
-//! Cluster levels on disk: one farsight container per level, holding one cluster level
-//! record of the format crate ([`ClusterLevel`]) and a [`ClusterMeshManifest`] naming
-//! it. The streamer reads such a file in chunks and, once every chunk has arrived,
-//! checks the whole file with the format reader ([`check_level_file`]) on the worker
-//! thread that read the last chunk; a file that fails counts as a failed read.
-//!
-//! [`synthetic_level`] makes a valid level of a given size for the simulation, the
-//! tests and the benches: grid patches of 8 x 8 vertices, one per cluster.
+//! Generated cluster-LOD files for the simulation, the tests and the benches:
+//! [`synthetic_level`] makes a valid level of a given size (grid patches of 8 x 8
+//! vertices, one per cluster) and [`encode_cluster_file`] writes levels as one cooked
+//! cluster file, the same format `farsight cook mesh --clusters` writes.
 
 use farsight_format::{
-    encode_cluster_level, push_cluster_slot, AlignedBytes, ClusterInfo, ClusterLevel,
-    ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, Container,
-    FileWriter, FloatVertex, FormatError, RecordTag, Version, CLUSTER_SLOT_SHIFT, RECORD_ALIGN,
+    encode_cluster_level, error_bounds, push_cluster_slot, ClusterInfo, ClusterLevelEntry,
+    ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, FileWriter, FloatVertex, FormatError,
+    RecordTag, Version, CLUSTER_SLOT_SHIFT,
 };
 use glam::Vec3;
 use rand::Rng;
-
-/// Why a level file was refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LevelFileError {
-    #[error("not a valid farsight cluster file: {0}")]
-    Format(#[from] FormatError),
-    #[error("a level file holds exactly one level; its manifest lists {found}")]
-    LevelCount { found: usize },
-    #[error("the level's record is a {found:?} record, not a cluster level")]
-    RecordTag { found: RecordTag },
-}
-
-/// What a valid level file holds.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LevelFileSummary {
-    pub level: u32,
-    pub clusters: u32,
-    pub triangles: u32,
-    pub max_parent_error: f32,
-}
-
-/// Validates a level file with the format reader: the container (identifier,
-/// version, lengths, CRC-32, directory, manifest), then the one cluster level record
-/// ([`ClusterLevel::parse`]); the reader checks the manifest's copies of the record's
-/// counts, size and error ([`FormatError::ManifestDisagrees`]).
-/// Copies the bytes once when they are not 16-byte aligned (records are read in
-/// place); never allocates more than `bytes` holds.
-pub fn check_level_file(bytes: &[u8]) -> Result<LevelFileSummary, LevelFileError> {
-    let copy;
-    let bytes = if (bytes.as_ptr() as usize) % RECORD_ALIGN == 0 {
-        bytes
-    } else {
-        copy = AlignedBytes::from(bytes);
-        copy.as_slice()
-    };
-    let file = Container::<ClusterMeshManifest>::read(bytes)?;
-    let levels = &file.manifest().levels;
-    let [entry] = levels.as_slice() else {
-        return Err(LevelFileError::LevelCount {
-            found: levels.len(),
-        });
-    };
-    let record = file.record(entry.record)?;
-    if record.tag != RecordTag::CLUSTER_LEVEL {
-        return Err(LevelFileError::RecordTag { found: record.tag });
-    }
-    let level = ClusterLevel::parse(record.bytes)?;
-    let h = &level.header;
-    Ok(LevelFileSummary {
-        level: h.level,
-        clusters: h.cluster_count,
-        triangles: h.triangle_count,
-        max_parent_error: h.max_parent_error,
-    })
-}
 
 /// The parts of one cluster level record.
 #[derive(Clone, Debug)]
@@ -80,32 +20,41 @@ pub struct LevelParts {
     pub indices: Vec<u32>,
 }
 
-/// Writes `parts` as a level file (a cooked container with one cluster level record).
-pub fn encode_level_file(name: &str, parts: &LevelParts) -> Result<Vec<u8>, FormatError> {
-    let record = encode_cluster_level(
-        &parts.header,
-        &parts.clusters,
-        &parts.vertices,
-        &parts.indices,
-    )?;
-    let mut w = FileWriter::new(Version::Cooked);
-    let index = w.add_record(RecordTag::CLUSTER_LEVEL, &record);
-    let h = &parts.header;
-    w.finish(&ClusterMeshManifest {
-        name: name.to_owned(),
-        bounds_min: h.bounds_min,
-        bounds_max: h.bounds_max,
-        levels: vec![ClusterLevelEntry {
-            record: index,
+/// Writes `levels` (finest first) as one cluster file: a streamed container
+/// ([`Version::Streamed`]) with one level record each, the manifest's level entries
+/// and its `error_bounds` around every cluster's error spheres.
+pub fn encode_cluster_file(name: &str, levels: &[LevelParts]) -> Result<Vec<u8>, FormatError> {
+    let first = levels.first().ok_or(FormatError::BadInput {
+        what: "a cluster file needs a level",
+        found: 0,
+    })?;
+    let mut w = FileWriter::new(Version::Streamed);
+    let mut entries = Vec::with_capacity(levels.len());
+    for parts in levels {
+        let record = encode_cluster_level(
+            &parts.header,
+            &parts.clusters,
+            &parts.vertices,
+            &parts.indices,
+        )?;
+        let h = &parts.header;
+        entries.push(ClusterLevelEntry {
+            record: w.add_owned_record(RecordTag::CLUSTER_LEVEL, record),
             max_parent_error: h.max_parent_error,
             triangles: h.triangle_count,
             clusters: h.cluster_count,
             vertices: h.vertex_count,
-            bytes: record.len() as u64,
-        }],
+            bytes: h.record_len() as u64,
+        });
+    }
+    w.finish(&ClusterMeshManifest {
+        name: name.to_owned(),
+        bounds_min: first.header.bounds_min,
+        bounds_max: first.header.bounds_max,
+        levels: entries,
         materials: vec!["default".to_owned()],
         instances: Vec::new(),
-        error_bounds: None,
+        error_bounds: Some(error_bounds(levels.iter().map(|l| l.clusters.as_slice()))),
     })
 }
 
