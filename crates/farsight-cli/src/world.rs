@@ -7,17 +7,13 @@ use std::time::{Duration, Instant};
 
 use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{metropolis, Kit, LodPolicy};
-use farsight_format::{
-    AlignedBytes, ClusterMeshManifest, Container, FileWriter, RecordTag, Version,
-};
 use farsight_mesh::{cook_file, ClusterConfig, CookKind};
-use farsight_stream::cluster::check_level_file;
+use farsight_stream::cluster::CookedModel;
 use farsight_stream::region::{write_scene, ActualState, EntityRecord, RegionSpec, RegionState};
 use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
 use farsight_world::{
-    Budget, BuildingEntry, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, LevelEntry,
-    ModelEntry, Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest, SYSTEMS,
-    WORLD_VERSION,
+    Budget, BuildingEntry, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, ModelEntry,
+    Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest, SYSTEMS, WORLD_VERSION,
 };
 use glam::{IVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -183,34 +179,6 @@ fn mesh_inputs(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Splits a cooked cluster file into one level file per level, the form the cluster
-/// streamer reads today; returns each level file's bytes. The one place that knows
-/// the streamer's file layout.
-fn split_levels(cooked: &[u8]) -> Result<(ClusterMeshManifest, Vec<Vec<u8>>), String> {
-    let aligned = AlignedBytes::from(cooked);
-    let file =
-        Container::<ClusterMeshManifest>::read(aligned.as_slice()).map_err(|e| e.to_string())?;
-    let m = file.manifest().clone();
-    let mut out = Vec::with_capacity(m.levels.len());
-    for entry in &m.levels {
-        let record = file.record(entry.record).map_err(|e| e.to_string())?;
-        let mut w = FileWriter::new(Version::Cooked);
-        let index = w.add_record(RecordTag::CLUSTER_LEVEL, record.bytes);
-        let mut level = entry.clone();
-        level.record = index;
-        let bytes = w
-            .finish(&ClusterMeshManifest {
-                levels: vec![level],
-                instances: Vec::new(),
-                ..m.clone()
-            })
-            .map_err(|e| e.to_string())?;
-        check_level_file(&bytes).map_err(|e| e.to_string())?;
-        out.push(bytes);
-    }
-    Ok((m, out))
-}
-
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| crate::output::io_error(path, &e))
 }
@@ -221,6 +189,8 @@ fn mkdir(path: &Path) -> Result<(), String> {
 
 struct Cooked {
     entry: ModelEntry,
+    /// The sphere around every error sphere (model space): placement scales by it.
+    bounds: [f32; 4],
 }
 
 fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
@@ -238,37 +208,18 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
                 .and_then(|s| s.to_str())
                 .unwrap_or("model")
                 .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
-            let whole = dir.join(format!("{stem}.farsight"));
-            write(&whole, &cooked.bytes)?;
-            let (m, levels) =
-                split_levels(&cooked.bytes).map_err(|e| format!("{}: {e}", whole.display()))?;
-            let level_dir = dir.join(&stem);
-            mkdir(&level_dir)?;
-            let mut entries = Vec::with_capacity(levels.len());
-            for (l, bytes) in levels.iter().enumerate() {
-                let name = format!("models/{stem}/level-{l}.farsight");
-                write(&out.join(&name), bytes)?;
-                entries.push(LevelEntry {
-                    file: name,
-                    offset: 0,
-                    bytes: bytes.len() as u64,
-                });
-            }
-            let [x, y, z, r] = m.error_bounds.unwrap_or_else(|| {
-                let lo = Vec3::from(m.bounds_min);
-                let hi = Vec3::from(m.bounds_max);
-                let c = (lo + hi) * 0.5;
-                [c.x, c.y, c.z, (hi - lo).length() * 0.5]
-            });
+            // The cooked file is the streaming format: the world opens it as is.
+            let name = format!("models/{stem}.farsight");
+            let path = out.join(&name);
+            write(&path, &cooked.bytes)?;
+            let model = CookedModel::open(&path).map_err(|e| e.to_string())?;
             b.inc(1);
             Ok(Cooked {
                 entry: ModelEntry {
                     name: stem,
-                    center: [x, y, z],
-                    radius: r.max(1e-3),
-                    parent_errors: m.levels.iter().map(|l| l.max_parent_error).collect(),
-                    levels: entries,
+                    file: name,
                 },
+                bounds: model.error_bounds(),
             })
         })
         .collect();
@@ -435,10 +386,9 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let buildings: Vec<BuildingEntry> = baked.into_iter().collect::<Result<_, _>>()?;
 
     // The models.
-    let models: Vec<ModelEntry> = cook_models(&inputs, out)?
-        .into_iter()
-        .map(|c| c.entry)
-        .collect();
+    let cooked = cook_models(&inputs, out)?;
+    let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|c| c.bounds).collect();
+    let models: Vec<ModelEntry> = cooked.into_iter().map(|c| c.entry).collect();
     let props = farsight_world::default_props();
     let mut manifest = WorldManifest {
         version: WORLD_VERSION,
@@ -506,16 +456,16 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let ground = |x: f32, z: f32| params.height(x, z);
     for _ in 0..blocks * a.models_per_block + 4 {
         let k = rng.random_range(0..manifest.models.len()) as u32;
-        let model = &manifest.models[k as usize];
+        let [cx, cy, cz, radius] = model_bounds[k as usize];
         let (x, z) = (
             rng.random_range(0.05..0.95) * side,
             rng.random_range(0.05..0.95) * side,
         );
-        let scale = rng.random_range(3.0..12.0f32) / model.radius;
-        let c = Vec3::from(model.center) * scale;
-        let position = Vec3::new(x, ground(x, z) - c.y + model.radius * scale * 0.5, z);
+        let scale = rng.random_range(3.0..12.0f32) / radius;
+        let c = Vec3::new(cx, cy, cz) * scale;
+        let position = Vec3::new(x, ground(x, z) - c.y + radius * scale * 0.5, z);
         let w = position + c;
-        let r = Vec3::splat(model.radius * scale);
+        let r = Vec3::splat(radius * scale);
         let m = manifest.index_of(EntityKind::Model(k));
         place(&mut regions, m, position, scale, (w - r, w + r));
     }
@@ -564,7 +514,12 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         a.grid,
         crate::output::mib(bb)
     );
-    let levels: usize = manifest.models.iter().map(|m| m.levels.len()).sum();
+    let levels: usize = manifest
+        .models
+        .iter()
+        .filter_map(|m| CookedModel::open(out.join(&m.file)).ok())
+        .map(|m| m.level_count())
+        .sum();
     println!(
         "  models     {:>7} cooked ({levels} levels), {mf} files  {:>10}",
         manifest.models.len(),

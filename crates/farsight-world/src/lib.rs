@@ -28,8 +28,8 @@ pub use budget::{Budget, SystemId, SYSTEMS};
 pub use flight::{Flight, FlightFrame};
 pub use hash::DecisionHash;
 pub use manifest::{
-    BuildingEntry, BuildingLevel, EntityKind, LevelEntry, ModelEntry, PropEntry, TerrainEntry,
-    WorldError, WorldManifest, MANIFEST_FILE, WORLD_VERSION,
+    BuildingEntry, BuildingLevel, EntityKind, ModelEntry, PropEntry, TerrainEntry, WorldError,
+    WorldManifest, MANIFEST_FILE, WORLD_VERSION,
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
 pub use synthetic::{default_props, generate, SyntheticSpec};

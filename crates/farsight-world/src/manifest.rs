@@ -29,6 +29,8 @@ pub enum WorldError {
         path: PathBuf,
         source: farsight_stream::region::SceneError,
     },
+    #[error(transparent)]
+    Model(#[from] farsight_stream::cluster::CookedModelError),
     #[error("{path}: {source}")]
     Terrain {
         path: PathBuf,
@@ -62,23 +64,14 @@ impl TerrainEntry {
     }
 }
 
-/// One level of a cluster-LOD model as stored: `bytes` at `offset` of `file`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LevelEntry {
-    pub file: String,
-    pub offset: u64,
-    pub bytes: u64,
-}
-
-/// A cluster-LOD model: levels finest first, each level's largest parent error
-/// (the coarsest `f32::MAX`), and the sphere enclosing every error sphere.
+/// A cluster-LOD model: a cooked cluster file (`farsight cook mesh --clusters`), the
+/// streaming format: its head gives each level's byte range, parent error and the
+/// sphere around every error sphere.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelEntry {
     pub name: String,
-    pub center: [f32; 3],
-    pub radius: f32,
-    pub parent_errors: Vec<f32>,
-    pub levels: Vec<LevelEntry>,
+    /// The cooked file, relative to the world folder.
+    pub file: String,
 }
 
 /// One level of a baked building: drawn up to `until` metres (`None`: the last), and
@@ -203,22 +196,8 @@ impl WorldManifest {
             return Err(format!("extent {:?} is not positive", self.extent));
         }
         for (i, m) in self.models.iter().enumerate() {
-            let n = m.levels.len();
-            if n == 0 || n > farsight_stream::cluster::MAX_LEVELS || m.parent_errors.len() != n {
-                return Err(format!(
-                    "model {i} ({}): {n} levels and {} parent errors",
-                    m.name,
-                    m.parent_errors.len()
-                ));
-            }
-            if !(finite(&m.center) && m.radius.is_finite() && m.radius > 0.0) {
-                return Err(format!("model {i} ({}): bad bounds", m.name));
-            }
-            if m.parent_errors
-                .windows(2)
-                .any(|w| w[0].partial_cmp(&w[1]) != Some(std::cmp::Ordering::Less) && w[0] != w[1])
-            {
-                return Err(format!("model {i} ({}): parent errors decrease", m.name));
+            if m.file.is_empty() {
+                return Err(format!("model {i} ({}) names no file", m.name));
             }
         }
         for (i, b) in self.buildings.iter().enumerate() {

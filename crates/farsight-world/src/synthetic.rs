@@ -8,7 +8,7 @@ use std::path::Path;
 
 use farsight_format::NO_PARENT_ERROR;
 use farsight_geom::Aabb;
-use farsight_stream::cluster::{encode_level_file, synthetic_level};
+use farsight_stream::cluster::{encode_cluster_file, synthetic_level};
 use farsight_stream::region::{write_scene, EntityRecord, RegionSpec, RegionState};
 use farsight_terrain::{generate_chunk, write_grid, VoxelGrid, CHUNK_SIZE};
 use glam::{IVec3, Vec3};
@@ -16,8 +16,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::manifest::{
-    BuildingEntry, BuildingLevel, EntityKind, LevelEntry, ModelEntry, PropEntry, TerrainEntry,
-    WorldError, WorldManifest, WORLD_VERSION,
+    BuildingEntry, BuildingLevel, EntityKind, ModelEntry, PropEntry, TerrainEntry, WorldError,
+    WorldManifest, WORLD_VERSION,
 };
 
 /// The size of a generated world.
@@ -132,7 +132,10 @@ pub fn generate(
 
     progress("models");
     let mut models = Vec::with_capacity(spec.models as usize);
+    let mut radii = Vec::with_capacity(spec.models as usize);
     let levels = spec.model_levels.clamp(1, 16);
+    let mdir = dir.join("models");
+    std::fs::create_dir_all(&mdir).map_err(io(&mdir))?;
     for m in 0..spec.models {
         let radius = rng.random_range(2.0..8.0f32);
         let finest = rng.random_range(64u64 << 10..=256 << 10);
@@ -145,47 +148,39 @@ pub fn generate(
                 }
             })
             .collect();
-        let mdir = dir.join(format!("models/m{m}"));
-        std::fs::create_dir_all(&mdir).map_err(io(&mdir))?;
-        let mut entries = Vec::with_capacity(levels as usize);
-        for l in 0..levels {
-            let own = if l == 0 {
-                radius * 0.0025
-            } else {
-                errors[l as usize - 1]
-            };
-            let parts = synthetic_level(
-                l as u32,
-                (finest >> l).max(4096),
-                radius,
-                own,
-                errors[l as usize],
-                &mut rng,
-            );
-            let name = format!("models/m{m}/level-{l}.farsight");
-            let path = dir.join(&name);
-            let bytes =
-                encode_level_file(&format!("model {m} level {l}"), &parts).map_err(|e| {
-                    WorldError::Invalid {
-                        path: path.clone(),
-                        what: e.to_string(),
-                    }
-                })?;
-            std::fs::write(&path, &bytes).map_err(io(&path))?;
-            entries.push(LevelEntry {
-                file: name,
-                offset: 0,
-                bytes: bytes.len() as u64,
-            });
-        }
+        let parts: Vec<_> = (0..levels)
+            .map(|l| {
+                let own = if l == 0 {
+                    radius * 0.0025
+                } else {
+                    errors[l as usize - 1]
+                };
+                synthetic_level(
+                    l as u32,
+                    (finest >> l).max(4096),
+                    radius,
+                    own,
+                    errors[l as usize],
+                    &mut rng,
+                )
+            })
+            .collect();
+        // One cooked cluster file per model, the streaming format.
+        let name = format!("models/m{m}.farsight");
+        let path = dir.join(&name);
+        let bytes = encode_cluster_file(&format!("model {m}"), &parts).map_err(|e| {
+            WorldError::Invalid {
+                path: path.clone(),
+                what: e.to_string(),
+            }
+        })?;
+        std::fs::write(&path, &bytes).map_err(io(&path))?;
         models.push(ModelEntry {
             name: format!("m{m}"),
-            center: [0.0; 3],
-            // The synthetic patches reach 1.5 radii out (their error spheres too).
-            radius: radius * 1.5,
-            parent_errors: errors,
-            levels: entries,
+            file: name,
         });
+        // The synthetic patches reach 1.5 radii out.
+        radii.push(radius * 1.5);
     }
 
     progress("placing");
@@ -276,7 +271,7 @@ pub fn generate(
         let g = params.height(x, z);
         if i % 5 == 0 && nm > 0 {
             let k = rng.random_range(0..nm);
-            let r = manifest.models[k as usize].radius;
+            let r = radii[k as usize];
             let p = Vec3::new(x, g + r * 0.5, z);
             place(
                 &mut regions,

@@ -9,8 +9,8 @@ use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView};
 use farsight_geom::{Aabb, Frustum};
 use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{
-    check_level_file, ChunkCompletion, ClusterScheduler, ClusterStreamer, Decision, FrameStats,
-    LevelDesc, LevelFile, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
+    stream_inputs, ChunkCompletion, ClusterScheduler, ClusterStreamer, CookedModel, Decision,
+    FrameStats, ModelRequest, SchedulerConfig, Uploader,
 };
 use farsight_stream::io::IoPool;
 use farsight_stream::region::{
@@ -185,6 +185,10 @@ pub struct World {
     prop_lods: Vec<EntityLod>,
     // Clusters.
     metrics: Vec<Vec<f32>>,
+    /// Per model: the sphere around every error sphere (model space), and the index
+    /// of its coarsest level.
+    model_bounds: Vec<[f32; 4]>,
+    coarsest: Vec<u8>,
     requests: Vec<ModelRequest>,
     model_levels: Vec<Option<farsight_cluster::ModelLevels>>,
     model_screen: Vec<f32>,
@@ -215,33 +219,6 @@ impl std::fmt::Debug for World {
             .field("frame", &self.frame)
             .finish()
     }
-}
-
-fn level_descs(manifest: &WorldManifest) -> (Vec<ModelDesc>, Vec<LevelFile>, Vec<String>) {
-    let mut files: Vec<String> = Vec::new();
-    let mut index: HashMap<String, u32> = HashMap::new();
-    let descs = manifest
-        .models
-        .iter()
-        .map(|m| ModelDesc {
-            levels: m
-                .levels
-                .iter()
-                .map(|l| {
-                    let file = *index.entry(l.file.clone()).or_insert_with(|| {
-                        files.push(l.file.clone());
-                        files.len() as u32 - 1
-                    });
-                    LevelDesc {
-                        file,
-                        offset: l.offset,
-                        bytes: l.bytes,
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    (descs, Vec::new(), files)
 }
 
 fn scheduler_config(budget: &Budget) -> SchedulerConfig {
@@ -285,21 +262,22 @@ impl World {
             path: terrain_path.clone(),
             source,
         })?;
-        let (descs, _, files) = level_descs(&manifest);
+        // Each model is a cooked cluster file, opened from its head alone.
+        let cooked = manifest
+            .models
+            .iter()
+            .map(|m| CookedModel::open(dir.join(&m.file)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (descs, level_files) = stream_inputs(&cooked);
         let sched = scheduler_config(&config.budget);
         ClusterScheduler::try_new(sched, &descs).map_err(|e| WorldError::Invalid {
             path: dir.join(crate::MANIFEST_FILE),
             what: e.to_string(),
         })?;
-        for f in &files {
-            let p = dir.join(f);
-            std::fs::metadata(&p).map_err(|source| WorldError::Io { path: p, source })?;
-        }
+        let metrics: Vec<Vec<f32>> = cooked.iter().map(|m| m.parent_errors()).collect();
+        let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|m| m.error_bounds()).collect();
+        let coarsest: Vec<u8> = cooked.iter().map(|m| m.level_count() as u8 - 1).collect();
         let io = if live {
-            let level_files = files
-                .iter()
-                .map(|f| LevelFile { path: dir.join(f) })
-                .collect();
             let mut clusters = ClusterStreamer::new(
                 sched,
                 &descs,
@@ -307,7 +285,7 @@ impl World {
                 config.io_threads.max(1),
                 CountingUploader,
             )
-            .with_level_check(check_level_file);
+            .with_level_check(Arc::new(cooked));
             clusters.record();
             let view = TerrainView::new(
                 ViewSettings {
@@ -379,16 +357,10 @@ impl World {
         };
         Ok(Self {
             dir: dir.to_owned(),
-            metrics: manifest
-                .models
-                .iter()
-                .map(|m| m.parent_errors.clone())
-                .collect(),
-            requests: manifest
-                .models
-                .iter()
-                .map(|m| ModelRequest::unseen(m.levels.len() as u8 - 1))
-                .collect(),
+            requests: coarsest.iter().map(|&c| ModelRequest::unseen(c)).collect(),
+            metrics,
+            model_bounds,
+            coarsest,
             model_levels: vec![None; n_models],
             model_screen: vec![0.0; n_models],
             model_visible: vec![false; n_models],
@@ -827,9 +799,9 @@ impl World {
             );
             let (desc, obj) = match kind {
                 EntityKind::Model(m) => {
-                    let model = &self.manifest.models[m as usize];
-                    let c = Vec3::from_array(model.center);
-                    let r = Vec3::splat(model.radius);
+                    let [x, y, z, radius] = self.model_bounds[m as usize];
+                    let c = Vec3::new(x, y, z);
+                    let r = Vec3::splat(radius);
                     let mut d = ObjectDesc::new(
                         placed,
                         Aabb::new(c - r, c + r),
@@ -840,7 +812,7 @@ impl World {
                     let o = Obj::Model {
                         model: m,
                         center: placed.transform_point3(c),
-                        radius: model.radius * e.scale,
+                        radius: radius * e.scale,
                         scale: e.scale,
                     };
                     (d, o)
@@ -969,7 +941,7 @@ impl World {
             }
         }
         for (m, r) in self.requests.iter_mut().enumerate() {
-            let c = self.manifest.models[m].levels.len() as u8 - 1;
+            let c = self.coarsest[m];
             *r = match self.model_levels[m] {
                 Some(l) => ModelRequest {
                     fit: l.fit as u8,

@@ -139,14 +139,15 @@ fn bad_manifests_are_refused_with_the_path() {
     let e = WorldManifest::read(&dir).unwrap_err();
     assert!(e.to_string().contains("version 99"), "{e}");
     m.version = farsight_world::WORLD_VERSION;
-    m.models[0].parent_errors.reverse();
     m.write(&dir).unwrap();
-    assert!(matches!(
-        World::open(&dir, WorldConfig::default()).unwrap_err(),
-        WorldError::Invalid { .. }
-    ));
-    m.models[0].parent_errors.reverse();
-    m.models[0].levels[0].file = "models/missing.farsight".into();
+    // A truncated model file is refused, naming it.
+    let model = dir.join(&m.models[0].file);
+    let bytes = std::fs::read(&model).unwrap();
+    std::fs::write(&model, &bytes[..bytes.len() / 3]).unwrap();
+    let e = World::open(&dir, WorldConfig::default()).unwrap_err();
+    assert!(matches!(e, WorldError::Model(_)), "{e}");
+    assert!(e.to_string().contains(&m.models[0].file), "{e}");
+    m.models[0].file = "models/missing.farsight".into();
     m.write(&dir).unwrap();
     let e = World::open(&dir, WorldConfig::default()).unwrap_err();
     assert!(e.to_string().contains("missing.farsight"), "{e}");
