@@ -16,6 +16,7 @@ mod output;
 mod picture;
 mod stream_sim;
 mod terrain;
+mod world;
 
 #[derive(Parser)]
 #[command(
@@ -46,6 +47,10 @@ enum Command {
     /// Bake content: `bake buildings --kit K --grid N -o DIR` bakes a city of procedural
     /// buildings with their levels of detail.
     Bake(bake_buildings::BakeArgs),
+    /// One world: `world build -o DIR` writes terrain, buildings, models and props in
+    /// regions; `world fly DIR` flies it under one budget; `world replay FILE` checks
+    /// a recorded flight decision by decision.
+    World(world::WorldArgs),
     // Helpers: add one variant per subcommand here, each backed by its own module.
 }
 
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Terrain(args) => terrain::run(args),
         Command::StreamSim(args) => stream_sim::run(args),
+        Command::World(args) => world::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,118 @@
+//! The one frame loop of farsight-world over generated worlds at two sizes (1k regions
+//! / 10k objects and 10k regions / 100k objects): one frame of a flight back and
+//! forth along the first leg, every system included, after the loading screen. In
+//! the same run, the floor of its largest part: the visibility pass alone over a
+//! city block of as many objects as the loop has loaded.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use farsight_view::scenes::city_block;
+use farsight_view::{
+    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
+};
+use farsight_world::{generate, Flight, FrameInput, SyntheticSpec, World, WorldConfig};
+use glam::Vec3;
+
+fn sizes() -> [(&'static str, SyntheticSpec); 2] {
+    let small = SyntheticSpec {
+        regions_side: 32,
+        buildings: 100,
+        objects: 10_000,
+        models: 16,
+        ..SyntheticSpec::medium()
+    };
+    [
+        ("1k_regions_10k_objects", small),
+        ("10k_regions_100k_objects", SyntheticSpec::medium()),
+    ]
+}
+
+/// Frame `i` of a flight back and forth along the first leg (no teleport).
+fn pose(flight: &Flight, i: u32) -> farsight_world::FlightFrame {
+    let (n, k) = (600, i % 1200);
+    flight.frame(if k < n { k } else { 2 * n - 1 - k })
+}
+
+fn world_frame(c: &mut Criterion) {
+    let mut g = c.benchmark_group("world/frame");
+    g.sample_size(20);
+    for (name, spec) in sizes() {
+        let dir = std::env::temp_dir().join(format!(
+            "farsight-bench-world-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        generate(&dir, &spec, &mut |_| {}).unwrap();
+        let mut world = World::open(&dir, WorldConfig::default()).unwrap();
+        let flight = Flight::new(world.manifest(), 1800);
+        let mut input = FrameInput::default();
+        let f0 = pose(&flight, 0);
+        input.camera = f0.camera.to_array();
+        input.target = f0.target.to_array();
+        input.loading = true;
+        for _ in 0..20_000 {
+            world.step(&mut input);
+            if world.ready() {
+                break;
+            }
+            world.wait_for_io(Duration::from_millis(1));
+        }
+        input.loading = false;
+        let mut i = 0u32;
+        g.bench_function(BenchmarkId::new("loop", name), |b| {
+            b.iter(|| {
+                let f = pose(&flight, i);
+                i += 1;
+                input.camera = f.camera.to_array();
+                input.target = f.target.to_array();
+                input.edits = f.edits;
+                world.step(&mut input)
+            })
+        });
+        // The floor: the visibility pass alone over as many objects.
+        let n = world.store().len().max(1);
+        let mut store = ObjectStore::new();
+        let layout = city_block(&mut store, n, 1);
+        let mut cams = CameraStore::new();
+        let projection = Projection::Perspective {
+            fov_y: 60f32.to_radians(),
+            aspect: 16.0 / 9.0,
+            near: 0.5,
+            far: 5000.0,
+        };
+        let eye = Vec3::new(0.0, 30.0, -20.0);
+        let cam = Camera::looking_at(projection, eye, eye + Vec3::new(0.3, -0.2, 1.0));
+        cams.insert(cam);
+        let settings = RenderSettings {
+            cull_min_pixels: 1.0,
+            cull_max_distance: 700.0,
+            ..RenderSettings::default()
+        };
+        let mut pass = VisibilitySystem::new();
+        let _ = layout;
+        let mut frame = 0u64;
+        g.bench_function(BenchmarkId::new("floor_visibility_pass_alone", name), |b| {
+            b.iter(|| {
+                frame += 1;
+                let ctx = FrameContext {
+                    frame,
+                    host_view: None,
+                    cameras: &cams,
+                    world_epoch: 0,
+                    settings: &settings,
+                    stereo_eyes: None,
+                };
+                pass.update(&mut store, &ctx);
+                pass.stats().visible
+            })
+        });
+        drop(world);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, world_frame);
+criterion_main!(benches);

@@ -1,0 +1,1037 @@
+//! `farsight world`: build a world on disk (terrain, a baked metropolis, cooked
+//! cluster models, entity-LOD props, all in regions), fly it through the one frame
+//! loop of farsight-world under one budget, and replay a recorded flight.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use farsight_building::bake::{bake, ManifoldKernel};
+use farsight_building::{metropolis, Kit, LodPolicy};
+use farsight_mesh::{cook_file, ClusterConfig, CookKind};
+use farsight_stream::cluster::CookedModel;
+use farsight_stream::region::{write_scene, ActualState, EntityRecord, RegionSpec, RegionState};
+use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
+use farsight_world::{
+    Budget, BuildingEntry, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, ModelEntry,
+    Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest, SYSTEMS, WORLD_VERSION,
+};
+use glam::{IVec3, Vec3};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::picture::{Canvas, Rgb, WHITE};
+
+#[derive(clap::Args)]
+pub struct WorldArgs {
+    #[command(subcommand)]
+    pub what: WorldWhat,
+}
+
+#[derive(clap::Subcommand)]
+pub enum WorldWhat {
+    /// Build a world folder: voxel terrain, a metropolis of baked buildings, cooked
+    /// cluster models and props, placed in region files.
+    Build(BuildArgs),
+    /// Fly through a world with one frame loop under one memory and upload budget.
+    Fly(FlyArgs),
+    /// Re-run a recorded flight and compare every decision of every frame.
+    Replay(ReplayArgs),
+    /// Write a generated world of any size (synthetic models, building sizes without
+    /// meshes, props, terrain) to measure the loop at scale.
+    Generate(GenerateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct GenerateArgs {
+    /// The world folder to write (made if missing; must be empty if it exists).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Regions per side (the world has this squared, plus region 0).
+    #[arg(long, default_value_t = 317, value_parser = clap::value_parser!(u32).range(1..=2000))]
+    pub regions_side: u32,
+    /// Buildings.
+    #[arg(long, default_value_t = 10_000)]
+    pub buildings: u32,
+    /// Entities in all, buildings included.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub objects: u64,
+    /// Distinct cluster models.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub models: u32,
+    /// Terrain chunk columns per side (three chunks each).
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(i32).range(1..=200))]
+    pub chunks_side: i32,
+    /// Seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// The world folder to write (made if missing; must be empty if it exists).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// A folder of meshes (.obj, .glb, .gltf) to cook into cluster models (default:
+    /// the shared meshes in ../shared/data/meshes).
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Blocks per side of the metropolis (N x N buildings).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub grid: u32,
+    /// The building kit: `corporate` or `dark-city`.
+    #[arg(long, default_value = "corporate")]
+    pub kit: String,
+    /// Seed of the terrain, the city and the placements.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Model instances per city block.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub models_per_block: u32,
+    /// Props per city block.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub props_per_block: u32,
+    /// Side of a region, in world units.
+    #[arg(long, default_value_t = 64.0, value_parser = crate::output::positive_f32)]
+    pub region_size: f32,
+}
+
+#[derive(clap::Args)]
+pub struct FlyArgs {
+    /// The world folder (`farsight world build -o DIR`).
+    pub dir: PathBuf,
+    /// Frames to fly (two teleports split the flight in three legs).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(3..))]
+    pub frames: u32,
+    /// Record every input and decision hash here, for `farsight world replay`.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Resident memory budget across every system, MiB.
+    #[arg(long, default_value_t = 256.0, value_parser = crate::output::positive_f64)]
+    pub memory_mib: f64,
+    /// Upload budget per frame across every system, MiB.
+    #[arg(long, default_value_t = 4.0, value_parser = crate::output::positive_f64)]
+    pub upload_mib: f64,
+    /// Radius of the camera's streaming source, in world units.
+    #[arg(long, default_value_t = 300.0, value_parser = crate::output::positive_f32)]
+    pub radius: f32,
+    /// Terrain draw distance and object cull distance, in world units.
+    #[arg(long, default_value_t = 600.0, value_parser = crate::output::positive_f32)]
+    pub draw_distance: f32,
+    /// Picture of the world from above at the last frame (PNG).
+    #[arg(long, default_value = "world-above.png")]
+    pub png: PathBuf,
+    /// Plot of memory and uploads per frame per system against the budget (PNG).
+    #[arg(long, default_value = "world-budget.png")]
+    pub plot: PathBuf,
+    /// Most loading-screen frames to wait at the start and after each teleport.
+    #[arg(long, default_value_t = 5000)]
+    pub max_loading_frames: u32,
+}
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// A recording written by `farsight world fly --record FILE`.
+    pub file: PathBuf,
+}
+
+pub fn run(args: WorldArgs) -> Result<(), Box<dyn std::error::Error>> {
+    match args.what {
+        WorldWhat::Build(a) => build(a),
+        WorldWhat::Fly(a) => fly(a),
+        WorldWhat::Replay(a) => replay(a),
+        WorldWhat::Generate(a) => generate(a),
+    }
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let b = ProgressBar::new(len);
+    b.set_style(
+        ProgressStyle::with_template("{spinner} {msg:22} [{bar:30}] {pos}/{len} ({elapsed})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    b.set_message(what.to_string());
+    b
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn mesh_inputs(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| crate::output::io_error(dir, &e))?;
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    matches!(e.to_ascii_lowercase().as_str(), "obj" | "glb" | "gltf")
+                })
+        })
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(format!(
+            "{}: no meshes (.obj, .glb, .gltf) to cook into models",
+            dir.display()
+        ));
+    }
+    Ok(out)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|e| crate::output::io_error(path, &e))
+}
+
+fn mkdir(path: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(path).map_err(|e| crate::output::io_error(path, &e))
+}
+
+struct Cooked {
+    entry: ModelEntry,
+    /// The sphere around every error sphere (model space): placement scales by it.
+    bounds: [f32; 4],
+}
+
+fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
+    let dir = out.join("models");
+    mkdir(&dir)?;
+    let b = bar(inputs.len() as u64, "cooking models");
+    let results: Vec<Result<Cooked, String>> = inputs
+        .par_iter()
+        .map(|input| {
+            let kind = CookKind::Clusters(ClusterConfig::default());
+            let cooked =
+                cook_file(input, &kind).map_err(|e| format!("{}: {e}", input.display()))?;
+            let stem = input
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("model")
+                .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
+            // The cooked file is the streaming format: the world opens it as is.
+            let name = format!("models/{stem}.farsight");
+            let path = out.join(&name);
+            write(&path, &cooked.bytes)?;
+            let model = CookedModel::open(&path).map_err(|e| e.to_string())?;
+            b.inc(1);
+            Ok(Cooked {
+                entry: ModelEntry {
+                    name: stem,
+                    file: name,
+                },
+                bounds: model.error_bounds(),
+            })
+        })
+        .collect();
+    b.finish_and_clear();
+    let mut cooked = Vec::new();
+    for r in results {
+        match r {
+            Ok(c) => cooked.push(c),
+            Err(e) => eprintln!("warning: model skipped: {e}"),
+        }
+    }
+    if cooked.is_empty() {
+        return Err("no mesh could be cooked into a model".into());
+    }
+    Ok(cooked)
+}
+
+fn check_empty_out(out: &Path) -> Result<(), String> {
+    crate::output::check_output_dir(out, "world folder")?;
+    if out.is_dir() && std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(format!("{}: the world folder is not empty", out.display()));
+    }
+    Ok(())
+}
+
+fn generate(a: GenerateArgs) -> Result<(), Box<dyn std::error::Error>> {
+    check_empty_out(&a.out)?;
+    if a.objects < a.buildings as u64 {
+        return Err(format!(
+            "--objects {} is fewer than --buildings {}",
+            a.objects, a.buildings
+        )
+        .into());
+    }
+    crate::output::create_dir(&a.out)?;
+    let spec = farsight_world::SyntheticSpec {
+        regions_side: a.regions_side,
+        buildings: a.buildings,
+        objects: a.objects,
+        models: a.models,
+        model_levels: 5,
+        chunks_side: a.chunks_side,
+        seed: a.seed,
+    };
+    let spinner = ProgressBar::new_spinner();
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    let t = Instant::now();
+    let m = farsight_world::generate(&a.out, &spec, &mut |step| {
+        spinner.set_message(format!("writing {step}"))
+    })?;
+    spinner.finish_and_clear();
+    let (files, bytes) = crate::output::tree_size(&a.out);
+    println!(
+        "generated world {}: {} regions (+ the base), {} buildings, {} objects, {} models, {} x {} terrain columns; {files} files, {} in {:.1} s",
+        a.out.display(),
+        a.regions_side as u64 * a.regions_side as u64,
+        m.buildings.len(),
+        a.objects,
+        m.models.len(),
+        a.chunks_side,
+        a.chunks_side,
+        crate::output::mib(bytes),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // Everything that can be refused is refused before the work.
+    let kit = Kit::builtin(&a.kit)
+        .ok_or_else(|| format!("--kit {}: not a built-in kit (corporate, dark-city)", a.kit))?;
+    check_empty_out(&a.out)?;
+    let models_dir = a
+        .models
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("../shared/data/meshes"));
+    let inputs = mesh_inputs(&models_dir)?;
+    crate::output::create_dir(&a.out)?;
+    let start = Instant::now();
+    let out = &a.out;
+
+    // The world: the city in the middle, two chunks of country around it.
+    let city = a.grid as f32 * 60.0;
+    let margin = 2.0 * CHUNK_SIZE;
+    let chunks_side = ((city + 2.0 * margin) / CHUNK_SIZE).ceil() as i32;
+    let side = chunks_side as f32 * CHUNK_SIZE;
+    let city_origin = Vec3::new((side - city) * 0.5, 0.0, (side - city) * 0.5);
+    let terrain = TerrainEntry {
+        file: "terrain.farsight".into(),
+        seed: a.seed as u32,
+        base_height: 100.0,
+        hill_height: 50.0,
+        hill_scale: 500.0,
+        chunks_side,
+    };
+    let params: TerrainParams = terrain.params();
+    let mut grid = VoxelGrid::new();
+    let b = bar((chunks_side * chunks_side) as u64, "generating terrain");
+    for z in 0..chunks_side {
+        for x in 0..chunks_side {
+            for y in -1..2 {
+                generate_chunk(&mut grid, &params, IVec3::new(x, y, z));
+            }
+            b.inc(1);
+        }
+    }
+    b.finish_and_clear();
+    write_grid(&grid, out.join(&terrain.file))
+        .map_err(|e| format!("{}: {e}", out.join(&terrain.file).display()))?;
+    let terrain_chunks = grid.chunk_count();
+    drop(grid);
+
+    // The metropolis.
+    let buildings = metropolis(&kit, a.grid, a.seed);
+    let ladder = LodPolicy::ladder();
+    mkdir(&out.join("buildings"))?;
+    let b = bar(buildings.len() as u64, "baking buildings");
+    let baked: Vec<Result<BuildingEntry, String>> = buildings
+        .par_iter()
+        .map(|recipe| {
+            let baked = bake(recipe, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
+            let bytes = baked.write_full().map_err(|e| e.to_string())?;
+            let file = format!("buildings/{}.farsight", recipe.id);
+            write(&out.join(&file), &bytes)?;
+            let mut lo = Vec3::splat(f32::MAX);
+            let mut hi = Vec3::splat(f32::MIN);
+            let mut levels = Vec::new();
+            for (l, level) in baked.levels.iter().enumerate() {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut level_bytes = 0u64;
+                for piece in level.pieces() {
+                    if l == 0 {
+                        lo = lo.min(Vec3::from(piece.placed_bounds.min));
+                        hi = hi.max(Vec3::from(piece.placed_bounds.max));
+                    }
+                    if seen.insert(std::sync::Arc::as_ptr(piece.mesh) as usize) {
+                        let m = piece.mesh;
+                        level_bytes += (m.positions.len() * 48 + m.indices.len() * 4) as u64;
+                    }
+                }
+                levels.push(BuildingLevel {
+                    until: baked.ladder.get(l).and_then(|p| p.until),
+                    bytes: level_bytes.max(1),
+                });
+            }
+            if lo.x > hi.x {
+                return Err(format!("building {} has no geometry", recipe.id));
+            }
+            let c = (lo + hi) * 0.5;
+            let ground = params.height(c.x + city_origin.x, c.z + city_origin.z);
+            let offset = city_origin + Vec3::new(0.0, ground, 0.0);
+            b.inc(1);
+            Ok(BuildingEntry {
+                id: recipe.id.clone(),
+                file,
+                offset: offset.to_array(),
+                min: (lo + offset).to_array(),
+                max: (hi + offset).to_array(),
+                levels,
+            })
+        })
+        .collect();
+    b.finish_and_clear();
+    let buildings: Vec<BuildingEntry> = baked.into_iter().collect::<Result<_, _>>()?;
+
+    // The models.
+    let cooked = cook_models(&inputs, out)?;
+    let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|c| c.bounds).collect();
+    let models: Vec<ModelEntry> = cooked.into_iter().map(|c| c.entry).collect();
+    let props = farsight_world::default_props();
+    let mut manifest = WorldManifest {
+        version: WORLD_VERSION,
+        seed: a.seed,
+        extent: [side, side],
+        terrain,
+        scene: String::new(),
+        models,
+        buildings,
+        props,
+    };
+
+    // Regions: region 0 the base, then a grid of cells holding what stands in them.
+    let per_side = (side / a.region_size).ceil() as u32;
+    let cell = |p: Vec3| -> usize {
+        let x = ((p.x / a.region_size) as u32).min(per_side - 1);
+        let z = ((p.z / a.region_size) as u32).min(per_side - 1);
+        1 + (z * per_side + x) as usize
+    };
+    let mut regions: Vec<RegionSpec> = Vec::with_capacity(1 + (per_side * per_side) as usize);
+    regions.push(RegionSpec {
+        name: "base".into(),
+        bounds: farsight_geom::Aabb::new(Vec3::new(0.0, -200.0, 0.0), Vec3::new(side, 600.0, side)),
+        authored: RegionState::Unloaded,
+        entities: Vec::new(),
+    });
+    for i in 0..per_side * per_side {
+        let (x, z) = (
+            (i % per_side) as f32 * a.region_size,
+            (i / per_side) as f32 * a.region_size,
+        );
+        regions.push(RegionSpec {
+            name: format!("cell {} {}", i % per_side, i / per_side),
+            bounds: farsight_geom::Aabb::new(
+                Vec3::new(x, -50.0, z),
+                Vec3::new(x + a.region_size, 400.0, z + a.region_size),
+            ),
+            authored: RegionState::Unloaded,
+            entities: Vec::new(),
+        });
+    }
+    let mut id = 0u32;
+    let mut place = |regions: &mut Vec<RegionSpec>,
+                     model: u32,
+                     position: Vec3,
+                     scale: f32,
+                     bounds: (Vec3, Vec3)| {
+        id += 1;
+        let r = &mut regions[cell(position)];
+        r.bounds = farsight_geom::Aabb::new(r.bounds.min.min(bounds.0), r.bounds.max.max(bounds.1));
+        r.entities.push(EntityRecord {
+            id,
+            model,
+            position,
+            scale,
+        });
+    };
+    for (i, b) in manifest.buildings.iter().enumerate() {
+        let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
+        let m = manifest.index_of(EntityKind::Building(i as u32));
+        place(&mut regions, m, (lo + hi) * 0.5, 1.0, (lo, hi));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
+    let blocks = a.grid * a.grid;
+    let ground = |x: f32, z: f32| params.height(x, z);
+    for _ in 0..blocks * a.models_per_block + 4 {
+        let k = rng.random_range(0..manifest.models.len()) as u32;
+        let [cx, cy, cz, radius] = model_bounds[k as usize];
+        let (x, z) = (
+            rng.random_range(0.05..0.95) * side,
+            rng.random_range(0.05..0.95) * side,
+        );
+        let scale = rng.random_range(3.0..12.0f32) / radius;
+        let c = Vec3::new(cx, cy, cz) * scale;
+        let position = Vec3::new(x, ground(x, z) - c.y + radius * scale * 0.5, z);
+        let w = position + c;
+        let r = Vec3::splat(radius * scale);
+        let m = manifest.index_of(EntityKind::Model(k));
+        place(&mut regions, m, position, scale, (w - r, w + r));
+    }
+    for _ in 0..blocks * a.props_per_block {
+        let k = rng.random_range(0..manifest.props.len()) as u32;
+        let (x, z) = (
+            rng.random_range(0.02..0.98) * side,
+            rng.random_range(0.02..0.98) * side,
+        );
+        let position = Vec3::new(x, ground(x, z), z);
+        let r = Vec3::splat(manifest.props[k as usize].radius);
+        let m = manifest.index_of(EntityKind::Prop(k));
+        place(&mut regions, m, position, 1.0, (position - r, position + r));
+    }
+    let entity_count: usize = regions.iter().map(|r| r.entities.len()).sum();
+    let index = write_scene(&out.join("scene"), &regions)?;
+    manifest.scene = index
+        .strip_prefix(out)
+        .unwrap_or(&index)
+        .to_string_lossy()
+        .into_owned();
+    manifest.write(out)?;
+
+    let size = |p: &str| crate::output::tree_size(&out.join(p));
+    let (_, terrain_bytes) = size(&manifest.terrain.file);
+    let (bf, bb) = size("buildings");
+    let (mf, mb) = size("models");
+    let (sf, sb) = size("scene");
+    let (files, total) = crate::output::tree_size(out);
+    println!(
+        "world: {} written in {:.1} s ({:.0} x {:.0} units)",
+        out.display(),
+        start.elapsed().as_secs_f64(),
+        side,
+        side
+    );
+    println!(
+        "  terrain    {terrain_chunks:>7} chunks stored ({chunks_side} x {chunks_side} columns)  {:>10}",
+        crate::output::mib(terrain_bytes)
+    );
+    println!(
+        "  buildings  {:>7} baked ({} kit, {} x {} blocks), {bf} files  {:>10}",
+        manifest.buildings.len(),
+        a.kit,
+        a.grid,
+        a.grid,
+        crate::output::mib(bb)
+    );
+    let levels: usize = manifest
+        .models
+        .iter()
+        .filter_map(|m| CookedModel::open(out.join(&m.file)).ok())
+        .map(|m| m.level_count())
+        .sum();
+    println!(
+        "  models     {:>7} cooked ({levels} levels), {mf} files  {:>10}",
+        manifest.models.len(),
+        crate::output::mib(mb)
+    );
+    println!(
+        "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
+        regions.len(),
+        crate::output::mib(sb)
+    );
+    println!(
+        "  total      {files:>7} files  {:>10}",
+        crate::output::mib(total)
+    );
+    Ok(())
+}
+
+/// Per-frame figures kept for the report and the plot.
+struct Frame {
+    report: FrameReport,
+    camera: Vec3,
+}
+
+/// Runs one frame live and keeps its input, hashes and report.
+fn step(world: &mut World, input: &mut FrameInput, rec: &mut Recording, frames: &mut Vec<Frame>) {
+    let r = world.step(input);
+    rec.frames.push(input.clone());
+    rec.hashes.push(r.hashes);
+    frames.push(Frame {
+        report: r,
+        camera: Vec3::from_array(input.camera),
+    });
+}
+
+fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
+    crate::output::check_output_file(&a.png, "picture")?;
+    crate::output::check_output_file(&a.plot, "plot")?;
+    if let Some(r) = &a.record {
+        crate::output::check_output_file(r, "recording")?;
+    }
+    let config = WorldConfig {
+        budget: Budget {
+            memory: (a.memory_mib * MIB) as u64,
+            upload: (a.upload_mib * MIB) as u64,
+            ..Budget::default()
+        },
+        source_radius: a.radius,
+        draw_distance: a.draw_distance,
+        ..WorldConfig::default()
+    };
+    let dir = a
+        .dir
+        .canonicalize()
+        .map_err(|e| crate::output::io_error(&a.dir, &e))?;
+    let rss_before = crate::output::resident_bytes();
+    let mut world = World::open(&dir, config)?;
+    let rss_open = crate::output::resident_bytes();
+    let m = world.manifest();
+    println!(
+        "world {}: {} regions, {} buildings, {} models, {} props designs; budget {:.0} MiB resident, {:.1} MiB uploaded per frame",
+        dir.display(),
+        world.streamer().len(),
+        m.buildings.len(),
+        m.models.len(),
+        m.props.len(),
+        a.memory_mib,
+        a.upload_mib
+    );
+    let flight = Flight::new(world.manifest(), a.frames);
+    let mut recording = Recording {
+        world: dir.clone(),
+        config,
+        frames: Vec::new(),
+        hashes: Vec::new(),
+    };
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut loading_frames = 0u32;
+    let mut loading_time = Duration::ZERO;
+    let mut loading_screens = 0u32;
+    let mut unfinished = 0u32;
+    let b = bar(a.frames as u64, "flying");
+    let mut input = FrameInput::default();
+    for f in 0..a.frames {
+        let ff = flight.frame(f);
+        input.camera = ff.camera.to_array();
+        input.target = ff.target.to_array();
+        input.prefetch = ff.prefetch.map(|p| p.to_array());
+        if f == 0 || ff.teleport {
+            // A loading screen: frames drawing nothing until the world around the
+            // camera is in.
+            loading_screens += 1;
+            let t = Instant::now();
+            input.loading = true;
+            input.edits.clear();
+            let mut n = 0;
+            loop {
+                step(&mut world, &mut input, &mut recording, &mut frames);
+                n += 1;
+                if (n > 2 && world.ready()) || n >= a.max_loading_frames {
+                    break;
+                }
+                world.wait_for_io(Duration::from_millis(2));
+            }
+            if !world.ready() {
+                unfinished += 1;
+            }
+            loading_frames += n;
+            loading_time += t.elapsed();
+        }
+        input.loading = false;
+        input.edits = ff.edits;
+        step(&mut world, &mut input, &mut recording, &mut frames);
+        b.inc(1);
+    }
+    b.finish_and_clear();
+
+    let flown: Vec<&Frame> = frames.iter().filter(|f| !f.report.loading).collect();
+    println!(
+        "loading screens: {loading_screens} (the start and each teleport), {loading_frames} frames, {:.2} s{}",
+        loading_time.as_secs_f64(),
+        if unfinished > 0 {
+            format!(", {unfinished} gave up at --max-loading-frames")
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "{:<11} {:>9} {:>9} {:>12} {:>12} {:>13} {:>13}",
+        "system", "ms/frame", "ms max", "memory MiB", "memory max", "upload total", "upload max"
+    );
+    let budget = config.budget;
+    for s in SystemId::ALL {
+        let i = s as usize;
+        let n = flown.len().max(1) as f64;
+        let ms: Vec<f64> = flown
+            .iter()
+            .map(|f| f.report.systems[i].time.as_secs_f64() * 1e3)
+            .collect();
+        let mem: Vec<u64> = flown.iter().map(|f| f.report.systems[i].memory).collect();
+        let up: Vec<u64> = flown.iter().map(|f| f.report.systems[i].upload).collect();
+        println!(
+            "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
+            if s == SystemId::Budget {
+                "all"
+            } else {
+                s.name()
+            },
+            ms.iter().sum::<f64>() / n,
+            ms.iter().cloned().fold(0.0, f64::max),
+            mem.iter().sum::<u64>() as f64 / n / MIB,
+            mem.iter().max().copied().unwrap_or(0) as f64 / MIB,
+            up.iter().sum::<u64>() as f64 / MIB,
+            up.iter().max().copied().unwrap_or(0) as f64 / MIB,
+        );
+    }
+    let loop_ms: Vec<f64> = flown
+        .iter()
+        .map(|f| {
+            f.report
+                .systems
+                .iter()
+                .map(|s| s.time.as_secs_f64())
+                .sum::<f64>()
+                * 1e3
+        })
+        .collect();
+    let max_bias = frames.iter().map(|f| f.report.bias).max().unwrap_or(0);
+    println!(
+        "loop: {:.3} ms per frame on average, {:.3} ms at most; {} objects loaded at most, {} visible at most; bias at most {max_bias}",
+        loop_ms.iter().sum::<f64>() / loop_ms.len().max(1) as f64,
+        loop_ms.iter().cloned().fold(0.0, f64::max),
+        frames.iter().map(|f| f.report.objects).max().unwrap_or(0),
+        frames.iter().map(|f| f.report.visible).max().unwrap_or(0),
+    );
+    let regions = world.streamer().len() as u64;
+    if let (Some(a0), Some(a1), Some(a2)) = (rss_before, rss_open, crate::output::resident_bytes())
+    {
+        let objects = world.store().len().max(1) as u64;
+        println!(
+            "memory: {:.1} MiB resident after opening ({} bytes per region, {regions} regions), {:.1} MiB at the end; the object store {} bytes per object ({objects} slots)",
+            a1 as f64 / MIB,
+            a1.saturating_sub(a0) / regions.max(1),
+            a2 as f64 / MIB,
+            world.store().heap_bytes() as u64 / objects,
+        );
+    }
+    let edits: usize = recording.frames.iter().map(|f| f.edits.len()).sum();
+    println!(
+        "flight: {} frames, 2 teleports, {edits} terrain edits; budget {:.1} MiB resident, {:.2} MiB per frame uploaded",
+        a.frames,
+        budget.memory as f64 / MIB,
+        budget.upload as f64 / MIB
+    );
+    for s in SystemId::ALL.iter().take(SYSTEMS - 1) {
+        let n = flown
+            .iter()
+            .filter(|f| f.report.systems[*s as usize].holes > 0)
+            .count();
+        if n > 0 {
+            println!("  frames where {} had a hole: {n}", s.name());
+        }
+    }
+    if let Some(path) = &a.record {
+        recording.write(path)?;
+        println!(
+            "recorded {} frames (inputs, I/O completions and decision hashes) to {}",
+            recording.frames.len(),
+            path.display()
+        );
+    }
+    draw_above(&world, &flown, &a.png)?;
+    println!(
+        "wrote {} (the world from above at the last frame; legend in the picture)",
+        a.png.display()
+    );
+    draw_plot(&frames, &budget, &a.plot)?;
+    println!(
+        "wrote {} (memory and uploads per frame per system against the budget)",
+        a.plot.display()
+    );
+    let holes = flown.iter().filter(|f| f.report.holes() > 0).count();
+    let over = frames.iter().filter(|f| f.report.over_budget).count();
+    println!("frames with a hole: {holes}");
+    println!("frames over budget: {over}");
+    Ok(())
+}
+
+fn replay(a: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let rec = Recording::read(&a.file)?;
+    let mut world = World::open_replay(&rec.world, rec.config)?;
+    let b = bar(rec.frames.len() as u64, "replaying");
+    for (i, input) in rec.frames.iter().enumerate() {
+        let r = world.replay(input);
+        if let Err(m) = rec.compare(i, &r.hashes) {
+            b.finish_and_clear();
+            return Err(format!("{}: replay differs at {m}", a.file.display()).into());
+        }
+        b.inc(1);
+    }
+    b.finish_and_clear();
+    println!(
+        "replayed {} frames of {}: every decision of every system matches the recording",
+        rec.frames.len(),
+        a.file.display()
+    );
+    Ok(())
+}
+
+const LEVEL_COLOURS: [Rgb; 5] = [
+    [230, 50, 50],
+    [240, 150, 40],
+    [235, 225, 60],
+    [70, 190, 230],
+    [150, 110, 230],
+];
+
+fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), String> {
+    let m = world.manifest();
+    let side = m.extent[0].max(m.extent[1]);
+    let size = 1024u32;
+    let scale = size as f32 / side;
+    let params = m.terrain.params();
+    let mut img = Canvas::new(size, size, [0, 0, 0]);
+    // Terrain shaded by height and slope.
+    let (lo, hi) = (
+        params.base_height - params.hill_height,
+        params.base_height + params.hill_height,
+    );
+    for py in 0..size {
+        for px in 0..size {
+            let (x, z) = ((px as f32 + 0.5) / scale, (py as f32 + 0.5) / scale);
+            let h = params.height(x, z);
+            let dx = params.height(x + 2.0, z) - h;
+            let dz = params.height(x, z + 2.0) - h;
+            let shade = (0.75 - 0.25 * (dx + dz)).clamp(0.35, 1.1);
+            let t = ((h - lo) / (hi - lo)).clamp(0.0, 1.0);
+            let base = [60.0 + 90.0 * t, 95.0 + 60.0 * t, 55.0 + 30.0 * t];
+            img.put(
+                px as i64,
+                py as i64,
+                [
+                    (base[0] * shade) as u8,
+                    (base[1] * shade) as u8,
+                    (base[2] * shade) as u8,
+                ],
+            );
+        }
+    }
+    // Terrain chunks without an uploaded mesh are darkened; each uploaded chunk's
+    // level is a dot in its corner.
+    let mut drawn = std::collections::HashMap::new();
+    for (c, level) in world.terrain_levels() {
+        let e = drawn.entry((c.x, c.z)).or_insert(None);
+        if let Some(l) = level {
+            *e = Some(e.map_or(l, |o: u8| o.min(l)));
+        }
+    }
+    let cs = CHUNK_SIZE * scale;
+    for cz in 0..m.terrain.chunks_side {
+        for cx in 0..m.terrain.chunks_side {
+            let (x0, y0) = ((cx as f32 * cs) as i64, (cz as f32 * cs) as i64);
+            match drawn.get(&(cx, cz)).copied().flatten() {
+                Some(l) => img.fill(
+                    x0 + 2,
+                    y0 + 2,
+                    x0 + 8,
+                    y0 + 8,
+                    LEVEL_COLOURS[l as usize % 5],
+                ),
+                None => {
+                    for y in y0..y0 + cs as i64 {
+                        for x in x0..x0 + cs as i64 {
+                            if (x + y) % 3 == 0 {
+                                img.put(x, y, [20, 20, 20]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Regions: loaded cells outlined by state.
+    let streamer = world.streamer();
+    for (r, b) in streamer.bounds().iter().enumerate().skip(1) {
+        let c: Rgb = match streamer.actual(r as u32) {
+            ActualState::Active => [90, 230, 120],
+            ActualState::Resident => [80, 130, 240],
+            ActualState::Loading => [240, 220, 60],
+            ActualState::Unloading => [240, 140, 50],
+            ActualState::Unloaded => continue,
+        };
+        img.frame(
+            (b.min.x * scale) as i64,
+            (b.min.z * scale) as i64,
+            (b.max.x * scale) as i64,
+            (b.max.z * scale) as i64,
+            c,
+        );
+    }
+    // Every building of the world, loaded or not, outlined; loaded objects by kind
+    // and level on top.
+    for b in &m.buildings {
+        img.frame(
+            (b.min[0] * scale) as i64,
+            (b.min[2] * scale) as i64,
+            (b.max[0] * scale) as i64,
+            (b.max[2] * scale) as i64,
+            [150, 150, 150],
+        );
+    }
+    for (kind, b, level) in world.objects() {
+        let (x0, y0, x1, y1) = (
+            (b.min.x * scale) as i64,
+            (b.min.z * scale) as i64,
+            (b.max.x * scale) as i64,
+            (b.max.z * scale) as i64,
+        );
+        let c = level.map_or([90, 90, 90], |l| LEVEL_COLOURS[l as usize % 5]);
+        match kind {
+            EntityKind::Building(_) => {
+                img.fill(x0, y0, x1.max(x0 + 2), y1.max(y0 + 2), c);
+                img.frame(x0, y0, x1.max(x0 + 2), y1.max(y0 + 2), [10, 10, 10]);
+            }
+            EntityKind::Model(_) => {
+                let (cx, cy) = ((x0 + x1) / 2, (y0 + y1) / 2);
+                let r = ((x1 - x0) / 2).max(3);
+                for d in -r..=r {
+                    img.put(cx + d, cy + r - d.abs(), c);
+                    img.put(cx + d, cy - r + d.abs(), c);
+                }
+                img.fill(cx - 1, cy - 1, cx + 2, cy + 2, c);
+            }
+            EntityKind::Prop(_) => img.fill(x0, y0, x0 + 2, y0 + 2, [250, 250, 250]),
+        }
+    }
+    for w in frames.windows(2) {
+        let (p, q) = (w[0].camera * scale, w[1].camera * scale);
+        if p.distance(q) < 40.0 {
+            img.line(p.x, p.z, q.x, q.z, WHITE);
+        }
+    }
+    let bar = crate::picture::nice_length(side);
+    let entries: Vec<(Rgb, &str)> = vec![
+        (LEVEL_COLOURS[0], "LEVEL 0 (FINEST)"),
+        (LEVEL_COLOURS[1], "LEVEL 1"),
+        (LEVEL_COLOURS[2], "LEVEL 2"),
+        (LEVEL_COLOURS[3], "LEVEL 3"),
+        (LEVEL_COLOURS[4], "LEVEL 4+"),
+        ([90, 90, 90], "NOTHING DRAWN"),
+        ([150, 150, 150], "BUILDING NOT LOADED (OUTLINE)"),
+        ([100, 140, 90], "TERRAIN (SHADED)"),
+        ([20, 20, 20], "CHUNK NOT UPLOADED (HATCHED)"),
+        ([90, 230, 120], "REGION ACTIVE"),
+        ([80, 130, 240], "REGION RESIDENT"),
+        ([240, 220, 60], "REGION LOADING"),
+        ([250, 250, 250], "PROP"),
+        (WHITE, "CAMERA PATH"),
+    ];
+    let key = img.with_key(
+        "WORLD FROM ABOVE: BOXES BUILDINGS, DIAMONDS MODELS, CORNER DOTS CHUNK LEVELS",
+        &entries,
+        scale,
+        bar,
+        &format!("{bar:.0} UNITS"),
+    );
+    key.write_png(path)
+}
+
+const SYSTEM_COLOURS: [Rgb; 5] = [
+    [120, 120, 120],
+    [200, 200, 200],
+    [230, 80, 200],
+    [240, 150, 40],
+    [90, 200, 110],
+];
+
+fn draw_plot(frames: &[Frame], budget: &Budget, path: &Path) -> Result<(), String> {
+    let (w, h) = (1200u32, 760u32);
+    let mut img = Canvas::new(w, h, [16, 16, 20]);
+    let n = frames.len().max(2);
+    let panels = [
+        (
+            "RESIDENT MEMORY PER SYSTEM, STACKED (MIB)",
+            budget.memory,
+            true,
+        ),
+        (
+            "UPLOADS PER FRAME PER SYSTEM, STACKED (MIB)",
+            budget.upload,
+            false,
+        ),
+    ];
+    let systems = [SystemId::Clusters, SystemId::Buildings, SystemId::Terrain];
+    for (p, (title, limit, memory)) in panels.iter().enumerate() {
+        let top = 30 + p as i64 * 370;
+        let (left, right, bottom) = (70i64, w as i64 - 20, top + 320);
+        let peak = frames
+            .iter()
+            .map(|f| {
+                if *memory {
+                    f.report.memory
+                } else {
+                    f.report.upload
+                }
+            })
+            .max()
+            .unwrap_or(0)
+            .max(*limit) as f64
+            * 1.1;
+        let y_of = |v: f64| bottom - ((v / peak) * (bottom - top) as f64) as i64;
+        let x_of = |i: usize| left + ((i as f64 / (n - 1) as f64) * (right - left) as f64) as i64;
+        img.text(left, top - 22, title, 2, WHITE);
+        img.frame(left, top, right, bottom, [120, 120, 120]);
+        for (i, f) in frames.iter().enumerate() {
+            if f.report.loading {
+                img.fill(
+                    x_of(i),
+                    top + 1,
+                    x_of(i + 1).max(x_of(i) + 1),
+                    bottom,
+                    [40, 40, 60],
+                );
+            }
+            let mut acc = 0.0;
+            for s in systems {
+                let sf = f.report.systems[s as usize];
+                let v = if *memory { sf.memory } else { sf.upload } as f64;
+                let (y0, y1) = (y_of(acc), y_of(acc + v));
+                img.fill(
+                    x_of(i),
+                    y1,
+                    x_of(i + 1).max(x_of(i) + 1),
+                    y0,
+                    SYSTEM_COLOURS[s as usize],
+                );
+                acc += v;
+            }
+        }
+        let yb = y_of(*limit as f64);
+        img.fill(left, yb - 1, right, yb + 1, [255, 60, 60]);
+        img.text(
+            left + 4,
+            yb - 12,
+            &format!("BUDGET {:.1}", *limit as f64 / MIB),
+            1,
+            [255, 90, 90],
+        );
+        img.text(4, top, &format!("{:.1}", peak / MIB), 1, WHITE);
+        img.text(4, bottom - 8, "0", 1, WHITE);
+        img.text(
+            right - 80,
+            bottom + 4,
+            &format!("FRAME {}", frames.len()),
+            1,
+            WHITE,
+        );
+    }
+    let entries: Vec<(Rgb, &str)> = vec![
+        (SYSTEM_COLOURS[2], "CLUSTER LEVELS"),
+        (SYSTEM_COLOURS[3], "BUILDING MESHES"),
+        (SYSTEM_COLOURS[4], "TERRAIN MESHES AND COLLIDERS"),
+        ([255, 60, 60], "BUDGET"),
+        ([40, 40, 60], "LOADING SCREEN"),
+    ];
+    let per_frame = (w as f32 - 90.0) / (n - 1) as f32;
+    let span = crate::picture::nice_length(n as f32);
+    let key = img.with_key(
+        "MEMORY AND UPLOADS PER FRAME AGAINST THE ONE BUDGET",
+        &entries,
+        per_frame,
+        span,
+        &format!("{span:.0} FRAMES"),
+    );
+    key.write_png(path)
+}

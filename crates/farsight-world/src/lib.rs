@@ -1,0 +1,36 @@
+//! farsight-world: one world on disk and one frame loop over it.
+//!
+//! A world is a folder: `world.ron` ([`WorldManifest`]) names the voxel terrain file,
+//! the region scene (region 0 the base every other region needs), the cluster-LOD
+//! models (one farsight level file per level), the baked buildings and the
+//! entity-LOD props. [`World`] runs one loop per frame over it: region streaming
+//! (BVH, states, sources) -> the visibility pass over every loaded object -> cluster
+//! level residency from the same view -> terrain view and publication, under one
+//! resident-memory budget and one upload budget per frame ([`Budget`]), with one bias
+//! that coarsens every system under pressure.
+//!
+//! Every decision of a frame is a pure function of (state, inputs, completed I/O);
+//! the I/O completions are inputs ([`FrameInput`]), so a [`Recording`] replays
+//! through [`World::open_replay`] to the same per-frame, per-system hashes.
+//!
+//! This crate links no bake-time code (no importers, simplifier or CSG kernel): a
+//! game can run the loop. Building a world lives in `farsight-cli`.
+
+mod budget;
+mod flight;
+mod hash;
+mod manifest;
+mod record;
+mod synthetic;
+mod world;
+
+pub use budget::{Budget, SystemId, SYSTEMS};
+pub use flight::{Flight, FlightFrame};
+pub use hash::DecisionHash;
+pub use manifest::{
+    BuildingEntry, BuildingLevel, EntityKind, ModelEntry, PropEntry, TerrainEntry, WorldError,
+    WorldManifest, MANIFEST_FILE, WORLD_VERSION,
+};
+pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
+pub use synthetic::{default_props, generate, SyntheticSpec};
+pub use world::{FrameReport, SystemFrame, World, WorldConfig};

@@ -1,0 +1,135 @@
+//! Recording and replay: every input of every frame (camera, edits, streaming
+//! sources and the I/O that completed) and every system's decision hash.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{SystemId, SYSTEMS};
+use crate::world::WorldConfig;
+
+/// A terrain edit: a sphere added (`carve == false`) or carved out.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Edit {
+    pub center: [f32; 3],
+    pub radius: f32,
+    pub carve: bool,
+}
+
+/// A terrain mesh the background mesher finished and the view published: the
+/// terrain's I/O completion. `level == u8::MAX`: the chunk was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TerrainPublication {
+    pub chunk: [i32; 3],
+    pub level: u8,
+    pub bytes: u64,
+    pub empty: bool,
+}
+
+/// Everything a frame takes in. The loop fills the completions while it runs live;
+/// a replay hands them back.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameInput {
+    pub camera: [f32; 3],
+    pub target: [f32; 3],
+    /// A loading screen: nothing is drawn (a teleport's or the start's), so no hole
+    /// is counted.
+    pub loading: bool,
+    /// A second streaming source (a teleport's target, streamed in ahead).
+    pub prefetch: Option<[f32; 3]>,
+    pub edits: Vec<Edit>,
+    /// Region reads that finished (region, ok), in the order the streamer saw them.
+    pub regions_done: Vec<(u32, bool)>,
+    /// Cluster chunk reads that finished (request, ok).
+    pub chunks_done: Vec<(u64, bool)>,
+    pub terrain: Vec<TerrainPublication>,
+}
+
+/// A recorded run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recording {
+    /// The world folder, as given to `fly`.
+    pub world: PathBuf,
+    pub config: WorldConfig,
+    pub frames: Vec<FrameInput>,
+    /// Per frame, one hash per system in [`SystemId::ALL`] order.
+    pub hashes: Vec<[u64; SYSTEMS]>,
+}
+
+/// Why a recording could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a farsight world recording: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {frames} frames of input but {hashes} frames of hashes")]
+    Length {
+        path: PathBuf,
+        frames: usize,
+        hashes: usize,
+    },
+}
+
+/// The first decision a replay made differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("frame {frame}: the {} system decided differently (recorded hash {recorded:#018x}, replayed {replayed:#018x})", system.name())]
+pub struct Mismatch {
+    pub frame: u32,
+    pub system: SystemId,
+    pub recorded: u64,
+    pub replayed: u64,
+}
+
+impl Recording {
+    pub fn write(&self, path: &Path) -> Result<(), RecordError> {
+        let text = ron::to_string(self).map_err(|e| RecordError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text).map_err(|source| RecordError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    pub fn read(path: &Path) -> Result<Self, RecordError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RecordError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let r: Recording = ron::from_str(&text).map_err(|e| RecordError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        if r.frames.len() != r.hashes.len() {
+            return Err(RecordError::Length {
+                path: path.to_owned(),
+                frames: r.frames.len(),
+                hashes: r.hashes.len(),
+            });
+        }
+        Ok(r)
+    }
+
+    /// The first system whose replayed hash differs from the recorded one at `frame`.
+    pub fn compare(&self, frame: usize, replayed: &[u64; SYSTEMS]) -> Result<(), Mismatch> {
+        let recorded = &self.hashes[frame];
+        for s in SystemId::ALL {
+            let i = s as usize;
+            if recorded[i] != replayed[i] {
+                return Err(Mismatch {
+                    frame: frame as u32,
+                    system: s,
+                    recorded: recorded[i],
+                    replayed: replayed[i],
+                });
+            }
+        }
+        Ok(())
+    }
+}

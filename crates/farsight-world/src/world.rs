@@ -1,0 +1,1290 @@
+//! The one frame loop.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView};
+use farsight_geom::{Aabb, Frustum};
+use farsight_lod::ProjectionInfo;
+use farsight_stream::cluster::{
+    stream_inputs, ChunkCompletion, ClusterScheduler, ClusterStreamer, CookedModel, Decision,
+    FrameStats, ModelRequest, SchedulerConfig, Uploader,
+};
+use farsight_stream::io::IoPool;
+use farsight_stream::region::{
+    read_region_file, EntityRecord, LoadCompletion, RegionFrame, RegionState, RegionStreamer,
+    Scene, SceneError, StreamingSource,
+};
+use farsight_terrain::{
+    chunk_distance, read_grid, ChunkCells, CollisionCache, Material, TerrainView, ViewSettings,
+    VoxelGrid,
+};
+use farsight_view::{
+    Camera, CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle,
+    MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings, Residency,
+    VisibilitySystem,
+};
+use glam::{IVec3, Mat4, Vec3};
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{order, Ask, Bias, Budget, SystemId, SYSTEMS};
+use crate::hash::DecisionHash;
+use crate::manifest::{EntityKind, WorldError, WorldManifest};
+use crate::record::{FrameInput, TerrainPublication};
+
+/// Vertical field of view of the flight camera.
+pub const FOV_Y: f32 = std::f32::consts::FRAC_PI_3;
+const ASPECT: f32 = 16.0 / 9.0;
+const VIEWPORT_HEIGHT: f32 = 1080.0;
+
+/// How the loop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldConfig {
+    pub budget: Budget,
+    /// Radius of the camera's streaming source.
+    pub source_radius: f32,
+    /// Threads reading region and level files.
+    pub io_threads: usize,
+    /// Background terrain meshing threads.
+    pub mesh_threads: usize,
+    /// Terrain draw distance and the objects' cull distance.
+    pub draw_distance: f32,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        Self {
+            budget: Budget::default(),
+            source_radius: 300.0,
+            io_threads: 2,
+            mesh_threads: 1,
+            draw_distance: 700.0,
+        }
+    }
+}
+
+/// One system's share of a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SystemFrame {
+    pub time: Duration,
+    /// Resident bytes after the frame.
+    pub memory: u64,
+    /// Bytes uploaded this frame.
+    pub upload: u64,
+    /// Visible things with nothing to draw.
+    pub holes: u32,
+}
+
+/// What one frame did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameReport {
+    pub frame: u32,
+    pub loading: bool,
+    pub systems: [SystemFrame; SYSTEMS],
+    pub hashes: [u64; SYSTEMS],
+    pub bias: u8,
+    pub memory: u64,
+    pub upload: u64,
+    pub over_budget: bool,
+    /// Regions per actual state: unloaded, loading, resident, active, unloading.
+    pub regions: [usize; 5],
+    pub visible: u32,
+    pub objects: u32,
+}
+
+impl FrameReport {
+    /// Holes in any system (a loading screen draws nothing, so has none).
+    pub fn holes(&self) -> u32 {
+        if self.loading {
+            0
+        } else {
+            self.systems.iter().map(|s| s.holes).sum()
+        }
+    }
+}
+
+/// Level memory as the renderer would hold it, counted, not kept.
+#[derive(Debug, Default)]
+struct CountingUploader;
+
+impl Uploader for CountingUploader {
+    fn queue_copy(&mut self, _: u32, _: u8, _: u64, _: &[u8]) {}
+    fn level_ready(&mut self, _: u32, _: u8) {}
+    fn evict(&mut self, _: u32, _: u8) {}
+}
+
+type LoadResult = Result<Vec<EntityRecord>, SceneError>;
+
+/// The I/O side: threads and files while live, recorded completions in a replay.
+enum Io {
+    Live {
+        regions: IoPool<LoadResult>,
+        drained: Vec<(u64, LoadResult)>,
+        arrived: HashMap<u32, Vec<EntityRecord>>,
+        clusters: Box<ClusterStreamer<CountingUploader>>,
+        view: Box<TerrainView>,
+        /// Last published (level, mesh identity) per chunk.
+        seen: HashMap<IVec3, (u8, usize)>,
+    },
+    Replay {
+        scheduler: Box<ClusterScheduler>,
+        decisions: Vec<Decision>,
+        completions: Vec<ChunkCompletion>,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Obj {
+    Free,
+    Model {
+        model: u32,
+        center: Vec3,
+        radius: f32,
+        scale: f32,
+    },
+    Building(u32),
+    Prop,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Building { building: u32, level: u8 },
+    Chunk { chunk: [i32; 3] },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Uploaded {
+    level: u8,
+    bytes: u64,
+    empty: bool,
+}
+
+/// A world opened from its folder, and the loop over it.
+pub struct World {
+    dir: PathBuf,
+    manifest: WorldManifest,
+    config: WorldConfig,
+    frame: u32,
+    io: Io,
+    // Regions.
+    scene: Scene,
+    streamer: RegionStreamer,
+    region_frame: RegionFrame,
+    region_completions: Vec<LoadCompletion>,
+    region_objects: Vec<Vec<ObjectId>>,
+    // Visibility.
+    store: ObjectStore,
+    objects: Vec<Obj>,
+    cameras: CameraStore,
+    camera: CameraId,
+    pass: VisibilitySystem,
+    settings: RenderSettings,
+    in_view: Vec<bool>,
+    prop_lods: Vec<EntityLod>,
+    // Clusters.
+    metrics: Vec<Vec<f32>>,
+    /// Per model: the sphere around every error sphere (model space), and the index
+    /// of its coarsest level.
+    model_bounds: Vec<[f32; 4]>,
+    coarsest: Vec<u8>,
+    requests: Vec<ModelRequest>,
+    model_levels: Vec<Option<farsight_cluster::ModelLevels>>,
+    model_screen: Vec<f32>,
+    model_visible: Vec<bool>,
+    cluster_stats: FrameStats,
+    // Buildings: resident level masks, and the object drawing each building.
+    building_resident: Vec<u32>,
+    building_object: Vec<Option<ObjectId>>,
+    // Terrain.
+    grid: VoxelGrid,
+    collision: CollisionCache,
+    pending: BTreeMap<[i32; 3], TerrainPublication>,
+    uploaded: BTreeMap<[i32; 3], Uploaded>,
+    dense: Vec<IVec3>,
+    // Budget.
+    bias: Bias,
+    asks: Vec<Ask>,
+    targets: Vec<Target>,
+    /// Bytes already sent of uploads that span frames: (0, building, level) or
+    /// (1, chunk).
+    partial: BTreeMap<(u8, [i32; 3]), u64>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("dir", &self.dir)
+            .field("frame", &self.frame)
+            .finish()
+    }
+}
+
+fn scheduler_config(budget: &Budget) -> SchedulerConfig {
+    let upload = budget.cluster_upload().max(1);
+    SchedulerConfig {
+        upload_budget: upload,
+        chunk_size: upload.min(8 << 20),
+        staging_size: upload * 3,
+        frames_in_flight: 3,
+        memory_capacity: budget.cluster_memory(),
+        bias_frames: budget.bias_frames,
+        max_bias: budget.max_bias,
+        ..SchedulerConfig::default()
+    }
+}
+
+impl World {
+    /// Opens the world in `dir` to fly it: starts the I/O threads and the terrain's
+    /// meshing threads.
+    pub fn open(dir: &Path, config: WorldConfig) -> Result<Self, WorldError> {
+        Self::open_with(dir, config, true)
+    }
+
+    /// Opens the world in `dir` to replay a recording: no threads; every I/O
+    /// completion comes from the recording.
+    pub fn open_replay(dir: &Path, config: WorldConfig) -> Result<Self, WorldError> {
+        Self::open_with(dir, config, false)
+    }
+
+    fn open_with(dir: &Path, config: WorldConfig, live: bool) -> Result<Self, WorldError> {
+        let manifest = WorldManifest::read(dir)?;
+        let scene_path = dir.join(&manifest.scene);
+        let scene = Scene::open(&scene_path).map_err(|source| WorldError::Scene {
+            path: scene_path.clone(),
+            source,
+        })?;
+        let streamer = RegionStreamer::new(scene.bounds(), scene.authored())
+            .expect("Scene::open checked every box");
+        let terrain_path = dir.join(&manifest.terrain.file);
+        let grid = read_grid(&terrain_path).map_err(|source| WorldError::Terrain {
+            path: terrain_path.clone(),
+            source,
+        })?;
+        // Each model is a cooked cluster file, opened from its head alone.
+        let cooked = manifest
+            .models
+            .iter()
+            .map(|m| CookedModel::open(dir.join(&m.file)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (descs, level_files) = stream_inputs(&cooked);
+        let sched = scheduler_config(&config.budget);
+        ClusterScheduler::try_new(sched, &descs).map_err(|e| WorldError::Invalid {
+            path: dir.join(crate::MANIFEST_FILE),
+            what: e.to_string(),
+        })?;
+        let metrics: Vec<Vec<f32>> = cooked.iter().map(|m| m.parent_errors()).collect();
+        let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|m| m.error_bounds()).collect();
+        let coarsest: Vec<u8> = cooked.iter().map(|m| m.level_count() as u8 - 1).collect();
+        let io = if live {
+            let mut clusters = ClusterStreamer::new(
+                sched,
+                &descs,
+                level_files,
+                config.io_threads.max(1),
+                CountingUploader,
+            )
+            .with_level_check(Arc::new(cooked));
+            clusters.record();
+            let view = TerrainView::new(
+                ViewSettings {
+                    draw_distance: config.draw_distance,
+                    ..ViewSettings::default()
+                },
+                config.mesh_threads.max(1),
+            );
+            Io::Live {
+                regions: IoPool::new(config.io_threads.max(1), "farsight-world-regions"),
+                drained: Vec::new(),
+                arrived: HashMap::new(),
+                clusters: Box::new(clusters),
+                view: Box::new(view),
+                seen: HashMap::new(),
+            }
+        } else {
+            Io::Replay {
+                scheduler: Box::new(ClusterScheduler::new(sched, &descs)),
+                decisions: Vec::new(),
+                completions: Vec::new(),
+            }
+        };
+        let mut cameras = CameraStore::new();
+        let camera = cameras.insert(Camera::looking_at(
+            projection(),
+            Vec3::new(0.0, 100.0, 0.0),
+            Vec3::new(1.0, 100.0, 1.0),
+        ));
+        let prop_lods = manifest
+            .props
+            .iter()
+            .enumerate()
+            .map(|(p, d)| {
+                let levels = d
+                    .ranges
+                    .iter()
+                    .enumerate()
+                    .map(|(l, &r)| {
+                        EntityLodLevel::new(
+                            MeshHandle(2_000_000 + p as u32 * 8 + l as u32),
+                            r,
+                            d.name.as_str(),
+                        )
+                    })
+                    .collect();
+                EntityLod::new(levels).map_err(|e| WorldError::Invalid {
+                    path: dir.join(crate::MANIFEST_FILE),
+                    what: format!("prop {p} ({}): {e}", d.name),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let n_models = manifest.models.len();
+        let n_buildings = manifest.buildings.len();
+        let dense = grid
+            .chunk_coords()
+            .filter(|&c| {
+                grid.entry(c)
+                    .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)))
+            })
+            .collect::<Vec<_>>();
+        let mut dense = dense;
+        dense.sort_by_key(|c| (c.x, c.y, c.z));
+        let settings = RenderSettings {
+            cull_min_pixels: 1.0,
+            cull_max_distance: config.draw_distance,
+            viewport_height: VIEWPORT_HEIGHT,
+            ..RenderSettings::default()
+        };
+        Ok(Self {
+            dir: dir.to_owned(),
+            requests: coarsest.iter().map(|&c| ModelRequest::unseen(c)).collect(),
+            metrics,
+            model_bounds,
+            coarsest,
+            model_levels: vec![None; n_models],
+            model_screen: vec![0.0; n_models],
+            model_visible: vec![false; n_models],
+            cluster_stats: FrameStats::default(),
+            building_resident: vec![0; n_buildings],
+            building_object: vec![None; n_buildings],
+            region_objects: vec![Vec::new(); streamer.len()],
+            scene,
+            streamer,
+            region_frame: RegionFrame::default(),
+            region_completions: Vec::new(),
+            store: ObjectStore::new(),
+            objects: Vec::new(),
+            cameras,
+            camera,
+            pass: VisibilitySystem::new(),
+            settings,
+            in_view: Vec::new(),
+            prop_lods,
+            collision: CollisionCache::new(1),
+            grid,
+            pending: BTreeMap::new(),
+            uploaded: BTreeMap::new(),
+            dense,
+            bias: Bias::default(),
+            asks: Vec::new(),
+            targets: Vec::new(),
+            partial: BTreeMap::new(),
+            io,
+            manifest,
+            config,
+            frame: 0,
+        })
+    }
+
+    pub fn manifest(&self) -> &WorldManifest {
+        &self.manifest
+    }
+
+    pub fn config(&self) -> &WorldConfig {
+        &self.config
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn streamer(&self) -> &RegionStreamer {
+        &self.streamer
+    }
+
+    pub fn store(&self) -> &ObjectStore {
+        &self.store
+    }
+
+    pub fn grid(&self) -> &VoxelGrid {
+        &self.grid
+    }
+
+    /// The terrain chunks uploaded, with their level (`None`: known empty).
+    pub fn terrain_levels(&self) -> impl Iterator<Item = (IVec3, Option<u8>)> + '_ {
+        self.uploaded
+            .iter()
+            .map(|(c, u)| (IVec3::from_array(*c), (!u.empty).then_some(u.level)))
+    }
+
+    /// Every loaded object with its kind, box and the level it draws (`None`: none).
+    pub fn objects(&self) -> impl Iterator<Item = (EntityKind, Aabb, Option<u8>)> + '_ {
+        let vis = &self.pass.visibility().objects;
+        self.objects.iter().enumerate().filter_map(move |(i, o)| {
+            let id = ObjectId(i as u32);
+            let bounds = *vis.bounds.get(i)?;
+            let level = || {
+                self.store
+                    .lod(id)
+                    .and_then(|l| l.current())
+                    .or(vis.lod_level.get(i).copied())
+            };
+            match *o {
+                Obj::Free => None,
+                Obj::Model { model, .. } => Some((
+                    EntityKind::Model(model),
+                    bounds,
+                    self.drawn_cluster_level(model),
+                )),
+                Obj::Building(b) => Some((EntityKind::Building(b), bounds, level())),
+                Obj::Prop => Some((EntityKind::Prop(0), bounds, level())),
+            }
+        })
+    }
+
+    fn drawn_cluster_level(&self, model: u32) -> Option<u8> {
+        let fit = self.requests.get(model as usize)?.fit;
+        match &self.io {
+            Io::Live { clusters, .. } => clusters.scheduler().drawn_level(model, fit),
+            Io::Replay { scheduler, .. } => scheduler.drawn_level(model, fit),
+        }
+    }
+
+    /// Whether everything around the camera is streamed in and drawn: no region
+    /// loading, every model's coarsest level resident, the terrain meshed and
+    /// uploaded, every building in an active region drawing a level.
+    pub fn ready(&self) -> bool {
+        self.waiting_on().is_none()
+    }
+
+    /// What a loading screen still waits for, if anything.
+    pub fn waiting_on(&self) -> Option<&'static str> {
+        let counts = self.streamer.counts();
+        if counts[1] > 0 || counts[4] > 0 {
+            return Some("regions loading or unloading");
+        }
+        let scheduler: &ClusterScheduler = match &self.io {
+            Io::Live {
+                clusters,
+                regions,
+                view,
+                ..
+            } => {
+                if regions.in_flight() > 0 {
+                    return Some("region reads");
+                }
+                if view.pending_count() > 0 || view.ready_count() > 0 {
+                    return Some("terrain meshing");
+                }
+                clusters.scheduler()
+            }
+            Io::Replay { scheduler, .. } => scheduler,
+        };
+        let models = (0..self.manifest.models.len() as u32).all(|m| {
+            let c = scheduler.coarsest(m);
+            scheduler.is_resident(m, c) || scheduler.is_failed(m, c)
+        });
+        if !models {
+            return Some("coarsest cluster levels");
+        }
+        let buildings = self
+            .building_object
+            .iter()
+            .zip(&self.building_resident)
+            .all(|(o, &mask)| o.is_none_or(|id| !self.store.is_visible(id) || mask != 0));
+        if !buildings {
+            return Some("building meshes");
+        }
+        // A chunk that draws an older mesh is not waited for (under pressure the
+        // bias may keep it coarser on purpose).
+        let undrawn = self
+            .pending
+            .keys()
+            .any(|c| self.uploaded.get(c).is_none_or(|u| u.empty));
+        if undrawn {
+            return Some("terrain uploads");
+        }
+        None
+    }
+
+    /// Waits a little for I/O (live only), for loading screens faster than the disk.
+    pub fn wait_for_io(&mut self, timeout: Duration) {
+        if let Io::Live {
+            regions,
+            drained,
+            clusters,
+            ..
+        } = &mut self.io
+        {
+            if regions.in_flight() > 0 {
+                regions.wait_some(timeout, drained);
+            } else if clusters.reads_in_flight() > 0 {
+                clusters.wait_for_io(timeout);
+            } else {
+                std::thread::sleep(timeout);
+            }
+        }
+    }
+
+    /// Runs one frame live: the I/O that completed is written into `input`.
+    pub fn step(&mut self, input: &mut FrameInput) -> FrameReport {
+        input.regions_done.clear();
+        input.chunks_done.clear();
+        input.terrain.clear();
+        self.run(input, true)
+    }
+
+    /// Runs one recorded frame.
+    pub fn replay(&mut self, input: &FrameInput) -> FrameReport {
+        let mut input = input.clone();
+        self.run(&mut input, false)
+    }
+
+    fn bias(&self) -> u8 {
+        let sched = match &self.io {
+            Io::Live { clusters, .. } => clusters.scheduler().bias(),
+            Io::Replay { scheduler, .. } => scheduler.bias(),
+        };
+        self.bias.bias.max(sched)
+    }
+
+    fn run(&mut self, input: &mut FrameInput, live: bool) -> FrameReport {
+        let mut report = FrameReport {
+            frame: self.frame,
+            loading: input.loading,
+            ..FrameReport::default()
+        };
+        let camera = Vec3::from_array(input.camera);
+        let target = Vec3::from_array(input.target);
+        let bias = self.bias();
+
+        // Regions.
+        let t = Instant::now();
+        let h = self.regions(input, live, camera);
+        report.systems[SystemId::Regions as usize].time = t.elapsed();
+        report.hashes[SystemId::Regions as usize] = h;
+
+        // Visibility over every loaded object.
+        let t = Instant::now();
+        *self
+            .cameras
+            .get_mut(self.camera)
+            .expect("the flight camera") = Camera::looking_at(projection(), camera, target);
+        self.settings.lod.lod_bias = 1.0 + 0.5 * bias as f32;
+        let ctx = FrameContext {
+            frame: self.frame as u64,
+            host_view: None,
+            cameras: &self.cameras,
+            world_epoch: 0,
+            settings: &self.settings,
+            stereo_eyes: None,
+        };
+        self.pass.update(&mut self.store, &ctx);
+        let vis = self.pass.visibility();
+        self.in_view.clear();
+        self.in_view.resize(self.objects.len(), false);
+        let mut hv = DecisionHash::default();
+        for &i in &vis.objects.visible {
+            if let Some(v) = self.in_view.get_mut(i as usize) {
+                *v = true;
+            }
+            hv.u32(i);
+            hv.u32(vis.objects.lod_level.get(i as usize).copied().unwrap_or(0) as u32);
+        }
+        report.visible = vis.objects.visible.len() as u32;
+        report.objects = self.store.len() as u32;
+        report.systems[SystemId::Visibility as usize].time = t.elapsed();
+        report.hashes[SystemId::Visibility as usize] = hv.value();
+        let frustum = Frustum::from_view_projection(&(vis.projection * vis.view));
+
+        // Cluster-level residency from the same view.
+        let t = Instant::now();
+        let hc = self.clusters(input, live, camera, bias);
+        let cs = self.cluster_stats;
+        report.systems[SystemId::Clusters as usize] = SystemFrame {
+            time: t.elapsed(),
+            memory: cs.bytes_resident,
+            upload: cs.bytes_uploaded,
+            holes: cs.holes,
+        };
+        report.hashes[SystemId::Clusters as usize] = hc;
+
+        // Terrain: edits, view and publication (live), colliders.
+        let t = Instant::now();
+        self.terrain_inputs(input, live, camera);
+        let terrain_time = t.elapsed();
+
+        // Buildings and terrain share what the clusters left of the budget.
+        let t = Instant::now();
+        let (hb, ht, bytes_b, bytes_t, starved) = self.share_budget(camera, cs, bias);
+        let share_time = t.elapsed();
+        let bmem: u64 = self
+            .building_resident
+            .iter()
+            .enumerate()
+            .map(|(b, &m)| self.building_bytes(b as u32, m))
+            .sum();
+        let building_holes = self.building_holes(&frustum);
+        report.systems[SystemId::Buildings as usize] = SystemFrame {
+            time: share_time / 2,
+            memory: bmem,
+            upload: bytes_b,
+            holes: building_holes,
+        };
+        report.hashes[SystemId::Buildings as usize] = hb;
+        let tmem: u64 = self.uploaded.values().map(|u| u.bytes).sum::<u64>()
+            + self.collision.heap_bytes() as u64;
+        let terrain_holes = self.terrain_holes(camera, &frustum);
+        report.systems[SystemId::Terrain as usize] = SystemFrame {
+            time: terrain_time + share_time / 2,
+            memory: tmem,
+            upload: bytes_t,
+            holes: terrain_holes,
+        };
+        report.hashes[SystemId::Terrain as usize] = ht;
+
+        // The budget.
+        let memory = cs.bytes_resident + bmem + tmem;
+        let upload = cs.bytes_uploaded + bytes_b + bytes_t;
+        let b = self.config.budget;
+        let pressure = starved
+            || cs.budget_exhausted
+            || cs.memory_full
+            || memory as f64 > 0.9 * b.memory as f64;
+        self.bias.update(pressure, &b);
+        report.memory = memory;
+        report.upload = upload;
+        report.over_budget = memory > b.memory || upload > b.upload;
+        report.bias = self.bias();
+        let mut hb = DecisionHash::default();
+        hb.u64(memory);
+        hb.u64(upload);
+        hb.u32(report.bias as u32);
+        report.hashes[SystemId::Budget as usize] = hb.value();
+        report.systems[SystemId::Budget as usize] = SystemFrame {
+            memory,
+            upload,
+            ..SystemFrame::default()
+        };
+        report.regions = self.streamer.counts();
+        self.frame += 1;
+        report
+    }
+
+    fn regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
+        self.region_completions.clear();
+        if let Io::Live {
+            regions,
+            drained,
+            arrived,
+            ..
+        } = &mut self.io
+        {
+            regions.drain(drained);
+            drained.sort_by_key(|d| d.0);
+            for (id, result) in drained.drain(..) {
+                let region = id as u32;
+                let ok = match result {
+                    Ok(e) => {
+                        arrived.insert(region, e);
+                        true
+                    }
+                    Err(e) => {
+                        log::error!("region {region} failed to load: {e}");
+                        false
+                    }
+                };
+                input.regions_done.push((region, ok));
+            }
+        }
+        debug_assert!(live || matches!(self.io, Io::Replay { .. }));
+        self.region_completions.extend(
+            input
+                .regions_done
+                .iter()
+                .map(|&(region, ok)| LoadCompletion { region, ok }),
+        );
+        let mut sources = [StreamingSource {
+            position: camera,
+            radius: self.config.source_radius,
+            target: RegionState::Active,
+        }; 2];
+        let n = if let Some(p) = input.prefetch {
+            sources[1] = StreamingSource {
+                position: Vec3::from_array(p),
+                radius: self.config.source_radius,
+                target: RegionState::Resident,
+            };
+            2
+        } else {
+            1
+        };
+        self.streamer.update(
+            &sources[..n],
+            &self.region_completions,
+            &mut self.region_frame,
+        );
+        let mut h = DecisionHash::default();
+        let f = std::mem::take(&mut self.region_frame);
+        for (tag, list) in [
+            (1u32, &f.loads),
+            (2, &f.creates),
+            (3, &f.drops),
+            (4, &f.activates),
+            (5, &f.deactivates),
+        ] {
+            h.u32(tag);
+            list.iter().for_each(|&r| h.u32(r));
+        }
+        for &r in &f.creates {
+            let entities = match &mut self.io {
+                Io::Live { arrived, .. } => arrived.remove(&r).unwrap_or_default(),
+                // A replay reads the file the recorded completion says arrived.
+                Io::Replay { .. } => {
+                    read_region_file(&self.scene.region_path(r)).unwrap_or_default()
+                }
+            };
+            self.create_region(r, &entities);
+        }
+        for &r in &f.activates {
+            self.set_region_visible(r, true);
+        }
+        for &r in &f.deactivates {
+            self.set_region_visible(r, false);
+        }
+        for &r in &f.drops {
+            self.drop_region(r);
+        }
+        if let Io::Live { regions, .. } = &mut self.io {
+            for &r in &f.loads {
+                let path: Arc<Path> = Arc::from(self.scene.region_path(r));
+                regions.submit(r as u64, move || read_region_file(&path));
+            }
+        }
+        self.region_frame = f;
+        h.value()
+    }
+
+    fn put_object(&mut self, d: ObjectDesc, o: Obj) -> ObjectId {
+        let id = self.store.insert(d);
+        let i = id.0 as usize;
+        if self.objects.len() <= i {
+            self.objects.resize(i + 1, Obj::Free);
+        }
+        self.objects[i] = o;
+        id
+    }
+
+    fn create_region(&mut self, region: u32, entities: &[EntityRecord]) {
+        let mut ids = std::mem::take(&mut self.region_objects[region as usize]);
+        for e in entities {
+            let Some(kind) = self.manifest.kind(e.model) else {
+                log::warn!("region {region}: entity {} names no model", e.id);
+                continue;
+            };
+            let placed = Mat4::from_scale_rotation_translation(
+                Vec3::splat(e.scale),
+                glam::Quat::IDENTITY,
+                e.position,
+            );
+            let (desc, obj) = match kind {
+                EntityKind::Model(m) => {
+                    let [x, y, z, radius] = self.model_bounds[m as usize];
+                    let c = Vec3::new(x, y, z);
+                    let r = Vec3::splat(radius);
+                    let mut d = ObjectDesc::new(
+                        placed,
+                        Aabb::new(c - r, c + r),
+                        MeshHandle(m),
+                        MaterialHandle(0),
+                    );
+                    d.visible = false;
+                    let o = Obj::Model {
+                        model: m,
+                        center: placed.transform_point3(c),
+                        radius: radius * e.scale,
+                        scale: e.scale,
+                    };
+                    (d, o)
+                }
+                EntityKind::Building(b) => {
+                    let entry = &self.manifest.buildings[b as usize];
+                    let levels: Vec<EntityLodLevel> = entry
+                        .levels
+                        .iter()
+                        .enumerate()
+                        .map(|(l, lv)| {
+                            let mut level = EntityLodLevel::new(
+                                MeshHandle(1_000_000 + b * 8 + l as u32),
+                                lv.until.unwrap_or(1.0e9),
+                                entry.id.as_str(),
+                            );
+                            level.residency = Residency::NotResident;
+                            level
+                        })
+                        .collect();
+                    let Ok(mut lod) = EntityLod::new(levels) else {
+                        log::warn!("building {}: levels refused", entry.id);
+                        continue;
+                    };
+                    let mask = self.building_resident[b as usize];
+                    for l in 0..entry.levels.len() {
+                        if mask & (1 << l) != 0 {
+                            lod.set_residency(l, Residency::Resident);
+                        }
+                    }
+                    let mut d = ObjectDesc::new(
+                        Mat4::IDENTITY,
+                        Aabb::new(Vec3::from_array(entry.min), Vec3::from_array(entry.max)),
+                        MeshHandle(1_000_000 + b * 8),
+                        MaterialHandle(1),
+                    );
+                    d.visible = false;
+                    d.lod = Some(lod);
+                    (d, Obj::Building(b))
+                }
+                EntityKind::Prop(p) => {
+                    let r = Vec3::splat(self.manifest.props[p as usize].radius);
+                    let mut d = ObjectDesc::new(
+                        placed,
+                        Aabb::new(-r, r),
+                        MeshHandle(2_000_000 + p * 8),
+                        MaterialHandle(2),
+                    );
+                    d.visible = false;
+                    d.lod = Some(self.prop_lods[p as usize].clone());
+                    (d, Obj::Prop)
+                }
+            };
+            let mut desc = desc;
+            desc.entity = e.id as u64;
+            let id = self.put_object(desc, obj);
+            if let Obj::Building(b) = obj {
+                self.building_object[b as usize] = Some(id);
+            }
+            ids.push(id);
+        }
+        self.region_objects[region as usize] = ids;
+    }
+
+    fn set_region_visible(&mut self, region: u32, on: bool) {
+        for &id in &self.region_objects[region as usize] {
+            self.store.set_visible(id, on);
+        }
+    }
+
+    fn drop_region(&mut self, region: u32) {
+        let ids = std::mem::take(&mut self.region_objects[region as usize]);
+        for &id in &ids {
+            if let Obj::Building(b) = self.objects[id.0 as usize] {
+                // Its meshes go with it.
+                self.building_resident[b as usize] = 0;
+                self.building_object[b as usize] = None;
+                self.partial
+                    .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
+            }
+            self.objects[id.0 as usize] = Obj::Free;
+            self.store.remove(id);
+        }
+        let mut ids = ids;
+        ids.clear();
+        self.region_objects[region as usize] = ids;
+    }
+
+    fn clusters(&mut self, input: &mut FrameInput, live: bool, camera: Vec3, bias: u8) -> u64 {
+        let view = LevelView {
+            camera,
+            projection: ProjectionInfo::perspective(FOV_Y),
+            viewport_height: VIEWPORT_HEIGHT,
+            threshold_px: 1.0,
+            bias: bias as u32,
+        };
+        self.model_levels.iter_mut().for_each(|l| *l = None);
+        self.model_visible.iter_mut().for_each(|v| *v = false);
+        self.model_screen.iter_mut().for_each(|s| *s = 0.0);
+        for (i, o) in self.objects.iter().enumerate() {
+            let Obj::Model {
+                model,
+                center,
+                radius,
+                scale,
+            } = *o
+            else {
+                continue;
+            };
+            if !self.store.is_visible(ObjectId(i as u32)) {
+                continue;
+            }
+            let m = model as usize;
+            let inst = InstanceBounds {
+                center,
+                radius,
+                scale,
+            };
+            let l = model_levels(LevelMetric::ParentErrors(&self.metrics[m]), &inst, &view);
+            self.model_levels[m] = Some(self.model_levels[m].map_or(l, |o| o.finest(l)));
+            if self.in_view.get(i).copied().unwrap_or(false) {
+                self.model_visible[m] = true;
+                let d = (center.distance(camera) - radius).max(1e-3);
+                let px = radius * VIEWPORT_HEIGHT * 0.5 / ((FOV_Y * 0.5).tan() * d);
+                self.model_screen[m] = self.model_screen[m].max(px);
+            }
+        }
+        for (m, r) in self.requests.iter_mut().enumerate() {
+            let c = self.coarsest[m];
+            *r = match self.model_levels[m] {
+                Some(l) => ModelRequest {
+                    fit: l.fit as u8,
+                    keep: l.keep as u8,
+                    wanted: ModelRequest::wanted_for(l.fit as u8, bias, c),
+                    screen_size: self.model_screen[m],
+                    visible: self.model_visible[m],
+                },
+                None => ModelRequest::unseen(c),
+            };
+        }
+        let mut h = DecisionHash::default();
+        let stats = match &mut self.io {
+            Io::Live { clusters, .. } => {
+                let stats = clusters.frame(&self.requests);
+                for f in clusters.take_recording() {
+                    input
+                        .chunks_done
+                        .extend(f.completions.iter().map(|c| (c.request, c.ok)));
+                }
+                clusters.record();
+                clusters
+                    .last_decisions()
+                    .iter()
+                    .for_each(|d| hash_decision(&mut h, d));
+                stats
+            }
+            Io::Replay {
+                scheduler,
+                decisions,
+                completions,
+            } => {
+                completions.clear();
+                completions.extend(
+                    input
+                        .chunks_done
+                        .iter()
+                        .map(|&(request, ok)| ChunkCompletion { request, ok }),
+                );
+                decisions.clear();
+                let stats = scheduler.step(&self.requests, completions, decisions);
+                decisions.iter().for_each(|d| hash_decision(&mut h, d));
+                stats
+            }
+        };
+        let _ = live;
+        h.u64(stats.bytes_uploaded);
+        h.u64(stats.bytes_resident);
+        h.u32(stats.holes);
+        h.u32(stats.bias as u32);
+        self.cluster_stats = stats;
+        h.value()
+    }
+
+    fn terrain_inputs(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) {
+        for e in &input.edits {
+            let material = if e.carve {
+                Material::AIR
+            } else {
+                Material::ROCK
+            };
+            if let Err(err) = self
+                .grid
+                .set_sphere(Vec3::from_array(e.center), e.radius, material)
+            {
+                log::warn!("terrain edit refused: {err}");
+            }
+        }
+        if let (true, Io::Live { view, seen, .. }) = (live, &mut self.io) {
+            view.update(&self.grid, camera);
+            let mut out: Vec<TerrainPublication> = Vec::new();
+            for (c, level, mesh) in view.published() {
+                let id = mesh.map_or(0, |m| Arc::as_ptr(m) as usize);
+                if seen.get(&c) != Some(&(level, id)) {
+                    seen.insert(c, (level, id));
+                    out.push(TerrainPublication {
+                        chunk: c.to_array(),
+                        level,
+                        bytes: mesh.map_or(0, |m| m.heap_bytes() as u64),
+                        empty: mesh.is_none_or(|m| m.is_empty()),
+                    });
+                }
+            }
+            let gone: Vec<IVec3> = seen
+                .keys()
+                .filter(|c| view.level(**c).is_none())
+                .copied()
+                .collect();
+            for c in gone {
+                seen.remove(&c);
+                out.push(TerrainPublication {
+                    chunk: c.to_array(),
+                    level: u8::MAX,
+                    bytes: 0,
+                    empty: true,
+                });
+            }
+            out.sort_by_key(|p| p.chunk);
+            input.terrain = out;
+        }
+        for p in &input.terrain {
+            if p.level == u8::MAX {
+                self.pending.remove(&p.chunk);
+                self.uploaded.remove(&p.chunk);
+            } else if p.empty {
+                self.pending.remove(&p.chunk);
+                self.uploaded.insert(
+                    p.chunk,
+                    Uploaded {
+                        level: p.level,
+                        bytes: 0,
+                        empty: true,
+                    },
+                );
+            } else {
+                self.pending.insert(p.chunk, *p);
+                self.partial.remove(&(1, p.chunk));
+            }
+        }
+        self.collision.update(&self.grid);
+    }
+
+    fn building_bytes(&self, b: u32, mask: u32) -> u64 {
+        self.manifest.buildings[b as usize]
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(l, _)| mask & (1 << l) != 0)
+            .map(|(_, lv)| lv.bytes)
+            .sum()
+    }
+
+    /// Buildings' and terrain's uploads, coarsest first then larger on screen, in
+    /// what the clusters left of this frame's upload budget and of the memory.
+    fn share_budget(
+        &mut self,
+        camera: Vec3,
+        cs: FrameStats,
+        bias: u8,
+    ) -> (u64, u64, u64, u64, bool) {
+        self.asks.clear();
+        self.targets.clear();
+        // Buildings: nothing drawn asks for the coarsest level; otherwise one level
+        // finer than the finest resident, towards the desired one.
+        for (b, obj) in self.building_object.iter().enumerate() {
+            let Some(id) = *obj else { continue };
+            if !self.store.is_visible(id) {
+                continue;
+            }
+            let Some(lod) = self.store.lod(id) else {
+                continue;
+            };
+            let n = lod.level_count() as u8;
+            let coarsest = n - 1;
+            let mask = self.building_resident[b];
+            let desired = lod.desired().min(coarsest);
+            let want = if mask == 0 {
+                Some(coarsest)
+            } else {
+                let finest = mask.trailing_zeros() as u8;
+                (desired < finest).then(|| finest - 1)
+            };
+            if let Some(level) = want {
+                let bounds = self.store.bounds(id);
+                let d = (bounds.center().distance(camera)).max(1.0);
+                let r = (bounds.max - bounds.min).length() * 0.5;
+                self.asks.push(Ask {
+                    rank: coarsest - level,
+                    screen: r / d,
+                    bytes: self.manifest.buildings[b].levels[level as usize].bytes,
+                    key: self.targets.len() as u64,
+                });
+                self.targets.push(Target::Building {
+                    building: b as u32,
+                    level,
+                });
+            }
+        }
+        for (c, p) in &self.pending {
+            let old = self.uploaded.get(c);
+            // Under pressure a chunk that draws something keeps it rather than go finer.
+            if old.is_some_and(|o| !o.empty && p.level < o.level && p.level < bias) {
+                continue;
+            }
+            let rank = if old.is_none_or(|o| o.empty) {
+                0
+            } else {
+                1 + (farsight_terrain::LEVELS - 1).saturating_sub(p.level)
+            };
+            let d = chunk_distance(camera, IVec3::from_array(*c)).max(1.0);
+            self.asks.push(Ask {
+                rank,
+                screen: 1.0 / d,
+                bytes: p.bytes,
+                key: self.targets.len() as u64,
+            });
+            self.targets.push(Target::Chunk { chunk: *c });
+        }
+        order(&mut self.asks);
+        let b = self.config.budget;
+        let mut upload_left = b.upload.saturating_sub(cs.bytes_uploaded);
+        let held: u64 = self
+            .building_resident
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| self.building_bytes(i as u32, m))
+            .sum::<u64>()
+            + self.uploaded.values().map(|u| u.bytes).sum::<u64>()
+            + self.collision.heap_bytes() as u64
+            + cs.bytes_resident;
+        let mut memory_left = b.memory.saturating_sub(held);
+        let (mut hb, mut ht) = (DecisionHash::default(), DecisionHash::default());
+        let (mut bytes_b, mut bytes_t) = (0, 0);
+        let mut starved = false;
+        for a in &self.asks {
+            let target = self.targets[a.key as usize];
+            let (freed, key) = match target {
+                Target::Chunk { chunk } => (
+                    self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
+                    (1u8, chunk),
+                ),
+                Target::Building { building, level } => {
+                    (0, (0u8, [building as i32, level as i32, 0]))
+                }
+            };
+            if a.bytes > memory_left + freed || upload_left == 0 {
+                starved = true;
+                continue;
+            }
+            // An upload larger than what is left goes on over several frames.
+            let done = self.partial.get(&key).copied().unwrap_or(0);
+            let need = a.bytes.saturating_sub(done);
+            if need > upload_left {
+                starved = true;
+                self.partial.insert(key, done + upload_left);
+                match target {
+                    Target::Building { .. } => bytes_b += upload_left,
+                    Target::Chunk { .. } => bytes_t += upload_left,
+                }
+                let h = if key.0 == 0 { &mut hb } else { &mut ht };
+                key.1.iter().for_each(|&x| h.u32(x as u32));
+                h.u64(done + upload_left);
+                upload_left = 0;
+                continue;
+            }
+            self.partial.remove(&key);
+            upload_left -= need;
+            memory_left = memory_left + freed - a.bytes;
+            let a = Ask { bytes: need, ..*a };
+            match target {
+                Target::Building { building, level } => {
+                    self.building_resident[building as usize] |= 1 << level;
+                    if let Some(id) = self.building_object[building as usize] {
+                        if let Some(lod) = self.store.lod_mut(id) {
+                            lod.set_residency(level as usize, Residency::Resident);
+                        }
+                    }
+                    bytes_b += a.bytes;
+                    hb.u32(building);
+                    hb.u32(level as u32);
+                }
+                Target::Chunk { chunk } => {
+                    if let Some(p) = self.pending.remove(&chunk) {
+                        self.uploaded.insert(
+                            chunk,
+                            Uploaded {
+                                level: p.level,
+                                bytes: p.bytes,
+                                empty: false,
+                            },
+                        );
+                        bytes_t += a.bytes;
+                        chunk.iter().for_each(|&x| ht.u32(x as u32));
+                        ht.u32(p.level as u32);
+                    }
+                }
+            }
+        }
+        // Buildings free levels finer than both the drawn and the desired level.
+        for (b, obj) in self.building_object.iter().enumerate() {
+            let Some(id) = *obj else { continue };
+            let Some(lod) = self.store.lod_mut(id) else {
+                continue;
+            };
+            let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired());
+            let mask = self.building_resident[b];
+            for l in 0..(keep.min(31)) {
+                if mask & (1 << l) != 0 {
+                    self.building_resident[b] &= !(1 << l);
+                    lod.set_residency(l as usize, Residency::NotResident);
+                    hb.u32(0x8000_0000 | b as u32);
+                    hb.u32(l as u32);
+                }
+            }
+        }
+        ht.u64(self.grid.revision());
+        ht.u64(self.collision.version().1);
+        (hb.value(), ht.value(), bytes_b, bytes_t, starved)
+    }
+
+    fn building_holes(&self, frustum: &Frustum) -> u32 {
+        let mut holes = 0;
+        for (b, obj) in self.building_object.iter().enumerate() {
+            let Some(id) = *obj else { continue };
+            if !self.store.is_visible(id) || self.building_resident[b] != 0 {
+                continue;
+            }
+            if frustum.intersects_aabb(&self.store.bounds(id)) {
+                holes += 1;
+            }
+        }
+        holes
+    }
+
+    /// Chunks in view that hold cells of more than one kind (a surface may cross
+    /// them) and draw no mesh, unless known empty.
+    fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> u32 {
+        let reach = self.config.draw_distance;
+        let mut holes = 0;
+        for &c in &self.dense {
+            if chunk_distance(camera, c) > reach {
+                continue;
+            }
+            if !frustum.intersects_aabb(&farsight_terrain::chunk_bounds(c)) {
+                continue;
+            }
+            if !self.uploaded.contains_key(&c.to_array()) {
+                holes += 1;
+            }
+        }
+        holes
+    }
+}
+
+fn projection() -> Projection {
+    Projection::Perspective {
+        fov_y: FOV_Y,
+        aspect: ASPECT,
+        near: 0.5,
+        far: 5000.0,
+    }
+}
+
+fn hash_decision(h: &mut DecisionHash, d: &Decision) {
+    std::hash::Hash::hash(d, h);
+}
