@@ -130,10 +130,7 @@ impl Kit {
             instances.push(Instance {
                 id,
                 part: part.to_string(),
-                pose: Pose {
-                    translation: t,
-                    yaw,
-                },
+                pose: Pose::yawed(t, yaw),
                 attachment: None,
                 overrides: BTreeMap::new(),
             });

@@ -106,11 +106,25 @@ fn bake_reuses_unchanged_parts_and_groups() {
     // Level 2: the fin goes (the wall changes), the column vanishes, the lamp's 8
     // segments stay 8, slab, crown unchanged.
     assert_eq!((stats.parts_meshed[2], stats.parts_reused[2]), (1, 3));
-    // Kernel calls: each meshed element once.
+    // Kernel calls: each distinct element once. At level 1 the wall part changed but
+    // its fin did not, so the fin's mesh is level zero's (the element cache), and only
+    // the wall element, the column and the lamp are meshed.
     let meshes = kernel.meshes.load(Ordering::SeqCst);
     let elements_meshed = (5 + 2) /* level 0: wall x2, column, interior x2, slab, crown */
-        + 1 /* floors */ + (2 + 1 + 1) /* level 1 */ + 1 /* level 2: wall */;
+        + 1 /* floors */ + (1 + 1 + 1) /* level 1 */ + 1 /* level 2: wall */;
     assert_eq!(meshes, elements_meshed);
+    let fin = |n: usize| {
+        let wall = baked.level(n).unwrap().part("wall").unwrap();
+        std::sync::Arc::clone(
+            &wall
+                .elements
+                .iter()
+                .find(|e| e.element == "fin")
+                .unwrap()
+                .mesh,
+        )
+    };
+    assert!(std::sync::Arc::ptr_eq(&fin(0), &fin(1)));
     // Reused meshes are the same allocation.
     let l1 = baked.level(1).unwrap();
     let l2 = baked.level(2).unwrap();

@@ -6,10 +6,17 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use farsight_building::bake::{bake, ManifoldKernel};
-use farsight_building::{metropolis, BakedBuilding, Kit, LodCell, LodPolicy};
+use farsight_building::bake::{
+    bake_cached, Kernel, KernelError, KernelMesh, ManifoldKernel, MeshCache,
+};
+use farsight_building::{
+    metropolis, BakedBuilding, Geometry, Kit, LodCell, LodPolicy, RecordCache,
+};
+use farsight_format::MeshData;
+use glam::DAffine3;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -71,8 +78,116 @@ fn load_kit(name: &str) -> Result<Kit, Box<dyn std::error::Error>> {
     Ok(Kit::from_ron(&text).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
+/// Tangents by mikktspace (`bevy_mikktspace`, the generator Bevy runs on a mesh that
+/// has none), per vertex: the value written for the last face corner of that vertex.
+/// A vertex mikktspace leaves without one (a degenerate face with no neighbour)
+/// takes farsight_building's UV-gradient tangent.
+pub fn mikktspace_tangents(m: &MeshData) -> Vec<[f32; 4]> {
+    struct Corners<'a> {
+        mesh: &'a MeshData,
+        out: Vec<[f32; 4]>,
+    }
+    impl Corners<'_> {
+        fn vertex(&self, face: usize, vert: usize) -> usize {
+            self.mesh.indices[face * 3 + vert] as usize
+        }
+    }
+    impl bevy_mikktspace::Geometry for Corners<'_> {
+        fn num_faces(&self) -> usize {
+            self.mesh.indices.len() / 3
+        }
+        fn num_vertices_of_face(&self, _face: usize) -> usize {
+            3
+        }
+        fn position(&self, face: usize, vert: usize) -> [f32; 3] {
+            self.mesh.positions[self.vertex(face, vert)]
+        }
+        fn normal(&self, face: usize, vert: usize) -> [f32; 3] {
+            self.mesh.normals[self.vertex(face, vert)]
+        }
+        fn tex_coord(&self, face: usize, vert: usize) -> [f32; 2] {
+            self.mesh.uvs[self.vertex(face, vert)]
+        }
+        fn set_tangent(
+            &mut self,
+            tangent: Option<bevy_mikktspace::TangentSpace>,
+            face: usize,
+            vert: usize,
+        ) {
+            if let Some(t) = tangent {
+                let v = self.vertex(face, vert);
+                self.out[v] = t.tangent_encoded();
+            }
+        }
+    }
+    let mut corners = Corners {
+        mesh: m,
+        out: farsight_building::uv_gradient_tangents(m),
+    };
+    // The error type has no values: generation cannot fail.
+    let _ = bevy_mikktspace::generate_tangents(&mut corners);
+    corners.out
+}
+
+/// A kernel that times every call of the one it wraps (the bake's kernel share).
+struct Timed<K> {
+    kernel: K,
+    nanos: AtomicU64,
+}
+
+impl<K> Timed<K> {
+    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+
+    fn spent(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+}
+
+impl<K: Kernel> Kernel for Timed<K> {
+    type Solid = K::Solid;
+    fn solid(
+        &self,
+        geometry: &Geometry,
+        transform: &DAffine3,
+        operand: u32,
+    ) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.solid(geometry, transform, operand))
+    }
+    fn union(&self, solids: &[Self::Solid]) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.union(solids))
+    }
+    fn subtract(
+        &self,
+        solid: &Self::Solid,
+        cutter: &Self::Solid,
+    ) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.subtract(solid, cutter))
+    }
+    fn mesh(&self, solid: &Self::Solid) -> Result<KernelMesh, KernelError> {
+        self.time(|| self.kernel.mesh(solid))
+    }
+}
+
+/// Seconds per phase, summed over the threads.
+#[derive(Default)]
+struct Phases {
+    kernel: f64,
+    bake: f64,
+    full: f64,
+    cooked: f64,
+}
+
 struct Baked {
     id: String,
+    bake: f64,
+    full_secs: f64,
+    cooked_secs: f64,
     drawn: Vec<usize>,
     pieces: Vec<usize>,
     unique: usize,
@@ -99,18 +214,34 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
             .expect("a valid template"),
     );
     let start = Instant::now();
+    // One cache for the city: each distinct element of the kit is meshed once.
+    let cache = MeshCache::new();
+    let (full_records, cooked_records) = (RecordCache::new(), RecordCache::new());
+    let kernel = Timed {
+        kernel: ManifoldKernel,
+        nanos: AtomicU64::new(0),
+    };
     let results: Vec<Result<Baked, String>> = pool.install(|| {
         city.par_iter()
             .map(|b| {
-                let baked = bake(b, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
-                let full = baked.write_full().map_err(|e| e.to_string())?;
+                let t0 = Instant::now();
+                let (baked, _) =
+                    bake_cached(b, &ladder, &kernel, &cache).map_err(|e| e.to_string())?;
+                let t1 = Instant::now();
+                let full = baked
+                    .write_full_with(&full_records)
+                    .map_err(|e| e.to_string())?;
+                let t2 = Instant::now();
                 let path = a.out.join(format!("{}.farsight", b.id));
                 std::fs::write(&path, &full).map_err(|e| format!("{}: {e}", path.display()))?;
                 let mut cooked = 0;
+                let mut cooked_secs = 0.0;
                 if a.cooked {
+                    let t3 = Instant::now();
                     let bytes = baked
-                        .write_cooked(&farsight_building::uv_gradient_tangents)
+                        .write_cooked_with(&mikktspace_tangents, &cooked_records)
                         .map_err(|e| e.to_string())?;
+                    cooked_secs = t3.elapsed().as_secs_f64();
                     let path = a.out.join(format!("{}.cooked.farsight", b.id));
                     std::fs::write(&path, &bytes)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -119,6 +250,9 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
                 bar.inc(1);
                 Ok(Baked {
                     id: b.id.clone(),
+                    bake: (t1 - t0).as_secs_f64(),
+                    full_secs: (t2 - t1).as_secs_f64(),
+                    cooked_secs,
                     drawn: baked.levels.iter().map(|l| l.drawn_triangles()).collect(),
                     pieces: baked.levels.iter().map(|l| l.pieces().count()).collect(),
                     unique: baked.triangles(),
@@ -131,6 +265,12 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
     let elapsed = start.elapsed();
     bar.finish_and_clear();
     let results: Vec<Baked> = results.into_iter().collect::<Result<_, _>>()?;
+    let phases = Phases {
+        kernel: kernel.spent().as_secs_f64(),
+        bake: results.iter().map(|b| b.bake).sum(),
+        full: results.iter().map(|b| b.full_secs).sum(),
+        cooked: results.iter().map(|b| b.cooked_secs).sum(),
+    };
     print!(
         "{}",
         table(
@@ -141,6 +281,15 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
             a.cooked,
             elapsed.as_secs_f64()
         )
+    );
+    println!(
+        "phases           kernel {:.2} s, rest of bake {:.2} s, full files {:.2} s, cooked files {:.2} s (summed over threads); {} elements meshed, {} from the cache",
+        phases.kernel,
+        (phases.bake - phases.kernel).max(0.0),
+        phases.full,
+        phases.cooked,
+        cache.misses(),
+        cache.hits()
     );
     println!("wrote {} buildings to {}", results.len(), a.out.display());
     Ok(())
