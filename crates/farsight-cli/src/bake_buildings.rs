@@ -466,3 +466,107 @@ mod tests {
         assert!(!dir.exists());
     }
 }
+
+#[cfg(test)]
+mod tangent_tests {
+    use super::*;
+    use farsight_building::bake::{bake, ManifoldKernel};
+    use farsight_building::{Building, Element, Instance, Part, Pose, Shape, Side};
+
+    /// One part: a 16-segment column and a box, both on the +Y axis.
+    fn column() -> Building {
+        let element = |id: &str, geometry: Geometry, y: f32| Element {
+            id: id.into(),
+            shape: Shape {
+                geometry,
+                at: Pose::yawed([0.0, y, 0.0], 0.0),
+            },
+            union: vec![],
+            cutters: vec![],
+            side: Side::Exterior,
+            binding: "stone".into(),
+            far: false,
+        };
+        Building {
+            id: "column".into(),
+            palette: Default::default(),
+            parts: vec![Part {
+                id: "column".into(),
+                storey: None,
+                elements: vec![
+                    element(
+                        "shaft",
+                        Geometry::Cylinder {
+                            radius: 0.5,
+                            height: 3.0,
+                            segments: 16,
+                        },
+                        1.5,
+                    ),
+                    element(
+                        "plinth",
+                        Geometry::Box {
+                            size: [1.4, 0.4, 1.4],
+                        },
+                        -0.2,
+                    ),
+                ],
+            }],
+            instances: vec![Instance {
+                id: "c".into(),
+                part: "column".into(),
+                pose: Pose::default(),
+                attachment: None,
+                overrides: Default::default(),
+            }],
+            merge_groups: vec![],
+            colliders: vec![],
+            rooms: vec![],
+            portals: vec![],
+        }
+    }
+
+    #[test]
+    fn cooked_tangents_are_mikktspaces() {
+        let baked = bake(&column(), &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+        let cooked =
+            BakedBuilding::read_cooked(&baked.write_cooked(&mikktspace_tangents).unwrap()).unwrap();
+        let level = baked.level(0).unwrap();
+        let back = cooked.level(0).unwrap();
+        let mut compared = 0;
+        for (e, c) in level.parts[0].elements.iter().zip(&back.parts[0].elements) {
+            let data = farsight_building::to_mesh_data(&e.mesh);
+            let want = mikktspace_tangents(&data);
+            // The cook reorders vertices: find each cooked vertex's source by its
+            // position, normal and UV (quantised, so the nearest).
+            for (v, t) in c.mesh.tangents.iter().enumerate() {
+                let key = |p: &[f32; 3], n: &[f32; 3], uv: &[f32; 2]| {
+                    let d = |a: &[f32], b: &[f32]| {
+                        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f32>()
+                    };
+                    d(p, &c.mesh.positions[v]) + d(n, &c.mesh.normals[v]) + d(uv, &c.mesh.uvs[v])
+                };
+                let src = (0..data.positions.len())
+                    .min_by(|&a, &b| {
+                        let ka = key(&data.positions[a], &data.normals[a], &data.uvs[a]);
+                        let kb = key(&data.positions[b], &data.normals[b], &data.uvs[b]);
+                        ka.total_cmp(&kb)
+                    })
+                    .unwrap();
+                let w = want[src];
+                let dot: f32 = (0..3).map(|k| w[k] * t[k]).sum();
+                assert!(dot > 0.999, "{} vertex {v}: {t:?} against {w:?}", e.element);
+                assert_eq!(w[3], t[3], "{} vertex {v}: handedness", e.element);
+                compared += 1;
+            }
+        }
+        assert!(compared > 60, "{compared}");
+        // On the curved side, mikktspace's tangent follows the ring: horizontal.
+        let shaft = &back.parts[0].elements[0].mesh;
+        for (n, t) in shaft.normals.iter().zip(&shaft.tangents) {
+            if n[1].abs() < 0.5 {
+                assert!(t[1].abs() < 1e-2, "{t:?}");
+            }
+        }
+    }
+}
