@@ -211,3 +211,40 @@ fn far_levels_of_both_kits_coarsen() {
         );
     }
 }
+
+#[test]
+fn both_kits_place_colliders_rooms_and_portals() {
+    for name in ["corporate", "dark-city"] {
+        let kit = Kit::builtin(name).unwrap();
+        let b = kit.building(1, 2, 7);
+        farsight_building::validate(&b).unwrap();
+        let storeys = b.rooms.len();
+        assert!(storeys >= kit.storeys[0] as usize, "{name}");
+        // The door to the street and a stair between each pair of storeys.
+        assert_eq!(b.portals.len(), storeys, "{name}");
+        assert!(b.portals.iter().any(|p| p.id == "door" && p.to.is_none()));
+        let baked = bake(&b, &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+        let facades = b
+            .instances
+            .iter()
+            .filter(|i| kit.facades.contains(&i.part))
+            .count();
+        for n in 0..baked.level_count() {
+            let l = baked.level(n).unwrap();
+            assert!(l.colliders().len() > facades, "{name} level {n}");
+            assert_eq!(l.portals().len(), storeys);
+            assert_eq!(l.rooms().len(), storeys);
+        }
+        // A wall bay's hull stands where the bay is: inside the footprint's box.
+        let first = baked.level(0).unwrap();
+        let room = &b.rooms[0];
+        for c in first.colliders() {
+            for p in &c.hull {
+                assert!(
+                    p[0] >= room.min[0] - 1.0 && p[0] <= room.max[0] + 1.0,
+                    "{p:?}"
+                );
+            }
+        }
+    }
+}
