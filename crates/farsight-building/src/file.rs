@@ -186,7 +186,7 @@ fn pack_structure(m: &BuildingManifest) -> Result<Vec<u8>, FileError> {
     let text = ron::to_string(m).map_err(|e| FileError::Layout {
         what: format!("the structure could not be written: {e}"),
     })?;
-    let packed = zstd::bulk::compress(text.as_bytes(), 12).map_err(|e| FileError::Layout {
+    let packed = zstd::bulk::compress(text.as_bytes(), 3).map_err(|e| FileError::Layout {
         what: format!("the structure could not be compressed: {e}"),
     })?;
     if text.len() > MAX_STRUCTURE || text.len() > packed.len() * MAX_RATIO {
