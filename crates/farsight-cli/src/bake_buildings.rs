@@ -368,6 +368,19 @@ pub fn describe(bytes: &[u8]) -> Option<String> {
                 "cooked (no recipe)"
             };
             let _ = writeln!(w, "\nbuilding    {} — {kind}", b.id());
+            if let Some(r) = raw
+                .records()
+                .find(|r| r.tag == farsight_building::file::STRUCTURE_TAG)
+            {
+                let _ = writeln!(
+                    w,
+                    "structure   record #{} ({}): {} bytes, compact RON in zstd (layout {})",
+                    r.index.0,
+                    r.tag,
+                    r.bytes.len(),
+                    farsight_building::file::LAYOUT
+                );
+            }
             if let Some(r) = &b.recipe {
                 let _ = writeln!(
                     w,
@@ -433,6 +446,7 @@ mod tests {
             a.contains("full") && a.contains("level 2") && a.contains("35 m"),
             "{a}"
         );
+        assert!(a.contains("structure   record #"), "{a}");
         let b = describe(&cooked).unwrap();
         assert!(b.contains("cooked"), "{b}");
         let _ = std::fs::remove_dir_all(&dir);
