@@ -10,7 +10,7 @@
 //! source against what it names.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use farsight_format::{
     encode_full, AlignedBytes, Container, CookedMesh, FileWriter, FormatError, FullMesh, Manifest,
@@ -50,6 +50,10 @@ pub enum FileError {
     /// The ladder no longer checks.
     #[error("the file's ladder: {0}")]
     Policy(#[from] PolicyError),
+    /// The structure record is not one this reader reads (its layout, its lengths,
+    /// its compression or its text).
+    #[error("building structure: {what}")]
+    Layout { what: String },
     /// The structure is inconsistent.
     #[error("level {level}: {what}")]
     Structure { level: usize, what: String },
@@ -130,28 +134,116 @@ struct BuildingManifest {
     levels: Vec<LevelRec>,
 }
 
-impl BuildingManifest {
-    fn tag(&self) -> RecordTag {
-        if self.recipe.is_some() {
-            RecordTag::MESH_FULL
-        } else {
+/// The record that holds a file's [`BuildingManifest`] (layout [`LAYOUT`]).
+pub const STRUCTURE_TAG: RecordTag = RecordTag(*b"BST1");
+
+/// The layout of the structure record this crate writes and reads: a little-endian
+/// `u32` layout, a `u32` length of the text, then that text (compact RON) as one zstd
+/// frame.
+pub const LAYOUT: u32 = 1;
+
+/// The most bytes a structure record may unpack to (and the most it may unpack per
+/// byte stored): a reader never allocates more than this for a file's structure.
+const MAX_STRUCTURE: usize = 64 << 20;
+const MAX_RATIO: usize = 1024;
+
+/// The container's manifest: what a file is, and where its structure and meshes are.
+/// The structure (the recipe, levels, placements, palettes, rooms, portals, hulls) is
+/// one compressed record: as RON in the container it was most of a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct BuildingHead {
+    kind: String,
+    id: String,
+    layout: u32,
+    /// Mesh records are records `0..meshes`.
+    meshes: u32,
+    structure: RecordIndex,
+    /// Full (recipe) or cooked.
+    cooked: bool,
+}
+
+impl BuildingHead {
+    fn mesh_tag(&self) -> RecordTag {
+        if self.cooked {
             RecordTag::MESH_COOKED
+        } else {
+            RecordTag::MESH_FULL
         }
     }
 }
 
-impl Manifest for BuildingManifest {
+impl Manifest for BuildingHead {
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
-        let tag = self.tag();
-        for l in &self.levels {
-            for e in l.parts.iter().flat_map(|p| &p.elements) {
-                visit(e.mesh, tag);
-            }
-            for b in l.groups.iter().flat_map(|g| &g.batches) {
-                visit(b.mesh, tag);
-            }
+        let tag = self.mesh_tag();
+        for i in 0..self.meshes {
+            visit(RecordIndex(i), tag);
         }
+        visit(self.structure, STRUCTURE_TAG);
     }
+}
+
+fn pack_structure(m: &BuildingManifest) -> Result<Vec<u8>, FileError> {
+    let text = ron::to_string(m).map_err(|e| FileError::Layout {
+        what: format!("the structure could not be written: {e}"),
+    })?;
+    let packed = zstd::bulk::compress(text.as_bytes(), 3).map_err(|e| FileError::Layout {
+        what: format!("the structure could not be compressed: {e}"),
+    })?;
+    if text.len() > MAX_STRUCTURE || text.len() > packed.len() * MAX_RATIO {
+        return Err(FileError::Layout {
+            what: format!(
+                "a structure of {} bytes ({} packed) is past what a reader accepts",
+                text.len(),
+                packed.len()
+            ),
+        });
+    }
+    let mut out = Vec::with_capacity(8 + packed.len());
+    out.extend_from_slice(&LAYOUT.to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(&packed);
+    Ok(out)
+}
+
+fn unpack_structure(bytes: &[u8]) -> Result<BuildingManifest, FileError> {
+    let bad = |what: String| FileError::Layout { what };
+    if bytes.len() < 8 {
+        return Err(bad(format!(
+            "a structure record of {} bytes, under its 8-byte header",
+            bytes.len()
+        )));
+    }
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let layout = word(0);
+    if layout != LAYOUT {
+        return Err(bad(format!(
+            "structure layout {layout}; this reader reads {LAYOUT}"
+        )));
+    }
+    let len = word(4) as usize;
+    let packed = &bytes[8..];
+    if len > MAX_STRUCTURE || len > packed.len() * MAX_RATIO {
+        return Err(bad(format!(
+            "a structure of {len} bytes from {} packed, past what a reader accepts",
+            packed.len()
+        )));
+    }
+    let text = zstd::bulk::decompress(packed, len)
+        .map_err(|e| bad(format!("the structure does not unpack: {e}")))?;
+    if text.len() != len {
+        return Err(bad(format!(
+            "the structure unpacks to {} bytes, not the {len} it declares",
+            text.len()
+        )));
+    }
+    let text =
+        std::str::from_utf8(&text).map_err(|e| bad(format!("the structure is not text: {e}")))?;
+    ron::from_str(text).map_err(|e| {
+        bad(format!(
+            "the structure at {}:{}: {}",
+            e.position.line, e.position.col, e.code
+        ))
+    })
 }
 
 /// A mesh as farsight-format's [`MeshData`] (face sources as provenance words).
@@ -287,12 +379,13 @@ fn manifest_of(
 }
 
 /// Writes records once per distinct mesh allocation (the container also stores
-/// identical bytes once).
+/// identical bytes once), then the structure record.
 fn write_with(
     b: &BakedBuilding,
     version: Version,
     recipe: Option<Building>,
     encode: &dyn Fn(&Mesh) -> Result<Vec<u8>, FileError>,
+    cache: Option<&RecordCache>,
 ) -> Result<Vec<u8>, FileError> {
     let tag = match version {
         Version::Full => RecordTag::MESH_FULL,
@@ -300,16 +393,68 @@ fn write_with(
     };
     let mut writer = FileWriter::new(version);
     let mut done: BTreeMap<usize, RecordIndex> = BTreeMap::new();
+    let mut meshes = 0u32;
     let manifest = manifest_of(b, recipe, |m| {
         let key = Arc::as_ptr(m) as usize;
         if let Some(&r) = done.get(&key) {
             return Ok(r);
         }
-        let r = writer.add_owned_record(tag, encode(m)?);
+        let bytes = match cache {
+            Some(c) => c.get_or_encode(m, encode)?,
+            None => encode(m)?,
+        };
+        let r = writer.add_owned_record(tag, bytes);
+        meshes = meshes.max(r.0 + 1);
         done.insert(key, r);
         Ok(r)
     })?;
-    Ok(writer.finish(&manifest)?)
+    let structure = writer.add_owned_record(STRUCTURE_TAG, pack_structure(&manifest)?);
+    let head = BuildingHead {
+        kind: KIND.to_string(),
+        id: manifest.id.clone(),
+        layout: LAYOUT,
+        meshes,
+        structure,
+        cooked: version == Version::Cooked,
+    };
+    Ok(writer.finish(&head)?)
+}
+
+/// Encoded mesh records by mesh allocation, for writing many files whose meshes are
+/// shared (a city baked through one [`crate::bake::MeshCache`]): each mesh is encoded
+/// once. One cache serves one kind of file (full, or cooked with one tangent
+/// generator); the bytes are those written without it. It holds every mesh it saw.
+#[derive(Debug, Default)]
+pub struct RecordCache {
+    records: Mutex<BTreeMap<usize, Encoded>>,
+}
+
+/// A mesh (held so its address is never reused) and its record's bytes.
+type Encoded = (Arc<Mesh>, Vec<u8>);
+
+impl RecordCache {
+    /// An empty cache.
+    pub fn new() -> RecordCache {
+        RecordCache::default()
+    }
+
+    fn get_or_encode(
+        &self,
+        m: &Arc<Mesh>,
+        encode: &dyn Fn(&Mesh) -> Result<Vec<u8>, FileError>,
+    ) -> Result<Vec<u8>, FileError> {
+        let key = Arc::as_ptr(m) as usize;
+        // Keyed by address, and holding the mesh so the address is never reused.
+        let lock = || self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, bytes)) = lock().get(&key) {
+            return Ok(bytes.clone());
+        }
+        let bytes = encode(m)?;
+        lock()
+            .entry(key)
+            .or_insert_with(|| (Arc::clone(m), bytes.clone()));
+        Ok(bytes)
+    }
 }
 
 impl BakedBuilding {
@@ -319,9 +464,31 @@ impl BakedBuilding {
             level: 0,
             what: "a building read from a cooked file has no recipe to write".into(),
         })?;
-        write_with(self, Version::Full, Some(recipe), &|m| {
-            Ok(encode_full(&to_mesh_data(m))?)
-        })
+        self.write_full_cached(recipe, None)
+    }
+
+    /// [`BakedBuilding::write_full`], encoding each mesh once over every file written
+    /// with `cache`.
+    pub fn write_full_with(&self, cache: &RecordCache) -> Result<Vec<u8>, FileError> {
+        let recipe = self.recipe.clone().ok_or(FileError::Structure {
+            level: 0,
+            what: "a building read from a cooked file has no recipe to write".into(),
+        })?;
+        self.write_full_cached(recipe, Some(cache))
+    }
+
+    fn write_full_cached(
+        &self,
+        recipe: Building,
+        cache: Option<&RecordCache>,
+    ) -> Result<Vec<u8>, FileError> {
+        write_with(
+            self,
+            Version::Full,
+            Some(recipe),
+            &|m| Ok(encode_full(&to_mesh_data(m))?),
+            cache,
+        )
     }
 
     /// The cooked file (version 2), each mesh cooked with farsight-format's cooked
@@ -332,16 +499,42 @@ impl BakedBuilding {
         &self,
         tangents: &(dyn Fn(&MeshData) -> Vec<[f32; 4]> + Sync),
     ) -> Result<Vec<u8>, FileError> {
+        self.write_cooked_cached(tangents, None)
+    }
+
+    /// [`BakedBuilding::write_cooked`], cooking each mesh once over every file
+    /// written with `cache` (pass one cache per tangent generator).
+    #[cfg(feature = "bake")]
+    pub fn write_cooked_with(
+        &self,
+        tangents: &(dyn Fn(&MeshData) -> Vec<[f32; 4]> + Sync),
+        cache: &RecordCache,
+    ) -> Result<Vec<u8>, FileError> {
+        self.write_cooked_cached(tangents, Some(cache))
+    }
+
+    #[cfg(feature = "bake")]
+    fn write_cooked_cached(
+        &self,
+        tangents: &(dyn Fn(&MeshData) -> Vec<[f32; 4]> + Sync),
+        cache: Option<&RecordCache>,
+    ) -> Result<Vec<u8>, FileError> {
         let options = farsight_format::CookOptions {
             generate_tangents: false,
             ..Default::default()
         };
-        write_with(self, Version::Cooked, None, &|m| {
-            let mut data = to_mesh_data(m);
-            data.provenance.clear();
-            data.tangents = tangents(&data);
-            Ok(farsight_format::cook_mesh(&data, &options)?)
-        })
+        write_with(
+            self,
+            Version::Cooked,
+            None,
+            &|m| {
+                let mut data = to_mesh_data(m);
+                data.provenance.clear();
+                data.tangents = tangents(&data);
+                Ok(farsight_format::cook_mesh(&data, &options)?)
+            },
+            cache,
+        )
     }
 
     /// Reads a full or a cooked file, chosen by its version word.
@@ -369,18 +562,39 @@ fn structure(level: usize, what: impl Into<String>) -> FileError {
 
 fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, FileError> {
     let aligned = AlignedBytes::from(bytes);
-    let file = Container::<BuildingManifest>::read(&aligned)?;
+    let file = Container::<BuildingHead>::read(&aligned)?;
     let found = file.version();
     if let Some(expected) = expected {
         if expected != found {
             return Err(FileError::WrongVersion { expected, found });
         }
     }
-    let m = file.manifest();
-    if m.kind != KIND {
+    let head = file.manifest();
+    if head.kind != KIND {
         return Err(FileError::WrongKind {
-            found: m.kind.clone(),
+            found: head.kind.clone(),
         });
+    }
+    if head.layout != LAYOUT {
+        return Err(FileError::Layout {
+            what: format!("layout {}; this reader reads {LAYOUT}", head.layout),
+        });
+    }
+    if head.cooked != (found == Version::Cooked) {
+        return Err(structure(
+            0,
+            format!("a {found:?} file whose head says cooked: {}", head.cooked),
+        ));
+    }
+    let m = &unpack_structure(file.record(head.structure)?.bytes)?;
+    if m.kind != KIND || m.id != head.id {
+        return Err(structure(
+            0,
+            format!(
+                "the structure of `{}` ({}) in a file of `{}`",
+                m.id, m.kind, head.id
+            ),
+        ));
     }
     match (found, &m.recipe) {
         (Version::Full, None) => return Err(structure(0, "a full file without its recipe")),
@@ -411,6 +625,12 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
     let mut mesh = |level: usize, r: RecordIndex| -> Result<Arc<Mesh>, FileError> {
         if let Some(m) = meshes.get(&r.0) {
             return Ok(Arc::clone(m));
+        }
+        if r.0 >= head.meshes {
+            return Err(structure(
+                level,
+                format!("mesh record {} of {}", r.0, head.meshes),
+            ));
         }
         let rec = file.record(r)?;
         let data = match found {
@@ -546,16 +766,13 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             });
         }
         for p in &placements {
-            let finite = p
-                .pose
-                .translation
-                .iter()
-                .chain([&p.pose.yaw])
-                .all(|v| v.is_finite());
-            if !finite {
+            if !p.pose.is_valid() {
                 return Err(structure(
                     n,
-                    format!("instance `{}` has a non-finite pose", p.instance),
+                    format!(
+                        "instance `{}` has a pose that is not finite or not a rotation",
+                        p.instance
+                    ),
                 ));
             }
         }

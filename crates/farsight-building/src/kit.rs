@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::{Building, Instance, MergeGroup, Part, Pose, Room};
+use crate::recipe::{Building, ColliderProxy, Instance, MergeGroup, Part, Portal, Pose, Room};
 use crate::validate::RecipeError;
 
 /// The corporate kit: chamfered boxes, storey openings, fins, mullions, sills, rails.
@@ -42,6 +42,25 @@ pub struct Kit {
     /// Bays per side range (inclusive).
     pub bays: [u32; 2],
     pub parts: Vec<Part>,
+    /// Collision proxies of the kit's parts, in part space; a building keeps those of
+    /// the parts it uses, and bake places one hull per proxy per instance.
+    #[serde(default)]
+    pub colliders: Vec<ColliderProxy>,
+    /// The street door (width, height): the portal from the ground storey's room to
+    /// the outside, centred on the +Z facade. Every storey is a room, and a stair
+    /// portal (a `stair` square of slab, centred) joins each to the one above.
+    #[serde(default = "default_door")]
+    pub door: [f32; 2],
+    #[serde(default = "default_stair")]
+    pub stair: f32,
+}
+
+fn default_door() -> [f32; 2] {
+    [2.0, 2.5]
+}
+
+fn default_stair() -> f32 {
+    2.0
 }
 
 /// Why a kit was refused.
@@ -78,6 +97,19 @@ impl Kit {
                     "role names part `{r}`, which the kit does not have"
                 )));
             }
+        }
+        if let Some(c) = kit
+            .colliders
+            .iter()
+            .find(|c| !kit.parts.iter().any(|p| p.id == c.part))
+        {
+            return Err(bad(format!(
+                "a collider names part `{}`, which the kit does not have",
+                c.part
+            )));
+        }
+        if !(kit.door.iter().all(|v| *v > 0.0) && kit.stair > 0.0) {
+            return Err(bad("door and stair sizes must be positive".into()));
         }
         if kit.facades.is_empty() {
             return Err(bad("no facades".into()));
@@ -130,10 +162,7 @@ impl Kit {
             instances.push(Instance {
                 id,
                 part: part.to_string(),
-                pose: Pose {
-                    translation: t,
-                    yaw,
-                },
+                pose: Pose::yawed(t, yaw),
                 attachment: None,
                 overrides: BTreeMap::new(),
             });
@@ -214,6 +243,50 @@ impl Kit {
             .filter(|p| instances.iter().any(|i| i.part == p.id))
             .cloned()
             .collect();
+        // Every storey is a room; the lobby opens onto the street by its door, and a
+        // stair joins each storey to the one above.
+        let room = |s: u32| {
+            if s == 0 {
+                "lobby".to_string()
+            } else {
+                format!("storey{s}")
+            }
+        };
+        let rooms: Vec<Room> = (0..storeys)
+            .map(|s| Room {
+                id: room(s),
+                min: [-hx, s as f32 * h, -hz],
+                max: [hx, (s + 1) as f32 * h, hz],
+            })
+            .collect();
+        let [dw, dh] = [self.door[0].min(2.0 * hx), self.door[1].min(h)];
+        let mut portals = vec![Portal {
+            id: "door".into(),
+            from: room(0),
+            to: None,
+            quad: [
+                [-dw / 2.0, 0.0, hz],
+                [dw / 2.0, 0.0, hz],
+                [dw / 2.0, dh, hz],
+                [-dw / 2.0, dh, hz],
+            ],
+        }];
+        let r = self.stair.min(hx).min(hz) / 2.0;
+        for s in 1..storeys {
+            let y = s as f32 * h;
+            portals.push(Portal {
+                id: format!("stair{s}"),
+                from: room(s - 1),
+                to: Some(room(s)),
+                quad: [[-r, y, -r], [r, y, -r], [r, y, r], [-r, y, r]],
+            });
+        }
+        let colliders = self
+            .colliders
+            .iter()
+            .filter(|c| used.iter().any(|p| p.id == c.part))
+            .cloned()
+            .collect();
         Building {
             id: format!("{}-{i}-{j}", self.id),
             palette: self.palette.clone(),
@@ -223,13 +296,9 @@ impl Kit {
                 id: "podium".into(),
                 instances: podium,
             }],
-            colliders: Vec::new(),
-            rooms: vec![Room {
-                id: "lobby".into(),
-                min: [-hx, 0.0, -hz],
-                max: [hx, h, hz],
-            }],
-            portals: Vec::new(),
+            colliders,
+            rooms,
+            portals,
         }
     }
 }

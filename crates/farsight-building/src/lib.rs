@@ -29,7 +29,7 @@ pub mod bake;
 pub use baked::BakedBuilding;
 pub use bands::{bands, bands_of, dither_coverage, DrawBand, PieceBand, DEFAULT_CROSSFADE};
 pub use concat::cell_id;
-pub use file::{to_mesh_data, FileError};
+pub use file::{to_mesh_data, FileError, RecordCache};
 pub use kit::{block_origin, metropolis, Kit, KitError};
 pub use mesh::{
     Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,

@@ -3,8 +3,8 @@
 //!
 //! Conventions: metres, Y up, building space has its origin at the building's origin.
 //! Every geometry is centred on its shape's origin (a box, a cylinder's axis, an
-//! extrusion's height); a [`Pose`] is a translation and a yaw about +Y, applied
-//! yaw first.
+//! extrusion's height); a [`Pose`] is a rotation (yaw about +Y, pitch about +X, roll
+//! about +Z, applied roll first) then a translation.
 
 use std::collections::BTreeMap;
 
@@ -104,13 +104,26 @@ pub enum Side {
     Interior,
 }
 
-/// A resolved pose: a yaw about +Y (degrees), then a translation.
+/// A resolved pose: a full rotation, then a translation. The rotation is intrinsic
+/// yaw about +Y, then pitch about the turned +X, then roll about the turned +Z (all
+/// degrees; Bevy's `EulerRot::YXZ`), so a part authored upright and facing +Z is
+/// turned by yaw, tipped by pitch and rolled by roll. Pitch and roll default to zero
+/// (and are not written when zero), so a yaw-only pose reads and writes as before.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pose {
     #[serde(default)]
     pub translation: [f32; 3],
     #[serde(default)]
     pub yaw: f32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pitch: f32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub roll: f32,
+}
+
+fn is_zero(v: &f32) -> bool {
+    // Bit-exact: a negative zero is written, so a pose reads back to the same bits.
+    v.to_bits() == 0
 }
 
 /// A part placed in the building. Its pose is resolved (attachments were followed
@@ -254,10 +267,45 @@ impl Geometry {
 }
 
 impl Pose {
+    /// Every number of the pose as bits (a key for caches that must tell poses apart
+    /// exactly).
+    pub(crate) fn words(&self) -> impl Iterator<Item = u32> {
+        self.translation
+            .into_iter()
+            .chain([self.yaw, self.pitch, self.roll])
+            .map(f32::to_bits)
+    }
+
+    /// A pose of `translation` turned by `yaw` degrees about +Y.
+    pub fn yawed(translation: [f32; 3], yaw: f32) -> Pose {
+        Pose {
+            translation,
+            yaw,
+            ..Pose::default()
+        }
+    }
+
+    /// The rotation as a unit quaternion.
+    pub fn rotation(&self) -> glam::Quat {
+        glam::Quat::from_euler(
+            glam::EulerRot::YXZ,
+            self.yaw.to_radians(),
+            self.pitch.to_radians(),
+            self.roll.to_radians(),
+        )
+    }
+
+    /// Whether every number is finite and the rotation it makes is a unit quaternion
+    /// (what a reader of a file checks before placing anything with it).
+    pub fn is_valid(&self) -> bool {
+        let finite = self.words().all(|w| f32::from_bits(w).is_finite());
+        finite && self.rotation().is_normalized()
+    }
+
     /// The pose as an affine transform.
     pub fn affine(&self) -> glam::Affine3A {
         glam::Affine3A::from_rotation_translation(
-            glam::Quat::from_rotation_y(self.yaw.to_radians()),
+            self.rotation(),
             glam::Vec3::from(self.translation),
         )
     }
@@ -265,7 +313,12 @@ impl Pose {
     /// The pose in f64, as the kernel meshes.
     pub fn daffine(&self) -> glam::DAffine3 {
         glam::DAffine3::from_rotation_translation(
-            glam::DQuat::from_rotation_y((self.yaw as f64).to_radians()),
+            glam::DQuat::from_euler(
+                glam::EulerRot::YXZ,
+                (self.yaw as f64).to_radians(),
+                (self.pitch as f64).to_radians(),
+                (self.roll as f64).to_radians(),
+            ),
             glam::DVec3::new(
                 self.translation[0] as f64,
                 self.translation[1] as f64,

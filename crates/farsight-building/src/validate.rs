@@ -138,7 +138,9 @@ fn positive(at: &str, what: &'static str, v: f32) -> Result<(), RecipeError> {
 
 fn pose(at: &str, p: &Pose) -> Result<(), RecipeError> {
     finite(at, "pose translation", &p.translation)?;
-    finite(at, "pose yaw", &[p.yaw])
+    finite(at, "pose yaw", &[p.yaw])?;
+    finite(at, "pose pitch", &[p.pitch])?;
+    finite(at, "pose roll", &[p.roll])
 }
 
 fn signed_area(points: &[[f32; 2]]) -> f64 {

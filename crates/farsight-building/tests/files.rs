@@ -191,3 +191,68 @@ fn bytes_are_identical_over_20_runs_and_on_1_and_2_threads() {
     });
     assert_eq!(both, reference);
 }
+
+#[test]
+fn one_cache_over_a_city_on_two_threads_gives_the_bytes_of_separate_bakes() {
+    let kit = Kit::builtin("dark-city").unwrap();
+    let city = metropolis(&kit, 2, 3);
+    let ladder = LodPolicy::ladder();
+    let alone: Vec<Vec<u8>> = city
+        .iter()
+        .map(|b| {
+            bake(b, &ladder, &ManifoldKernel)
+                .unwrap()
+                .write_full()
+                .unwrap()
+        })
+        .collect();
+    let cache = MeshCache::new();
+    let records = RecordCache::new();
+    let kernel = Counting::default();
+    let shared: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let h: Vec<_> = city
+            .chunks(2)
+            .map(|chunk| {
+                s.spawn(|| {
+                    chunk
+                        .iter()
+                        .map(|b| {
+                            let (baked, _) = bake_cached(b, &ladder, &kernel, &cache).unwrap();
+                            baked.write_full_with(&records).unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        h.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(shared, alone);
+    // The kit's elements were meshed about once each, not once per building.
+    let elements: usize = city
+        .iter()
+        .map(|b| b.parts.iter().map(|p| p.elements.len()).sum::<usize>())
+        .sum();
+    assert!(
+        cache.hits() > cache.misses(),
+        "{} {}",
+        cache.hits(),
+        cache.misses()
+    );
+    assert!(
+        cache.misses() < elements,
+        "{} of {elements}",
+        cache.misses()
+    );
+}
+
+#[test]
+fn a_bad_structure_record_is_refused_by_kind() {
+    let b = baked();
+    let bytes = b.write_full().unwrap();
+    // The head names the structure record; past the meshes it is the last record.
+    let raw = farsight_format::RawFile::read(&bytes).unwrap();
+    assert!(raw.manifest_text().contains("layout"));
+    assert!(raw.manifest_text().len() < 200, "{}", raw.manifest_text());
+    let last = raw.records().last().unwrap();
+    assert_eq!(last.tag, farsight_building::file::STRUCTURE_TAG);
+}

@@ -106,11 +106,25 @@ fn bake_reuses_unchanged_parts_and_groups() {
     // Level 2: the fin goes (the wall changes), the column vanishes, the lamp's 8
     // segments stay 8, slab, crown unchanged.
     assert_eq!((stats.parts_meshed[2], stats.parts_reused[2]), (1, 3));
-    // Kernel calls: each meshed element once.
+    // Kernel calls: each distinct element once. At level 1 the wall part changed but
+    // its fin did not, so the fin's mesh is level zero's (the element cache), and only
+    // the wall element, the column and the lamp are meshed.
     let meshes = kernel.meshes.load(Ordering::SeqCst);
     let elements_meshed = (5 + 2) /* level 0: wall x2, column, interior x2, slab, crown */
-        + 1 /* floors */ + (2 + 1 + 1) /* level 1 */ + 1 /* level 2: wall */;
+        + 1 /* floors */ + (1 + 1 + 1) /* level 1 */ + 1 /* level 2: wall */;
     assert_eq!(meshes, elements_meshed);
+    let fin = |n: usize| {
+        let wall = baked.level(n).unwrap().part("wall").unwrap();
+        std::sync::Arc::clone(
+            &wall
+                .elements
+                .iter()
+                .find(|e| e.element == "fin")
+                .unwrap()
+                .mesh,
+        )
+    };
+    assert!(std::sync::Arc::ptr_eq(&fin(0), &fin(1)));
     // Reused meshes are the same allocation.
     let l1 = baked.level(1).unwrap();
     let l2 = baked.level(2).unwrap();
@@ -195,5 +209,42 @@ fn far_levels_of_both_kits_coarsen() {
             pieces[0] > pieces[1] && pieces[1] > pieces[2],
             "{name}: {pieces:?}"
         );
+    }
+}
+
+#[test]
+fn both_kits_place_colliders_rooms_and_portals() {
+    for name in ["corporate", "dark-city"] {
+        let kit = Kit::builtin(name).unwrap();
+        let b = kit.building(1, 2, 7);
+        farsight_building::validate(&b).unwrap();
+        let storeys = b.rooms.len();
+        assert!(storeys >= kit.storeys[0] as usize, "{name}");
+        // The door to the street and a stair between each pair of storeys.
+        assert_eq!(b.portals.len(), storeys, "{name}");
+        assert!(b.portals.iter().any(|p| p.id == "door" && p.to.is_none()));
+        let baked = bake(&b, &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+        let facades = b
+            .instances
+            .iter()
+            .filter(|i| kit.facades.contains(&i.part))
+            .count();
+        for n in 0..baked.level_count() {
+            let l = baked.level(n).unwrap();
+            assert!(l.colliders().len() > facades, "{name} level {n}");
+            assert_eq!(l.portals().len(), storeys);
+            assert_eq!(l.rooms().len(), storeys);
+        }
+        // A wall bay's hull stands where the bay is: inside the footprint's box.
+        let first = baked.level(0).unwrap();
+        let room = &b.rooms[0];
+        for c in first.colliders() {
+            for p in &c.hull {
+                assert!(
+                    p[0] >= room.min[0] - 1.0 && p[0] <= room.max[0] + 1.0,
+                    "{p:?}"
+                );
+            }
+        }
     }
 }

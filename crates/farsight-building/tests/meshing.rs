@@ -209,3 +209,69 @@ fn meshing_is_deterministic() {
         assert_eq!(a, mesh_building(&ManifoldKernel, &b).unwrap());
     }
 }
+
+#[test]
+fn cylinders_shade_smooth_around_the_ring_and_boxes_flat() {
+    let cyl = element(
+        "shaft",
+        shape(
+            Geometry::Cylinder {
+                radius: 0.5,
+                height: 2.0,
+                segments: 16,
+            },
+            [0.0, 1.0, 0.0],
+        ),
+        "stone",
+    );
+    let m = mesh_element(&ManifoldKernel, &cyl).unwrap().mesh;
+    let (mut sides, mut caps) = (0, 0);
+    for (p, n) in m.positions.iter().zip(&m.normals) {
+        let n = glam::Vec3::from(*n);
+        assert!((n.length() - 1.0).abs() < 1e-5, "{n}");
+        if n.y.abs() > 0.999 {
+            // A cap vertex: the cap's own normal, split from the sides at the rim.
+            caps += 1;
+            assert!(n.x.abs() < 1e-6 && n.z.abs() < 1e-6, "{n}");
+        } else {
+            // A side vertex: radial, through its own position (smooth, not the flat
+            // normal of one side face, which is radial only at the face's middle).
+            sides += 1;
+            assert!(n.y.abs() < 1e-6, "{n}");
+            let radial = glam::Vec3::new(p[0], 0.0, p[2]).normalize();
+            assert!(n.dot(radial) > 0.9999, "{n} at {p:?}");
+        }
+    }
+    assert!(
+        sides >= 32 && caps >= 32,
+        "{sides} side and {caps} cap vertices"
+    );
+    // Both vertices of one position on a side seam carry one normal.
+    let mut by_pos: std::collections::BTreeMap<[u32; 3], Vec<[u32; 3]>> = Default::default();
+    for (p, n) in m.positions.iter().zip(&m.normals) {
+        if n[1].abs() < 0.5 {
+            by_pos
+                .entry(p.map(f32::to_bits))
+                .or_default()
+                .push(n.map(f32::to_bits));
+        }
+    }
+    assert!(by_pos.values().any(|ns| ns.len() > 1));
+    assert!(by_pos.values().all(|ns| ns.iter().all(|n| n == &ns[0])));
+    // A box stays flat: every normal is an axis.
+    let b = element("b", boxed([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]), "stone");
+    let m = mesh_element(&ManifoldKernel, &b).unwrap().mesh;
+    for n in &m.normals {
+        assert_eq!(n.iter().filter(|v| v.abs() == 1.0).count(), 1, "{n:?}");
+    }
+    // A revolve is smooth about its axis too, and stays a closed solid.
+    let lamp = &sample().parts[2].elements[1];
+    let m = mesh_element(&ManifoldKernel, lamp).unwrap().mesh;
+    closed_solid(&m.positions, &m.indices).unwrap();
+    let tilted = m
+        .normals
+        .iter()
+        .filter(|n| n[1].abs() < 0.999 && n[1].abs() > 1e-3)
+        .count();
+    assert!(tilted > 0);
+}

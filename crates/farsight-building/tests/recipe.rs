@@ -212,3 +212,45 @@ fn both_kits_load_and_make_valid_buildings() {
         Err(KitError::Invalid { .. })
     ));
 }
+
+#[cfg(feature = "bake")]
+#[test]
+fn full_rotations_are_validated_placed_and_kept_by_files() {
+    use farsight_building::bake::{bake, ManifoldKernel};
+    let mut b = sample();
+    // Column c0 (a 6 m cylinder about +Y) tipped onto its side: pitch 90 about +X.
+    let c0 = b.instances.iter().position(|i| i.id == "c0").unwrap();
+    b.instances[c0].pose.pitch = 90.0;
+    b.instances[c0].pose.roll = 10.0;
+    farsight_building::validate(&b).unwrap();
+    let text = ron::ser::to_string(&b).unwrap();
+    assert_eq!(Building::from_ron(&text).unwrap(), b);
+    let mut bad = b.clone();
+    bad.instances[c0].pose.roll = f32::INFINITY;
+    assert_eq!(rule_at(&bad).1, Rule::NonFinite { what: "pose roll" });
+    let baked = bake(&b, &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+    let level = baked.level(0).unwrap();
+    let piece = level
+        .pieces()
+        .find(|p| matches!(p.kind, PieceKind::Element { instance: "c0", .. }))
+        .unwrap();
+    // Lying down: long along Z (pitch turns +Y to +Z), about 0.8 m high.
+    let pb = piece.placed_bounds;
+    let ext = [0, 1, 2].map(|k| pb.max[k] - pb.min[k]);
+    assert!(ext[2] > 5.5 && ext[1] < 2.0, "{ext:?}");
+    // The file keeps the pose, and a reader refuses one that is not a rotation.
+    let back = BakedBuilding::read_full(&baked.write_full().unwrap()).unwrap();
+    assert_eq!(back, baked);
+    let mut broken = baked.clone();
+    broken.levels[0].placements[c0].pose.pitch = f32::NAN;
+    assert!(matches!(
+        BakedBuilding::read(&broken.write_full().unwrap()),
+        Err(FileError::Structure { level: 0, .. })
+    ));
+    // A yaw-only pose is written as before (no pitch or roll).
+    let plain = ron::ser::to_string(&Pose::yawed([1.0, 0.0, 0.0], 90.0)).unwrap();
+    assert!(
+        !plain.contains("pitch") && !plain.contains("roll"),
+        "{plain}"
+    );
+}

@@ -6,10 +6,17 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use farsight_building::bake::{bake, ManifoldKernel};
-use farsight_building::{metropolis, BakedBuilding, Kit, LodCell, LodPolicy};
+use farsight_building::bake::{
+    bake_cached, Kernel, KernelError, KernelMesh, ManifoldKernel, MeshCache,
+};
+use farsight_building::{
+    metropolis, BakedBuilding, Geometry, Kit, LodCell, LodPolicy, RecordCache,
+};
+use farsight_format::MeshData;
+use glam::DAffine3;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -71,8 +78,116 @@ fn load_kit(name: &str) -> Result<Kit, Box<dyn std::error::Error>> {
     Ok(Kit::from_ron(&text).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
+/// Tangents by mikktspace (`bevy_mikktspace`, the generator Bevy runs on a mesh that
+/// has none), per vertex: the value written for the last face corner of that vertex.
+/// A vertex mikktspace leaves without one (a degenerate face with no neighbour)
+/// takes farsight_building's UV-gradient tangent.
+pub fn mikktspace_tangents(m: &MeshData) -> Vec<[f32; 4]> {
+    struct Corners<'a> {
+        mesh: &'a MeshData,
+        out: Vec<[f32; 4]>,
+    }
+    impl Corners<'_> {
+        fn vertex(&self, face: usize, vert: usize) -> usize {
+            self.mesh.indices[face * 3 + vert] as usize
+        }
+    }
+    impl bevy_mikktspace::Geometry for Corners<'_> {
+        fn num_faces(&self) -> usize {
+            self.mesh.indices.len() / 3
+        }
+        fn num_vertices_of_face(&self, _face: usize) -> usize {
+            3
+        }
+        fn position(&self, face: usize, vert: usize) -> [f32; 3] {
+            self.mesh.positions[self.vertex(face, vert)]
+        }
+        fn normal(&self, face: usize, vert: usize) -> [f32; 3] {
+            self.mesh.normals[self.vertex(face, vert)]
+        }
+        fn tex_coord(&self, face: usize, vert: usize) -> [f32; 2] {
+            self.mesh.uvs[self.vertex(face, vert)]
+        }
+        fn set_tangent(
+            &mut self,
+            tangent: Option<bevy_mikktspace::TangentSpace>,
+            face: usize,
+            vert: usize,
+        ) {
+            if let Some(t) = tangent {
+                let v = self.vertex(face, vert);
+                self.out[v] = t.tangent_encoded();
+            }
+        }
+    }
+    let mut corners = Corners {
+        mesh: m,
+        out: farsight_building::uv_gradient_tangents(m),
+    };
+    // The error type has no values: generation cannot fail.
+    let _ = bevy_mikktspace::generate_tangents(&mut corners);
+    corners.out
+}
+
+/// A kernel that times every call of the one it wraps (the bake's kernel share).
+struct Timed<K> {
+    kernel: K,
+    nanos: AtomicU64,
+}
+
+impl<K> Timed<K> {
+    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+
+    fn spent(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+}
+
+impl<K: Kernel> Kernel for Timed<K> {
+    type Solid = K::Solid;
+    fn solid(
+        &self,
+        geometry: &Geometry,
+        transform: &DAffine3,
+        operand: u32,
+    ) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.solid(geometry, transform, operand))
+    }
+    fn union(&self, solids: &[Self::Solid]) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.union(solids))
+    }
+    fn subtract(
+        &self,
+        solid: &Self::Solid,
+        cutter: &Self::Solid,
+    ) -> Result<Self::Solid, KernelError> {
+        self.time(|| self.kernel.subtract(solid, cutter))
+    }
+    fn mesh(&self, solid: &Self::Solid) -> Result<KernelMesh, KernelError> {
+        self.time(|| self.kernel.mesh(solid))
+    }
+}
+
+/// Seconds per phase, summed over the threads.
+#[derive(Default)]
+struct Phases {
+    kernel: f64,
+    bake: f64,
+    full: f64,
+    cooked: f64,
+}
+
 struct Baked {
     id: String,
+    bake: f64,
+    full_secs: f64,
+    cooked_secs: f64,
     drawn: Vec<usize>,
     pieces: Vec<usize>,
     unique: usize,
@@ -99,18 +214,34 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
             .expect("a valid template"),
     );
     let start = Instant::now();
+    // One cache for the city: each distinct element of the kit is meshed once.
+    let cache = MeshCache::new();
+    let (full_records, cooked_records) = (RecordCache::new(), RecordCache::new());
+    let kernel = Timed {
+        kernel: ManifoldKernel,
+        nanos: AtomicU64::new(0),
+    };
     let results: Vec<Result<Baked, String>> = pool.install(|| {
         city.par_iter()
             .map(|b| {
-                let baked = bake(b, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
-                let full = baked.write_full().map_err(|e| e.to_string())?;
+                let t0 = Instant::now();
+                let (baked, _) =
+                    bake_cached(b, &ladder, &kernel, &cache).map_err(|e| e.to_string())?;
+                let t1 = Instant::now();
+                let full = baked
+                    .write_full_with(&full_records)
+                    .map_err(|e| e.to_string())?;
+                let t2 = Instant::now();
                 let path = a.out.join(format!("{}.farsight", b.id));
                 std::fs::write(&path, &full).map_err(|e| format!("{}: {e}", path.display()))?;
                 let mut cooked = 0;
+                let mut cooked_secs = 0.0;
                 if a.cooked {
+                    let t3 = Instant::now();
                     let bytes = baked
-                        .write_cooked(&farsight_building::uv_gradient_tangents)
+                        .write_cooked_with(&mikktspace_tangents, &cooked_records)
                         .map_err(|e| e.to_string())?;
+                    cooked_secs = t3.elapsed().as_secs_f64();
                     let path = a.out.join(format!("{}.cooked.farsight", b.id));
                     std::fs::write(&path, &bytes)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -119,6 +250,9 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
                 bar.inc(1);
                 Ok(Baked {
                     id: b.id.clone(),
+                    bake: (t1 - t0).as_secs_f64(),
+                    full_secs: (t2 - t1).as_secs_f64(),
+                    cooked_secs,
                     drawn: baked.levels.iter().map(|l| l.drawn_triangles()).collect(),
                     pieces: baked.levels.iter().map(|l| l.pieces().count()).collect(),
                     unique: baked.triangles(),
@@ -131,6 +265,12 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
     let elapsed = start.elapsed();
     bar.finish_and_clear();
     let results: Vec<Baked> = results.into_iter().collect::<Result<_, _>>()?;
+    let phases = Phases {
+        kernel: kernel.spent().as_secs_f64(),
+        bake: results.iter().map(|b| b.bake).sum(),
+        full: results.iter().map(|b| b.full_secs).sum(),
+        cooked: results.iter().map(|b| b.cooked_secs).sum(),
+    };
     print!(
         "{}",
         table(
@@ -141,6 +281,15 @@ fn buildings(a: BuildingsArgs) -> Result<(), Box<dyn std::error::Error>> {
             a.cooked,
             elapsed.as_secs_f64()
         )
+    );
+    println!(
+        "phases           kernel {:.2} s, rest of bake {:.2} s, full files {:.2} s, cooked files {:.2} s (summed over threads); {} elements meshed, {} from the cache",
+        phases.kernel,
+        (phases.bake - phases.kernel).max(0.0),
+        phases.full,
+        phases.cooked,
+        cache.misses(),
+        cache.hits()
     );
     println!("wrote {} buildings to {}", results.len(), a.out.display());
     Ok(())
@@ -219,6 +368,19 @@ pub fn describe(bytes: &[u8]) -> Option<String> {
                 "cooked (no recipe)"
             };
             let _ = writeln!(w, "\nbuilding    {} — {kind}", b.id());
+            if let Some(r) = raw
+                .records()
+                .find(|r| r.tag == farsight_building::file::STRUCTURE_TAG)
+            {
+                let _ = writeln!(
+                    w,
+                    "structure   record #{} ({}): {} bytes, compact RON in zstd (layout {})",
+                    r.index.0,
+                    r.tag,
+                    r.bytes.len(),
+                    farsight_building::file::LAYOUT
+                );
+            }
             if let Some(r) = &b.recipe {
                 let _ = writeln!(
                     w,
@@ -284,6 +446,7 @@ mod tests {
             a.contains("full") && a.contains("level 2") && a.contains("35 m"),
             "{a}"
         );
+        assert!(a.contains("structure   record #"), "{a}");
         let b = describe(&cooked).unwrap();
         assert!(b.contains("cooked"), "{b}");
         let _ = std::fs::remove_dir_all(&dir);
@@ -315,5 +478,109 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("levels[2].cell"), "{err}");
         assert!(!dir.exists());
+    }
+}
+
+#[cfg(test)]
+mod tangent_tests {
+    use super::*;
+    use farsight_building::bake::{bake, ManifoldKernel};
+    use farsight_building::{Building, Element, Instance, Part, Pose, Shape, Side};
+
+    /// One part: a 16-segment column and a box, both on the +Y axis.
+    fn column() -> Building {
+        let element = |id: &str, geometry: Geometry, y: f32| Element {
+            id: id.into(),
+            shape: Shape {
+                geometry,
+                at: Pose::yawed([0.0, y, 0.0], 0.0),
+            },
+            union: vec![],
+            cutters: vec![],
+            side: Side::Exterior,
+            binding: "stone".into(),
+            far: false,
+        };
+        Building {
+            id: "column".into(),
+            palette: Default::default(),
+            parts: vec![Part {
+                id: "column".into(),
+                storey: None,
+                elements: vec![
+                    element(
+                        "shaft",
+                        Geometry::Cylinder {
+                            radius: 0.5,
+                            height: 3.0,
+                            segments: 16,
+                        },
+                        1.5,
+                    ),
+                    element(
+                        "plinth",
+                        Geometry::Box {
+                            size: [1.4, 0.4, 1.4],
+                        },
+                        -0.2,
+                    ),
+                ],
+            }],
+            instances: vec![Instance {
+                id: "c".into(),
+                part: "column".into(),
+                pose: Pose::default(),
+                attachment: None,
+                overrides: Default::default(),
+            }],
+            merge_groups: vec![],
+            colliders: vec![],
+            rooms: vec![],
+            portals: vec![],
+        }
+    }
+
+    #[test]
+    fn cooked_tangents_are_mikktspaces() {
+        let baked = bake(&column(), &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+        let cooked =
+            BakedBuilding::read_cooked(&baked.write_cooked(&mikktspace_tangents).unwrap()).unwrap();
+        let level = baked.level(0).unwrap();
+        let back = cooked.level(0).unwrap();
+        let mut compared = 0;
+        for (e, c) in level.parts[0].elements.iter().zip(&back.parts[0].elements) {
+            let data = farsight_building::to_mesh_data(&e.mesh);
+            let want = mikktspace_tangents(&data);
+            // The cook reorders vertices: find each cooked vertex's source by its
+            // position, normal and UV (quantised, so the nearest).
+            for (v, t) in c.mesh.tangents.iter().enumerate() {
+                let key = |p: &[f32; 3], n: &[f32; 3], uv: &[f32; 2]| {
+                    let d = |a: &[f32], b: &[f32]| {
+                        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f32>()
+                    };
+                    d(p, &c.mesh.positions[v]) + d(n, &c.mesh.normals[v]) + d(uv, &c.mesh.uvs[v])
+                };
+                let src = (0..data.positions.len())
+                    .min_by(|&a, &b| {
+                        let ka = key(&data.positions[a], &data.normals[a], &data.uvs[a]);
+                        let kb = key(&data.positions[b], &data.normals[b], &data.uvs[b]);
+                        ka.total_cmp(&kb)
+                    })
+                    .unwrap();
+                let w = want[src];
+                let dot: f32 = (0..3).map(|k| w[k] * t[k]).sum();
+                assert!(dot > 0.999, "{} vertex {v}: {t:?} against {w:?}", e.element);
+                assert_eq!(w[3], t[3], "{} vertex {v}: handedness", e.element);
+                compared += 1;
+            }
+        }
+        assert!(compared > 60, "{compared}");
+        // On the curved side, mikktspace's tangent follows the ring: horizontal.
+        let shaft = &back.parts[0].elements[0].mesh;
+        for (n, t) in shaft.normals.iter().zip(&shaft.tangents) {
+            if n[1].abs() < 0.5 {
+                assert!(t[1].abs() < 1e-2, "{t:?}");
+            }
+        }
     }
 }

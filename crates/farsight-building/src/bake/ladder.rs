@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::kernel::{Kernel, KernelError};
-use super::meshing::{mesh_group, mesh_part, place_colliders, placements};
+use super::meshing::{mesh_group, mesh_part_cached, place_colliders, placements, MeshCache};
 use super::simplify::simplified_building;
 use crate::baked::BakedBuilding;
 use crate::mesh::{MergedGroup, MeshedBuilding, PartMeshes};
@@ -65,11 +65,25 @@ pub fn bake<K: Kernel>(
     bake_with_stats(building, ladder, kernel).map(|(b, _)| b)
 }
 
-/// [`bake`], also saying what was meshed and what reused.
+/// [`bake`], also saying what was meshed and what reused. Elements are meshed through
+/// a [`MeshCache`] of this bake alone: one a simplification left alone, or that two
+/// parts share, is meshed once.
 pub fn bake_with_stats<K: Kernel>(
     building: &Building,
     ladder: &[LodPolicy],
     kernel: &K,
+) -> Result<(BakedBuilding, BakeStats), BakeError> {
+    bake_cached(building, ladder, kernel, &MeshCache::new())
+}
+
+/// [`bake_with_stats`] through a caller's `cache`, which may outlive the bake: baking
+/// a city building by building (on any number of threads) with one cache meshes each
+/// distinct element of the kit once. The bytes are those of a bake without it.
+pub fn bake_cached<K: Kernel>(
+    building: &Building,
+    ladder: &[LodPolicy],
+    kernel: &K,
+    cache: &MeshCache,
 ) -> Result<(BakedBuilding, BakeStats), BakeError> {
     crate::validate(building)?;
     LodPolicy::check(ladder)?;
@@ -106,7 +120,7 @@ pub fn bake_with_stats<K: Kernel>(
                     reused += 1;
                 }
                 None => {
-                    parts.push(mesh_part(kernel, part).map_err(kerr)?);
+                    parts.push(mesh_part_cached(kernel, part, cache).map_err(kerr)?);
                     meshed += 1;
                 }
             }

@@ -4,7 +4,8 @@
 //! batches by material and side.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use glam::{DAffine3, DVec3, Vec3};
 
@@ -13,18 +14,37 @@ use crate::mesh::{
     Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,
     PartMeshes, PlacedCollider, Placement,
 };
-use crate::recipe::{Building, Element, Instance, MergeGroup, Part, Shape, Side};
+use crate::recipe::{Building, Element, Geometry, Instance, MergeGroup, Part, Shape, Side};
 
 /// Twice the area (m², as the cross product's length) under which a kernel triangle
 /// is dropped as degenerate. The kernel leaves the odd sliver (a union of 100 boxes
 /// leaves one).
 pub const MIN_DOUBLE_AREA: f64 = 1e-9;
 
+/// The angle (degrees) between two faces of a curved shape above which their shared
+/// vertices keep a hard edge: a cylinder's side meets its caps at 90 degrees and stays
+/// sharp, while its sides (45 degrees apart at the fewest segments, eight) shade smooth.
+pub const CREASE_DEGREES: f64 = 60.0;
+
 /// Kernel output made into a drawable mesh: zero-area triangles dropped, vertices
 /// split per face so each face is flat shaded, UVs planar in metres by the face's
 /// dominant axis, every face's source kept. `cut(operand)` says whether an operand is
 /// a cutter. Deterministic: output order follows the kernel's triangle order.
 pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -> bool) -> Mesh {
+    to_mesh_shaded(k, keep, cut, |_| false)
+}
+
+/// [`to_mesh`], with the faces of every operand `smooth` names (a cylinder's, a
+/// revolve's) shaded smooth: a vertex's normal is the mean of the unit normals of
+/// the operand's faces around it that lie within [`CREASE_DEGREES`] of its own face.
+/// Vertices stay split per face (each face keeps its planar UVs), so a smooth ring is
+/// one normal per position on both sides of every seam.
+pub fn to_mesh_shaded(
+    k: &KernelMesh,
+    keep: impl Fn(usize) -> bool,
+    cut: impl Fn(u32) -> bool,
+    smooth: impl Fn(u32) -> bool,
+) -> Mesh {
     let tri_ok: Vec<bool> = (0..k.triangles.len())
         .map(|t| {
             let [a, b, c] = k.triangles[t].map(|i| DVec3::from(k.positions[i as usize]));
@@ -34,12 +54,32 @@ pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -
     // Face normals: area-weighted sums per (operand, face).
     let mut face_normals: BTreeMap<(u32, u32), DVec3> = BTreeMap::new();
     for (t, tri) in k.triangles.iter().enumerate() {
-        if !tri_ok[t] {
+        let [a, b, c] = tri.map(|i| DVec3::from(k.positions[i as usize]));
+        let area = (b - a).cross(c - a);
+        if area.length() <= MIN_DOUBLE_AREA {
             continue;
         }
-        let [a, b, c] = tri.map(|i| DVec3::from(k.positions[i as usize]));
-        *face_normals.entry((k.operands[t], k.faces[t])).or_default() += (b - a).cross(c - a);
+        *face_normals.entry((k.operands[t], k.faces[t])).or_default() += area;
     }
+    for n in face_normals.values_mut() {
+        *n = n.normalize_or_zero();
+    }
+    // Per smooth operand, the faces around each kernel vertex (from every triangle,
+    // kept or not, so a batch split by material shades as the whole solid does).
+    let mut around: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+    for (t, tri) in k.triangles.iter().enumerate() {
+        let o = k.operands[t];
+        if !smooth(o) || !face_normals.contains_key(&(o, k.faces[t])) {
+            continue;
+        }
+        for &v in tri {
+            let faces = around.entry((o, v)).or_default();
+            if !faces.contains(&k.faces[t]) {
+                faces.push(k.faces[t]);
+            }
+        }
+    }
+    let crease = CREASE_DEGREES.to_radians().cos();
     let mut mesh = Mesh::default();
     let mut vertex_of: BTreeMap<(u32, u32, u32), u32> = BTreeMap::new();
     for (t, tri) in k.triangles.iter().enumerate() {
@@ -47,11 +87,20 @@ pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -
             continue;
         }
         let key = (k.operands[t], k.faces[t]);
-        let n = face_normals[&key].normalize_or_zero();
+        let n = face_normals[&key];
         for &v in tri {
             let next = mesh.positions.len() as u32;
             let index = *vertex_of.entry((key.0, key.1, v)).or_insert_with(|| {
                 let p = k.positions[v as usize];
+                let shade = match around.get(&(key.0, v)) {
+                    Some(faces) => faces
+                        .iter()
+                        .map(|&f| face_normals[&(key.0, f)])
+                        .filter(|m| m.dot(n) >= crease)
+                        .sum::<DVec3>()
+                        .normalize_or(n),
+                    None => n,
+                };
                 let a = n.abs();
                 let uv = if a.x >= a.y && a.x >= a.z {
                     [p[2] * n.x.signum(), p[1]]
@@ -61,7 +110,7 @@ pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -
                     [-p[0] * n.z.signum(), p[1]]
                 };
                 mesh.positions.push([p[0] as f32, p[1] as f32, p[2] as f32]);
-                mesh.normals.push(n.as_vec3().into());
+                mesh.normals.push(shade.as_vec3().into());
                 mesh.uvs.push([uv[0] as f32, uv[1] as f32]);
                 next
             });
@@ -73,6 +122,11 @@ pub fn to_mesh(k: &KernelMesh, keep: impl Fn(usize) -> bool, cut: impl Fn(u32) -
         });
     }
     mesh
+}
+
+/// Whether a geometry is curved: its faces shade smooth around the ring.
+pub fn is_curved(g: &Geometry) -> bool {
+    matches!(g, Geometry::Cylinder { .. } | Geometry::Revolve { .. })
 }
 
 /// The shapes of an element in operand order: its shape, union members, cutters.
@@ -109,23 +163,133 @@ pub fn element_solid<K: Kernel>(
 
 /// Meshes one element in part space.
 pub fn mesh_element<K: Kernel>(kernel: &K, e: &Element) -> Result<ElementMesh, KernelError> {
+    let mesh = Arc::new(element_mesh(kernel, e)?);
+    Ok(element_mesh_of(e, mesh))
+}
+
+fn element_mesh<K: Kernel>(kernel: &K, e: &Element) -> Result<Mesh, KernelError> {
     let solid = element_solid(kernel, e, &DAffine3::IDENTITY, 0)?;
     let first_cutter = 1 + e.union.len() as u32;
-    let mesh = to_mesh(&kernel.mesh(&solid)?, |_| true, |o| o >= first_cutter);
-    Ok(ElementMesh {
+    let curved: Vec<bool> = element_shapes(e).map(|s| is_curved(&s.geometry)).collect();
+    Ok(to_mesh_shaded(
+        &kernel.mesh(&solid)?,
+        |_| true,
+        |o| o >= first_cutter,
+        |o| curved.get(o as usize).copied().unwrap_or(false),
+    ))
+}
+
+fn element_mesh_of(e: &Element, mesh: Arc<Mesh>) -> ElementMesh {
+    ElementMesh {
         element: e.id.clone(),
         binding: e.binding.clone(),
         side: e.side,
         bounds: mesh.bounds(),
-        mesh: Arc::new(mesh),
-    })
+        mesh,
+    }
+}
+
+/// Element meshes by what they are made of (shape, union members, cutters), shared
+/// by every part, level and building meshed with the cache: a kit's parts repeat over
+/// a whole city, and an element a simplification left alone repeats over levels. The
+/// mesh of an element depends on nothing else (provenance numbers its own shapes), so
+/// a hit is the mesh the kernel would have made, and the bytes do not depend on which
+/// thread meshed it first.
+#[derive(Debug, Default)]
+pub struct MeshCache {
+    meshes: Mutex<BTreeMap<Vec<u32>, Arc<Mesh>>>,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+}
+
+impl MeshCache {
+    /// An empty cache.
+    pub fn new() -> MeshCache {
+        MeshCache::default()
+    }
+
+    /// Elements answered from the cache.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    /// Elements meshed through the kernel.
+    pub fn misses(&self) -> usize {
+        self.misses.load(Ordering::Relaxed)
+    }
+
+    /// The element's mesh, from the cache or meshed (and kept). Two threads asking for
+    /// one new element at once may both mesh it; the first kept wins, and both are
+    /// equal.
+    pub fn element<K: Kernel>(&self, kernel: &K, e: &Element) -> Result<ElementMesh, KernelError> {
+        let key = geometry_key(e);
+        let found = self.lock().get(&key).cloned();
+        if let Some(mesh) = found {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(element_mesh_of(e, mesh));
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let mesh = Arc::new(element_mesh(kernel, e)?);
+        let mesh = Arc::clone(self.lock().entry(key).or_insert(mesh));
+        Ok(element_mesh_of(e, mesh))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Vec<u32>, Arc<Mesh>>> {
+        // A panic while holding the lock leaves a map of complete entries.
+        self.meshes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The words an element's mesh is a function of: per shape (shape, members, cutters,
+/// each group counted) its geometry's kind, numbers (as bits) and pose.
+fn geometry_key(e: &Element) -> Vec<u32> {
+    let mut key = vec![e.union.len() as u32, e.cutters.len() as u32];
+    for s in element_shapes(e) {
+        match &s.geometry {
+            Geometry::Box { size } => {
+                key.push(0);
+                key.extend(size.map(f32::to_bits));
+            }
+            Geometry::ChamferedBox { size, chamfer } => {
+                key.push(1);
+                key.extend(size.map(f32::to_bits));
+                key.push(chamfer.to_bits());
+            }
+            Geometry::Cylinder {
+                radius,
+                height,
+                segments,
+            } => {
+                key.extend([2, radius.to_bits(), height.to_bits(), *segments]);
+            }
+            Geometry::Revolve { profile, segments } => {
+                key.extend([3, *segments, profile.len() as u32]);
+                key.extend(profile.iter().flatten().map(|v| v.to_bits()));
+            }
+            Geometry::Extrusion { polygon, height } => {
+                key.extend([4, height.to_bits(), polygon.len() as u32]);
+                key.extend(polygon.iter().flatten().map(|v| v.to_bits()));
+            }
+        }
+        key.extend(s.at.words());
+    }
+    key
 }
 
 /// Meshes every element of a part (elements the kernel leaves empty are dropped).
 pub fn mesh_part<K: Kernel>(kernel: &K, part: &Part) -> Result<PartMeshes, KernelError> {
+    mesh_part_cached(kernel, part, &MeshCache::new())
+}
+
+/// [`mesh_part`], taking each element's mesh from `cache` when it has it.
+pub fn mesh_part_cached<K: Kernel>(
+    kernel: &K,
+    part: &Part,
+    cache: &MeshCache,
+) -> Result<PartMeshes, KernelError> {
     let mut elements = Vec::with_capacity(part.elements.len());
     for e in &part.elements {
-        let m = mesh_element(kernel, e)?;
+        let m = cache.element(kernel, e)?;
         if m.mesh.triangle_count() > 0 {
             elements.push(m);
         }
@@ -156,6 +320,7 @@ pub fn mesh_group<K: Kernel>(
 ) -> Result<MergedGroup, KernelError> {
     let mut operands: Vec<Operand> = Vec::new();
     let mut cut_ops: Vec<bool> = Vec::new();
+    let mut curved: Vec<bool> = Vec::new();
     let mut keys: Vec<(String, Side)> = Vec::new();
     let mut solids = Vec::new();
     let mut storeys = Vec::new();
@@ -171,7 +336,8 @@ pub fn mesh_group<K: Kernel>(
         for e in &part.elements {
             let first = operands.len() as u32;
             let first_cutter = 1 + e.union.len();
-            for (k, _) in element_shapes(e).enumerate() {
+            for (k, shape) in element_shapes(e).enumerate() {
+                curved.push(is_curved(&shape.geometry));
                 operands.push(Operand {
                     instance: inst.id.clone(),
                     element: e.id.clone(),
@@ -194,6 +360,7 @@ pub fn mesh_group<K: Kernel>(
                 shape: k as u32,
             });
             cut_ops.push(true);
+            curved.push(false);
             keys.push((String::new(), Side::Exterior));
             cutters.push(kernel.solid(&s.geometry, &s.at.daffine(), operand)?);
         }
@@ -221,7 +388,12 @@ pub fn mesh_group<K: Kernel>(
     let mut batches = Vec::with_capacity(distinct.len());
     let mut bounds = Aabb::EMPTY;
     for key in distinct {
-        let mesh = to_mesh(&km, |t| batch_keys[t] == key, |o| cut_ops[o as usize]);
+        let mesh = to_mesh_shaded(
+            &km,
+            |t| batch_keys[t] == key,
+            |o| cut_ops[o as usize],
+            |o| curved[o as usize],
+        );
         if mesh.triangle_count() == 0 {
             continue;
         }

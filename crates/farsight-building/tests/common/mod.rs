@@ -15,10 +15,7 @@ use glam::DAffine3;
 pub fn shape(geometry: Geometry, t: [f32; 3]) -> Shape {
     Shape {
         geometry,
-        at: Pose {
-            translation: t,
-            yaw: 0.0,
-        },
+        at: Pose::yawed(t, 0.0),
     }
 }
 
@@ -129,10 +126,7 @@ pub fn sample() -> Building {
     let inst = |id: &str, part: &str, t: [f32; 3], yaw: f32| Instance {
         id: id.into(),
         part: part.into(),
-        pose: Pose {
-            translation: t,
-            yaw,
-        },
+        pose: Pose::yawed(t, yaw),
         attachment: None,
         overrides: BTreeMap::new(),
     };
@@ -321,20 +315,14 @@ pub fn row(n: usize) -> Building {
         b.instances.push(Instance {
             id: format!("w{i}"),
             part: "wall".into(),
-            pose: Pose {
-                translation: [i as f32 * 6.0, 0.0, 0.0],
-                yaw: 0.0,
-            },
+            pose: Pose::yawed([i as f32 * 6.0, 0.0, 0.0], 0.0),
             attachment: None,
             overrides: BTreeMap::new(),
         });
         b.instances.push(Instance {
             id: format!("c{i}"),
             part: "column".into(),
-            pose: Pose {
-                translation: [i as f32 * 6.0 + 3.0, 0.0, 0.5],
-                yaw: 0.0,
-            },
+            pose: Pose::yawed([i as f32 * 6.0 + 3.0, 0.0, 0.5], 0.0),
             attachment: None,
             overrides: BTreeMap::new(),
         });
