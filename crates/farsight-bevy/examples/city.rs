@@ -18,13 +18,6 @@ use common::{Args, FlyCamera, Screenshot};
 use farsight_bevy::{FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightWorld};
 use farsight_view::{scenes, ObjectId, ObjectStore};
 
-/// Level tints: green, yellow, red (the pixel check in `.ci/run` looks for them).
-const TINTS: [Color; 3] = [
-    Color::srgb(0.1, 0.85, 0.1),
-    Color::srgb(0.9, 0.85, 0.05),
-    Color::srgb(0.9, 0.08, 0.05),
-];
-
 #[derive(Resource)]
 struct Palette {
     tint: bool,
@@ -89,13 +82,7 @@ fn setup(
             materials.add(Color::srgb(g, g * 0.97, g * 0.92))
         })
         .collect();
-    let tints = TINTS.map(|c| {
-        materials.add(StandardMaterial {
-            base_color: c,
-            perceptual_roughness: 0.9,
-            ..default()
-        })
-    });
+    let tints = common::level_tints(&mut materials);
 
     for i in 0..store.len() as u32 {
         let id = ObjectId(i);

@@ -49,6 +49,25 @@
 //! not arrived is replaced by the nearest loaded coarser level (then a finer one):
 //! never a hole.
 //!
+//! # Baked buildings
+//!
+//! [`BuildingLoader`] loads the building files of farsight-building (`*.farsight`):
+//! the full file (version 1) and the cooked file (version 2), chosen by the version
+//! word. Its meshes become Bevy meshes in the loader, on the IO pool (positions,
+//! normals, UVs and tangents; the file's tangents, or ones made from the UVs), kept in
+//! the render world only, and every entity a spawn makes is planned there
+//! ([`BuildingAsset::pieces`]): a bad file is a [`BuildingLoadError`] naming what was
+//! found, and nothing is spawned. Spawn a [`FarsightBuilding`] with a `Transform`:
+//! each piece of each level becomes one child entity ([`BuildingPiece`]) with the
+//! `VisibilityRange` farsight-building's `bands` gives it (measured to its origin,
+//! `use_aabb` off, as the seed says), the `Aabb` the file recorded, and the shared
+//! material of its name from [`BuildingPalette`]. A piece a coarser level left
+//! unchanged is one entity whose band spans both levels; every placement of a part at a
+//! level shares one `Handle<Mesh>`, so they batch. The building entity gets
+//! [`BuildingColliders`] (level zero's hulls) and [`BuildingSpaces`] (rooms and
+//! portals); despawning it despawns its pieces. Pieces are not mirrored into the
+//! entity LOD store: their bands are their LOD, and Bevy culls them.
+//!
 //! # Regions
 //!
 //! Insert a [`FarsightRegions`] resource (a scene index written by farsight-stream) and
@@ -79,7 +98,18 @@
 //! a level swap is instant (farsight's `enable_fade_transitions` is left off), and
 //! exactly one level casts. An entity the camera culls by distance or size still
 //! casts, as seed 002's scene list says, because shadow views keep their own lists.
+//!
+//! Building pieces are the exception: they crossfade, because their levels are bands
+//! (seed 004). Over a crossfade margin (a tenth of the boundary distance) both levels
+//! of a piece cast their full shadow; they are two versions of the same solid at the
+//! same place, so the shadow is their union, at most the finer level's small features
+//! a few metres longer.
 
+mod buildings;
+// The README's Rust code compiles as this crate's doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
 mod lod;
 mod regions;
 mod terrain;
@@ -87,6 +117,11 @@ mod terrain;
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 use bevy::ecs::schedule::SystemSet;
 
+pub use buildings::{
+    plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError, BuildingLoader,
+    BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces, BuildingSpawned,
+    FarsightBuilding, FarsightBuildingsPlugin,
+};
 pub use lod::{
     FarsightLod, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin, FarsightSettings,
     FarsightStereo, FarsightWorld,
@@ -132,5 +167,6 @@ impl PluginGroup for FarsightPlugin {
             .add(FarsightLodPlugin)
             .add(FarsightRegionsPlugin)
             .add(FarsightTerrainPlugin)
+            .add(FarsightBuildingsPlugin)
     }
 }

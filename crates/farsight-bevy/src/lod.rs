@@ -25,7 +25,7 @@ use farsight_view::{
     Residency, Visibility as FarsightVisibility, VisibilitySystem,
 };
 
-use crate::FarsightSet;
+use crate::{BuildingPiece, FarsightSet};
 
 /// One level of a [`FarsightLod`]: the mesh drawn and where it stops.
 #[derive(Clone, Debug, PartialEq)]
@@ -453,15 +453,18 @@ fn mirror(
     mut removed_mesh: RemovedComponents<Mesh3d>,
     mut removed_transform: RemovedComponents<GlobalTransform>,
     mut removed_lod: RemovedComponents<FarsightLod>,
-    all: Query<NewObject>,
+    all: Query<NewObject, Without<BuildingPiece>>,
     added: Query<
         NewObject,
-        Or<(
-            Added<Mesh3d>,
-            Added<GlobalTransform>,
-            Changed<FarsightLod>,
-            Changed<NotShadowCaster>,
-        )>,
+        (
+            Or<(
+                Added<Mesh3d>,
+                Added<GlobalTransform>,
+                Changed<FarsightLod>,
+                Changed<NotShadowCaster>,
+            )>,
+            Without<BuildingPiece>,
+        ),
     >,
     moved: Query<(Entity, &GlobalTransform), (With<Mesh3d>, Changed<GlobalTransform>)>,
     shown: Query<(Entity, &InheritedVisibility), (With<Mesh3d>, Changed<InheritedVisibility>)>,

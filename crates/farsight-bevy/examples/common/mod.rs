@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::app::ScheduleRunnerPlugin;
+use bevy::asset::AssetPlugin;
 use bevy::camera::RenderTarget;
 use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::prelude::*;
@@ -74,6 +75,12 @@ impl Args {
                     a.height = h;
                 }
                 f if known.contains(&f) => a.rest.push(f.to_string()),
+                // A known flag spelt `--flag=` in `known` takes a value.
+                f if known.contains(&format!("{f}=").as_str()) => {
+                    let v = value()?;
+                    a.rest.push(f.to_string());
+                    a.rest.push(v);
+                }
                 f => return Err(format!("unknown option {f:?}")),
             }
         }
@@ -93,21 +100,43 @@ impl Args {
     pub fn has(&self, flag: &str) -> bool {
         self.rest.iter().any(|f| f == flag)
     }
+
+    /// The value given to a flag declared as `--flag=`.
+    pub fn value(&self, flag: &str) -> Option<&str> {
+        let i = self.rest.iter().position(|f| f == flag)?;
+        self.rest.get(i + 1).map(String::as_str)
+    }
 }
 
 /// The app: a window, or none with `--screenshot`.
 pub fn app(args: &Args, title: &str) -> App {
+    app_with_assets(args, title, None)
+}
+
+/// [`app`] with the asset folder at `assets` (Bevy's default, `assets/`, when `None`).
+pub fn app_with_assets(args: &Args, title: &str, assets: Option<&std::path::Path>) -> App {
     let mut app = App::new();
+    let asset_plugin = AssetPlugin {
+        file_path: assets.map_or_else(
+            || AssetPlugin::default().file_path,
+            |p| p.to_string_lossy().into_owned(),
+        ),
+        ..default()
+    };
     match &args.screenshot {
         None => {
-            app.add_plugins(DefaultPlugins.set(WindowPlugin {
-                primary_window: Some(Window {
-                    title: title.into(),
-                    resolution: WindowResolution::new(args.width, args.height),
-                    ..default()
-                }),
-                ..default()
-            }));
+            app.add_plugins(
+                DefaultPlugins
+                    .set(WindowPlugin {
+                        primary_window: Some(Window {
+                            title: title.into(),
+                            resolution: WindowResolution::new(args.width, args.height),
+                            ..default()
+                        }),
+                        ..default()
+                    })
+                    .set(asset_plugin),
+            );
         }
         Some(path) => {
             app.add_plugins((
@@ -117,6 +146,7 @@ pub fn app(args: &Args, title: &str) -> App {
                         exit_condition: ExitCondition::DontExit,
                         ..default()
                     })
+                    .set(asset_plugin)
                     .disable::<WinitPlugin>(),
                 ScheduleRunnerPlugin::run_loop(Duration::ZERO),
             ));
@@ -288,4 +318,22 @@ pub fn fly_camera(
         };
         t.translation += dir.normalize_or_zero() * fly.speed * boost * time.delta_secs();
     }
+}
+
+/// Level tints: green, yellow, red (the pixel checks of `.ci/screenshots` look for them).
+pub const LEVEL_TINTS: [Color; 3] = [
+    Color::srgb(0.1, 0.85, 0.1),
+    Color::srgb(0.9, 0.85, 0.05),
+    Color::srgb(0.9, 0.08, 0.05),
+];
+
+/// One rough material per [`LEVEL_TINTS`] colour.
+pub fn level_tints(materials: &mut Assets<StandardMaterial>) -> [Handle<StandardMaterial>; 3] {
+    LEVEL_TINTS.map(|c| {
+        materials.add(StandardMaterial {
+            base_color: c,
+            perceptual_roughness: 0.9,
+            ..default()
+        })
+    })
 }
