@@ -46,10 +46,7 @@ fn app(assets: Option<PathBuf>) -> App {
 fn boxed(size: [f32; 3], t: [f32; 3]) -> Shape {
     Shape {
         geometry: Geometry::Box { size },
-        at: Pose {
-            translation: t,
-            yaw: 0.0,
-        },
+        at: Pose::yawed(t, 0.0),
     }
 }
 
@@ -69,10 +66,7 @@ fn place(id: String, part: &str, t: [f32; 3]) -> Instance {
     Instance {
         id,
         part: part.into(),
-        pose: Pose {
-            translation: t,
-            yaw: 0.0,
-        },
+        pose: Pose::yawed(t, 0.0),
         attachment: None,
         overrides: BTreeMap::new(),
     }
@@ -96,10 +90,7 @@ fn row(n: usize) -> Building {
                 height: 6.0,
                 segments: 32,
             },
-            at: Pose {
-                translation: [0.0, 3.0, 0.0],
-                yaw: 0.0,
-            },
+            at: Pose::yawed([0.0, 3.0, 0.0], 0.0),
         },
         "stone",
     );
