@@ -51,8 +51,9 @@ use std::time::{Duration, Instant};
 use bevy::asset::{AssetEventSystems, AssetPlugin};
 use bevy::camera::visibility::{VisibilityRange, VisibilitySystems};
 use bevy::camera::CameraPlugin;
-use bevy::ecs::schedule::{ApplyDeferred, ExecutorKind, InternedSystemSet, SystemKey, SystemSet};
-use bevy::ecs::system::System as _;
+use bevy::ecs::schedule::{
+    ApplyDeferred, InternedSystemSet, SingleThreadedExecutor, SystemKey, SystemSet,
+};
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
 use bevy::transform::{TransformPlugin, TransformSystems};
@@ -124,7 +125,7 @@ fn build(n: usize, side: Side) -> App {
     app.init_asset::<StandardMaterial>();
     app.init_resource::<Clock>();
     app.edit_schedule(PostUpdate, |s| {
-        s.set_executor_kind(ExecutorKind::SingleThreaded);
+        s.set_executor(SingleThreadedExecutor::new());
     });
     // Bevy's visibility sets: from after transform propagation (and the asset events
     // `CalculateBounds` waits for) to after the last of them.

@@ -56,7 +56,7 @@ fn main() {
         Some(d) => {
             // Absolute: Bevy resolves a relative asset folder against the executable's.
             let dir = std::path::absolute(d).unwrap_or_else(|e| fail(format!("--dir {d}: {e}")));
-            let city = read_dir(&dir).unwrap_or_else(fail);
+            let city = read_dir(&dir).unwrap_or_else(|e| fail(e));
             (dir, city)
         }
         None => {
@@ -78,7 +78,7 @@ fn main() {
             });
             let dir =
                 std::env::temp_dir().join(format!("farsight-buildings-{}", std::process::id()));
-            let city = bake_city(&kit, grid, seed, &dir).unwrap_or_else(fail);
+            let city = bake_city(&kit, grid, seed, &dir).unwrap_or_else(|e| fail(e));
             (dir, city)
         }
     };

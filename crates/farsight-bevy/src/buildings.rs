@@ -44,7 +44,7 @@ impl BuildingAsset {
 
 /// One entity of a building: a piece drawn over one level, or over several when the
 /// coarser levels left it unchanged.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BuildingPieceSpec {
     /// The levels it draws (one entity whose band spans them all).
     pub levels: std::ops::RangeInclusive<usize>,
@@ -58,7 +58,25 @@ pub struct BuildingPieceSpec {
     pub transform: Transform,
     /// The box the file recorded, in the entity's space (not recomputed).
     pub aabb: Aabb,
+    /// The band it draws in, measured to its origin (`use_aabb: false`).
     pub range: VisibilityRange,
+}
+
+// Bevy's `VisibilityRange` is not `Debug`: its margins are printed field by field.
+impl std::fmt::Debug for BuildingPieceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildingPieceSpec")
+            .field("levels", &self.levels)
+            .field("piece", &self.piece)
+            .field("mesh", &self.mesh)
+            .field("material", &self.material)
+            .field("transform", &self.transform)
+            .field("aabb", &self.aabb)
+            .field("start_margin", &self.range.start_margin)
+            .field("end_margin", &self.range.end_margin)
+            .field("use_aabb", &self.range.use_aabb)
+            .finish()
+    }
 }
 
 /// Why a building file was refused by [`BuildingLoader`].

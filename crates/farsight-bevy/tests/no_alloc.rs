@@ -9,7 +9,7 @@ use bevy::asset::AssetPlugin;
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::camera::CameraPlugin;
 use bevy::ecs::message::Messages;
-use bevy::ecs::schedule::ExecutorKind;
+use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
 use bevy::transform::{TransformPlugin, TransformSystems};
@@ -74,7 +74,7 @@ fn steady_state_frames_of_the_plugin_allocate_nothing() {
     });
     // One system at a time, so only farsight's systems run while counting.
     app.edit_schedule(PostUpdate, |s| {
-        s.set_executor_kind(ExecutorKind::SingleThreaded);
+        s.set_executor(SingleThreadedExecutor::new());
     });
     app.add_systems(
         PostUpdate,
