@@ -374,7 +374,13 @@ impl MeshedBuilding {
                     .iter()
                     .find(|g| g.id == group)
                     .expect("piece of this building");
-                let mut ops: Vec<u32> = piece.mesh.sources.iter().map(|s| s.operand).collect();
+                // A cooked file keeps no per-face provenance: its batch may draw any of
+                // the group's operands, so it answers all of them (bands only grow).
+                let mut ops: Vec<u32> = if piece.mesh.sources.is_empty() {
+                    (0..g.operands.len() as u32).collect()
+                } else {
+                    piece.mesh.sources.iter().map(|s| s.operand).collect()
+                };
                 ops.sort_unstable();
                 ops.dedup();
                 ops.into_iter()
