@@ -82,6 +82,8 @@ fn main() {
             (dir, city)
         }
     };
+    // `App::run` leaves an empty app behind: the temporary folder is taken first.
+    let temp = city.temp.clone();
     let mut app = common::app_with_assets(&args, "farsight: buildings", Some(&dir));
     app.add_plugins(FarsightPlugin)
         .insert_resource(ClearColor(Color::srgb(0.55, 0.7, 0.95)))
@@ -93,7 +95,6 @@ fn main() {
             (common::fly_camera, toggle_tint, retint, report_failures),
         );
     let exit = app.run();
-    let temp = app.world().resource::<City>().temp.clone();
     if let Some(t) = temp {
         std::fs::remove_dir_all(t).ok();
     }
@@ -211,11 +212,12 @@ fn setup(
         brightness: 400.0,
         ..default()
     });
-    // Just outside the first block, looking across the city: the first building
-    // within 60 m (level 0), the middle to 250 m (level 1), the far blocks beyond.
+    // Above the first block's corner, looking down across the city: the first
+    // building within 60 m (level 0), the middle to 250 m (level 1), the far blocks
+    // beyond.
     let (fly, t) = FlyCamera::looking(
-        Vec3::new(-25.0, 30.0, -25.0),
-        Vec3::new(e * 0.6, 0.0, e * 0.6),
+        Vec3::new(-10.0, 75.0, -10.0),
+        Vec3::new(e * 0.85, 0.0, e * 0.85),
         40.0,
     );
     commands.spawn((
