@@ -77,6 +77,20 @@
 //! and the record, [`RegionModels`] maps a record's model to a mesh and material),
 //! shown when it is active, and despawned when it unloads.
 //!
+//! # Cluster models
+//!
+//! Spawn a [`FarsightClusterModel`] (a cooked cluster file, `farsight cook mesh
+//! --clusters`) with a `Transform` and a material: [`FarsightClusters`] opens the
+//! file's head and one farsight-stream `ClusterStreamer` reads its levels on worker
+//! threads (each level checked and decoded there), coarsest first, under the
+//! scheduler's upload and memory budgets. Each frame the instance's fit, keep and
+//! wanted come from farsight-cluster's `model_levels` for the active camera, and its
+//! cut from `ClusterDag::cut` over the resident levels only (the finest resident
+//! level stands in for the finer ones, so the cut is complete: never a hole). When
+//! the cut changes, the instance's one `Mesh` is rewritten in place: the
+//! cut clusters' triangles and the vertices they use ([`ClusterCut`] says what is
+//! drawn). A level that fails its check is retried, then the coarser level stays.
+//!
 //! # Terrain
 //!
 //! Spawn a [`FarsightTerrain`] over a farsight-terrain `VoxelGrid`: its view meshes
@@ -106,6 +120,7 @@
 //! a few metres longer.
 
 mod buildings;
+mod clusters;
 // The README's Rust code compiles as this crate's doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
@@ -121,6 +136,9 @@ pub use buildings::{
     plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError, BuildingLoader,
     BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces, BuildingSpawned,
     FarsightBuilding, FarsightBuildingsPlugin,
+};
+pub use clusters::{
+    ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
 };
 pub use lod::{
     FarsightLod, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin, FarsightSettings,
@@ -146,6 +164,9 @@ pub enum FarsightSet {
     /// Terrain edits applied, the terrain view updated, published chunk meshes
     /// uploaded into entities, water waves moved.
     Terrain,
+    /// Cluster models: their levels streamed, each instance's cut chosen and its
+    /// mesh rewritten where the cut changed.
+    Clusters,
     /// Changed entities and cameras into farsight's stores (after transform
     /// propagation and visibility propagation).
     Mirror,
@@ -168,5 +189,6 @@ impl PluginGroup for FarsightPlugin {
             .add(FarsightRegionsPlugin)
             .add(FarsightTerrainPlugin)
             .add(FarsightBuildingsPlugin)
+            .add(FarsightClustersPlugin)
     }
 }

@@ -1,0 +1,700 @@
+//! Cluster-LOD models (seed 003) in Bevy: cooked cluster files streamed level by
+//! level, each model drawn from the cut of its resident levels.
+//!
+//! A [`FarsightClusterModel`] names a cooked cluster file (`farsight cook mesh
+//! --clusters`). Its head is opened with farsight-stream's
+//! [`CookedModel::open`]; one [`ClusterStreamer`] over every model file reads the
+//! levels on its worker threads, where each level is checked on its own and decoded,
+//! so the frame only takes finished levels. Each frame, for the active 3D camera:
+//!
+//! 1. every instance's fit, keep and wanted come from farsight-cluster's
+//!    [`model_levels`] (the finest over a model's instances), and the streamer
+//!    runs one frame with those requests;
+//! 2. the cut of each instance is farsight-cluster's [`ClusterDag::cut`] over the
+//!    model's *resident* levels: the finest resident level `L` of the chain down
+//!    from the coarsest stands in for every finer level (its own error counts as
+//!    zero), so the cut is complete over what is resident and a finer level that has
+//!    not arrived is drawn as the coarser one, never as a hole;
+//! 3. when the cut changed, the instance's one `Mesh` is rewritten in place (the
+//!    same asset): its index buffer the real triangles of the cut's clusters, its
+//!    vertices only those they use, level by level (a renderer that shades every
+//!    vertex of an index range, as lavapipe does, pays for the cut, not the model).
+//!
+//! A level that fails its check is retried by the streamer, then marked failed; the
+//! coarser resident level stays drawn.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bevy::asset::RenderAssetUsages;
+use bevy::mesh::{Indices, PrimitiveTopology};
+use bevy::prelude::*;
+use farsight_cluster::{
+    model_levels, ClusterDag, CutView, InstanceBounds, LevelMetric, LevelView, ModelLevels,
+};
+use farsight_format::{
+    AlignedBytes, ClusterInfo, ClusterLevel, CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
+};
+use farsight_lod::ProjectionInfo;
+use farsight_stream::cluster::{
+    ClusterStreamer, CookedModel, CookedModelError, FrameStats, LevelCheck, LevelFile,
+    LevelFileError, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
+};
+
+use crate::FarsightSet;
+
+/// A cluster-LOD model drawn from its cooked file's streamed levels. Give the entity a
+/// material (`MeshMaterial3d`); the plugin adds the `Mesh3d` once the coarsest level
+/// arrived, and keeps the cut of the instance in [`ClusterCut`].
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Transform, Visibility)]
+pub struct FarsightClusterModel {
+    /// The cooked cluster file.
+    pub file: PathBuf,
+    /// Colours per level (0 the finest; the last repeats for coarser levels) written
+    /// as vertex colours instead of the file's, to see the cut; `None` keeps the
+    /// file's vertex colours.
+    pub level_colors: Option<Vec<Color>>,
+}
+
+impl FarsightClusterModel {
+    pub fn new(file: impl Into<PathBuf>) -> Self {
+        Self {
+            file: file.into(),
+            level_colors: None,
+        }
+    }
+
+    /// Tints each level's vertices (see [`FarsightClusterModel::level_colors`]).
+    pub fn with_level_colors(mut self, colors: Vec<Color>) -> Self {
+        self.level_colors = Some(colors);
+        self
+    }
+}
+
+/// What the plugin draws of one [`FarsightClusterModel`] instance (added by the
+/// plugin).
+#[derive(Component, Clone, Debug, Default)]
+pub struct ClusterCut {
+    /// The streamer's model index, `None` while the file is not opened.
+    pub model: Option<u32>,
+    /// The instance's mesh (the same asset for the instance's whole life).
+    pub mesh: Option<Handle<Mesh>>,
+    /// The finest resident level the cut was made over (`None`: nothing drawn yet).
+    pub finest_resident: Option<u8>,
+    /// The cut: (level, cluster index in that level's record), level-major.
+    pub clusters: Vec<(u8, u32)>,
+    /// Vertices of each level in the mesh's vertex list (only those the cut uses).
+    pub vertex_ranges: Vec<(u8, Range<u32>)>,
+    /// Real triangles in the index buffer.
+    pub triangles: u32,
+    /// Times the index buffer was rebuilt.
+    pub rebuilds: u64,
+    /// Cut clusters as the DAG numbers them, to see a change.
+    dag_ids: Vec<u32>,
+}
+
+impl ClusterCut {
+    /// The coarsest and finest level the cut draws.
+    pub fn level_span(&self) -> Option<(u8, u8)> {
+        let fine = self.clusters.iter().map(|c| c.0).min()?;
+        let coarse = self.clusters.iter().map(|c| c.0).max()?;
+        Some((fine, coarse))
+    }
+}
+
+/// A decoded level: vertices in float form and the level's cluster records.
+#[derive(Debug)]
+pub struct ResidentLevel {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    uvs: Vec<[f32; 2]>,
+    colors: Vec<[f32; 4]>,
+    clusters: Vec<ClusterInfo>,
+    /// The record's slot indices (CLUSTER_SLOT_TRIANGLES triangles per cluster).
+    indices: Vec<u32>,
+}
+
+impl ResidentLevel {
+    fn decode(level: &ClusterLevel<'_>) -> Self {
+        let h = &level.header;
+        let n = level.vertices.len();
+        let (mut positions, mut normals, mut uvs, mut colors) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for v in level.vertices {
+            let f = v.unpack(h.bounds_min, h.bounds_max);
+            positions.push(f.position);
+            normals.push(f.normal);
+            uvs.push(f.uv);
+            colors.push(v.color.map(|c| c as f32 / 255.0));
+        }
+        Self {
+            positions,
+            normals,
+            uvs,
+            colors,
+            clusters: level.clusters.to_vec(),
+            indices: level.indices.to_vec(),
+        }
+    }
+
+    /// The real triangles of cluster `c`.
+    fn cluster_indices(&self, c: u32) -> &[u32] {
+        let slot = 3 * CLUSTER_SLOT_TRIANGLES as usize;
+        let start = c as usize * slot;
+        let n = 3 * self.clusters[c as usize].triangle_count as usize;
+        &self.indices[start..start + n]
+    }
+}
+
+type Decoded = Arc<Mutex<HashMap<(u32, u8), Arc<ResidentLevel>>>>;
+
+/// The check run on the worker that read a level's last chunk: farsight-stream's
+/// own (checksum, record, manifest, error bounds), then the decode, so the frame
+/// only takes a finished level.
+struct CheckAndDecode {
+    models: Vec<CookedModel>,
+    decoded: Decoded,
+}
+
+impl LevelCheck for CheckAndDecode {
+    fn check(&self, model: u32, level: u8, bytes: &[u8]) -> Result<(), LevelFileError> {
+        self.models.check(model, level, bytes)?;
+        let copy = AlignedBytes::from(bytes);
+        let parsed = ClusterLevel::parse(copy.as_slice())?;
+        let d = Arc::new(ResidentLevel::decode(&parsed));
+        self.decoded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((model, level), d);
+        Ok(())
+    }
+}
+
+/// The renderer's side of the streamer: a level is drawable once the streamer says
+/// it is ready (every chunk arrived and was queued on an earlier frame).
+struct LevelStore {
+    decoded: Decoded,
+    ready: HashMap<(u32, u8), Arc<ResidentLevel>>,
+    bytes_queued: u64,
+}
+
+impl Uploader for LevelStore {
+    fn queue_copy(&mut self, _model: u32, _level: u8, _offset: u64, bytes: &[u8]) {
+        // The level's bytes were decoded on the worker that checked them; the mesh
+        // upload happens when a cut uses the level.
+        self.bytes_queued += bytes.len() as u64;
+    }
+
+    fn level_ready(&mut self, model: u32, level: u8) {
+        let d = self
+            .decoded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(model, level));
+        match d {
+            Some(d) => {
+                self.ready.insert((model, level), d);
+            }
+            None => error!("cluster model {model} level {level}: ready but never decoded"),
+        }
+    }
+
+    fn evict(&mut self, model: u32, level: u8) {
+        self.ready.remove(&(model, level));
+        self.decoded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(model, level));
+    }
+}
+
+/// Settings of the cluster plugin, read when the streamer is (re)built and each frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterSettings {
+    pub scheduler: SchedulerConfig,
+    /// Reader threads.
+    pub io_threads: usize,
+    /// Largest error on screen, pixels (seed 003: one).
+    pub threshold_px: f32,
+    /// Viewport height for screen errors; `None` takes the camera's.
+    pub viewport_height: Option<f32>,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self {
+            scheduler: SchedulerConfig::default(),
+            io_threads: 2,
+            threshold_px: 1.0,
+            viewport_height: None,
+        }
+    }
+}
+
+/// The cluster models and their streamer.
+#[derive(Resource)]
+pub struct FarsightClusters {
+    pub settings: ClusterSettings,
+    models: Vec<CookedModel>,
+    metrics: Vec<Vec<f32>>,
+    by_path: HashMap<PathBuf, u32>,
+    /// Files that did not open, with why (said once).
+    failed: HashMap<PathBuf, String>,
+    // The reader pool's channels are `Send`, not `Sync`; only the frame system locks.
+    streamer: Option<Mutex<ClusterStreamer<LevelStore>>>,
+    /// Per model: the DAG of its resident chain and the level it starts at.
+    dags: Vec<Option<(u8, ClusterDag)>>,
+    requests: Vec<ModelRequest>,
+    levels: Vec<Option<ModelLevels>>,
+    stats: FrameStats,
+}
+
+impl Default for FarsightClusters {
+    fn default() -> Self {
+        Self::new(ClusterSettings::default())
+    }
+}
+
+impl FarsightClusters {
+    pub fn new(settings: ClusterSettings) -> Self {
+        Self {
+            settings,
+            models: Vec::new(),
+            metrics: Vec::new(),
+            by_path: HashMap::new(),
+            failed: HashMap::new(),
+            streamer: None,
+            dags: Vec::new(),
+            requests: Vec::new(),
+            levels: Vec::new(),
+            stats: FrameStats::default(),
+        }
+    }
+
+    /// Opens a model file's head (once per path) and returns its model index. A new
+    /// model restarts the streamer on the next frame (its levels stream again), so
+    /// open every file a scene knows before spawning it.
+    pub fn open(&mut self, file: &Path) -> Result<u32, CookedModelError> {
+        if let Some(&m) = self.by_path.get(file) {
+            return Ok(m);
+        }
+        let model = CookedModel::open(file)?;
+        let m = self.models.len() as u32;
+        self.metrics.push(model.parent_errors());
+        self.models.push(model);
+        self.dags.push(None);
+        self.by_path.insert(file.to_owned(), m);
+        self.streamer = None;
+        Ok(m)
+    }
+
+    /// The opened models, in model-index order.
+    pub fn models(&self) -> &[CookedModel] {
+        &self.models
+    }
+
+    /// The last frame's streaming counters.
+    pub fn stats(&self) -> FrameStats {
+        self.stats
+    }
+
+    /// The last frame's levels of model `m`.
+    pub fn levels(&self, m: u32) -> Option<ModelLevels> {
+        self.levels.get(m as usize).copied().flatten()
+    }
+
+    fn with_streamer<R>(&self, f: impl FnOnce(&ClusterStreamer<LevelStore>) -> R) -> Option<R> {
+        let s = self.streamer.as_ref()?;
+        Some(f(&s.lock().unwrap_or_else(PoisonError::into_inner)))
+    }
+
+    /// Level `level` of model `m` is resident (drawable).
+    pub fn is_resident(&self, m: u32, level: u8) -> bool {
+        self.with_streamer(|s| s.scheduler().is_resident(m, level))
+            .unwrap_or(false)
+    }
+
+    /// Level `level` of model `m` failed to load.
+    pub fn is_failed(&self, m: u32, level: u8) -> bool {
+        self.with_streamer(|s| s.scheduler().is_failed(m, level))
+            .unwrap_or(false)
+    }
+
+    /// Reads that failed, retries included.
+    pub fn read_errors(&self) -> u64 {
+        self.with_streamer(|s| s.read_errors()).unwrap_or(0)
+    }
+
+    /// Reads in flight or levels loading.
+    pub fn busy(&self) -> bool {
+        self.streamer.is_some()
+            && (self.stats.levels_loading > 0
+                || self.with_streamer(|s| s.reads_in_flight()).unwrap_or(0) > 0)
+    }
+
+    /// Waits up to `timeout` for a level read to finish (tests, loading screens).
+    pub fn wait_for_io(&self, timeout: Duration) {
+        if let Some(s) = &self.streamer {
+            s.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .wait_for_io(timeout);
+        }
+    }
+
+    fn ensure_streamer(&mut self) {
+        if self.streamer.is_some() || self.models.is_empty() {
+            return;
+        }
+        let descs: Vec<ModelDesc> = (0..self.models.len() as u32)
+            .map(|m| self.models[m as usize].desc(m))
+            .collect();
+        let files = self
+            .models
+            .iter()
+            .map(|m| LevelFile {
+                path: m.path().to_owned(),
+            })
+            .collect();
+        let decoded = Decoded::default();
+        let check = Arc::new(CheckAndDecode {
+            models: self.models.clone(),
+            decoded: decoded.clone(),
+        });
+        let store = LevelStore {
+            decoded,
+            ready: HashMap::new(),
+            bytes_queued: 0,
+        };
+        let s = ClusterStreamer::new(
+            self.settings.scheduler,
+            &descs,
+            files,
+            self.settings.io_threads.max(1),
+            store,
+        )
+        .with_level_check(check);
+        self.streamer = Some(Mutex::new(s));
+        self.dags.iter_mut().for_each(|d| *d = None);
+    }
+}
+
+/// Opens the files of new or changed [`FarsightClusterModel`]s and gives them a
+/// [`ClusterCut`].
+fn register(
+    mut commands: Commands,
+    mut clusters: ResMut<FarsightClusters>,
+    mut q: Query<
+        (Entity, &FarsightClusterModel, Option<&mut ClusterCut>),
+        Changed<FarsightClusterModel>,
+    >,
+) {
+    for (e, model, cut) in &mut q {
+        let m = match clusters.open(&model.file) {
+            Ok(m) => Some(m),
+            Err(err) => {
+                let c = &mut *clusters;
+                if !c.failed.contains_key(&model.file) {
+                    error!("cluster model not drawn: {err}");
+                    c.failed.insert(model.file.clone(), err.to_string());
+                }
+                None
+            }
+        };
+        match cut {
+            Some(mut cut) => {
+                if cut.model != m {
+                    *cut = ClusterCut {
+                        mesh: cut.mesh.clone(),
+                        ..ClusterCut::default()
+                    };
+                }
+                cut.model = m;
+                // A changed tint rewrites the vertices.
+                cut.finest_resident = None;
+                cut.dag_ids.clear();
+            }
+            None => {
+                commands.entity(e).insert(ClusterCut {
+                    model: m,
+                    ..ClusterCut::default()
+                });
+            }
+        }
+    }
+}
+
+/// The camera the cut is made for: the lowest-order active 3D camera.
+fn active_camera<'a>(
+    cameras: impl Iterator<Item = (&'a Camera, &'a GlobalTransform, &'a Projection)>,
+) -> Option<(&'a Camera, &'a GlobalTransform, &'a Projection)> {
+    cameras
+        .filter(|(c, ..)| c.is_active)
+        .min_by_key(|(c, ..)| c.order)
+}
+
+/// The streamer's frame, then each instance's cut and mesh.
+#[allow(clippy::type_complexity)]
+fn stream_and_cut(
+    mut commands: Commands,
+    mut clusters: ResMut<FarsightClusters>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut remap: Local<Remap>,
+    cameras: Query<(&Camera, &GlobalTransform, &Projection), With<Camera3d>>,
+    mut instances: Query<(
+        Entity,
+        &FarsightClusterModel,
+        &mut ClusterCut,
+        &GlobalTransform,
+        Option<&ViewVisibility>,
+    )>,
+) {
+    let c = &mut *clusters;
+    c.ensure_streamer();
+    let Some(streamer) = c.streamer.as_mut() else {
+        return;
+    };
+    let streamer = streamer.get_mut().unwrap_or_else(PoisonError::into_inner);
+    let Some((cam, cam_t, proj)) = active_camera(cameras.iter()) else {
+        return;
+    };
+    let projection = ProjectionInfo::from_matrix(&proj.get_clip_from_view());
+    let viewport_height = c
+        .settings
+        .viewport_height
+        .or_else(|| cam.physical_viewport_size().map(|s| s.y as f32))
+        .unwrap_or(720.0);
+    let view = LevelView {
+        camera: cam_t.translation(),
+        projection,
+        viewport_height,
+        threshold_px: c.settings.threshold_px,
+        bias: streamer.scheduler().bias() as u32,
+    };
+    // 1. Requests: the finest answer over every instance of a model.
+    let n = c.models.len();
+    c.levels.clear();
+    c.levels.resize(n, None);
+    c.requests.clear();
+    c.requests
+        .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
+    for (_, _, cut, gt, vis) in &instances {
+        let Some(m) = cut.model else { continue };
+        let mu = m as usize;
+        let inst = InstanceBounds::placed(c.models[mu].manifest(), &gt.to_matrix());
+        let l = model_levels(LevelMetric::ParentErrors(&c.metrics[mu]), &inst, &view);
+        c.levels[mu] = Some(c.levels[mu].map_or(l, |o| o.finest(l)));
+        let d = (inst.center.distance(view.camera) - inst.radius).max(1e-3);
+        let px = inst.radius * viewport_height * 0.5 * projection.p11 / d;
+        let r = &mut c.requests[mu];
+        r.screen_size = r.screen_size.max(px);
+        r.visible |= vis.is_none_or(|v| v.get());
+    }
+    for (m, r) in c.requests.iter_mut().enumerate() {
+        if let Some(l) = c.levels[m] {
+            let coarsest = streamer.scheduler().coarsest(m as u32);
+            r.fit = l.fit as u8;
+            r.keep = l.keep as u8;
+            r.wanted = ModelRequest::wanted_for(l.fit as u8, view.bias as u8, coarsest);
+        }
+    }
+    c.stats = streamer.frame(&c.requests);
+    // 2. Cuts over the resident chains, 3. meshes rewritten where a cut changed.
+    let store = streamer.uploader();
+    let mut out = Vec::new();
+    for (e, model, mut cut, gt, _) in &mut instances {
+        let Some(m) = cut.model else { continue };
+        let levels = c.models[m as usize].level_count() as u8;
+        let Some(finest) = resident_chain(store, m, levels) else {
+            // Nothing resident (the coarsest not yet in, or failed): keep what is
+            // drawn; a new instance draws nothing until its coarsest level arrives.
+            continue;
+        };
+        let slot = &mut c.dags[m as usize];
+        if slot.as_ref().is_none_or(|(l, _)| *l != finest) {
+            *slot = chain_dag(store, m, finest, levels).map(|d| (finest, d));
+        }
+        let Some((_, dag)) = slot.as_ref() else {
+            continue;
+        };
+        let world = gt.to_matrix();
+        let cut_view = CutView {
+            camera_local: world.inverse().transform_point3(view.camera),
+            scale: InstanceBounds::placed(c.models[m as usize].manifest(), &world).scale,
+            projection,
+            viewport_height,
+            threshold_px: view.threshold_px,
+        };
+        dag.cut(&cut_view, &mut out);
+        let chain_changed = cut.finest_resident != Some(finest);
+        if !chain_changed && out == cut.dag_ids {
+            continue;
+        }
+        let cut = &mut *cut;
+        cut.dag_ids.clone_from(&out);
+        cut.clusters.clear();
+        cut.clusters.extend(out.iter().map(|&i| {
+            let b = &dag.clusters[i as usize];
+            (finest + b.level as u8, b.index_in_level)
+        }));
+        let mut mesh_new = None;
+        let handle = cut.mesh.get_or_insert_with(|| {
+            let h = meshes.add(Mesh::new(
+                PrimitiveTopology::TriangleList,
+                RenderAssetUsages::default(),
+            ));
+            mesh_new = Some(h.clone());
+            h
+        });
+        let Some(mut mesh) = meshes.get_mut(&*handle) else {
+            continue;
+        };
+        write_mesh(&mut mesh, store, m, model, cut, &mut remap);
+        cut.finest_resident = Some(finest);
+        cut.rebuilds += 1;
+        if let Some(h) = mesh_new {
+            commands.entity(e).insert(Mesh3d(h));
+        }
+    }
+}
+
+/// The finest level of the resident chain down from the coarsest: levels
+/// `L..levels` are all resident. `None` when the coarsest is not.
+fn resident_chain(store: &LevelStore, m: u32, levels: u8) -> Option<u8> {
+    let mut finest = None;
+    for l in (0..levels).rev() {
+        if !store.ready.contains_key(&(m, l)) {
+            break;
+        }
+        finest = Some(l);
+    }
+    finest
+}
+
+/// The DAG of levels `finest..levels`, the finest one's own errors zero: it stands in
+/// for every finer level, so the cut draws it wherever a finer one would be drawn.
+fn chain_dag(store: &LevelStore, m: u32, finest: u8, levels: u8) -> Option<ClusterDag> {
+    let mut infos: Vec<Vec<ClusterInfo>> = Vec::new();
+    for l in finest..levels {
+        let mut v = store.ready.get(&(m, l))?.clusters.clone();
+        if l == finest {
+            v.iter_mut().for_each(|c| c.error = 0.0);
+        }
+        if l + 1 == levels {
+            // The coarsest level always draws (no parent), whatever it recorded.
+            v.iter_mut().for_each(|c| c.parent_error = NO_PARENT_ERROR);
+        }
+        infos.push(v);
+    }
+    let refs: Vec<&[ClusterInfo]> = infos.iter().map(Vec::as_slice).collect();
+    match ClusterDag::from_infos(&refs) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            error!("cluster model {m}: resident levels do not form a DAG: {e}");
+            None
+        }
+    }
+}
+
+/// Per level, the mesh vertex of each of the level's vertices this cut uses
+/// (`u32::MAX`: not used); kept between rewrites.
+#[derive(Default)]
+struct Remap(Vec<Vec<u32>>);
+
+/// Rewrites the instance's mesh from its cut: only the vertices the cut's clusters
+/// use (level by level, so each level's vertices are one range), and their real
+/// triangles.
+fn write_mesh(
+    mesh: &mut Mesh,
+    store: &LevelStore,
+    m: u32,
+    model: &FarsightClusterModel,
+    cut: &mut ClusterCut,
+    remap: &mut Remap,
+) {
+    let (mut p, mut n, mut uv, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut idx = match mesh.remove_indices() {
+        Some(Indices::U32(v)) => v,
+        _ => Vec::new(),
+    };
+    idx.clear();
+    cut.vertex_ranges.clear();
+    let mut current: Option<u8> = None;
+    for &(l, c) in &cut.clusters {
+        let Some(r) = store.ready.get(&(m, l)) else {
+            continue;
+        };
+        if current != Some(l) {
+            current = Some(l);
+            let start = p.len() as u32;
+            cut.vertex_ranges.push((l, start..start));
+            if remap.0.len() <= l as usize {
+                remap.0.resize_with(l as usize + 1, Vec::new);
+            }
+            let table = &mut remap.0[l as usize];
+            table.clear();
+            table.resize(r.positions.len(), u32::MAX);
+        }
+        let tint = model
+            .level_colors
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .map(|colors| {
+                colors[(l as usize).min(colors.len() - 1)]
+                    .to_linear()
+                    .to_f32_array()
+            });
+        let table = &mut remap.0[l as usize];
+        for &i in r.cluster_indices(c) {
+            let slot = &mut table[i as usize];
+            if *slot == u32::MAX {
+                *slot = p.len() as u32;
+                let i = i as usize;
+                p.push(r.positions[i]);
+                n.push(r.normals[i]);
+                uv.push(r.uvs[i]);
+                col.push(tint.unwrap_or(r.colors[i]));
+            }
+            idx.push(*slot);
+        }
+        if let Some((_, range)) = cut.vertex_ranges.last_mut() {
+            range.end = p.len() as u32;
+        }
+    }
+    cut.triangles = (idx.len() / 3) as u32;
+    mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, p);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, n);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_UV_0, uv);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, col);
+    mesh.insert_indices(Indices::U32(idx));
+}
+
+/// Cluster-LOD models. Added by [`crate::FarsightPlugin`]; it does nothing until an
+/// entity has a [`FarsightClusterModel`].
+#[derive(Default)]
+pub struct FarsightClustersPlugin;
+
+impl Plugin for FarsightClustersPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FarsightClusters>()
+            .configure_sets(
+                PostUpdate,
+                FarsightSet::Clusters
+                    .after(bevy::transform::TransformSystems::Propagate)
+                    .before(FarsightSet::Mirror),
+            )
+            .add_systems(
+                PostUpdate,
+                (register, stream_and_cut)
+                    .chain()
+                    .in_set(FarsightSet::Clusters),
+            );
+    }
+}
