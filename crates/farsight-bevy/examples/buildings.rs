@@ -20,7 +20,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use bevy::asset::AssetLoadFailedEvent;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
@@ -92,7 +91,12 @@ fn main() {
         .add_systems(Startup, setup)
         .add_systems(
             Update,
-            (common::fly_camera, toggle_tint, retint, report_failures),
+            (
+                common::fly_camera,
+                toggle_tint,
+                retint,
+                common::report_building_failures,
+            ),
         );
     let exit = app.run();
     if let Some(t) = temp {
@@ -249,27 +253,12 @@ fn retint(
         if !(tint.is_changed() || piece.is_added()) {
             continue;
         }
-        let want = if tint.on {
-            tint.tints[piece.level.min(2)].clone()
-        } else {
-            match palette.materials.get(&piece.material) {
-                Some(h) => h.clone(),
-                None => continue,
-            }
+        let tints = tint.on.then_some(&tint.tints);
+        let Some(want) = common::piece_material(tints, &palette, &piece) else {
+            continue;
         };
         if m.0 != want {
             m.0 = want;
         }
-    }
-}
-
-/// A building file that fails to load is said once, with its error.
-fn report_failures(
-    mut events: MessageReader<AssetLoadFailedEvent<BuildingAsset>>,
-    mut exit: MessageWriter<AppExit>,
-) {
-    for e in events.read() {
-        eprintln!("error: {}: {}", e.path, e.error);
-        exit.write(AppExit::error());
     }
 }

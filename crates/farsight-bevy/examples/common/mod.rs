@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bevy::app::ScheduleRunnerPlugin;
-use bevy::asset::AssetPlugin;
+use bevy::asset::{AssetLoadFailedEvent, AssetPlugin};
 use bevy::camera::RenderTarget;
 use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::prelude::*;
@@ -16,6 +16,7 @@ use bevy::render::gpu_readback::{Readback, ReadbackComplete};
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::window::{ExitCondition, WindowResolution};
 use bevy::winit::WinitPlugin;
+use farsight_bevy::{BuildingAsset, BuildingPalette, BuildingPiece};
 
 /// The command line every example takes.
 #[derive(Clone, Debug)]
@@ -336,4 +337,28 @@ pub fn level_tints(materials: &mut Assets<StandardMaterial>) -> [Handle<Standard
             ..default()
         })
     })
+}
+
+/// The material a building piece shows: its level's tint (`tints`), or its own.
+pub fn piece_material(
+    tints: Option<&[Handle<StandardMaterial>; 3]>,
+    palette: &BuildingPalette,
+    piece: &BuildingPiece,
+) -> Option<Handle<StandardMaterial>> {
+    match tints {
+        Some(t) => Some(t[piece.level.min(2)].clone()),
+        None => palette.materials.get(&piece.material).cloned(),
+    }
+}
+
+/// A building file that fails to load is said once, with its error, and the app
+/// exits with an error.
+pub fn report_building_failures(
+    mut events: MessageReader<AssetLoadFailedEvent<BuildingAsset>>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    for e in events.read() {
+        eprintln!("error: {}: {}", e.path, e.error);
+        exit.write(AppExit::error());
+    }
 }
