@@ -18,9 +18,6 @@ fn classify([r, g, b]: [f32; 3]) -> Option<&'static str> {
     if sat < 0.2 {
         return Some("grey");
     }
-    if sat < 0.45 {
-        return None;
-    }
     let h = if max == r {
         60.0 * ((g - b) / (max - min)).rem_euclid(6.0)
     } else if max == g {
@@ -28,6 +25,10 @@ fn classify([r, g, b]: [f32; 3]) -> Option<&'static str> {
     } else {
         60.0 * ((r - g) / (max - min) + 4.0)
     };
+    if sat < 0.45 {
+        // The terrain's grass under the sun: a light, soft green.
+        return (sat >= 0.2 && (70.0..160.0).contains(&h) && max > 0.6).then_some("pale-green");
+    }
     Some(match h {
         h if !(15.0..345.0).contains(&h) => "red",
         h if h < 40.0 => "brown",
