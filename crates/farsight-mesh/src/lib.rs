@@ -22,6 +22,7 @@
 //! ```
 
 mod chain_file;
+mod clod;
 mod cook;
 mod dag;
 mod edges;
