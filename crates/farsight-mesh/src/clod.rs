@@ -614,3 +614,67 @@ fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
         .map(|v| !open_root[find(&mut parent, v) as usize])
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Build, GroupEdges};
+    use crate::dag::{attribute_weights, Attributes, ClusterConfig};
+    use crate::mesh::Vertex;
+    use crate::prepare::adapter;
+
+    /// The surface rule on a tetrahedron (closed: vertices 0-3) and a square of two
+    /// triangles (open: vertices 4-7) whose corners are locked, as a group border.
+    #[test]
+    fn a_result_that_opens_a_closed_part_or_drops_a_locked_border_is_refused() {
+        let at = |p: [f32; 3]| Vertex {
+            position: p,
+            ..Vertex::default()
+        };
+        let vertices: Vec<Vertex> = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [5.0, 0.0, 0.0],
+            [6.0, 0.0, 0.0],
+            [6.0, 1.0, 0.0],
+            [5.0, 1.0, 0.0],
+        ]
+        .map(at)
+        .to_vec();
+        let tetra = [0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
+        let square = [4, 5, 6, 4, 6, 7];
+        let lod0: Vec<u32> = tetra.iter().chain(&square).copied().collect();
+        let attributes = crate::dag::attributes(&vertices);
+        let config = ClusterConfig::default();
+        let b = Build {
+            config: config.clod_config(),
+            adapter: adapter(&vertices),
+            vertices: &vertices,
+            attributes: Attributes {
+                floats: &attributes,
+                stride: 20,
+            },
+            weights: attribute_weights(0.5, 1.0),
+            remap: (0..8).collect(),
+            lod0: &lod0,
+            closed: std::cell::OnceCell::new(),
+        };
+        let mark = [0, 0, 0, 0, 1, 1, 1, 1u8];
+        let held = vec![false; 8];
+        let edges = GroupEdges::new(&b, &lod0, &mark, &held);
+        assert!(edges.keeps_surface(&b, &lod0));
+        // A tetrahedron face gone: three open edges on a closed part.
+        let opened: Vec<u32> = tetra[3..].iter().chain(&square).copied().collect();
+        assert!(!edges.keeps_surface(&b, &opened));
+        // The square's diagonal flipped: same locked border, so kept.
+        let flipped: Vec<u32> = tetra.iter().chain(&[4, 5, 7, 5, 6, 7]).copied().collect();
+        assert!(edges.keeps_surface(&b, &flipped));
+        // Half the square gone: two locked border edges dropped.
+        let dropped: Vec<u32> = tetra.iter().chain(&square[..3]).copied().collect();
+        assert!(!edges.keeps_surface(&b, &dropped));
+        // Unlocked, the square's border may recede (an open part).
+        let free = GroupEdges::new(&b, &lod0, &[0; 8], &held);
+        assert!(free.keeps_surface(&b, &dropped));
+    }
+}
