@@ -26,6 +26,7 @@ use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagClus
 use crate::edges::{find, for_each_single};
 use crate::mesh::Vertex;
 use crate::prepare::adapter;
+use crate::sort::{sort_counted, Histograms, Key};
 
 /// A sphere and an error, as `clod_build` keeps them per cluster.
 #[derive(Clone, Copy, Debug, Default)]
@@ -532,10 +533,13 @@ struct GroupEdges {
 impl GroupEdges {
     fn new(b: &Build<'_>, merged: &[u32], mark: &[u8], held: &[bool]) -> Self {
         let open = open_edges(&b.remap, merged);
-        let is_locked = |r: u32| mark[r as usize] & 1 != 0 || held[r as usize];
+        let is_locked = |r: usize| mark[r] & 1 != 0 || held[r];
         let locked = open
             .iter()
-            .map(|&k| is_locked((k >> 32) as u32) && is_locked(k as u32))
+            .map(|&k| {
+                let (x, y) = key_ends(k, b.remap.len());
+                is_locked(x) && is_locked(y)
+            })
             .collect();
         Self { open, locked }
     }
@@ -569,23 +573,42 @@ impl Build<'_> {
         let closed = self
             .closed
             .get_or_init(|| closed_parts(&self.remap, self.lod0));
-        closed[(key >> 32) as usize] || closed[key as u32 as usize]
+        let (a, b) = key_ends(key, closed.len());
+        closed[a] || closed[b]
     }
 }
 
-/// The edges (canonical vertex pairs, `min << 32 | max`) used by exactly one of
-/// `tris`, sorted.
+/// Bits of a vertex id in an edge key, for `n` vertices.
+fn key_shift(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros()).max(1)
+}
+
+/// The two vertices of an edge key of a mesh of `n` vertices.
+fn key_ends(key: u64, n: usize) -> (usize, usize) {
+    let shift = key_shift(n);
+    (
+        (key >> shift) as usize,
+        (key & ((1u64 << shift) - 1)) as usize,
+    )
+}
+
+/// The edges (canonical vertex pairs, `min << shift | max`) used by exactly one
+/// of `tris`, sorted.
 fn open_edges(remap: &[u32], tris: &[u32]) -> Vec<u64> {
+    let shift = key_shift(remap.len());
     let mut keys: Vec<u64> = Vec::with_capacity(tris.len());
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
         for (x, y) in [(a, b), (b, c), (c, a)] {
             if x != y {
-                keys.push((u64::from(x.min(y)) << 32) | u64::from(x.max(y)));
+                keys.push(u64::make(x.min(y), x.max(y), shift));
             }
         }
     }
-    keys.sort_unstable();
+    // The edge checks' bucket sort (a key's top bits are its smaller vertex).
+    let mut hist = Histograms::new(2 * shift, keys.len());
+    hist.count(&keys);
+    sort_counted(&mut keys, &mut Vec::new(), hist);
     let mut open = Vec::new();
     for_each_single(&keys, |k| open.push(k));
     open
@@ -607,7 +630,7 @@ fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
     }
     let mut open_root = vec![false; n];
     for k in open_edges(remap, tris) {
-        let r = find(&mut parent, (k >> 32) as u32);
+        let r = find(&mut parent, key_ends(k, n).0 as u32);
         open_root[r as usize] = true;
     }
     (0..n as u32)
