@@ -1,6 +1,7 @@
-//! The raw cluster LOD DAG: meshoptimizer's cluster LOD builder (`clod_build`),
-//! configured, collected into flat arrays, and re-run with locks when a group got
-//! stuck (see [`build_dag`]). This module does not build a DAG itself.
+//! The raw cluster LOD DAG: its settings, its groups and clusters in flat arrays,
+//! the build's entry points ([`build_dag`], run by [`crate::clod`]) and
+//! meshoptimizer's own `clod_build` configured the same way (the benchmark's peer,
+//! [`clod_build_raw`]).
 
 use meshopt::{ClodConfig, ClodMesh, SimplifyVertex};
 
