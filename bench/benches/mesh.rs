@@ -349,15 +349,15 @@ fn corpus_inputs() -> Vec<(String, Mesh)> {
 
 /// The interleaved table: on a pool of `threads`, per mesh, `runs` rounds of the
 /// peer then ours, each keeping its fastest run (on a shared machine the figure
-/// least disturbed by other work); prints each mesh, then the worst ratio.
+/// least disturbed by other work); prints the worst ratio, then every mesh, worst
+/// first.
 fn interleaved_table(meshes: &[(String, Mesh)], threads: usize, runs: usize) {
     let config = ClusterConfig::default();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .expect("pool");
-    let mut worst: Option<(f64, &str)> = None;
-    eprintln!("mesh/dag_corpus, {threads} thread(s), best of {runs} interleaved runs:");
+    let mut rows: Vec<(f64, String)> = Vec::new();
     for (name, mesh) in meshes {
         let split = MaterialSplit::new(mesh);
         let inputs = split.raw_inputs();
@@ -375,17 +375,25 @@ fn interleaved_table(meshes: &[(String, Mesh)], threads: usize, runs: usize) {
             }
         });
         let ratio = ours.as_secs_f64() / raw.as_secs_f64();
-        eprintln!(
-            "  {name:<22} {:>7} tris {:>3} parts: raw clod_build {raw:>10.3?}, ours {ours:>10.3?}: {ratio:.3}x",
-            split.triangle_count(),
-            split.parts.len(),
-        );
-        if worst.is_none_or(|(w, _)| ratio > w) {
-            worst = Some((ratio, name));
-        }
+        rows.push((
+            ratio,
+            format!(
+                "  {name:<22} {:>7} tris {:>3} parts: raw clod_build {raw:>10.3?}, ours {ours:>10.3?}: {ratio:.3}x",
+                split.triangle_count(),
+                split.parts.len(),
+            ),
+        ));
     }
-    if let Some((w, name)) = worst {
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    eprintln!(
+        "mesh/dag_corpus, {threads} thread(s), best of {runs} interleaved runs, worst first:"
+    );
+    if let Some((w, row)) = rows.first() {
+        let name = row.split_whitespace().next().unwrap_or("");
         eprintln!("  worst, {threads} thread(s): {name} {w:.3}x (target <= 1.10)");
+    }
+    for (_, row) in &rows {
+        eprintln!("{row}");
     }
 }
 

@@ -31,9 +31,9 @@ fn main() {
             let bytes = cooked.encode().unwrap();
             let t_enc = t.elapsed();
             println!(
-                "{}: build_dag {t_dag:?} ({} rebuilds), cook_clusters {t_cook:?}, encode {t_enc:?}, {} bytes",
+                "{}: build_dag {t_dag:?} ({} stuck groups), cook_clusters {t_cook:?}, encode {t_enc:?}, {} bytes",
                 first.display(),
-                built.rebuilds,
+                built.stuck_groups,
                 bytes.len()
             );
         });

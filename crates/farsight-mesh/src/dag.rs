@@ -1,13 +1,13 @@
-//! The raw cluster LOD DAG: meshoptimizer's cluster LOD builder (`clod_build`),
-//! configured, collected into flat arrays, and re-run with locks when a group got
-//! stuck (see [`build_dag`]). This module does not build a DAG itself.
+//! The raw cluster LOD DAG: its settings, its groups and clusters in flat arrays,
+//! the build's entry points ([`build_dag`], run by [`crate::clod`]) and
+//! meshoptimizer's own `clod_build` configured the same way (the benchmark's peer,
+//! [`clod_build_raw`]).
 
 use meshopt::{ClodConfig, ClodMesh, SimplifyVertex};
 
 use crate::error::CookError;
 use crate::mesh::Vertex;
 use crate::prepare::adapter;
-use crate::repair::position_remap;
 
 /// The cluster DAG settings; defaults are meshoptimizer's rasterisation defaults
 /// with clusters that fill farsight's 128-triangle slots.
@@ -35,8 +35,6 @@ pub struct ClusterConfig {
     /// Weight of the normal and of the UV in the attribute-aware error.
     pub normal_weight: f32,
     pub uv_weight: f32,
-    /// How many times the DAG is rebuilt with the borders of stuck groups locked.
-    pub max_rebuilds: usize,
 }
 
 impl Default for ClusterConfig {
@@ -54,7 +52,6 @@ impl Default for ClusterConfig {
             max_levels: 25,
             normal_weight: 0.5,
             uv_weight: 1.0,
-            max_rebuilds: 4,
         }
     }
 }
@@ -267,150 +264,42 @@ pub struct BuiltDag {
     pub dag: RawDag,
     /// Vertices locked because they border a stuck group.
     pub locked_vertices: usize,
-    pub rebuilds: usize,
-    /// Stuck groups in the final DAG.
+    /// Stuck groups in the DAG.
     pub stuck_groups: usize,
 }
 
-/// Builds the DAG with `clod_build`. meshoptimizer abandons a stuck group (one that
-/// could not simplify) and stops locking its border, so a neighbour could later
-/// collapse a vertex it shares with the stuck clusters, opening a crack. Seed 003
-/// keeps stuck clusters drawing at every coarser distance, so their borders must
-/// hold: every vertex (by position) a stuck group shares with the rest of its level
-/// is locked and the DAG rebuilt, until no stuck group has an unlocked border or
-/// `max_rebuilds` is spent (the packer's crack check then decides).
+/// Builds the DAG in one pass ([`crate::clod`]: `clod_build`'s steps, with a
+/// group whose simplification would open the surface kept as stuck, and the
+/// border of every stuck group locked for the rest of the build). Seed 003 keeps
+/// stuck clusters drawing at every coarser distance, so their borders must hold.
 pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -> BuiltDag {
     build_dag_locked(config, vertices, indices, &[])
 }
 
 /// [`build_dag`] with vertices that must never move (`seam[v]`, by vertex; empty
-/// for none): the borders a material shares with other materials.
+/// for none): the borders a material shares with other materials. Every vertex at
+/// the position of a seam vertex is locked with it.
 pub fn build_dag_locked(
     config: &ClusterConfig,
     vertices: &[Vertex],
     indices: &[u32],
     seam: &[bool],
 ) -> BuiltDag {
-    let positions: Vec<[f32; 3]> = vertices.iter().map(|v| v.position).collect();
-    let remap = position_remap(&positions);
     let attributes = attributes(vertices);
     let stream = Attributes {
         floats: &attributes,
         stride: ATTRIBUTE_FLOATS * 4,
     };
-    build_dag_remapped(
-        config,
-        (vertices, stream),
-        indices,
-        seam,
-        &|| &remap,
-        vertices.len(),
-    )
+    build_dag_with(config, (vertices, stream), indices, seam)
 }
 
-/// [`build_dag_locked`] with the position welding and the attribute stream given
-/// (`attributes` over `vertices`): `remap[v]` is a canonical
-/// id below `canonical_count`, equal for two vertices exactly when their positions
-/// are (a slice of the whole mesh's remap serves a part, so the remap is computed
-/// once per cook rather than once per part).
-pub(crate) fn build_dag_remapped<'r>(
+/// [`build_dag_locked`] with the attribute stream given (`attributes` over
+/// `vertices`).
+pub(crate) fn build_dag_with(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
-    remap: &dyn Fn() -> &'r [u32],
-    canonical_count: usize,
 ) -> BuiltDag {
-    let mut locked = vec![false; canonical_count]; // by canonical position
-                                                   // The remap is asked for only when something must be locked (a seam now, or
-                                                   // a stuck group after a build), so a part without seams starts at once.
-    for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
-        locked[remap()[v] as usize] = true;
-    }
-    let seam_locked = locked.iter().filter(|&&l| l).count();
-    let lock_list = |locked: &[bool]| -> Vec<SimplifyVertex> {
-        let remap = remap();
-        debug_assert_eq!(remap.len(), vertices.len());
-        (0..vertices.len())
-            .map(|v| {
-                if locked[remap[v] as usize] {
-                    SimplifyVertex::Lock
-                } else {
-                    SimplifyVertex::None
-                }
-            })
-            .collect()
-    };
-    let mut locks: Option<Vec<SimplifyVertex>> = (seam_locked > 0).then(|| lock_list(&locked));
-    let mut rebuilds = 0;
-    loop {
-        let dag = clod_build_with(config, vertices, indices, attributes, locks.as_deref());
-        let newly = if dag.stuck_groups().next().is_some() {
-            stuck_border(&dag, remap(), &mut locked)
-        } else {
-            0
-        };
-        let stuck = dag.stuck_groups().count();
-        if newly == 0 || rebuilds >= config.max_rebuilds {
-            let locked_vertices = locked.iter().filter(|&&l| l).count() - seam_locked;
-            return BuiltDag {
-                dag,
-                locked_vertices,
-                rebuilds,
-                stuck_groups: stuck,
-            };
-        }
-        rebuilds += 1;
-        locks = Some(lock_list(&locked));
-    }
-}
-
-/// Marks (by canonical position) the vertices stuck groups share with other groups
-/// of their level; returns how many were not marked before. One pass over the
-/// clusters per depth that has a stuck group.
-fn stuck_border(dag: &RawDag, remap: &[u32], locked: &mut [bool]) -> usize {
-    let mut is_stuck = vec![false; dag.groups.len()];
-    let mut depths: Vec<u32> = Vec::new();
-    for g in dag.stuck_groups() {
-        is_stuck[g] = true;
-        depths.push(dag.groups[g].depth);
-    }
-    if depths.is_empty() {
-        return 0;
-    }
-    depths.sort_unstable();
-    depths.dedup();
-    // Owner group of each position in one level: NONE, a group, or MANY.
-    const NONE: u32 = u32::MAX;
-    const MANY: u32 = u32::MAX - 1;
-    let mut newly = 0;
-    let mut owner = vec![NONE; locked.len()];
-    for depth in depths {
-        owner.fill(NONE);
-        let at_depth = || {
-            dag.clusters
-                .iter()
-                .filter(move |c| dag.groups[c.group as usize].depth == depth)
-        };
-        for c in at_depth() {
-            for &v in dag.cluster_indices(c) {
-                let p = remap[v as usize] as usize;
-                owner[p] = match owner[p] {
-                    NONE => c.group,
-                    o if o == c.group => o,
-                    _ => MANY,
-                };
-            }
-        }
-        for c in at_depth().filter(|c| is_stuck[c.group as usize]) {
-            for &v in dag.cluster_indices(c) {
-                let p = remap[v as usize] as usize;
-                if owner[p] == MANY && !locked[p] {
-                    locked[p] = true;
-                    newly += 1;
-                }
-            }
-        }
-    }
-    newly
+    crate::clod::build(config, (vertices, attributes), indices, seam)
 }

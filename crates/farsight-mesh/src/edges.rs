@@ -181,18 +181,10 @@ impl EdgeReference {
 
     fn for_each_open<K: Key>(&self, keys: &[K], mut f: impl FnMut(u32, u32)) {
         let mask = (1u64 << self.shift) - 1;
-        let mut i = 0;
-        while i < keys.len() {
-            let mut j = i + 1;
-            while j < keys.len() && keys[j] == keys[i] {
-                j += 1;
-            }
-            if j - i == 1 {
-                let k = keys[i].wide();
-                f((k >> self.shift) as u32, (k & mask) as u32);
-            }
-            i = j;
-        }
+        for_each_single(keys, |k| {
+            let k = k.wide();
+            f((k >> self.shift) as u32, (k & mask) as u32);
+        });
     }
 
     /// One pass over a level drawn alone: the number of its open edges on closed
@@ -361,7 +353,23 @@ fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
     [a.min(b), a.max(b), c]
 }
 
-fn find(parent: &mut [u32], mut x: u32) -> u32 {
+/// Calls `f` with every key that occurs exactly once in `sorted`.
+pub(crate) fn for_each_single<K: PartialEq + Copy>(sorted: &[K], mut f: impl FnMut(K)) {
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i + 1;
+        while j < sorted.len() && sorted[j] == sorted[i] {
+            j += 1;
+        }
+        if j - i == 1 {
+            f(sorted[i]);
+        }
+        i = j;
+    }
+}
+
+/// The root of `x` in a union-find forest, halving the path on the way.
+pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
     while parent[x as usize] != x {
         parent[x as usize] = parent[parent[x as usize] as usize];
         x = parent[x as usize];

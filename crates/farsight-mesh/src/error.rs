@@ -126,12 +126,12 @@ pub enum Warning {
         triangles_before: usize,
         triangles_after: usize,
     },
-    /// The cluster DAG had groups that could not simplify; their border vertices
-    /// were locked and the DAG rebuilt so coarser levels cannot pull away from them.
+    /// The cluster DAG had groups that could not simplify; their vertices were
+    /// locked for the coarser levels (in the same build), so those levels cannot
+    /// pull away from the stuck clusters they copy.
     StuckGroupsLocked {
         groups: usize,
         locked_vertices: usize,
-        rebuilds: usize,
     },
     /// The cluster DAG was cut at the configured level limit.
     LevelLimitReached { limit: usize },
@@ -176,10 +176,9 @@ impl std::fmt::Display for Warning {
             Warning::StuckGroupsLocked {
                 groups,
                 locked_vertices,
-                rebuilds,
             } => write!(
                 f,
-                "{groups} cluster groups could not simplify: {locked_vertices} border vertices locked, DAG rebuilt {rebuilds} times"
+                "{groups} cluster groups could not simplify: their {locked_vertices} vertices locked for the coarser levels"
             ),
             Warning::LevelLimitReached { limit } => {
                 write!(f, "the cluster DAG stopped at the level limit ({limit})")

@@ -2,16 +2,18 @@
 //! (glTF 2.0 through `gltf`, OBJ through `tobj`) with typed errors and repair
 //! warnings, preparation (split per material, meshoptimizer's vertex cache,
 //! overdraw and fetch optimisation, bounds), discrete LOD chains (seed 002's
-//! `generateLOD`), and the cluster LOD DAG built by meshoptimizer's `clod_build`
-//! (one DAG per material, so a cluster never mixes materials), stamped, checked
+//! `generateLOD`), and the cluster LOD DAG built with `clod_build`'s steps on
+//! meshoptimizer's clusteriser and simplifiers (one DAG per material, so a cluster
+//! never mixes materials; a group's simplification kept only where it keeps the
+//! surface, stuck borders held), stamped, checked
 //! and packed into `farsight-format`'s cluster level records. It
 //! also loads glTF skins for posed bounds.
 //!
 //! It is a bake-time crate: games do not link it. It must not own run-time
 //! selection (the cut and residency levels live in `farsight-cluster`, which the
 //! cook reuses to check its own output), file layout (`farsight-format`), or LOD
-//! rules (`farsight-lod`). It never writes a DAG builder of its own: the DAG is
-//! meshoptimizer's; this crate configures it, reads it, and refuses a result it
+//! rules (`farsight-lod`). Its DAG loop (`clod.rs`) keeps meshoptimizer's steps
+//! and settings (`clod_build` is its benchmark peer) and refuses a result it
 //! cannot trust.
 //!
 //! ```no_run
@@ -22,6 +24,7 @@
 //! ```
 
 mod chain_file;
+mod clod;
 mod cook;
 mod dag;
 mod edges;

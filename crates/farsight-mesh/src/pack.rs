@@ -206,7 +206,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
         });
     }
     // The position remap: found with the seams when there are several materials,
-    // else made beside the build (which asks for it only if a group gets stuck).
+    // else made beside the build (for LOD0's edge reference).
     let remap_cell = std::sync::OnceLock::new();
     if !split.remap.is_empty() {
         let _ = remap_cell.set(std::mem::take(&mut split.remap));
@@ -222,7 +222,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // one core), taken up by the first thread that finds no part left to start
     // (beside the only part of a one-material mesh; beside the last parts of
     // several, where a thread would otherwise wait for the largest).
-    let (parts, (bounds, packed, reference)) = build_parts(config, &split, &remap, || {
+    let (parts, (bounds, packed, reference)) = build_parts(config, &split, || {
         let bounds = mesh.bounds();
         let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
         let (packed, reference) = rayon::join(
@@ -245,11 +245,10 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     });
     let built = &parts.built;
     let mut warnings = Vec::new();
-    if built.rebuilds > 0 {
+    if built.stuck_groups > 0 {
         warnings.push(Warning::StuckGroupsLocked {
             groups: built.stuck_groups,
             locked_vertices: built.locked_vertices,
-            rebuilds: built.rebuilds,
         });
     }
     if built.dag.level_count() > config.max_levels {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::dag::{
-    attributes, build_dag_remapped, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
+    attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
 use crate::mesh::{Mesh, SubMesh, Vertex};
 use crate::repair::position_remap;
@@ -290,16 +290,13 @@ pub struct RawInput {
 /// DAG over [`MaterialSplit::vertices`] ([`PartDags`]): groups of part 0 first,
 /// then part 1, ..., each group tagged with its material. Group ids stay
 /// children-first.
-/// `remap` gives [`MaterialSplit::remap`] (which a cook may have moved out, or
-/// computes beside the build); it is called only when a part needs it.
 /// `split.vertices` ends with one padding vertex past the parts: the simplifier
 /// reads each part's attributes in place from it ([`Attributes::in_place`]), so
 /// no attribute stream is copied. `beside` (work that needs no DAG) runs on the
 /// first thread that finds no part left to start, and its result comes back too.
-pub(crate) fn build_parts<'r, S: Send>(
+pub(crate) fn build_parts<S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
-    remap: &(dyn Fn() -> &'r [u32] + Sync),
     beside: impl FnOnce() -> S + Send,
 ) -> (PartDags, S) {
     let end = split
@@ -314,13 +311,11 @@ pub(crate) fn build_parts<'r, S: Send>(
     let build = |p: &MaterialPart| {
         let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
         let attributes = Attributes::in_place(&split.vertices, range.clone());
-        build_dag_remapped(
+        build_dag_with(
             config,
             (split.part_vertices(p), attributes),
             &p.indices,
             &p.seam,
-            &|| &remap()[range.clone()],
-            split.vertices.len(),
         )
     };
     let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
@@ -328,7 +323,6 @@ pub(crate) fn build_parts<'r, S: Send>(
         built: BuiltDag {
             dag: RawDag::default(),
             locked_vertices: 0,
-            rebuilds: 0,
             stuck_groups: 0,
         },
         indices: Vec::with_capacity(built.len()),
@@ -362,7 +356,6 @@ pub(crate) fn build_parts<'r, S: Send>(
             .extend(std::iter::repeat_n(m as u32, b.dag.clusters.len()));
         out.indices.push((b.dag.indices, part.vertex_base));
         out.built.locked_vertices += b.locked_vertices;
-        out.built.rebuilds = out.built.rebuilds.max(b.rebuilds);
         out.built.stuck_groups += b.stuck_groups;
     }
     (out, beside)

@@ -1,0 +1,703 @@
+//! The cluster LOD DAG build: seed 003's loop (group, lock the borders, simplify,
+//! split), on meshoptimizer's clusteriser, partitioner and simplifiers, with
+//! `ClodConfig`'s settings and the same steps as meshoptimizer's `clod_build` (the
+//! benchmark's peer), and two rules `clod_build` lacks, so that the DAG passes the
+//! cook's trust checks the first time:
+//!
+//! - **A group whose simplification would open the surface is stuck.** The
+//!   permissive simplifier (collapses across attribute seams) and the sloppy
+//!   fallback (vertex clustering, which ignores topology) can leave an edge used by
+//!   one triangle on a part of LOD0 that is closed, or drop an edge of the group's
+//!   locked border; each candidate result is checked on position-welded edges and
+//!   the last one that keeps the surface is taken (regular, then permissive, then
+//!   sloppy); when none does the group is stuck, as one that could not simplify.
+//! - **A stuck group's border holds for the rest of the build.** Its clusters are
+//!   drawn at every coarser distance (the stamping copies them), so every vertex
+//!   at the position of one of its vertices stays locked in every coarser level.
+//!   `clod_build` forgets the border of a stuck group once its level is done.
+
+use meshopt::{
+    ClodConfig, PositionDataAdapter, RadiusDataAdapter, SimplifyOptions, SimplifyVertex,
+    VertexDataAdapter,
+};
+
+use crate::dag::RawDag;
+use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagCluster, DagGroup};
+use crate::edges::{find, for_each_single};
+use crate::mesh::Vertex;
+use crate::prepare::adapter;
+use crate::sort::{sort_counted, Histograms, Key};
+
+/// A sphere and an error, as `clod_build` keeps them per cluster.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bounds {
+    center: [f32; 3],
+    radius: f32,
+    error: f32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cluster {
+    index_offset: usize,
+    index_count: usize,
+    /// The group it was simplified from, -1 for LOD0.
+    refined: i32,
+    bounds: Bounds,
+}
+
+/// Clusters and the triangles they index (`indices[index_offset..][..index_count]`).
+#[derive(Default)]
+struct Clusters {
+    list: Vec<Cluster>,
+    indices: Vec<u32>,
+}
+
+/// What the loop reads: the mesh, its welding and the settings.
+struct Build<'a> {
+    config: ClodConfig,
+    adapter: VertexDataAdapter<'a>,
+    vertices: &'a [Vertex],
+    attributes: Attributes<'a>,
+    weights: [f32; 5],
+    /// First vertex at the same position.
+    remap: Vec<u32>,
+    /// LOD0's triangles.
+    lod0: &'a [u32],
+    /// Per canonical vertex: its connected part of LOD0 has no open edge (made
+    /// when a simplification first opens an edge).
+    closed: std::cell::OnceCell<Vec<bool>>,
+}
+
+/// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
+/// empty for none: every vertex at a seam vertex's position is locked too).
+pub(crate) fn build(
+    config: &ClusterConfig,
+    (vertices, attributes): (&[Vertex], Attributes<'_>),
+    indices: &[u32],
+    seam: &[bool],
+) -> BuiltDag {
+    let n = vertices.len();
+    let adapter = adapter(vertices);
+    let remap = meshopt::generate_position_remap(&adapter);
+    let b = Build {
+        config: config.clod_config(),
+        adapter,
+        vertices,
+        attributes,
+        weights: attribute_weights(config.normal_weight, config.uv_weight),
+        lod0: indices,
+        closed: std::cell::OnceCell::new(),
+        remap,
+    };
+    let c = &b.config;
+    // Locks that hold for the whole build, by canonical vertex: the seams, then
+    // the borders of stuck groups.
+    let mut held = vec![false; n];
+    for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
+        held[b.remap[v] as usize] = true;
+    }
+    // Permissive collapses keep UV seams (attributes 3 and 4) where they are.
+    let protect: Vec<bool> = (0..n)
+        .map(|i| {
+            let r = b.remap[i] as usize;
+            r != i && (3..5).any(|j| b.attribute(i, j) != b.attribute(r, j))
+        })
+        .collect();
+    let mut dag = RawDag::default();
+    let mut locked_vertices = 0;
+    let mut clusters = Clusters::default();
+    b.clusterize(&mut clusters, indices, -1);
+    for cl in &mut clusters.list {
+        let tris = &clusters.indices[cl.index_offset..][..cl.index_count];
+        cl.bounds = b.tight_bounds(tris, 0.0);
+    }
+    let mut pending = Clusters::default();
+    let mut locks = vec![SimplifyVertex::None; n];
+    let mut mark = vec![0u8; n];
+    let mut merged: Vec<u32> = Vec::new();
+    let mut depth = 0u32;
+    while clusters.list.len() > 1 {
+        let offsets = b.partition(&mut clusters);
+        b.lock_borders(&clusters, &offsets, &held, &protect, &mut mark, &mut locks);
+        pending.list.clear();
+        pending.indices.clear();
+        for g in offsets.windows(2) {
+            let group = &clusters.list[g[0] as usize..g[1] as usize];
+            merged.clear();
+            for cl in group {
+                merged.extend_from_slice(&clusters.indices[cl.index_offset..][..cl.index_count]);
+            }
+            let target = ((merged.len() / 3) as f32 * c.simplify_ratio) as usize * 3;
+            let mut bounds = merge_bounds(group);
+            let simplified = b.simplify(&merged, &locks, &mark, &held, target);
+            let stuck = simplified
+                .as_ref()
+                .is_none_or(|(s, _)| s.len() as f32 > merged.len() as f32 * c.simplify_threshold);
+            if stuck {
+                bounds.error = f32::MAX;
+                emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
+                for &v in &merged {
+                    let r = b.remap[v as usize] as usize;
+                    if !held[r] {
+                        held[r] = true;
+                        locked_vertices += 1;
+                    }
+                }
+                continue;
+            }
+            let (simplified, error) = simplified.expect("not stuck");
+            bounds.error = (bounds.error * c.simplify_error_merge_previous).max(error)
+                + error * c.simplify_error_merge_additive;
+            let id = emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
+            let first = pending.list.len();
+            b.clusterize(&mut pending, &simplified, id as i32);
+            for cl in &mut pending.list[first..] {
+                cl.bounds = bounds;
+            }
+        }
+        std::mem::swap(&mut clusters, &mut pending);
+        depth += 1;
+    }
+    if let [last] = clusters.list[..] {
+        let mut bounds = last.bounds;
+        bounds.error = f32::MAX;
+        emit(&mut dag, &b, depth, bounds, &[last], &clusters.indices);
+    }
+    let stuck_groups = dag.stuck_groups().count();
+    BuiltDag {
+        dag,
+        locked_vertices,
+        stuck_groups,
+    }
+}
+
+/// Records a group and its clusters; returns the group's id.
+fn emit(
+    dag: &mut RawDag,
+    b: &Build<'_>,
+    depth: u32,
+    bounds: Bounds,
+    group: &[Cluster],
+    indices: &[u32],
+) -> u32 {
+    let id = dag.groups.len() as u32;
+    dag.groups.push(DagGroup {
+        depth,
+        sphere: [
+            bounds.center[0],
+            bounds.center[1],
+            bounds.center[2],
+            bounds.radius,
+        ],
+        error: bounds.error,
+        material: 0,
+    });
+    for cl in group {
+        let tris = &indices[cl.index_offset..][..cl.index_count];
+        let own = if b.config.optimize_bounds && cl.refined != -1 {
+            b.tight_bounds(tris, cl.bounds.error)
+        } else {
+            cl.bounds
+        };
+        dag.clusters.push(DagCluster {
+            group: id,
+            refined: cl.refined,
+            bounds: [own.center[0], own.center[1], own.center[2], own.radius],
+            first_index: dag.indices.len() as u32,
+            index_count: cl.index_count as u32,
+        });
+        dag.indices.extend_from_slice(tris);
+    }
+    id
+}
+
+/// The sphere around the clusters' spheres, with the largest of their errors.
+fn merge_bounds(group: &[Cluster]) -> Bounds {
+    let spheres: Vec<[f32; 4]> = group
+        .iter()
+        .map(|c| {
+            [
+                c.bounds.center[0],
+                c.bounds.center[1],
+                c.bounds.center[2],
+                c.bounds.radius,
+            ]
+        })
+        .collect();
+    let bytes: &[u8] = bytemuck::cast_slice(&spheres);
+    let s = meshopt::compute_sphere_bounds(
+        PositionDataAdapter {
+            data: bytes,
+            position_count: spheres.len(),
+            position_stride: 16,
+            position_offset: 0,
+        },
+        Some(RadiusDataAdapter {
+            data: bytes,
+            radius_count: spheres.len(),
+            radius_stride: 16,
+            radius_offset: 12,
+        }),
+    );
+    Bounds {
+        center: s.center,
+        radius: s.radius,
+        error: group.iter().fold(0.0, |e, c| e.max(c.bounds.error)),
+    }
+}
+
+impl Build<'_> {
+    fn attribute(&self, v: usize, j: usize) -> f32 {
+        self.attributes.floats[v * (self.attributes.stride / 4) + j]
+    }
+
+    fn position(&self, v: u32) -> [f32; 3] {
+        self.vertices[v as usize].position
+    }
+
+    fn tight_bounds(&self, tris: &[u32], error: f32) -> Bounds {
+        let b = meshopt::compute_cluster_bounds(tris, &self.adapter);
+        Bounds {
+            center: b.center,
+            radius: b.radius,
+            error,
+        }
+    }
+
+    /// Splits `tris` into clusters appended to `out`, each simplified from `refined`.
+    fn clusterize(&self, out: &mut Clusters, tris: &[u32], refined: i32) {
+        let c = &self.config;
+        let meshlets = if c.cluster_spatial {
+            meshopt::build_meshlets_spatial(
+                tris,
+                &self.adapter,
+                c.max_vertices,
+                c.min_triangles,
+                c.max_triangles,
+                c.cluster_fill_weight,
+            )
+        } else {
+            meshopt::build_meshlets_flex(
+                tris,
+                &self.adapter,
+                c.max_vertices,
+                c.min_triangles,
+                c.max_triangles,
+                0.0,
+                c.cluster_split_factor,
+            )
+        };
+        for m in meshlets.iter() {
+            let index_offset = out.indices.len();
+            out.indices
+                .extend(m.triangles.iter().map(|&t| m.vertices[t as usize]));
+            out.list.push(Cluster {
+                index_offset,
+                index_count: m.triangles.len(),
+                refined,
+                bounds: Bounds::default(),
+            });
+        }
+    }
+
+    /// Orders the clusters into groups of about `partition_size` that share
+    /// vertices; returns the groups' starts (and the end).
+    fn partition(&self, clusters: &mut Clusters) -> Vec<u32> {
+        let c = &self.config;
+        let count = clusters.list.len();
+        if count <= c.partition_size {
+            return vec![0, count as u32];
+        }
+        let counts: Vec<u32> = clusters.list.iter().map(|c| c.index_count as u32).collect();
+        let welded: Vec<u32> = clusters
+            .list
+            .iter()
+            .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
+            .map(|&v| self.remap[v as usize])
+            .collect();
+        let mut part = vec![0u32; count];
+        let parts = if c.partition_spatial {
+            meshopt::partition_clusters_with_positions(
+                &mut part,
+                &welded,
+                &counts,
+                &self.adapter,
+                c.partition_size,
+            )
+        } else {
+            meshopt::partition_clusters(
+                &mut part,
+                &welded,
+                &counts,
+                self.vertices.len(),
+                c.partition_size,
+            )
+        };
+        if c.partition_sort {
+            // Each group's place: the centre of its last cluster.
+            let mut points = vec![[0.0f32; 3]; parts];
+            for (cl, &p) in clusters.list.iter().zip(&part) {
+                points[p as usize] = cl.bounds.center;
+            }
+            let adapter = VertexDataAdapter::new(bytemuck::cast_slice(&points), 12, 0)
+                .expect("12-byte points");
+            let order = meshopt::spatial_sort_remap(&adapter);
+            for p in &mut part {
+                *p = order[*p as usize];
+            }
+        }
+        let mut offsets = vec![0u32; parts + 1];
+        for &p in &part {
+            offsets[p as usize + 1] += 1;
+        }
+        for i in 1..=parts {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut at = offsets.clone();
+        let mut sorted = clusters.list.clone();
+        for (cl, &p) in clusters.list.iter().zip(&part) {
+            sorted[at[p as usize] as usize] = *cl;
+            at[p as usize] += 1;
+        }
+        clusters.list = sorted;
+        offsets
+    }
+
+    /// Locks every position two groups share (and the held ones), per vertex, and
+    /// marks them in `mark` (bit 0, by canonical vertex).
+    fn lock_borders(
+        &self,
+        clusters: &Clusters,
+        offsets: &[u32],
+        held: &[bool],
+        protect: &[bool],
+        mark: &mut [u8],
+        locks: &mut [SimplifyVertex],
+    ) {
+        const LOCKED: u8 = 1;
+        const SEEN: u8 = 2;
+        mark.fill(0);
+        for g in offsets.windows(2) {
+            let group = &clusters.list[g[0] as usize..g[1] as usize];
+            let welded = || {
+                group
+                    .iter()
+                    .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
+                    .map(|&v| self.remap[v as usize] as usize)
+            };
+            for r in welded() {
+                if mark[r] & SEEN != 0 {
+                    mark[r] |= LOCKED;
+                }
+            }
+            for r in welded() {
+                mark[r] |= SEEN;
+            }
+        }
+        for (i, l) in locks.iter_mut().enumerate() {
+            let r = self.remap[i] as usize;
+            let mut f = SimplifyVertex::None;
+            if mark[r] & LOCKED != 0 || held[r] {
+                f |= SimplifyVertex::Lock;
+            }
+            if protect[i] {
+                f |= SimplifyVertex::Protect;
+            }
+            *l = f;
+        }
+    }
+
+    /// Simplifies a group towards `target` indices: regular (or permissive)
+    /// simplification, then the configured fallbacks while the target is not
+    /// reached; the last result that keeps the surface (see [`Self::keeps_surface`])
+    /// and its absolute error, or `None` when none does.
+    fn simplify(
+        &self,
+        merged: &[u32],
+        locks: &[SimplifyVertex],
+        mark: &[u8],
+        held: &[bool],
+        target: usize,
+    ) -> Option<(Vec<u32>, f32)> {
+        let c = &self.config;
+        let mut options = SimplifyOptions::Sparse | SimplifyOptions::ErrorAbsolute;
+        if c.simplify_error_clamped {
+            options |= SimplifyOptions::ErrorClamped;
+        }
+        if c.simplify_permissive {
+            options |= SimplifyOptions::Permissive;
+        }
+        if c.simplify_regularize {
+            options |= SimplifyOptions::Regularize;
+        }
+        if c.simplify_preserve_folds {
+            options |= SimplifyOptions::PreserveFolds;
+        }
+        let run = |options: SimplifyOptions| {
+            let mut error = 0.0f32;
+            let lod = meshopt::simplify_with_attributes_and_locks(
+                merged,
+                &self.adapter,
+                self.attributes.floats,
+                &self.weights,
+                self.attributes.stride,
+                locks,
+                target,
+                f32::MAX,
+                options,
+                Some(&mut error),
+            );
+            (lod, error)
+        };
+        let edges = GroupEdges::new(self, merged, mark, held);
+        // The candidates in order; the first that keeps the surface and reaches
+        // the target is taken, else the smallest that keeps the surface.
+        let mut best: Option<(Vec<u32>, f32)> = None;
+        let mut consider = |(mut lod, error): (Vec<u32>, f32)| -> (bool, bool) {
+            if lod.is_empty() && !merged.is_empty() {
+                // `clod_build` never leaves a group empty (a cluster needs a triangle).
+                lod.extend_from_slice(&merged[..3]);
+            }
+            let reached = lod.len() <= target;
+            let keeps = edges.keeps_surface(self, &lod);
+            if keeps && best.as_ref().is_none_or(|(b, _)| lod.len() < b.len()) {
+                best = Some((lod, error));
+            }
+            (keeps, keeps && reached)
+        };
+        let (keeps, mut done) = consider(run(options));
+        if !done && c.simplify_fallback_permissive && !c.simplify_permissive {
+            done = consider(run(options | SimplifyOptions::Permissive)).1;
+        }
+        if !done && !keeps && c.simplify_permissive {
+            done = consider(run(options - SimplifyOptions::Permissive)).1;
+        }
+        if !done && c.simplify_fallback_sloppy {
+            let (lod, error) = self.sloppy(merged, locks, target);
+            consider((lod, error * c.simplify_error_factor_sloppy));
+        }
+        let (lod, mut error) = best?;
+        if c.simplify_error_edge_limit > 0.0 {
+            error = error.min(self.edge_limit(merged) * c.simplify_error_edge_limit);
+        }
+        Some((lod, error))
+    }
+
+    /// Vertex clustering over the group alone (its corners copied out, so the
+    /// clustering grid spans the group, not the mesh); absolute error.
+    fn sloppy(&self, merged: &[u32], locks: &[SimplifyVertex], target: usize) -> (Vec<u32>, f32) {
+        let subset: Vec<[f32; 3]> = merged.iter().map(|&v| self.position(v)).collect();
+        let subset_locks: Vec<SimplifyVertex> = merged.iter().map(|&v| locks[v as usize]).collect();
+        let corners: Vec<u32> = (0..merged.len() as u32).collect();
+        let adapter =
+            VertexDataAdapter::new(bytemuck::cast_slice(&subset), 12, 0).expect("12-byte points");
+        let mut error = 0.0f32;
+        let lod = meshopt::simplify_sloppy_with_locks(
+            &corners,
+            &adapter,
+            &subset_locks,
+            target,
+            f32::MAX,
+            Some(&mut error),
+        );
+        let error = error * meshopt::simplify_scale(&adapter);
+        (lod.iter().map(|&i| merged[i as usize]).collect(), error)
+    }
+
+    /// The edge length that bounds the error of dense groups (`clod_build`'s
+    /// `simplify_error_edge_limit`).
+    fn edge_limit(&self, merged: &[u32]) -> f32 {
+        let mut max_sq = 0.0f32;
+        for t in merged.chunks_exact(3) {
+            let [a, b, c] = [t[0], t[1], t[2]].map(|v| glam::Vec3::from(self.position(v)));
+            let e = [
+                a.distance_squared(b),
+                a.distance_squared(c),
+                b.distance_squared(c),
+            ];
+            let (lo, hi) = (e[0].min(e[1]).min(e[2]), e[0].max(e[1]).max(e[2]));
+            max_sq = max_sq.max(lo.max(hi / 4.0));
+        }
+        max_sq.sqrt()
+    }
+}
+
+/// A group's open edges before simplification (position-welded, sorted keys),
+/// what a simplified result is checked against.
+struct GroupEdges {
+    open: Vec<u64>,
+    /// Per open edge: both ends are locked (a border the group shares).
+    locked: Vec<bool>,
+}
+
+impl GroupEdges {
+    fn new(b: &Build<'_>, merged: &[u32], mark: &[u8], held: &[bool]) -> Self {
+        let open = open_edges(&b.remap, merged);
+        let is_locked = |r: usize| mark[r] & 1 != 0 || held[r];
+        let locked = open
+            .iter()
+            .map(|&k| {
+                let (x, y) = key_ends(k, b.remap.len());
+                is_locked(x) && is_locked(y)
+            })
+            .collect();
+        Self { open, locked }
+    }
+
+    /// Whether `lod` (the group simplified) keeps the surface: every locked border
+    /// edge is still there and open, and no edge is newly open on a part of LOD0
+    /// that is closed (the cook's level check, applied to the group).
+    fn keeps_surface(&self, b: &Build<'_>, lod: &[u32]) -> bool {
+        let after = open_edges(&b.remap, lod);
+        let mut j = 0;
+        for (&k, &locked) in self.open.iter().zip(&self.locked) {
+            while j < after.len() && after[j] < k {
+                if b.on_closed(after[j]) {
+                    return false;
+                }
+                j += 1;
+            }
+            let kept = j < after.len() && after[j] == k;
+            if kept {
+                j += 1;
+            } else if locked {
+                return false;
+            }
+        }
+        after[j..].iter().all(|&k| !b.on_closed(k))
+    }
+}
+
+impl Build<'_> {
+    fn on_closed(&self, key: u64) -> bool {
+        let closed = self
+            .closed
+            .get_or_init(|| closed_parts(&self.remap, self.lod0));
+        let (a, b) = key_ends(key, closed.len());
+        closed[a] || closed[b]
+    }
+}
+
+/// Bits of a vertex id in an edge key, for `n` vertices.
+fn key_shift(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros()).max(1)
+}
+
+/// The two vertices of an edge key of a mesh of `n` vertices.
+fn key_ends(key: u64, n: usize) -> (usize, usize) {
+    let shift = key_shift(n);
+    (
+        (key >> shift) as usize,
+        (key & ((1u64 << shift) - 1)) as usize,
+    )
+}
+
+/// The edges (canonical vertex pairs, `min << shift | max`) used by exactly one
+/// of `tris`, sorted.
+fn open_edges(remap: &[u32], tris: &[u32]) -> Vec<u64> {
+    let shift = key_shift(remap.len());
+    let mut keys: Vec<u64> = Vec::with_capacity(tris.len());
+    for t in tris.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
+        for (x, y) in [(a, b), (b, c), (c, a)] {
+            if x != y {
+                keys.push(u64::make(x.min(y), x.max(y), shift));
+            }
+        }
+    }
+    // The edge checks' bucket sort (a key's top bits are its smaller vertex).
+    let mut hist = Histograms::new(2 * shift, keys.len());
+    hist.count(&keys);
+    sort_counted(&mut keys, &mut Vec::new(), hist);
+    let mut open = Vec::new();
+    for_each_single(&keys, |k| open.push(k));
+    open
+}
+
+/// Per canonical vertex: whether its connected part of `tris` (welded by
+/// `remap`) has no open edge.
+fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
+    let n = remap.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    for t in tris.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
+        for (x, y) in [(a, b), (b, c)] {
+            let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
+            if rx != ry {
+                parent[rx.max(ry) as usize] = rx.min(ry);
+            }
+        }
+    }
+    let mut open_root = vec![false; n];
+    for k in open_edges(remap, tris) {
+        let r = find(&mut parent, key_ends(k, n).0 as u32);
+        open_root[r as usize] = true;
+    }
+    (0..n as u32)
+        .map(|v| !open_root[find(&mut parent, v) as usize])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Build, GroupEdges};
+    use crate::dag::{attribute_weights, Attributes, ClusterConfig};
+    use crate::mesh::Vertex;
+    use crate::prepare::adapter;
+
+    /// The surface rule on a tetrahedron (closed: vertices 0-3) and a square of two
+    /// triangles (open: vertices 4-7) whose corners are locked, as a group border.
+    #[test]
+    fn a_result_that_opens_a_closed_part_or_drops_a_locked_border_is_refused() {
+        let at = |p: [f32; 3]| Vertex {
+            position: p,
+            ..Vertex::default()
+        };
+        let vertices: Vec<Vertex> = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [5.0, 0.0, 0.0],
+            [6.0, 0.0, 0.0],
+            [6.0, 1.0, 0.0],
+            [5.0, 1.0, 0.0],
+        ]
+        .map(at)
+        .to_vec();
+        let tetra = [0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
+        let square = [4, 5, 6, 4, 6, 7];
+        let lod0: Vec<u32> = tetra.iter().chain(&square).copied().collect();
+        let attributes = crate::dag::attributes(&vertices);
+        let config = ClusterConfig::default();
+        let b = Build {
+            config: config.clod_config(),
+            adapter: adapter(&vertices),
+            vertices: &vertices,
+            attributes: Attributes {
+                floats: &attributes,
+                stride: 20,
+            },
+            weights: attribute_weights(0.5, 1.0),
+            remap: (0..8).collect(),
+            lod0: &lod0,
+            closed: std::cell::OnceCell::new(),
+        };
+        let mark = [0, 0, 0, 0, 1, 1, 1, 1u8];
+        let held = vec![false; 8];
+        let edges = GroupEdges::new(&b, &lod0, &mark, &held);
+        assert!(edges.keeps_surface(&b, &lod0));
+        // A tetrahedron face gone: three open edges on a closed part.
+        let opened: Vec<u32> = tetra[3..].iter().chain(&square).copied().collect();
+        assert!(!edges.keeps_surface(&b, &opened));
+        // The square's diagonal flipped: same locked border, so kept.
+        let flipped: Vec<u32> = tetra.iter().chain(&[4, 5, 7, 5, 6, 7]).copied().collect();
+        assert!(edges.keeps_surface(&b, &flipped));
+        // Half the square gone: two locked border edges dropped.
+        let dropped: Vec<u32> = tetra.iter().chain(&square[..3]).copied().collect();
+        assert!(!edges.keeps_surface(&b, &dropped));
+        // Unlocked, the square's border may recede (an open part).
+        let free = GroupEdges::new(&b, &lod0, &[0; 8], &held);
+        assert!(free.keeps_surface(&b, &dropped));
+    }
+}
