@@ -34,6 +34,10 @@ use crate::hash::DecisionHash;
 use crate::manifest::{EntityKind, WorldError, WorldManifest};
 use crate::record::{FrameInput, TerrainPublication};
 
+/// Frames a level nobody wants stays resident (seed 003's eviction rule, for every
+/// system).
+const EVICT_AFTER_FRAMES: u32 = 60;
+
 /// Vertical field of view of the flight camera.
 pub const FOV_Y: f32 = std::f32::consts::FRAC_PI_3;
 const ASPECT: f32 = 16.0 / 9.0;
@@ -208,6 +212,9 @@ pub struct World {
     // Buildings: resident level masks, and the object drawing each building.
     building_resident: Vec<u32>,
     building_object: Vec<Option<ObjectId>>,
+    /// The frame since which each building has held levels nobody wants
+    /// (`u32::MAX`: none).
+    building_spare_since: Vec<u32>,
     // Terrain.
     grid: VoxelGrid,
     collision: CollisionCache,
@@ -389,6 +396,7 @@ impl World {
             cluster_stats: FrameStats::default(),
             building_resident: vec![0; n_buildings],
             building_object: vec![None; n_buildings],
+            building_spare_since: vec![u32::MAX; n_buildings],
             region_objects: vec![Vec::new(); streamer.len()],
             scene,
             streamer,
@@ -918,6 +926,7 @@ impl World {
             if let Obj::Building(b) = self.objects[id.0 as usize] {
                 // Its meshes go with it.
                 self.building_resident[b as usize] = 0;
+                self.building_spare_since[b as usize] = u32::MAX;
                 self.building_object[b as usize] = None;
                 self.partial
                     .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
@@ -1356,7 +1365,11 @@ impl World {
                 Target::Cluster { .. } => {}
             }
         }
-        // Buildings free levels finer than both the drawn and the desired level.
+        // Buildings free levels finer than both the drawn and the desired level once
+        // nobody has wanted them for as many frames as cluster levels wait (a camera
+        // going back and forth does not reload them), or at once when memory is tight.
+        let frame = self.frame;
+        let tight = self.memory_tight;
         for (b, obj) in self.building_object.iter().enumerate() {
             let Some(id) = *obj else { continue };
             let Some(lod) = self.store.lod_mut(id) else {
@@ -1364,6 +1377,18 @@ impl World {
             };
             let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired());
             let mask = self.building_resident[b];
+            let spare = mask & ((1u32 << keep.min(31)) - 1);
+            if spare == 0 {
+                self.building_spare_since[b] = u32::MAX;
+                continue;
+            }
+            if self.building_spare_since[b] == u32::MAX {
+                self.building_spare_since[b] = frame;
+            }
+            if !tight && frame - self.building_spare_since[b] < EVICT_AFTER_FRAMES {
+                continue;
+            }
+            self.building_spare_since[b] = u32::MAX;
             for l in 0..(keep.min(31)) {
                 if mask & (1 << l) != 0 {
                     self.building_resident[b] &= !(1 << l);
