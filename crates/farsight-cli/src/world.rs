@@ -722,6 +722,20 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
             println!("  frames where {} had a hole: {n}", s.name());
         }
     }
+    let base = flown
+        .iter()
+        .filter(|f| f.report.terrain_base_drawn > 0)
+        .count();
+    if base > 0 {
+        println!(
+            "  frames where a terrain chunk in view drew its base mesh (its finer mesh not yet published): {base}, {} chunks at most",
+            flown
+                .iter()
+                .map(|f| f.report.terrain_base_drawn)
+                .max()
+                .unwrap_or(0)
+        );
+    }
     if let Some(path) = &a.record {
         recording.write(path)?;
         println!(

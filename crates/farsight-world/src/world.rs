@@ -1,6 +1,6 @@
 //! The one frame loop.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +18,8 @@ use farsight_stream::region::{
     Scene, SceneError, StreamingSource,
 };
 use farsight_terrain::{
-    chunk_distance, read_grid, ChunkCells, CollisionCache, Material, TerrainView, ViewSettings,
-    VoxelGrid,
+    chunk_distance, read_grid, ChunkCells, ChunkMesh, ChunkMesher, CollisionCache, Material,
+    TerrainView, ViewSettings, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
     Camera, CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle,
@@ -96,6 +96,10 @@ pub struct FrameReport {
     pub regions: [usize; 5],
     pub visible: u32,
     pub objects: u32,
+    /// Terrain chunks in view drawing their base mesh (the coarsest level, made on
+    /// the loop's thread) because no finer mesh of theirs was published and
+    /// uploaded yet: without the base each would be a hole.
+    pub terrain_base_drawn: u32,
 }
 
 impl FrameReport {
@@ -221,6 +225,17 @@ pub struct World {
     pending: BTreeMap<[i32; 3], TerrainPublication>,
     uploaded: BTreeMap<[i32; 3], Uploaded>,
     dense: Vec<IVec3>,
+    /// The terrain's base: a chunk that comes within preload range with nothing to
+    /// draw gets its coarsest mesh made on the loop's thread at once, so the
+    /// background mesher's speed never decides whether a chunk is drawn (its
+    /// finer meshes replace the base when they are published and uploaded).
+    base_mesher: ChunkMesher,
+    /// Base meshes pending upload or drawn.
+    base_meshes: BTreeMap<[i32; 3], Arc<ChunkMesh>>,
+    /// Chunks whose pending publication is their base mesh.
+    base_pending: BTreeSet<[i32; 3]>,
+    /// Hash of this frame's base meshes.
+    base_hash: u64,
     // Budget.
     bias: Bias,
     /// Every system together held more than the finer levels may (last frame).
@@ -415,6 +430,10 @@ impl World {
             pending: BTreeMap::new(),
             uploaded: BTreeMap::new(),
             dense,
+            base_mesher: ChunkMesher::new(),
+            base_meshes: BTreeMap::new(),
+            base_pending: BTreeSet::new(),
+            base_hash: 0,
             bias: Bias::default(),
             memory_tight: false,
             asks: Vec::new(),
@@ -514,7 +533,8 @@ impl World {
                 if regions.in_flight() > 0 {
                     return Some("region reads");
                 }
-                if view.pending_count() > 0 || view.ready_count() > 0 {
+                // A paused mesher is not waited for: the terrain's base draws.
+                if !view.is_paused() && (view.pending_count() > 0 || view.ready_count() > 0) {
                     return Some("terrain meshing");
                 }
                 clusters.scheduler()
@@ -546,6 +566,22 @@ impl World {
             return Some("terrain uploads");
         }
         None
+    }
+
+    /// Pauses (or resumes) the terrain's background meshing (live only): a game
+    /// pausing background work, or a test standing in for a mesher that cannot keep
+    /// up. Chunks keep drawing what they drew, and chunks coming into range draw
+    /// their base mesh.
+    pub fn set_terrain_meshing_paused(&mut self, paused: bool) {
+        if let Io::Live { view, .. } = &mut self.io {
+            view.set_paused(paused);
+        }
+    }
+
+    /// The base mesh (coarsest level, made on the loop's thread) `chunk` draws or
+    /// is about to draw until a published mesh replaces it.
+    pub fn terrain_base_mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
+        self.base_meshes.get(&chunk.to_array())
     }
 
     /// Waits a little for I/O (live only), for loading screens faster than the disk.
@@ -678,7 +714,8 @@ impl World {
         };
         report.hashes[SystemId::Buildings as usize] = hb;
         let tmem = self.terrain_memory();
-        let terrain_holes = self.terrain_holes(camera, &frustum);
+        let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
+        report.terrain_base_drawn = base_drawn;
         report.systems[SystemId::Terrain as usize] = SystemFrame {
             time: terrain_time + share_time / 2,
             memory: tmem,
@@ -1121,8 +1158,54 @@ impl World {
                 self.pending.insert(p.chunk, *p);
                 self.partial.remove(&(1, p.chunk));
             }
+            if p.level == u8::MAX || p.empty {
+                self.base_meshes.remove(&p.chunk);
+            }
+            self.base_pending.remove(&p.chunk);
         }
+        self.base(camera);
         self.collision.update(&self.grid);
+    }
+
+    /// Gives every dense chunk within preload range that has nothing drawn and
+    /// nothing pending its base mesh (the coarsest level), made here and now.
+    fn base(&mut self, camera: Vec3) {
+        let preload = self.config.draw_distance + CHUNK_SIZE;
+        let coarsest = farsight_terrain::LEVELS - 1;
+        let mut h = DecisionHash::default();
+        for &c in &self.dense {
+            let key = c.to_array();
+            if chunk_distance(camera, c) > preload
+                || self.uploaded.contains_key(&key)
+                || self.pending.contains_key(&key)
+            {
+                continue;
+            }
+            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let p = TerrainPublication {
+                chunk: key,
+                level: coarsest,
+                bytes: mesh.heap_bytes() as u64,
+                empty: mesh.is_empty(),
+            };
+            key.iter().for_each(|&x| h.u32(x as u32));
+            h.u64(p.bytes);
+            if p.empty {
+                self.uploaded.insert(
+                    key,
+                    Uploaded {
+                        level: coarsest,
+                        bytes: 0,
+                        empty: true,
+                    },
+                );
+            } else {
+                self.pending.insert(key, p);
+                self.base_pending.insert(key);
+                self.base_meshes.insert(key, Arc::new(mesh));
+            }
+        }
+        self.base_hash = h.value();
     }
 
     fn building_bytes(&self, b: u32, mask: u32) -> u64 {
@@ -1349,6 +1432,11 @@ impl World {
                 }
                 Target::Chunk { chunk } => {
                     if let Some(p) = self.pending.remove(&chunk) {
+                        // A published mesh replaces the base; the base stays drawn
+                        // while it is what was uploaded.
+                        if !self.base_pending.remove(&chunk) {
+                            self.base_meshes.remove(&chunk);
+                        }
                         self.uploaded.insert(
                             chunk,
                             Uploaded {
@@ -1398,6 +1486,7 @@ impl World {
                 }
             }
         }
+        ht.u64(self.base_hash);
         ht.u64(self.grid.revision());
         ht.u64(self.collision.version().1);
         (hb.value(), ht.value(), bytes_b, bytes_t, starved)
@@ -1417,10 +1506,10 @@ impl World {
     }
 
     /// Chunks in view that hold cells of more than one kind (a surface may cross
-    /// them) and draw no mesh, unless known empty.
-    fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> u32 {
+    /// them) and draw no mesh, unless known empty; and those drawing their base.
+    fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> (u32, u32) {
         let reach = self.config.draw_distance;
-        let mut holes = 0;
+        let (mut holes, mut base) = (0, 0);
         for &c in &self.dense {
             if chunk_distance(camera, c) > reach {
                 continue;
@@ -1428,11 +1517,14 @@ impl World {
             if !frustum.intersects_aabb(&farsight_terrain::chunk_bounds(c)) {
                 continue;
             }
-            if !self.uploaded.contains_key(&c.to_array()) {
+            let key = c.to_array();
+            if !self.uploaded.contains_key(&key) {
                 holes += 1;
+            } else if self.base_meshes.contains_key(&key) && !self.base_pending.contains(&key) {
+                base += 1;
             }
         }
-        holes
+        (holes, base)
     }
 }
 

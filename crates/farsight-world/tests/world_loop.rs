@@ -242,3 +242,72 @@ fn one_system_wanting_the_whole_pool_leaves_every_other_its_coarsest_levels() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_paused_terrain_mesher_leaves_no_hole_and_the_flight_still_replays() {
+    let dir = scratch("paused");
+    // Ground much larger than the draw distance: chunks come into range all along
+    // the flight, and the mesher is paused after the first loading screen.
+    let spec = SyntheticSpec {
+        chunks_side: 12,
+        ..SyntheticSpec::small()
+    };
+    generate(&dir, &spec, &mut |_| {}).unwrap();
+    let config = WorldConfig {
+        draw_distance: 150.0,
+        source_radius: 150.0,
+        ..WorldConfig::default()
+    };
+    let mut world = World::open(&dir, config).unwrap();
+    let mut rec = recording(&dir, config);
+    let frames = 120;
+    let flight = Flight::new(world.manifest(), frames);
+    let mut input = FrameInput::default();
+    let ff = flight.frame(0);
+    input.camera = ff.camera.to_array();
+    input.target = ff.target.to_array();
+    input.loading = true;
+    for _ in 0..5000 {
+        let r = world.step(&mut input);
+        rec.frames.push(input.clone());
+        rec.hashes.push(r.hashes);
+        if world.ready() {
+            break;
+        }
+        world.wait_for_io(Duration::from_millis(1));
+    }
+    assert!(world.ready(), "{:?}", world.waiting_on());
+    let meshed = world
+        .terrain_levels()
+        .filter(|(_, l)| *l == Some(0))
+        .count();
+    world.set_terrain_meshing_paused(true);
+    let (mut drawn, mut base) = (0, 0);
+    let (holes, over, _) = fly_with(&mut world, &flight, frames, &mut rec, &mut |r| {
+        assert_eq!(
+            r.systems[SystemId::Terrain as usize].holes,
+            0,
+            "frame {}: a terrain hole with the mesher paused",
+            r.frame
+        );
+    });
+    for (c, level) in world.terrain_levels() {
+        drawn += 1;
+        if level == Some(farsight_terrain::LEVELS - 1) && world.terrain_base_mesh(c).is_some() {
+            base += 1;
+        }
+    }
+    assert_eq!((holes, over), (0, 0));
+    assert!(meshed > 0, "the mesher ran before the pause");
+    assert!(
+        base > 0,
+        "chunks that came into range draw their base: {base} of {drawn}"
+    );
+
+    // The base meshes are the loop's own decisions: the recording replays.
+    let mut replay = World::open_replay(&dir, config).unwrap();
+    for (i, input) in rec.frames.iter().enumerate() {
+        rec.compare(i, &replay.replay(input).hashes).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
