@@ -663,7 +663,7 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
             if s == SystemId::Budget {
-                "all"
+                "pools+all"
             } else {
                 s.name()
             },
