@@ -11,7 +11,9 @@ use farsight_view::scenes::city_block;
 use farsight_view::{
     Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
 };
-use farsight_world::{generate, Flight, FrameInput, SyntheticSpec, World, WorldConfig};
+use farsight_world::{
+    generate, Flight, FrameInput, SyntheticSpec, SystemId, World, WorldConfig, SYSTEMS,
+};
 use glam::Vec3;
 
 fn sizes() -> [(&'static str, SyntheticSpec); 2] {
@@ -61,6 +63,9 @@ fn world_frame(c: &mut Criterion) {
         }
         input.loading = false;
         let mut i = 0u32;
+        // The split by system over every frame criterion ran (warm-up included).
+        let mut split = [Duration::ZERO; SYSTEMS];
+        let (mut holes, mut over) = (0u32, 0u32);
         g.bench_function(BenchmarkId::new("loop", name), |b| {
             b.iter(|| {
                 let f = pose(&flight, i);
@@ -68,9 +73,33 @@ fn world_frame(c: &mut Criterion) {
                 input.camera = f.camera.to_array();
                 input.target = f.target.to_array();
                 input.edits = f.edits;
-                world.step(&mut input)
+                let r = world.step(&mut input);
+                for (t, s) in split.iter_mut().zip(&r.systems) {
+                    *t += s.time;
+                }
+                holes += u32::from(r.holes() > 0);
+                over += u32::from(r.over_budget);
+                r
             })
         });
+        let frames = i.max(1) as f64;
+        let parts: Vec<String> = SystemId::ALL
+            .iter()
+            .map(|s| {
+                let ms = split[*s as usize].as_secs_f64() * 1e3 / frames;
+                let name = if *s == SystemId::Budget {
+                    "pools"
+                } else {
+                    s.name()
+                };
+                format!("{name} {ms:.3}")
+            })
+            .collect();
+        println!(
+            "world/frame/loop/{name}: split by system, ms per frame over {i} frames: {}; {} objects loaded; frames with a hole {holes}, over budget {over}",
+            parts.join(", "),
+            world.store().len()
+        );
         // The floor: the visibility pass alone over as many objects.
         let n = world.store().len().max(1);
         let mut store = ObjectStore::new();

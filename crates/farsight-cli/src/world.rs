@@ -663,7 +663,7 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
             if s == SystemId::Budget {
-                "all"
+                "pools+all"
             } else {
                 s.name()
             },
@@ -721,6 +721,20 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         if n > 0 {
             println!("  frames where {} had a hole: {n}", s.name());
         }
+    }
+    let base = flown
+        .iter()
+        .filter(|f| f.report.terrain_base_drawn > 0)
+        .count();
+    if base > 0 {
+        println!(
+            "  frames where a terrain chunk in view drew its base mesh (its finer mesh not yet published): {base}, {} chunks at most",
+            flown
+                .iter()
+                .map(|f| f.report.terrain_base_drawn)
+                .max()
+                .unwrap_or(0)
+        );
     }
     if let Some(path) = &a.record {
         recording.write(path)?;

@@ -124,6 +124,8 @@ pub struct TerrainView {
     /// Scan scratch, kept so a scan that changes nothing allocates nothing.
     candidates: ChunkSet,
     work: Vec<(f32, IVec3, u8)>,
+    /// No new batch goes to the workers (results in flight still publish).
+    paused: bool,
 }
 
 /// Distance from `camera` to the bounding sphere of `chunk` (0 inside).
@@ -150,7 +152,20 @@ impl TerrainView {
             clock: Clock::wall(),
             candidates: ChunkSet::default(),
             work: Vec::new(),
+            paused: false,
         }
+    }
+
+    /// Stops (or resumes) handing batches to the meshing workers: requests keep
+    /// their serials and wait, published meshes stay, results already in flight
+    /// still publish. A game pausing background work, or a test standing in for a
+    /// mesher that cannot keep up.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused
     }
 
     /// Measure the publication budget with `clock` instead of wall time.
@@ -381,7 +396,9 @@ impl TerrainView {
     }
 
     fn dispatch(&mut self, grid: &VoxelGrid, stats: &mut ViewStats) {
-        while self.workers.in_flight() + self.settings.batch <= self.settings.max_in_flight {
+        while !self.paused
+            && self.workers.in_flight() + self.settings.batch <= self.settings.max_in_flight
+        {
             let cam = self.camera;
             let mut todo: Vec<(f32, IVec3, Pending)> = self
                 .chunks

@@ -210,3 +210,31 @@ fn an_edited_mesh_outside_preload_range_is_discarded() {
         "no stale mesh can reappear"
     );
 }
+
+#[test]
+fn a_paused_view_starts_no_batch_and_keeps_its_meshes_until_resumed() {
+    let grid = hills(IVec3::new(3, 1, 3));
+    let mut view = TerrainView::new(settings(400.0), 1);
+    let camera = Vec3::new(48.0, 80.0, 48.0);
+    view.set_paused(true);
+    for _ in 0..20 {
+        let st = view.update(&grid, camera);
+        assert_eq!(st.dispatched, 0, "paused: nothing dispatched");
+    }
+    assert!(view.pending_count() > 0 && view.published().count() == 0);
+    view.set_paused(false);
+    assert!(view.settle(&grid, camera, Duration::from_secs(60)));
+    let meshed = view.published().count();
+    assert!(meshed > 0);
+    assert_current(&view, &grid);
+    // Paused again, a move re-requests levels; the old meshes stay published.
+    view.set_paused(true);
+    for i in 0..20 {
+        view.update(&grid, camera + Vec3::new(0.0, 0.0, 10.0 * i as f32));
+    }
+    assert_eq!(
+        view.published().count(),
+        meshed,
+        "no mesh dropped while paused"
+    );
+}

@@ -1,5 +1,14 @@
-//! One resident-memory budget and one upload budget per frame for every system, and
+//! One resident-memory pool and one upload pool per frame for every system, and
 //! the one bias that coarsens every system under pressure.
+//!
+//! Every frame the loop gathers what each system asks of the pools (cluster levels
+//! loading or to start, building levels, terrain meshes) as [`Ask`]s, sorts them
+//! into one order (coarsest first across every system, then larger on screen) and
+//! grants them in that order: the cluster scheduler gets the sum of what its asks
+//! were granted as its budgets for the frame, and buildings and terrain take what
+//! the scheduler left, in the same order. Finer levels of any system fill the memory
+//! only up to `1 - reserve` of it; the rest is kept for coarsest levels, so one
+//! system wanting everything cannot leave another with nothing to draw.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,9 +56,9 @@ pub struct Budget {
     pub memory: u64,
     /// Bytes uploaded per frame across every system.
     pub upload: u64,
-    /// Share of both that the cluster scheduler may take at most (its own lane: it
-    /// runs first; buildings and terrain share what it left this frame).
-    pub cluster_share: f32,
+    /// Share of the memory only coarsest levels (a thing's first level to draw) may
+    /// use: finer levels of every system together stay under `1 - reserve`.
+    pub reserve: f32,
     /// Frames of pressure (or calm) before the bias moves by one.
     pub bias_frames: u32,
     pub max_bias: u8,
@@ -60,7 +69,7 @@ impl Default for Budget {
         Self {
             memory: 512 << 20,
             upload: 8 << 20,
-            cluster_share: 0.5,
+            reserve: 0.125,
             bias_frames: 30,
             max_bias: 3,
         }
@@ -68,22 +77,34 @@ impl Default for Budget {
 }
 
 impl Budget {
-    pub fn cluster_upload(&self) -> u64 {
-        (self.upload as f64 * self.cluster_share as f64) as u64
+    /// The memory finer levels of every system may fill together.
+    pub fn fine_memory(&self) -> u64 {
+        (self.memory as f64 * (1.0 - self.reserve.clamp(0.0, 1.0) as f64)) as u64
     }
-    pub fn cluster_memory(&self) -> u64 {
-        (self.memory as f64 * self.cluster_share as f64) as u64
+
+    /// Whether `held + need` bytes fit the pool for an ask of `rank` (0: a coarsest
+    /// level, which may use the reserve) that frees `freed` bytes when granted.
+    pub(crate) fn fits(&self, rank: u8, held: u64, need: u64, freed: u64) -> bool {
+        let limit = if rank == 0 {
+            self.memory
+        } else {
+            self.fine_memory()
+        };
+        held + need <= limit + freed
     }
 }
 
-/// One upload a system asks for: coarsest-first (`rank` 0 is a coarsest level, a
-/// thing with nothing to draw), then larger on screen first.
+/// One thing a system asks of the pools: coarsest-first (`rank` 0 is a coarsest
+/// level, a thing with nothing to draw; each finer level one more), then larger on
+/// screen first (pixels of the bounding sphere's radius, for every system alike).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Ask {
     pub rank: u8,
     pub screen: f32,
+    /// Bytes to upload (what is left of it).
     pub bytes: u64,
-    /// The system's own key (a building level, a chunk).
+    /// The index of its target in the loop's list (systems gathered in a fixed
+    /// order, so ties are deterministic).
     pub key: u64,
 }
 
@@ -161,5 +182,31 @@ mod tests {
             b.update(false, &budget);
         }
         assert_eq!(b.bias, 1);
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::*;
+
+    #[test]
+    fn finer_levels_leave_the_reserve_to_coarsest_levels() {
+        let b = Budget {
+            memory: 1000,
+            reserve: 0.25,
+            ..Budget::default()
+        };
+        assert_eq!(b.fine_memory(), 750);
+        assert!(b.fits(1, 700, 50, 0));
+        assert!(
+            !b.fits(1, 700, 51, 0),
+            "a finer level may not enter the reserve"
+        );
+        assert!(b.fits(0, 700, 300, 0), "a coarsest level may");
+        assert!(!b.fits(0, 700, 301, 0), "nothing passes the pool");
+        assert!(
+            b.fits(1, 750, 40, 40),
+            "a replacement frees what it replaces"
+        );
     }
 }

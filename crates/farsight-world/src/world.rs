@@ -1,6 +1,6 @@
 //! The one frame loop.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +18,8 @@ use farsight_stream::region::{
     Scene, SceneError, StreamingSource,
 };
 use farsight_terrain::{
-    chunk_distance, read_grid, ChunkCells, CollisionCache, Material, TerrainView, ViewSettings,
-    VoxelGrid,
+    chunk_distance, read_grid, ChunkCells, ChunkMesh, ChunkMesher, CollisionCache, Material,
+    TerrainView, ViewSettings, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
     Camera, CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle,
@@ -33,6 +33,10 @@ use crate::budget::{order, Ask, Bias, Budget, SystemId, SYSTEMS};
 use crate::hash::DecisionHash;
 use crate::manifest::{EntityKind, WorldError, WorldManifest};
 use crate::record::{FrameInput, TerrainPublication};
+
+/// Frames a level nobody wants stays resident (seed 003's eviction rule, for every
+/// system).
+const EVICT_AFTER_FRAMES: u32 = 60;
 
 /// Vertical field of view of the flight camera.
 pub const FOV_Y: f32 = std::f32::consts::FRAC_PI_3;
@@ -92,6 +96,10 @@ pub struct FrameReport {
     pub regions: [usize; 5],
     pub visible: u32,
     pub objects: u32,
+    /// Terrain chunks in view drawing their base mesh (the coarsest level, made on
+    /// the loop's thread) because no finer mesh of theirs was published and
+    /// uploaded yet: without the base each would be a hole.
+    pub terrain_base_drawn: u32,
 }
 
 impl FrameReport {
@@ -148,10 +156,21 @@ enum Obj {
     Prop,
 }
 
+/// What an [`Ask`] is for.
 #[derive(Clone, Copy, Debug)]
 enum Target {
-    Building { building: u32, level: u8 },
-    Chunk { chunk: [i32; 3] },
+    /// A cluster level: loading (its memory already held), or to start.
+    Cluster {
+        loading: bool,
+    },
+    Building {
+        building: u32,
+        level: u8,
+        bytes: u64,
+    },
+    Chunk {
+        chunk: [i32; 3],
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -197,14 +216,30 @@ pub struct World {
     // Buildings: resident level masks, and the object drawing each building.
     building_resident: Vec<u32>,
     building_object: Vec<Option<ObjectId>>,
+    /// The frame since which each building has held levels nobody wants
+    /// (`u32::MAX`: none).
+    building_spare_since: Vec<u32>,
     // Terrain.
     grid: VoxelGrid,
     collision: CollisionCache,
     pending: BTreeMap<[i32; 3], TerrainPublication>,
     uploaded: BTreeMap<[i32; 3], Uploaded>,
     dense: Vec<IVec3>,
+    /// The terrain's base: a chunk that comes within preload range with nothing to
+    /// draw gets its coarsest mesh made on the loop's thread at once, so the
+    /// background mesher's speed never decides whether a chunk is drawn (its
+    /// finer meshes replace the base when they are published and uploaded).
+    base_mesher: ChunkMesher,
+    /// Base meshes pending upload or drawn.
+    base_meshes: BTreeMap<[i32; 3], Arc<ChunkMesh>>,
+    /// Chunks whose pending publication is their base mesh.
+    base_pending: BTreeSet<[i32; 3]>,
+    /// Hash of this frame's base meshes.
+    base_hash: u64,
     // Budget.
     bias: Bias,
+    /// Every system together held more than the finer levels may (last frame).
+    memory_tight: bool,
     asks: Vec<Ask>,
     targets: Vec<Target>,
     /// Bytes already sent of uploads that span frames: (0, building, level) or
@@ -221,18 +256,28 @@ impl std::fmt::Debug for World {
     }
 }
 
+/// The cluster scheduler as created: the whole pool as its upper bound (each frame
+/// the pools hand it its share), chunks of a quarter of a frame's upload so a share
+/// smaller than the pool still copies, and no bias of its own: the loop's one bias
+/// is in its requests.
 fn scheduler_config(budget: &Budget) -> SchedulerConfig {
-    let upload = budget.cluster_upload().max(1);
+    let upload = budget.upload.max(1);
     SchedulerConfig {
         upload_budget: upload,
-        chunk_size: upload.min(8 << 20),
+        chunk_size: (upload / 4).clamp(1, 8 << 20),
         staging_size: upload * 3,
         frames_in_flight: 3,
-        memory_capacity: budget.cluster_memory(),
+        memory_capacity: budget.memory,
         bias_frames: budget.bias_frames,
-        max_bias: budget.max_bias,
+        max_bias: 0,
         ..SchedulerConfig::default()
     }
+}
+
+/// Pixels of a bounding sphere's radius at `distance` from the camera (to its
+/// surface): the one screen size every system's asks are ordered by.
+fn screen_px(radius: f32, distance: f32) -> f32 {
+    radius * VIEWPORT_HEIGHT * 0.5 / ((FOV_Y * 0.5).tan() * distance.max(1e-3))
 }
 
 impl World {
@@ -278,7 +323,7 @@ impl World {
         let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|m| m.error_bounds()).collect();
         let coarsest: Vec<u8> = cooked.iter().map(|m| m.level_count() as u8 - 1).collect();
         let io = if live {
-            let mut clusters = ClusterStreamer::new(
+            let clusters = ClusterStreamer::new(
                 sched,
                 &descs,
                 level_files,
@@ -286,7 +331,6 @@ impl World {
                 CountingUploader,
             )
             .with_level_check(Arc::new(cooked));
-            clusters.record();
             let view = TerrainView::new(
                 ViewSettings {
                     draw_distance: config.draw_distance,
@@ -367,6 +411,7 @@ impl World {
             cluster_stats: FrameStats::default(),
             building_resident: vec![0; n_buildings],
             building_object: vec![None; n_buildings],
+            building_spare_since: vec![u32::MAX; n_buildings],
             region_objects: vec![Vec::new(); streamer.len()],
             scene,
             streamer,
@@ -385,7 +430,12 @@ impl World {
             pending: BTreeMap::new(),
             uploaded: BTreeMap::new(),
             dense,
+            base_mesher: ChunkMesher::new(),
+            base_meshes: BTreeMap::new(),
+            base_pending: BTreeSet::new(),
+            base_hash: 0,
             bias: Bias::default(),
+            memory_tight: false,
             asks: Vec::new(),
             targets: Vec::new(),
             partial: BTreeMap::new(),
@@ -483,7 +533,8 @@ impl World {
                 if regions.in_flight() > 0 {
                     return Some("region reads");
                 }
-                if view.pending_count() > 0 || view.ready_count() > 0 {
+                // A paused mesher is not waited for: the terrain's base draws.
+                if !view.is_paused() && (view.pending_count() > 0 || view.ready_count() > 0) {
                     return Some("terrain meshing");
                 }
                 clusters.scheduler()
@@ -515,6 +566,22 @@ impl World {
             return Some("terrain uploads");
         }
         None
+    }
+
+    /// Pauses (or resumes) the terrain's background meshing (live only): a game
+    /// pausing background work, or a test standing in for a mesher that cannot keep
+    /// up. Chunks keep drawing what they drew, and chunks coming into range draw
+    /// their base mesh.
+    pub fn set_terrain_meshing_paused(&mut self, paused: bool) {
+        if let Io::Live { view, .. } = &mut self.io {
+            view.set_paused(paused);
+        }
+    }
+
+    /// The base mesh (coarsest level, made on the loop's thread) `chunk` draws or
+    /// is about to draw until a published mesh replaces it.
+    pub fn terrain_base_mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
+        self.base_meshes.get(&chunk.to_array())
     }
 
     /// Waits a little for I/O (live only), for loading screens faster than the disk.
@@ -550,12 +617,9 @@ impl World {
         self.run(&mut input, false)
     }
 
+    /// The one bias every system coarsens by.
     fn bias(&self) -> u8 {
-        let sched = match &self.io {
-            Io::Live { clusters, .. } => clusters.scheduler().bias(),
-            Io::Replay { scheduler, .. } => scheduler.bias(),
-        };
-        self.bias.bias.max(sched)
+        self.bias.bias
     }
 
     fn run(&mut self, input: &mut FrameInput, live: bool) -> FrameReport {
@@ -607,33 +671,40 @@ impl World {
         report.hashes[SystemId::Visibility as usize] = hv.value();
         let frustum = Frustum::from_view_projection(&(vis.projection * vis.view));
 
-        // Cluster-level residency from the same view.
+        // Terrain: edits, view and publication (live), colliders: its asks for the
+        // pools are known before any system is granted anything.
         let t = Instant::now();
-        let hc = self.clusters(input, live, camera, bias);
+        self.terrain_inputs(input, live, camera);
+        let terrain_time = t.elapsed();
+
+        // Cluster-level requests from the same view.
+        let t = Instant::now();
+        self.cluster_requests(camera, bias);
+        let request_time = t.elapsed();
+
+        // The pools: every system's asks in one order; the scheduler's share.
+        let t = Instant::now();
+        self.gather_asks(camera, bias);
+        let (cluster_upload, cluster_memory, planned_short) = self.plan();
+        let plan_time = t.elapsed();
+
+        // Cluster-level residency within its share.
+        let t = Instant::now();
+        let hc = self.cluster_step(input, cluster_upload, cluster_memory);
         let cs = self.cluster_stats;
         report.systems[SystemId::Clusters as usize] = SystemFrame {
-            time: t.elapsed(),
+            time: request_time + t.elapsed(),
             memory: cs.bytes_resident,
             upload: cs.bytes_uploaded,
             holes: cs.holes,
         };
         report.hashes[SystemId::Clusters as usize] = hc;
 
-        // Terrain: edits, view and publication (live), colliders.
+        // Buildings and terrain take what the clusters left, in the same order.
         let t = Instant::now();
-        self.terrain_inputs(input, live, camera);
-        let terrain_time = t.elapsed();
-
-        // Buildings and terrain share what the clusters left of the budget.
-        let t = Instant::now();
-        let (hb, ht, bytes_b, bytes_t, starved) = self.share_budget(camera, cs, bias);
+        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs);
         let share_time = t.elapsed();
-        let bmem: u64 = self
-            .building_resident
-            .iter()
-            .enumerate()
-            .map(|(b, &m)| self.building_bytes(b as u32, m))
-            .sum();
+        let bmem = self.building_memory();
         let building_holes = self.building_holes(&frustum);
         report.systems[SystemId::Buildings as usize] = SystemFrame {
             time: share_time / 2,
@@ -642,9 +713,9 @@ impl World {
             holes: building_holes,
         };
         report.hashes[SystemId::Buildings as usize] = hb;
-        let tmem: u64 = self.uploaded.values().map(|u| u.bytes).sum::<u64>()
-            + self.collision.heap_bytes() as u64;
-        let terrain_holes = self.terrain_holes(camera, &frustum);
+        let tmem = self.terrain_memory();
+        let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
+        report.terrain_base_drawn = base_drawn;
         report.systems[SystemId::Terrain as usize] = SystemFrame {
             time: terrain_time + share_time / 2,
             memory: tmem,
@@ -653,14 +724,14 @@ impl World {
         };
         report.hashes[SystemId::Terrain as usize] = ht;
 
-        // The budget.
+        // The budget: one bias from every system's pressure.
         let memory = cs.bytes_resident + bmem + tmem;
         let upload = cs.bytes_uploaded + bytes_b + bytes_t;
         let b = self.config.budget;
-        let pressure = starved
-            || cs.budget_exhausted
-            || cs.memory_full
-            || memory as f64 > 0.9 * b.memory as f64;
+        let held = self.held(self.scheduler().held_bytes());
+        self.memory_tight = held > b.fine_memory();
+        let pressure =
+            planned_short || starved || cs.budget_exhausted || cs.memory_full || self.memory_tight;
         self.bias.update(pressure, &b);
         report.memory = memory;
         report.upload = upload;
@@ -669,9 +740,12 @@ impl World {
         let mut hb = DecisionHash::default();
         hb.u64(memory);
         hb.u64(upload);
+        hb.u64(cluster_upload);
+        hb.u64(cluster_memory);
         hb.u32(report.bias as u32);
         report.hashes[SystemId::Budget as usize] = hb.value();
         report.systems[SystemId::Budget as usize] = SystemFrame {
+            time: plan_time,
             memory,
             upload,
             ..SystemFrame::default()
@@ -691,7 +765,7 @@ impl World {
         } = &mut self.io
         {
             regions.drain(drained);
-            drained.sort_by_key(|d| d.0);
+            drained.sort_unstable_by_key(|d| d.0);
             for (id, result) in drained.drain(..) {
                 let region = id as u32;
                 let ok = match result {
@@ -889,6 +963,7 @@ impl World {
             if let Obj::Building(b) = self.objects[id.0 as usize] {
                 // Its meshes go with it.
                 self.building_resident[b as usize] = 0;
+                self.building_spare_since[b as usize] = u32::MAX;
                 self.building_object[b as usize] = None;
                 self.partial
                     .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
@@ -901,7 +976,10 @@ impl World {
         self.region_objects[region as usize] = ids;
     }
 
-    fn clusters(&mut self, input: &mut FrameInput, live: bool, camera: Vec3, bias: u8) -> u64 {
+    /// Each model's request from the same view: the finest level any visible
+    /// instance needs, `wanted` that plus the bias. Under memory pressure what is
+    /// kept coarsens too, so levels finer than `wanted` may be evicted.
+    fn cluster_requests(&mut self, camera: Vec3, bias: u8) {
         let view = LevelView {
             camera,
             projection: ProjectionInfo::perspective(FOV_Y),
@@ -935,34 +1013,46 @@ impl World {
             self.model_levels[m] = Some(self.model_levels[m].map_or(l, |o| o.finest(l)));
             if self.in_view.get(i).copied().unwrap_or(false) {
                 self.model_visible[m] = true;
-                let d = (center.distance(camera) - radius).max(1e-3);
-                let px = radius * VIEWPORT_HEIGHT * 0.5 / ((FOV_Y * 0.5).tan() * d);
-                self.model_screen[m] = self.model_screen[m].max(px);
+                let d = center.distance(camera) - radius;
+                self.model_screen[m] = self.model_screen[m].max(screen_px(radius, d));
             }
         }
+        let tight = self.memory_tight;
         for (m, r) in self.requests.iter_mut().enumerate() {
             let c = self.coarsest[m];
             *r = match self.model_levels[m] {
-                Some(l) => ModelRequest {
-                    fit: l.fit as u8,
-                    keep: l.keep as u8,
-                    wanted: ModelRequest::wanted_for(l.fit as u8, bias, c),
-                    screen_size: self.model_screen[m],
-                    visible: self.model_visible[m],
-                },
+                Some(l) => {
+                    let wanted = ModelRequest::wanted_for(l.fit as u8, bias, c);
+                    ModelRequest {
+                        fit: l.fit as u8,
+                        keep: if tight {
+                            (l.keep as u8).max(wanted)
+                        } else {
+                            l.keep as u8
+                        },
+                        wanted,
+                        screen_size: self.model_screen[m],
+                        visible: self.model_visible[m],
+                    }
+                }
                 None => ModelRequest::unseen(c),
             };
         }
+    }
+
+    /// The scheduler's step under this frame's share of the pools.
+    fn cluster_step(&mut self, input: &mut FrameInput, upload: u64, memory: u64) -> u64 {
         let mut h = DecisionHash::default();
         let stats = match &mut self.io {
             Io::Live { clusters, .. } => {
+                clusters.set_budgets(upload, memory);
                 let stats = clusters.frame(&self.requests);
-                for f in clusters.take_recording() {
-                    input
-                        .chunks_done
-                        .extend(f.completions.iter().map(|c| (c.request, c.ok)));
-                }
-                clusters.record();
+                input.chunks_done.extend(
+                    clusters
+                        .last_completions()
+                        .iter()
+                        .map(|c| (c.request, c.ok)),
+                );
                 clusters
                     .last_decisions()
                     .iter()
@@ -974,6 +1064,7 @@ impl World {
                 decisions,
                 completions,
             } => {
+                scheduler.set_budgets(upload, memory);
                 completions.clear();
                 completions.extend(
                     input
@@ -987,13 +1078,20 @@ impl World {
                 stats
             }
         };
-        let _ = live;
+        h.u64(upload);
+        h.u64(memory);
         h.u64(stats.bytes_uploaded);
         h.u64(stats.bytes_resident);
         h.u32(stats.holes);
-        h.u32(stats.bias as u32);
         self.cluster_stats = stats;
         h.value()
+    }
+
+    fn scheduler(&self) -> &ClusterScheduler {
+        match &self.io {
+            Io::Live { clusters, .. } => clusters.scheduler(),
+            Io::Replay { scheduler, .. } => scheduler,
+        }
     }
 
     fn terrain_inputs(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) {
@@ -1060,8 +1158,54 @@ impl World {
                 self.pending.insert(p.chunk, *p);
                 self.partial.remove(&(1, p.chunk));
             }
+            if p.level == u8::MAX || p.empty {
+                self.base_meshes.remove(&p.chunk);
+            }
+            self.base_pending.remove(&p.chunk);
         }
+        self.base(camera);
         self.collision.update(&self.grid);
+    }
+
+    /// Gives every dense chunk within preload range that has nothing drawn and
+    /// nothing pending its base mesh (the coarsest level), made here and now.
+    fn base(&mut self, camera: Vec3) {
+        let preload = self.config.draw_distance + CHUNK_SIZE;
+        let coarsest = farsight_terrain::LEVELS - 1;
+        let mut h = DecisionHash::default();
+        for &c in &self.dense {
+            let key = c.to_array();
+            if chunk_distance(camera, c) > preload
+                || self.uploaded.contains_key(&key)
+                || self.pending.contains_key(&key)
+            {
+                continue;
+            }
+            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let p = TerrainPublication {
+                chunk: key,
+                level: coarsest,
+                bytes: mesh.heap_bytes() as u64,
+                empty: mesh.is_empty(),
+            };
+            key.iter().for_each(|&x| h.u32(x as u32));
+            h.u64(p.bytes);
+            if p.empty {
+                self.uploaded.insert(
+                    key,
+                    Uploaded {
+                        level: coarsest,
+                        bytes: 0,
+                        empty: true,
+                    },
+                );
+            } else {
+                self.pending.insert(key, p);
+                self.base_pending.insert(key);
+                self.base_meshes.insert(key, Arc::new(mesh));
+            }
+        }
+        self.base_hash = h.value();
     }
 
     fn building_bytes(&self, b: u32, mask: u32) -> u64 {
@@ -1074,16 +1218,56 @@ impl World {
             .sum()
     }
 
-    /// Buildings' and terrain's uploads, coarsest first then larger on screen, in
-    /// what the clusters left of this frame's upload budget and of the memory.
-    fn share_budget(
-        &mut self,
-        camera: Vec3,
-        cs: FrameStats,
-        bias: u8,
-    ) -> (u64, u64, u64, u64, bool) {
+    /// Bytes every system holds: cluster levels resident or loading (`clusters`),
+    /// building meshes, terrain meshes and colliders.
+    fn held(&self, clusters: u64) -> u64 {
+        clusters + self.building_memory() + self.terrain_memory()
+    }
+
+    fn building_memory(&self) -> u64 {
+        self.building_resident
+            .iter()
+            .enumerate()
+            .map(|(b, &m)| self.building_bytes(b as u32, m))
+            .sum()
+    }
+
+    fn terrain_memory(&self) -> u64 {
+        self.uploaded.values().map(|u| u.bytes).sum::<u64>() + self.collision.heap_bytes() as u64
+    }
+
+    /// Every system's asks of the pools, in the pools' one order.
+    fn gather_asks(&mut self, camera: Vec3, bias: u8) {
         self.asks.clear();
         self.targets.clear();
+        // Clusters: per model, every level from the coarsest missing one to the
+        // wanted one (the scheduler starts them coarse to fine): those loading ask
+        // for their upload, those to start for their memory and their upload.
+        let sched = match &self.io {
+            Io::Live { clusters, .. } => clusters.scheduler(),
+            Io::Replay { scheduler, .. } => scheduler,
+        };
+        for (m, r) in self.requests.iter().enumerate() {
+            let m = m as u32;
+            let c = sched.coarsest(m);
+            for level in (r.wanted.min(c)..=c).rev() {
+                if sched.is_resident(m, level) {
+                    continue;
+                }
+                if sched.is_failed(m, level) {
+                    break;
+                }
+                self.asks.push(Ask {
+                    rank: c - level,
+                    screen: r.screen_size,
+                    bytes: sched.level_desc(m, level).bytes,
+                    key: self.targets.len() as u64,
+                });
+                self.targets.push(Target::Cluster {
+                    loading: sched.is_loading(m, level),
+                });
+            }
+        }
         // Buildings: nothing drawn asks for the coarsest level; otherwise one level
         // finer than the finest resident, towards the desired one.
         for (b, obj) in self.building_object.iter().enumerate() {
@@ -1106,20 +1290,26 @@ impl World {
             };
             if let Some(level) = want {
                 let bounds = self.store.bounds(id);
-                let d = (bounds.center().distance(camera)).max(1.0);
                 let r = (bounds.max - bounds.min).length() * 0.5;
+                let d = bounds.center().distance(camera) - r;
+                let key = (0u8, [b as i32, level as i32, 0]);
+                let done = self.partial.get(&key).copied().unwrap_or(0);
+                let bytes = self.manifest.buildings[b].levels[level as usize].bytes;
                 self.asks.push(Ask {
                     rank: coarsest - level,
-                    screen: r / d,
-                    bytes: self.manifest.buildings[b].levels[level as usize].bytes,
+                    screen: screen_px(r, d),
+                    bytes: bytes.saturating_sub(done),
                     key: self.targets.len() as u64,
                 });
                 self.targets.push(Target::Building {
                     building: b as u32,
                     level,
+                    bytes,
                 });
             }
         }
+        // Terrain: a chunk drawing nothing asks first; a change of level ranks as
+        // the level it brings.
         for (c, p) in &self.pending {
             let old = self.uploaded.get(c);
             // Under pressure a chunk that draws something keeps it rather than go finer.
@@ -1131,55 +1321,91 @@ impl World {
             } else {
                 1 + (farsight_terrain::LEVELS - 1).saturating_sub(p.level)
             };
-            let d = chunk_distance(camera, IVec3::from_array(*c)).max(1.0);
+            let chunk = IVec3::from_array(*c);
+            let radius = farsight_terrain::chunk_bounds(chunk).radius();
+            let done = self.partial.get(&(1, *c)).copied().unwrap_or(0);
             self.asks.push(Ask {
                 rank,
-                screen: 1.0 / d,
-                bytes: p.bytes,
+                screen: screen_px(radius, chunk_distance(camera, chunk)),
+                bytes: p.bytes.saturating_sub(done),
                 key: self.targets.len() as u64,
             });
             self.targets.push(Target::Chunk { chunk: *c });
         }
         order(&mut self.asks);
+    }
+
+    /// The pools' first pass over every ask in order: what the cluster scheduler's
+    /// asks are granted is its (upload, memory capacity) for this frame.
+    fn plan(&self) -> (u64, u64, bool) {
+        let b = &self.config.budget;
+        let cluster_held = self.scheduler().held_bytes();
+        let mut held = self.held(cluster_held);
+        let mut upload_left = b.upload;
+        let (mut upload, mut memory) = (0u64, 0u64);
+        let mut starved = false;
+        for a in &self.asks {
+            let (need, freed) = match self.targets[a.key as usize] {
+                Target::Cluster { loading } => (if loading { 0 } else { a.bytes }, 0),
+                Target::Building { bytes, .. } => (bytes, 0),
+                Target::Chunk { chunk } => (
+                    self.pending.get(&chunk).map_or(0, |p| p.bytes),
+                    self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
+                ),
+            };
+            if !b.fits(a.rank, held, need, freed) || (upload_left == 0 && a.bytes > 0) {
+                starved = true;
+                continue;
+            }
+            let up = a.bytes.min(upload_left);
+            starved |= up < a.bytes;
+            upload_left -= up;
+            held = (held + need).saturating_sub(freed);
+            if let Target::Cluster { .. } = self.targets[a.key as usize] {
+                upload += up;
+                memory += need;
+            }
+        }
+        (upload, cluster_held + memory, starved)
+    }
+
+    /// The pools' second pass: buildings and terrain take, in the same order, what
+    /// the cluster scheduler left of the upload and of the memory.
+    fn apply_grants(&mut self, cs: FrameStats) -> (u64, u64, u64, u64, bool) {
         let b = self.config.budget;
         let mut upload_left = b.upload.saturating_sub(cs.bytes_uploaded);
-        let held: u64 = self
-            .building_resident
-            .iter()
-            .enumerate()
-            .map(|(i, &m)| self.building_bytes(i as u32, m))
-            .sum::<u64>()
-            + self.uploaded.values().map(|u| u.bytes).sum::<u64>()
-            + self.collision.heap_bytes() as u64
-            + cs.bytes_resident;
-        let mut memory_left = b.memory.saturating_sub(held);
+        let mut held = self.held(self.scheduler().held_bytes());
         let (mut hb, mut ht) = (DecisionHash::default(), DecisionHash::default());
         let (mut bytes_b, mut bytes_t) = (0, 0);
         let mut starved = false;
-        for a in &self.asks {
+        for i in 0..self.asks.len() {
+            let a = self.asks[i];
             let target = self.targets[a.key as usize];
-            let (freed, key) = match target {
+            let (need, freed, key) = match target {
+                Target::Cluster { .. } => continue,
                 Target::Chunk { chunk } => (
+                    self.pending.get(&chunk).map_or(0, |p| p.bytes),
                     self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
                     (1u8, chunk),
                 ),
-                Target::Building { building, level } => {
-                    (0, (0u8, [building as i32, level as i32, 0]))
-                }
+                Target::Building {
+                    building,
+                    level,
+                    bytes,
+                } => (bytes, 0, (0u8, [building as i32, level as i32, 0])),
             };
-            if a.bytes > memory_left + freed || upload_left == 0 {
+            if !b.fits(a.rank, held, need, freed) || upload_left == 0 {
                 starved = true;
                 continue;
             }
             // An upload larger than what is left goes on over several frames.
             let done = self.partial.get(&key).copied().unwrap_or(0);
-            let need = a.bytes.saturating_sub(done);
-            if need > upload_left {
+            if a.bytes > upload_left {
                 starved = true;
                 self.partial.insert(key, done + upload_left);
                 match target {
                     Target::Building { .. } => bytes_b += upload_left,
-                    Target::Chunk { .. } => bytes_t += upload_left,
+                    _ => bytes_t += upload_left,
                 }
                 let h = if key.0 == 0 { &mut hb } else { &mut ht };
                 key.1.iter().for_each(|&x| h.u32(x as u32));
@@ -1188,11 +1414,12 @@ impl World {
                 continue;
             }
             self.partial.remove(&key);
-            upload_left -= need;
-            memory_left = memory_left + freed - a.bytes;
-            let a = Ask { bytes: need, ..*a };
+            upload_left -= a.bytes;
+            held = (held + need).saturating_sub(freed);
             match target {
-                Target::Building { building, level } => {
+                Target::Building {
+                    building, level, ..
+                } => {
                     self.building_resident[building as usize] |= 1 << level;
                     if let Some(id) = self.building_object[building as usize] {
                         if let Some(lod) = self.store.lod_mut(id) {
@@ -1205,6 +1432,11 @@ impl World {
                 }
                 Target::Chunk { chunk } => {
                     if let Some(p) = self.pending.remove(&chunk) {
+                        // A published mesh replaces the base; the base stays drawn
+                        // while it is what was uploaded.
+                        if !self.base_pending.remove(&chunk) {
+                            self.base_meshes.remove(&chunk);
+                        }
                         self.uploaded.insert(
                             chunk,
                             Uploaded {
@@ -1218,9 +1450,14 @@ impl World {
                         ht.u32(p.level as u32);
                     }
                 }
+                Target::Cluster { .. } => {}
             }
         }
-        // Buildings free levels finer than both the drawn and the desired level.
+        // Buildings free levels finer than both the drawn and the desired level once
+        // nobody has wanted them for as many frames as cluster levels wait (a camera
+        // going back and forth does not reload them), or at once when memory is tight.
+        let frame = self.frame;
+        let tight = self.memory_tight;
         for (b, obj) in self.building_object.iter().enumerate() {
             let Some(id) = *obj else { continue };
             let Some(lod) = self.store.lod_mut(id) else {
@@ -1228,6 +1465,18 @@ impl World {
             };
             let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired());
             let mask = self.building_resident[b];
+            let spare = mask & ((1u32 << keep.min(31)) - 1);
+            if spare == 0 {
+                self.building_spare_since[b] = u32::MAX;
+                continue;
+            }
+            if self.building_spare_since[b] == u32::MAX {
+                self.building_spare_since[b] = frame;
+            }
+            if !tight && frame - self.building_spare_since[b] < EVICT_AFTER_FRAMES {
+                continue;
+            }
+            self.building_spare_since[b] = u32::MAX;
             for l in 0..(keep.min(31)) {
                 if mask & (1 << l) != 0 {
                     self.building_resident[b] &= !(1 << l);
@@ -1237,11 +1486,11 @@ impl World {
                 }
             }
         }
+        ht.u64(self.base_hash);
         ht.u64(self.grid.revision());
         ht.u64(self.collision.version().1);
         (hb.value(), ht.value(), bytes_b, bytes_t, starved)
     }
-
     fn building_holes(&self, frustum: &Frustum) -> u32 {
         let mut holes = 0;
         for (b, obj) in self.building_object.iter().enumerate() {
@@ -1257,10 +1506,10 @@ impl World {
     }
 
     /// Chunks in view that hold cells of more than one kind (a surface may cross
-    /// them) and draw no mesh, unless known empty.
-    fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> u32 {
+    /// them) and draw no mesh, unless known empty; and those drawing their base.
+    fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> (u32, u32) {
         let reach = self.config.draw_distance;
-        let mut holes = 0;
+        let (mut holes, mut base) = (0, 0);
         for &c in &self.dense {
             if chunk_distance(camera, c) > reach {
                 continue;
@@ -1268,11 +1517,14 @@ impl World {
             if !frustum.intersects_aabb(&farsight_terrain::chunk_bounds(c)) {
                 continue;
             }
-            if !self.uploaded.contains_key(&c.to_array()) {
+            let key = c.to_array();
+            if !self.uploaded.contains_key(&key) {
                 holes += 1;
+            } else if self.base_meshes.contains_key(&key) && !self.base_pending.contains(&key) {
+                base += 1;
             }
         }
-        holes
+        (holes, base)
     }
 }
 

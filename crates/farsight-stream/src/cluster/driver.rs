@@ -212,6 +212,19 @@ impl<U: Uploader> ClusterStreamer<U> {
         &self.decisions
     }
 
+    /// The read completions the last frame's scheduler step saw, in its order: with
+    /// the requests, all a replay needs, without the per-frame copies of
+    /// [`record`](Self::record).
+    pub fn last_completions(&self) -> &[ChunkCompletion] {
+        &self.completions
+    }
+
+    /// Hands the scheduler this frame's share of a shared pool
+    /// ([`ClusterScheduler::set_budgets`]).
+    pub fn set_budgets(&mut self, upload_budget: u64, memory_capacity: u64) {
+        self.scheduler.set_budgets(upload_budget, memory_capacity);
+    }
+
     /// Reads that failed (each retry counts).
     pub fn read_errors(&self) -> u64 {
         self.read_errors
@@ -233,7 +246,7 @@ impl<U: Uploader> ClusterStreamer<U> {
         self.pool.drain(&mut self.drained);
         // Completion order is whatever the threads produced; sorting makes a run
         // easier to read, and the recording keeps the order the scheduler saw.
-        self.drained.sort_by_key(|d| d.0);
+        self.drained.sort_unstable_by_key(|d| d.0);
         self.completions.clear();
         for (id, result) in self.drained.drain(..) {
             let ok = match result {

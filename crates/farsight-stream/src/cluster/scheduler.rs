@@ -153,6 +153,27 @@ impl ClusterScheduler {
         &self.config
     }
 
+    /// Sets the upload budget and the memory capacity the next [`step`](Self::step)s
+    /// use: a caller sharing one pool between several systems hands the scheduler
+    /// its share each frame. The chunk size and the staging ring stay as created
+    /// (from the creation config), so a frame's budget smaller than a chunk copies
+    /// nothing that frame and reports `budget_exhausted`. A capacity below what is
+    /// held evicts nothing by itself; it stops new loads.
+    pub fn set_budgets(&mut self, upload_budget: u64, memory_capacity: u64) {
+        self.config.upload_budget = upload_budget;
+        self.config.memory_capacity = memory_capacity;
+    }
+
+    /// Bytes of resident levels plus levels loading (what the memory capacity bounds).
+    pub fn held_bytes(&self) -> u64 {
+        self.resident_bytes + self.loading_bytes
+    }
+
+    /// The chunk size reads and copies use (fixed at creation).
+    pub fn chunk_size(&self) -> u64 {
+        self.chunk_size
+    }
+
     pub fn model_count(&self) -> usize {
         self.model_first.len()
     }

@@ -647,3 +647,43 @@ fn every_missing_coarsest_level_starts_before_any_finer_level() {
     );
     assert_eq!(started.len(), 3, "the budget then ran out: {started:?}");
 }
+
+#[test]
+fn budgets_set_per_frame_bound_that_frame_and_the_chunk_size_stays() {
+    let models = pressure_world(40);
+    let config = SchedulerConfig {
+        upload_budget: 4 * MB,
+        chunk_size: 256 * KB,
+        memory_capacity: 64 * MB,
+        ..SchedulerConfig::default()
+    };
+    let mut s = ClusterScheduler::new(config, &models);
+    let req = vec![FINEST; models.len()];
+    let (mut pending, mut out) = (Vec::new(), Vec::new());
+    // The pool's share changes every frame; no frame uploads more than its share,
+    // and nothing is held past the capacity of the frame that started it.
+    let shares = [0, 256 * KB, MB, 3 * MB, 512 * KB];
+    let mut uploaded = 0;
+    for f in 0..200usize {
+        let (upload, memory) = (shares[f % shares.len()], 8 * MB + f as u64 * 64 * KB);
+        s.set_budgets(upload, memory);
+        let st = step_instant(&mut s, &req, &mut pending, &mut out);
+        assert!(
+            st.bytes_uploaded <= upload,
+            "frame {f}: {}",
+            st.bytes_uploaded
+        );
+        assert!(
+            s.held_bytes() <= memory,
+            "frame {f}: {} held",
+            s.held_bytes()
+        );
+        uploaded += st.bytes_uploaded;
+    }
+    assert_eq!(s.chunk_size(), 256 * KB, "chunks as created");
+    assert!(uploaded > 8 * MB, "levels streamed in: {uploaded}");
+    // A zero share copies nothing.
+    s.set_budgets(0, 64 * MB);
+    let st = step_instant(&mut s, &req, &mut pending, &mut out);
+    assert_eq!(st.bytes_uploaded, 0);
+}

@@ -1,0 +1,188 @@
+//! The loop allocates nothing per frame in steady state: after a warm-up, frames of
+//! a camera going back and forth over streamed-in ground (levels resident, terrain
+//! meshed, rescans as it moves) allocate nothing, with the recording on (every
+//! frame's input and hashes kept, in a recording with room for them) and off.
+//!
+//! The counting allocator counts only on the thread that asked it to (a
+//! thread-local flag), so the I/O and meshing threads do not disturb the count. The
+//! unsafe code is the `GlobalAlloc` impl this needs; it forwards every call to the
+//! system allocator unchanged. `FARSIGHT_ALLOC_TRACE=1` prints a backtrace of each
+//! counted allocation.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell as StdCell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use farsight_world::{generate, Flight, FrameInput, Recording, SyntheticSpec, World, WorldConfig};
+
+struct Counting;
+
+thread_local! {
+    // Const-initialised and without destructor: reading it never allocates.
+    static COUNTING: StdCell<bool> = const { StdCell::new(false) };
+    static ALLOCATIONS: StdCell<usize> = const { StdCell::new(0) };
+    static TRACE: StdCell<bool> = const { StdCell::new(false) };
+}
+
+fn note() {
+    let counting = COUNTING.try_with(|c| c.replace(false)).unwrap_or(false);
+    if counting {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        if TRACE.try_with(|t| t.get()).unwrap_or(false) {
+            eprintln!("{}", std::backtrace::Backtrace::force_capture());
+        }
+        let _ = COUNTING.try_with(|c| c.set(true));
+    }
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by this thread while running `f`.
+fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    let trace = std::env::var_os("FARSIGHT_ALLOC_TRACE").is_some();
+    TRACE.with(|t| t.set(trace));
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    let r = f();
+    COUNTING.with(|c| c.set(false));
+    (ALLOCATIONS.with(|n| n.get()), r)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "farsight-world-alloc-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Frame `i` of a camera going back and forth over `span` frames of the flight's
+/// first leg, without edits.
+fn pose(flight: &Flight, span: u32, i: u32, input: &mut FrameInput) {
+    let k = i % (2 * span);
+    let f = flight.frame(if k < span { k } else { 2 * span - 1 - k });
+    input.camera = f.camera.to_array();
+    input.target = f.target.to_array();
+    input.prefetch = None;
+    input.edits.clear();
+}
+
+#[test]
+fn steady_frames_of_the_loop_allocate_nothing_with_the_recording_on_and_off() {
+    let dir = scratch("steady");
+    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    let config = WorldConfig::default();
+    let mut world = World::open(&dir, config).unwrap();
+    let flight = Flight::new(world.manifest(), 300);
+    // 12 frames each way: 36 units, past the terrain's 8-unit rescan distance.
+    let span = 12;
+    let mut input = FrameInput::default();
+    pose(&flight, span, 0, &mut input);
+    input.loading = true;
+    for _ in 0..5000 {
+        world.step(&mut input);
+        if world.ready() {
+            break;
+        }
+        world.wait_for_io(Duration::from_millis(1));
+    }
+    assert!(world.ready(), "loading waits on {:?}", world.waiting_on());
+    input.loading = false;
+    // Warm-up: the back-and-forth until every system has settled (nothing loads,
+    // nothing is evicted, the terrain meshed at its levels), a few rounds more so
+    // buffers reach their working size.
+    let mut i = 0;
+    let mut calm = 0;
+    for _ in 0..3000 {
+        pose(&flight, span, i, &mut input);
+        i += 1;
+        let r = world.step(&mut input);
+        let quiet = input.regions_done.is_empty()
+            && input.chunks_done.is_empty()
+            && input.terrain.is_empty()
+            && r.upload == 0;
+        calm = if quiet { calm + 1 } else { 0 };
+        if std::env::var_os("FARSIGHT_ALLOC_TRACE").is_some() && !quiet {
+            eprintln!(
+                "frame {i}: regions {} chunks {} terrain {:?} upload {:?}",
+                input.regions_done.len(),
+                input.chunks_done.len(),
+                input.terrain,
+                r.systems.map(|s| s.upload)
+            );
+        }
+        if calm >= 4 * span {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(calm >= 4 * span, "the loop settled on the back-and-forth");
+
+    // The counter sees this thread's allocations.
+    let (n, _) = count(|| std::hint::black_box(Vec::<u8>::with_capacity(8)));
+    assert_eq!(n, 1, "the counter counts");
+
+    // Recording off: the caller reuses one input.
+    let (n, _) = count(|| {
+        for _ in 0..4 * span {
+            pose(&flight, span, i, &mut input);
+            i += 1;
+            world.step(&mut input);
+        }
+    });
+    assert_eq!(
+        n,
+        0,
+        "allocations in {} steady frames, recording off",
+        4 * span
+    );
+
+    // Recording on: every input and its hashes kept.
+    let mut rec = Recording {
+        world: dir.clone(),
+        config,
+        frames: Vec::with_capacity(8 * span as usize),
+        hashes: Vec::with_capacity(8 * span as usize),
+    };
+    let (n, _) = count(|| {
+        for _ in 0..4 * span {
+            pose(&flight, span, i, &mut input);
+            i += 1;
+            let r = world.step(&mut input);
+            rec.frames.push(input.clone());
+            rec.hashes.push(r.hashes);
+        }
+    });
+    assert_eq!(
+        n,
+        0,
+        "allocations in {} steady frames, recording on",
+        4 * span
+    );
+    assert_eq!(rec.frames.len(), 4 * span as usize);
+    drop(world);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
