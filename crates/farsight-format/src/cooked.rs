@@ -373,6 +373,52 @@ fn compact_has_stream(i: usize, flags: u8) -> bool {
     }
 }
 
+/// `full` (a cooked record without its entropy layer) with every meshopt-coded
+/// vertex stream stored raw instead (indices keep their codec): inside one zstd
+/// frame over many small records, raw elements compress better than meshopt's
+/// byte groups and per-stream tails. `None` when nothing changes.
+#[cfg(feature = "encode")]
+pub fn raw_vertex_streams(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
+    let m = CookedMesh::parse(full)?;
+    let mut h = m.header;
+    let n = h.vertex_count as usize;
+    let mut streams: Vec<Vec<u8>> = m.streams.iter().map(|s| s.to_vec()).collect();
+    let mut changed = false;
+    for i in 0..4 {
+        let d = &mut h.streams[i];
+        if d.codec != Codec::Meshopt as u32 || d.decoded_len == 0 {
+            continue;
+        }
+        let err = |_| FormatError::StreamDecode {
+            stream: STREAMS[i],
+            codec: "meshopt",
+        };
+        let raw: Vec<u8> = if i == 0 {
+            let v = meshopt::decode_vertex_buffer::<[u16; 4]>(m.streams[i], n).map_err(err)?;
+            bytemuck::cast_slice(&v).to_vec()
+        } else {
+            let v = meshopt::decode_vertex_buffer::<[u16; 2]>(m.streams[i], n).map_err(err)?;
+            bytemuck::cast_slice(&v).to_vec()
+        };
+        *d = StreamDesc {
+            codec: Codec::Raw as u32,
+            stored_len: raw.len() as u32,
+            coded_len: raw.len() as u32,
+            decoded_len: raw.len() as u32,
+        };
+        streams[i] = raw;
+        changed = true;
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut out = bytemuck::bytes_of(&h).to_vec();
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+    Ok(Some(out))
+}
+
 /// A cooked record (as [`crate::cook_mesh`] writes it) in the compact form of
 /// cooked sets: the 144-byte header as varint counts, the six bit and flag bytes,
 /// the bounds, uv bounds only where the record has uvs, and per stream it has a

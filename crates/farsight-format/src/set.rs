@@ -321,9 +321,13 @@ pub fn cook_mesh_set(
         first_of.push(same.unwrap_or(i));
     }
     let distinct: Vec<usize> = (0..parts.len()).filter(|&i| first_of[i] == i).collect();
-    let plain: Vec<Vec<u8>> = distinct
+    let plain_full: Vec<Vec<u8>> = distinct
         .par_iter()
-        .map(|&i| compact(&crate::cook_mesh(&parts[i], &plain_opts)?))
+        .map(|&i| crate::cook_mesh(&parts[i], &plain_opts))
+        .collect::<Result<_, _>>()?;
+    let plain: Vec<Vec<u8>> = plain_full
+        .iter()
+        .map(|f| compact(f))
         .collect::<Result<_, _>>()?;
     // Then parts whose records are the same bytes (alike after quantisation).
     let mut record_of_bytes: HashMap<&[u8], u32> = HashMap::new();
@@ -372,6 +376,22 @@ pub fn cook_mesh_set(
         let z = zstd(&coded_body)?;
         if fits(z.len(), coded_body.len()) {
             candidates.push((SetCodec::Zstd, z, lengths(&coded)));
+        }
+        // The records without entropy layer, their vertex streams raw, in one frame.
+        let raw_vertex: Vec<Vec<u8>> = records
+            .par_iter()
+            .map(
+                |&d| match crate::cooked::raw_vertex_streams(&plain_full[d])? {
+                    Some(raw) => compact(&raw),
+                    None => Ok(plain[d].clone()),
+                },
+            )
+            .collect::<Result<_, _>>()?;
+        let raw_vertex: Vec<&Vec<u8>> = raw_vertex.iter().collect();
+        let raw_vertex_body = join(&raw_vertex);
+        let z = zstd(&raw_vertex_body)?;
+        if fits(z.len(), raw_vertex_body.len()) {
+            candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex)));
         }
         // The first of the smallest: the order above breaks ties.
         for c in candidates {
