@@ -217,12 +217,19 @@ fn print_report(out: &CookOutput, output: &Path) {
         out.bytes.len()
     );
     match &out.cooked {
-        Cooked::LodChain(chain) => {
+        Cooked::LodChain { chains, instances } => {
+            if !instances.is_empty() {
+                println!(
+                    "{} geometries stored once each, drawn by {} instances",
+                    chains.len(),
+                    instances.len()
+                );
+            }
             println!(
                 "{:<24} {:>10} {:>12} {:>14}",
                 "level", "triangles", "error", "hand-over"
             );
-            for l in &chain.levels {
+            for l in chains.iter().flat_map(|c| &c.levels) {
                 println!(
                     "{:<24} {:>10} {:>12.6} {:>14.3}",
                     l.name,
@@ -233,6 +240,12 @@ fn print_report(out: &CookOutput, output: &Path) {
             }
         }
         Cooked::Clusters(mesh) => {
+            if !mesh.instances.is_empty() {
+                println!(
+                    "1 geometry stored once, drawn by {} instances",
+                    mesh.instances.len()
+                );
+            }
             println!("materials: {}", mesh.materials.join(", "));
             println!(
                 "{:<6} {:>10} {:>9} {:>8} {:>12} {:>15} {:>12}",

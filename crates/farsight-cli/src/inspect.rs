@@ -69,6 +69,9 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
         file.table_len(),
         file.record_count()
     );
+    if let Some(text) = instances_text(bytes) {
+        let _ = writeln!(w, "{text}");
+    }
     if with_manifest {
         let _ = writeln!(w, "\nmanifest:\n{}", file.manifest_text());
     }
@@ -127,6 +130,42 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
     Ok(out)
 }
 
+/// The instance table of a mesh file whose source drew a mesh more than once (a
+/// cluster DAG or LOD chain manifest with instances): how many geometries and
+/// instances, then each instance's geometry and translation.
+fn instances_text(bytes: &[u8]) -> Option<String> {
+    use farsight_format::{ClusterMeshManifest, Container};
+    let aligned = AlignedBytes::from(bytes);
+    let table: Vec<(u32, [f32; 16])> =
+        if let Ok(f) = Container::<ClusterMeshManifest>::read(&aligned) {
+            f.manifest().instances.iter().map(|t| (0, *t)).collect()
+        } else if let Ok(f) = farsight_mesh::read_lod_chain(&aligned) {
+            let m = f.manifest();
+            m.instances
+                .iter()
+                .map(|i| (i.geometry, i.transform))
+                .collect()
+        } else {
+            return None;
+        };
+    if table.is_empty() {
+        return None;
+    }
+    let geometries = table.iter().map(|i| i.0).max().unwrap_or(0) + 1;
+    let mut out = format!(
+        "instances   {} of {geometries} geometries (each stored once, in its own space)",
+        table.len()
+    );
+    for (i, (g, t)) in table.iter().enumerate() {
+        let _ = write!(
+            out,
+            "\n  instance {i:<4} geometry {g:<3} at ({:.4}, {:.4}, {:.4})",
+            t[12], t[13], t[14]
+        );
+    }
+    Some(out)
+}
+
 /// The record described, or `None` for a kind nobody here writes. Kinds of other
 /// crates (LOD chain sub-meshes, terrain chunks, streaming records) are read here;
 /// the container's own mesh and cluster kinds by farsight-format.
@@ -140,7 +179,10 @@ fn describe(record: &Record<'_>) -> Result<Option<RecordSummary>, FormatError> {
         streams: Vec::new(),
     };
     match record.tag {
-        RecordTag::MESH_FULL | RecordTag::MESH_COOKED | RecordTag::CLUSTER_LEVEL => {
+        RecordTag::MESH_FULL
+        | RecordTag::MESH_COOKED
+        | RecordTag::MESH_COOKED_SET
+        | RecordTag::CLUSTER_LEVEL => {
             describe_record(record).map(Some)
         }
         t if t == farsight_mesh::LOD_SUBMESH_TAG => {

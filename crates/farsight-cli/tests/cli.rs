@@ -242,6 +242,47 @@ fn cook_warns_in_words_and_inspect_describes_the_default_chain() {
     assert!(i.stdout.contains("total:"), "{}", i.stdout);
 }
 
+/// Issue 16, part 0: a cube drawn 125 times through `EXT_mesh_gpu_instancing`
+/// cooks once, as a cooked LOD chain and as a cluster DAG, and inspect lists its
+/// 125 placements.
+#[test]
+fn an_instanced_mesh_cooks_once_and_inspect_lists_its_instances() {
+    let d = temp("instances");
+    let src = meshes().join("SimpleInstancing");
+    for f in ["SimpleInstancing.gltf", "SimpleInstancing_data.bin"] {
+        std::fs::copy(src.join(f), d.join(f)).unwrap();
+    }
+    for (out, extra) in [
+        ("chain.farsight", &["--lod-chain", "--cooked"][..]),
+        ("dag.farsight", &[][..]),
+    ] {
+        let mut args = vec!["cook", "mesh", "SimpleInstancing.gltf", "-o", out];
+        args.extend_from_slice(extra);
+        let o = farsight(&d, &args);
+        assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+        assert!(o.stdout.contains("drawn by 125 instances"), "{}", o.stdout);
+        let i = farsight(&d, &["inspect", out, "--no-manifest"]);
+        assert!(i.ok, "{}", i.stderr);
+        assert!(
+            i.stdout.contains("instances   125 of 1 geometries"),
+            "{}",
+            i.stdout
+        );
+        assert!(
+            i.stdout.contains("instance 124  geometry 0"),
+            "{}",
+            i.stdout
+        );
+    }
+    let i = farsight(&d, &["inspect", "chain.farsight", "--no-manifest"]);
+    assert!(i.stdout.contains("MSS1"), "{}", i.stdout);
+    assert!(
+        i.stdout.contains("1 parts drawing 1 distinct records"),
+        "{}",
+        i.stdout
+    );
+}
+
 #[test]
 fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
     let d = temp("stream");

@@ -539,6 +539,10 @@ impl Manifest for ClusterMeshManifest {
             });
         }
         self.check_error_bounds()?;
+        // One geometry: every placement must be a finite affine transform.
+        for t in &self.instances {
+            crate::check_transform(t)?;
+        }
         for (li, l) in self.levels.iter().enumerate() {
             let bytes = file.record(l.record)?.bytes;
             l.check_record(li as u32, bytes, self.error_bounds)?;

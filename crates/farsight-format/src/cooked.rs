@@ -42,6 +42,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::varint::Reader;
 use crate::{FormatError, Section, Stream};
 
 /// How a stream's bytes are coded.
@@ -195,6 +196,12 @@ impl<'a> CookedMesh<'a> {
             });
         }
         let h: CookedHeader = bytemuck::pod_read_unaligned(&bytes[..HS]);
+        Self::with_header(h, bytes, HS)
+    }
+
+    /// Checks header `h` and splits `bytes[at..]` into its streams (which must
+    /// fill it exactly).
+    fn with_header(h: CookedHeader, bytes: &'a [u8], at: usize) -> Result<Self, FormatError> {
         if !(1..=16).contains(&h.position_bits) {
             return Err(bad("position_bits", h.position_bits as u64));
         }
@@ -239,7 +246,7 @@ impl<'a> CookedMesh<'a> {
             return Err(bad("bounds", 0));
         }
         let expected = h.expected_decoded_len();
-        let mut at = HS;
+        let mut at = at;
         let mut streams: [&[u8]; 5] = [&[]; 5];
         for (i, d) in h.streams.iter().enumerate() {
             let stream = STREAMS[i];
@@ -313,6 +320,160 @@ impl<'a> CookedMesh<'a> {
     pub fn triangle_count(&self) -> u32 {
         self.header.index_count / 3
     }
+
+    /// Parses a record in the compact form cooked sets store (see
+    /// [`compact_record`]): the header rebuilt, then every check of [`Self::parse`].
+    pub fn parse_compact(bytes: &'a [u8]) -> Result<Self, FormatError> {
+        let mut r = Reader::new(bytes, Section::RecordHeader);
+        let mut h = CookedHeader::zeroed();
+        h.vertex_count = r.varint("vertex_count")?;
+        h.index_count = r.varint("index_count")?;
+        let b = r.take(6)?;
+        (h.position_bits, h.uv_bits, h.normal_bits, h.flags) = (b[0], b[1], b[2], b[3]);
+        (h.tangent_bits, h.position_damping) = (b[4], b[5]);
+        if h.flags & !63 != 0 {
+            return Err(bad("flags", h.flags as u64));
+        }
+        for v in h.bounds_min.iter_mut().chain(&mut h.bounds_max) {
+            *v = r.f32()?;
+        }
+        if h.flags & CookedHeader::HAS_UVS != 0 {
+            for v in h.uv_min.iter_mut().chain(&mut h.uv_max) {
+                *v = r.f32()?;
+            }
+        }
+        let expected = h.expected_decoded_len();
+        for (i, d) in h.streams.iter_mut().enumerate() {
+            if !compact_has_stream(i, h.flags) {
+                continue;
+            }
+            d.codec = r.byte()? as u32;
+            d.stored_len = r.varint("stored_len")?;
+            d.decoded_len =
+                u32::try_from(expected[i]).map_err(|_| bad("vertex_count", expected[i]))?;
+            d.coded_len = match Codec::from_word(d.codec) {
+                Some(Codec::MeshoptZstd) => r.varint("coded_len")?,
+                Some(Codec::PlanesZstd) => d.decoded_len,
+                Some(Codec::Buckets | Codec::BucketsZigzag) => d.decoded_len / 2,
+                _ => d.stored_len,
+            };
+        }
+        Self::with_header(h, bytes, r.at)
+    }
+}
+
+/// Whether the compact form stores stream `i`'s description: positions and indices
+/// always, the others where the flags say the record has them.
+fn compact_has_stream(i: usize, flags: u8) -> bool {
+    match i {
+        1 => flags & CookedHeader::HAS_NORMALS != 0,
+        2 => flags & CookedHeader::HAS_TANGENTS != 0,
+        3 => flags & CookedHeader::HAS_UVS != 0,
+        _ => true,
+    }
+}
+
+/// `full` (a cooked record without its entropy layer) with every meshopt-coded
+/// vertex stream stored raw instead (indices keep their codec): inside one zstd
+/// frame over many small records, raw elements compress better than meshopt's
+/// byte groups and per-stream tails. `None` when nothing changes.
+#[cfg(feature = "encode")]
+pub fn raw_vertex_streams(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
+    let m = CookedMesh::parse(full)?;
+    let mut h = m.header;
+    let n = h.vertex_count as usize;
+    let mut streams: Vec<Vec<u8>> = m.streams.iter().map(|s| s.to_vec()).collect();
+    let mut changed = false;
+    for i in 0..4 {
+        let d = &mut h.streams[i];
+        if d.codec != Codec::Meshopt as u32 || d.decoded_len == 0 {
+            continue;
+        }
+        let err = |_| FormatError::StreamDecode {
+            stream: STREAMS[i],
+            codec: "meshopt",
+        };
+        let raw: Vec<u8> = if i == 0 {
+            let v = meshopt::decode_vertex_buffer::<[u16; 4]>(m.streams[i], n).map_err(err)?;
+            bytemuck::cast_slice(&v).to_vec()
+        } else {
+            let v = meshopt::decode_vertex_buffer::<[u16; 2]>(m.streams[i], n).map_err(err)?;
+            bytemuck::cast_slice(&v).to_vec()
+        };
+        *d = StreamDesc {
+            codec: Codec::Raw as u32,
+            stored_len: raw.len() as u32,
+            coded_len: raw.len() as u32,
+            decoded_len: raw.len() as u32,
+        };
+        streams[i] = raw;
+        changed = true;
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut out = bytemuck::bytes_of(&h).to_vec();
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+    Ok(Some(out))
+}
+
+/// A cooked record (as [`crate::cook_mesh`] writes it) in the compact form of
+/// cooked sets: the 144-byte header as varint counts, the six bit and flag bytes,
+/// the bounds, uv bounds only where the record has uvs, and per stream it has a
+/// codec byte and varint lengths (the lengths the counts and codec imply are left
+/// out); then the streams unchanged. `None` when the header holds something the
+/// compact form cannot say (an absent stream with a non-empty description, uv
+/// bounds without uvs): the caller keeps the full form.
+#[cfg(feature = "encode")]
+pub fn compact_record(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
+    let m = CookedMesh::parse(full)?;
+    let h = &m.header;
+    let mut out = Vec::with_capacity(full.len());
+    crate::varint::put(&mut out, h.vertex_count);
+    crate::varint::put(&mut out, h.index_count);
+    out.extend_from_slice(&[
+        h.position_bits,
+        h.uv_bits,
+        h.normal_bits,
+        h.flags,
+        h.tangent_bits,
+        h.position_damping,
+    ]);
+    for v in h.bounds_min.iter().chain(&h.bounds_max) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let has_uvs = h.flags & CookedHeader::HAS_UVS != 0;
+    if has_uvs {
+        for v in h.uv_min.iter().chain(&h.uv_max) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    } else if h.uv_min != [0.0; 2] || h.uv_max != [0.0; 2] {
+        return Ok(None);
+    }
+    for (i, d) in h.streams.iter().enumerate() {
+        if !compact_has_stream(i, h.flags) {
+            if *d != StreamDesc::zeroed() {
+                return Ok(None);
+            }
+            continue;
+        }
+        out.push(d.codec as u8);
+        crate::varint::put(&mut out, d.stored_len);
+        if d.codec == Codec::MeshoptZstd as u32 {
+            crate::varint::put(&mut out, d.coded_len);
+        }
+    }
+    for s in m.streams {
+        out.extend_from_slice(s);
+    }
+    // The compact form must read back to the same record.
+    let back = CookedMesh::parse_compact(&out)?;
+    if back.header != m.header {
+        return Ok(None);
+    }
+    Ok(Some(out))
 }
 
 /// The largest extent of a box: positions are quantised on a cubic grid of

@@ -43,6 +43,7 @@ mod describe;
 mod error;
 mod full;
 mod head;
+mod instances;
 mod meshopt_into;
 mod predict;
 pub mod quant;
@@ -50,6 +51,7 @@ mod reader;
 mod set;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod varint;
 mod walk;
 
 pub use aligned::AlignedBytes;
@@ -63,6 +65,8 @@ pub use container::{
 };
 #[cfg(feature = "encode")]
 pub use cook::{cook_mesh, cook_meshes, CookOptions};
+#[cfg(feature = "encode")]
+pub use cooked::compact_record;
 pub use cooked::{
     max_extent, Codec, CookedHeader, CookedMesh, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION,
 };
@@ -71,6 +75,7 @@ pub use describe::{describe_record, RecordSummary, StreamSummary};
 pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use head::{FileHead, RecordRange};
+pub use instances::{check_instances, check_transform, Instance};
 pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;

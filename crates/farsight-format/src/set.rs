@@ -1,33 +1,39 @@
-//! Cooked mesh sets (tag [`crate::RecordTag::MESH_COOKED_SET`], set version 1): every
+//! Cooked mesh sets (tag [`crate::RecordTag::MESH_COOKED_SET`], set version 2): every
 //! part of one model in one record, identical parts stored once, and the parts'
 //! cooked records either stored as they are or compressed together in one zstd frame,
 //! so small parts share what they have in common and pay no per-stream frames.
 //!
 //! ```text
-//! CookedSetHeader     32 bytes: version, counts, body codec and sizes
-//! part table          part_count x u32: the record each part draws
-//! record lengths      record_count x u32: each record's bytes inside the body
-//! body                the records back to back (cooked version 2 records, see
-//!                     `cooked.rs`), raw or one zstd frame
+//! header              u8 version, u8 part entry width, u8 length entry width,
+//!                     u8 body codec, then varints: part count, record count,
+//!                     body bytes stored, body bytes decoded
+//! part table          part_count entries (1, 2 or 4 bytes): the record each part draws
+//! record lengths      record_count entries (2 or 4 bytes): each record's bytes
+//!                     inside the body
+//! body                the records back to back, each in the compact form
+//!                     (`compact_record`: a varint header, then the streams of a
+//!                     cooked version 2 record), raw or one zstd frame
 //! ```
 //!
 //! Parts that cook to the same bytes (a glTF mesh used by several nodes, repeated
 //! primitives, identical geometry after quantisation) name the same record; a decoder
 //! decodes each record once and a renderer uploads it once. The writer picks the
 //! smallest of: records with their own entropy layer, stored raw; records without it
-//! in one zstd frame; records with it in one zstd frame.
+//! in one zstd frame; records with it in one zstd frame. Entries are as narrow as
+//! the largest value needs, so a set of small parts pays a few bytes of tables.
+//! Version 1 (a 32-byte header, u32 tables, 144-byte record headers) is refused as
+//! [`FormatError::WrongVersion`].
 //!
 //! Allocation: the body's decoded size is declared and bounded by [`MAX_EXPANSION`]
 //! times its stored size before anything is allocated; the tables are in the record,
 //! so their counts are bounded by its length.
 
-use bytemuck::{Pod, Zeroable};
-
 use crate::cooked::{EXPANSION_SLACK, MAX_EXPANSION};
-use crate::{CookedHeader, CookedMesh, DecodeScratch, FormatError, MeshData, Section, Stream};
+use crate::varint::Reader;
+use crate::{CookedMesh, DecodeScratch, FormatError, MeshData, Section, Stream};
 
 /// The set layout this reader knows (`CookedSetHeader::version`).
-pub const SET_VERSION: u32 = 1;
+pub const SET_VERSION: u32 = 2;
 
 /// How a set's body is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +45,8 @@ pub enum SetCodec {
     Zstd = 1,
 }
 
-/// Header of a cooked mesh set.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+/// Header of a cooked mesh set, as parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CookedSetHeader {
     /// [`SET_VERSION`]; a reader refuses any other.
     pub version: u32,
@@ -55,9 +60,11 @@ pub struct CookedSetHeader {
     pub body_stored_len: u32,
     /// Body bytes once the codec is undone (the sum of the record lengths).
     pub body_len: u32,
-    pub reserved: [u32; 2],
+    /// Bytes per part table entry (1, 2 or 4).
+    pub part_width: u8,
+    /// Bytes per record length entry (2 or 4).
+    pub length_width: u8,
 }
-const _: () = assert!(std::mem::size_of::<CookedSetHeader>() == 32);
 
 /// A cooked mesh set, its header and tables validated; the records are checked as
 /// they are decoded.
@@ -77,41 +84,51 @@ fn bad(field: &'static str, found: u64) -> FormatError {
     }
 }
 
-fn word(bytes: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+/// Entry `i` of a table of `width`-byte little-endian entries.
+fn entry(bytes: &[u8], width: u8, i: usize) -> u32 {
+    let w = width as usize;
+    let mut b = [0u8; 4];
+    b[..w].copy_from_slice(&bytes[w * i..w * i + w]);
+    u32::from_le_bytes(b)
 }
 
-/// The smallest a version 2 record can be: its header.
-const MIN_RECORD: u64 = std::mem::size_of::<CookedHeader>() as u64;
+/// The smallest a compact record can be: two one-byte counts, the six bit bytes,
+/// the bounds, and the positions' and indices' codec and length bytes.
+const MIN_RECORD: u64 = 2 + 6 + 24 + 2 * 2;
 
 impl<'a> CookedSet<'a> {
     /// Checks the header, the part table and the record lengths; decodes nothing.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
-        const HS: usize = std::mem::size_of::<CookedSetHeader>();
-        if bytes.len() < HS {
-            return Err(FormatError::Truncated {
-                section: Section::RecordHeader,
-                needed: HS as u64,
-                available: bytes.len() as u64,
-            });
-        }
-        let h: CookedSetHeader = bytemuck::pod_read_unaligned(&bytes[..HS]);
-        if h.version != SET_VERSION {
+        let mut r = Reader::new(bytes, Section::RecordHeader);
+        let version = r.byte()? as u32;
+        if version != SET_VERSION {
             return Err(FormatError::WrongVersion {
-                found: h.version,
+                found: version,
                 expected: SET_VERSION,
             });
         }
-        if h.reserved != [0; 2] {
-            return Err(FormatError::NonZeroPadding {
-                section: Section::RecordHeader,
-                offset: 24,
-            });
+        let fixed = r.take(3)?;
+        let (part_width, length_width, body_codec) = (fixed[0], fixed[1], fixed[2] as u32);
+        if !matches!(part_width, 1 | 2 | 4) {
+            return Err(bad("part entry width", part_width as u64));
         }
-        let codec = match h.body_codec {
+        if !matches!(length_width, 2 | 4) {
+            return Err(bad("length entry width", length_width as u64));
+        }
+        let codec = match body_codec {
             0 => SetCodec::Raw,
             1 => SetCodec::Zstd,
             c => return Err(bad("body_codec", c as u64)),
+        };
+        let h = CookedSetHeader {
+            version,
+            part_count: r.varint("part_count")?,
+            record_count: r.varint("record_count")?,
+            body_codec,
+            body_stored_len: r.varint("body_stored_len")?,
+            body_len: r.varint("body_len")?,
+            part_width,
+            length_width,
         };
         if (h.part_count == 0) != (h.record_count == 0) {
             return Err(bad("record_count", h.record_count as u64));
@@ -119,9 +136,10 @@ impl<'a> CookedSet<'a> {
         if h.record_count > h.part_count {
             return Err(bad("record_count", h.record_count as u64));
         }
-        let tables = 4 * (h.part_count as u64 + h.record_count as u64);
+        let tables =
+            part_width as u64 * h.part_count as u64 + length_width as u64 * h.record_count as u64;
         let needed = tables + h.body_stored_len as u64;
-        let available = (bytes.len() - HS) as u64;
+        let available = (bytes.len() - r.at) as u64;
         if needed > available {
             return Err(FormatError::LengthPastEnd {
                 section: Section::Stream(Stream::SetBody),
@@ -149,19 +167,18 @@ impl<'a> CookedSet<'a> {
         if decoded < MIN_RECORD * h.record_count as u64 {
             return Err(bad("body_len", decoded));
         }
-        let parts = &bytes[HS..HS + 4 * h.part_count as usize];
-        let lens_at = HS + parts.len();
-        let lens = &bytes[lens_at..lens_at + 4 * h.record_count as usize];
-        let body = &bytes[lens_at + lens.len()..];
+        let parts = r.take(part_width as usize * h.part_count as usize)?;
+        let lens = r.take(length_width as usize * h.record_count as usize)?;
+        let body = r.rest();
         for p in 0..h.part_count as usize {
-            let r = word(parts, p);
-            if r >= h.record_count {
-                return Err(bad("part record", r as u64));
+            let rec = entry(parts, part_width, p);
+            if rec >= h.record_count {
+                return Err(bad("part record", rec as u64));
             }
         }
         let mut sum = 0u64;
-        for r in 0..h.record_count as usize {
-            let len = word(lens, r) as u64;
+        for i in 0..h.record_count as usize {
+            let len = entry(lens, length_width, i) as u64;
             if len < MIN_RECORD {
                 return Err(bad("record length", len));
             }
@@ -190,12 +207,12 @@ impl<'a> CookedSet<'a> {
 
     /// The record part `part` draws, or `None` past the table.
     pub fn part_record(&self, part: usize) -> Option<usize> {
-        (part < self.part_count()).then(|| word(self.parts, part) as usize)
+        (part < self.part_count()).then(|| entry(self.parts, self.header.part_width, part) as usize)
     }
 
     /// The record each part draws, in part order.
     pub fn part_records(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.part_count()).map(|p| word(self.parts, p) as usize)
+        (0..self.part_count()).map(|p| entry(self.parts, self.header.part_width, p) as usize)
     }
 
     /// The body with its codec undone: `buf` holds it when it is compressed.
@@ -228,8 +245,12 @@ impl<'a> CookedSet<'a> {
         if r >= self.record_count() || body.len() != self.header.body_len as usize {
             return Err(bad("record", r as u64));
         }
-        let at: usize = (0..r).map(|i| word(self.lens, i) as usize).sum();
-        CookedMesh::parse(&body[at..at + word(self.lens, r) as usize])
+        let at: usize = (0..r).map(|i| self.record_len(i)).sum();
+        CookedMesh::parse_compact(&body[at..at + self.record_len(r)])
+    }
+
+    fn record_len(&self, r: usize) -> usize {
+        entry(self.lens, self.header.length_width, r) as usize
     }
 
     /// Decodes every record once into `out` (one mesh per record, see
@@ -262,8 +283,8 @@ impl<'a> CookedSet<'a> {
         let body = self.body(buf, scratch)?;
         let mut at = 0usize;
         for (r, mesh) in out.iter_mut().enumerate() {
-            let len = word(self.lens, r) as usize;
-            CookedMesh::parse(&body[at..at + len])?.decode_into(mesh, scratch)?;
+            let len = self.record_len(r);
+            CookedMesh::parse_compact(&body[at..at + len])?.decode_into(mesh, scratch)?;
             at += len;
         }
         Ok(())
@@ -300,9 +321,13 @@ pub fn cook_mesh_set(
         first_of.push(same.unwrap_or(i));
     }
     let distinct: Vec<usize> = (0..parts.len()).filter(|&i| first_of[i] == i).collect();
-    let plain: Vec<Vec<u8>> = distinct
+    let plain_full: Vec<Vec<u8>> = distinct
         .par_iter()
         .map(|&i| crate::cook_mesh(&parts[i], &plain_opts))
+        .collect::<Result<_, _>>()?;
+    let plain: Vec<Vec<u8>> = plain_full
+        .iter()
+        .map(|f| compact(f))
         .collect::<Result<_, _>>()?;
     // Then parts whose records are the same bytes (alike after quantisation).
     let mut record_of_bytes: HashMap<&[u8], u32> = HashMap::new();
@@ -338,7 +363,7 @@ pub fn cook_mesh_set(
     if opts.entropy {
         let coded: Vec<Vec<u8>> = records
             .par_iter()
-            .map(|&d| crate::cook_mesh(&parts[distinct[d]], opts))
+            .map(|&d| compact(&crate::cook_mesh(&parts[distinct[d]], opts)?))
             .collect::<Result<_, _>>()?;
         let coded: Vec<&Vec<u8>> = coded.iter().collect();
         let raw_body = join(&plain_records);
@@ -351,6 +376,22 @@ pub fn cook_mesh_set(
         let z = zstd(&coded_body)?;
         if fits(z.len(), coded_body.len()) {
             candidates.push((SetCodec::Zstd, z, lengths(&coded)));
+        }
+        // The records without entropy layer, their vertex streams raw, in one frame.
+        let raw_vertex: Vec<Vec<u8>> = records
+            .par_iter()
+            .map(
+                |&d| match crate::cooked::raw_vertex_streams(&plain_full[d])? {
+                    Some(raw) => compact(&raw),
+                    None => Ok(plain[d].clone()),
+                },
+            )
+            .collect::<Result<_, _>>()?;
+        let raw_vertex: Vec<&Vec<u8>> = raw_vertex.iter().collect();
+        let raw_vertex_body = join(&raw_vertex);
+        let z = zstd(&raw_vertex_body)?;
+        if fits(z.len(), raw_vertex_body.len()) {
+            candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex)));
         }
         // The first of the smallest: the order above breaks ties.
         for c in candidates {
@@ -365,24 +406,47 @@ pub fn cook_mesh_set(
         what,
         found: n as u64,
     };
-    let header = CookedSetHeader {
-        version: SET_VERSION,
-        part_count: u32::try_from(parts.len())
-            .map_err(|_| too_big("too many parts", parts.len()))?,
-        record_count: lens.len() as u32,
-        body_codec: codec as u32,
-        body_stored_len: u32::try_from(body.len())
-            .map_err(|_| too_big("set body over 4 GiB", body.len()))?,
-        body_len: u32::try_from(decoded).map_err(|_| too_big("set body over 4 GiB", decoded))?,
-        reserved: [0; 2],
+    let part_count =
+        u32::try_from(parts.len()).map_err(|_| too_big("too many parts", parts.len()))?;
+    let body_stored_len =
+        u32::try_from(body.len()).map_err(|_| too_big("set body over 4 GiB", body.len()))?;
+    let body_len = u32::try_from(decoded).map_err(|_| too_big("set body over 4 GiB", decoded))?;
+    let part_width: u8 = match lens.len() {
+        0..=256 => 1,
+        257..=65536 => 2,
+        _ => 4,
     };
-    let mut out = Vec::with_capacity(32 + 4 * (part_table.len() + lens.len()) + body.len());
-    out.extend_from_slice(bytemuck::bytes_of(&header));
-    for w in part_table.iter().chain(&lens) {
-        out.extend_from_slice(&w.to_le_bytes());
+    let length_width: u8 = if lens.iter().all(|&l| l <= u16::MAX as u32) {
+        2
+    } else {
+        4
+    };
+    let mut out = Vec::with_capacity(
+        16 + part_width as usize * part_table.len()
+            + length_width as usize * lens.len()
+            + body.len(),
+    );
+    out.extend_from_slice(&[SET_VERSION as u8, part_width, length_width, codec as u8]);
+    for v in [part_count, lens.len() as u32, body_stored_len, body_len] {
+        crate::varint::put(&mut out, v);
+    }
+    for &p in &part_table {
+        out.extend_from_slice(&p.to_le_bytes()[..part_width as usize]);
+    }
+    for &l in &lens {
+        out.extend_from_slice(&l.to_le_bytes()[..length_width as usize]);
     }
     out.extend_from_slice(&body);
     Ok(out)
+}
+
+/// A cooked record in the compact form sets store.
+#[cfg(feature = "encode")]
+fn compact(full: &[u8]) -> Result<Vec<u8>, FormatError> {
+    crate::compact_record(full)?.ok_or(FormatError::BadInput {
+        what: "a cooked record the compact form cannot hold",
+        found: full.len() as u64,
+    })
 }
 
 #[cfg(feature = "encode")]

@@ -2,8 +2,8 @@
 //! own records, determinism across thread counts, and attacks on the set reader.
 
 use farsight_format::{
-    cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, FormatError,
-    MeshData, SetCodec, SET_VERSION,
+    compact_record, cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch,
+    FormatError, MeshData, SetCodec, SET_VERSION,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -124,26 +124,52 @@ fn an_empty_set_round_trips() {
     assert!(s.decode().unwrap().is_empty());
 }
 
+fn varint(mut v: u32, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 #[test]
 fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
     let set = cook_mesh_set(&parts(), &CookOptions::default()).unwrap();
+    let h = CookedSet::parse(&set).unwrap().header;
+    assert_eq!(
+        (h.version, h.part_width, h.length_width),
+        (SET_VERSION, 1, 2)
+    );
+    // Version 1 (the 32-byte header) and an unknown one.
+    for v in [1u8, SET_VERSION as u8 + 1] {
+        let mut b = set.clone();
+        b[0] = v;
+        assert!(matches!(
+            CookedSet::parse(&b),
+            Err(FormatError::WrongVersion { found, .. }) if found == v as u32
+        ));
+    }
+    // Entry widths no writer uses, and an unknown body codec.
+    for (at, v, field) in [
+        (1, 3u8, "part entry width"),
+        (2, 1, "length entry width"),
+        (3, 2, "body_codec"),
+    ] {
+        let mut b = set.clone();
+        b[at] = v;
+        assert!(
+            matches!(CookedSet::parse(&b), Err(FormatError::BadField { field: f, .. }) if f == field),
+            "{field}"
+        );
+    }
+    // A part naming a record the set does not have: the part table follows the
+    // header's four bytes and four varints.
+    let mut head = Vec::new();
+    for v in [h.part_count, h.record_count, h.body_stored_len, h.body_len] {
+        varint(v, &mut head);
+    }
     let mut b = set.clone();
-    b[0..4].copy_from_slice(&(SET_VERSION + 1).to_le_bytes());
-    assert!(matches!(
-        CookedSet::parse(&b),
-        Err(FormatError::WrongVersion { found, .. }) if found == SET_VERSION + 1
-    ));
-    // A zstd body claiming 4 GiB.
-    let mut b = set.clone();
-    b[12..16].copy_from_slice(&1u32.to_le_bytes());
-    b[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert!(matches!(
-        CookedSet::parse(&b),
-        Err(FormatError::ExpansionTooLarge { .. })
-    ));
-    // A part naming a record the set does not have.
-    let mut b = set.clone();
-    b[32..36].copy_from_slice(&7u32.to_le_bytes());
+    b[4 + head.len()] = 7;
     assert!(matches!(
         CookedSet::parse(&b),
         Err(FormatError::BadField {
@@ -152,16 +178,72 @@ fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
             ..
         })
     ));
-    // An unknown body codec.
-    let mut b = set;
-    b[12..16].copy_from_slice(&2u32.to_le_bytes());
+    // A zstd body of one stored byte claiming 4 GiB.
+    let mut b = vec![SET_VERSION as u8, 1, 2, SetCodec::Zstd as u8];
+    for v in [1, 1, 1, u32::MAX] {
+        varint(v, &mut b);
+    }
+    b.extend_from_slice(&[0, 0xff, 0xff, 0]);
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::ExpansionTooLarge { .. })
+    ));
+    // An overlong varint (a count of 1 in two bytes) and one past u32.
+    let mut b = vec![SET_VERSION as u8, 1, 2, 0, 0x81, 0x00];
     assert!(matches!(
         CookedSet::parse(&b),
         Err(FormatError::BadField {
-            field: "body_codec",
+            field: "part_count",
             ..
         })
     ));
+    b.truncate(4);
+    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::BadField {
+            field: "part_count",
+            ..
+        })
+    ));
+}
+
+/// The compact record form inside sets reads back to the record cook_mesh writes:
+/// the same header and streams, for every option the cooker has.
+#[test]
+fn compact_records_read_back_to_the_full_records() {
+    let mut bare = patch(3, 3, [0.0; 3]);
+    bare.uvs.clear();
+    let mut no_normals = bare.clone();
+    no_normals.normals.clear();
+    for m in [patch(5, 4, [0.0; 3]), bare, no_normals] {
+        for entropy in [true, false] {
+            let opts = CookOptions {
+                entropy,
+                ..CookOptions::default()
+            };
+            let full = cook_mesh(&m, &opts).unwrap();
+            let compact = compact_record(&full).unwrap().expect("compact form");
+            assert!(
+                compact.len() + 60 < full.len(),
+                "{} against {}",
+                compact.len(),
+                full.len()
+            );
+            let (a, b) = (
+                CookedMesh::parse(&full).unwrap(),
+                CookedMesh::parse_compact(&compact).unwrap(),
+            );
+            assert_eq!(a.header, b.header);
+            assert_eq!(a.streams, b.streams);
+            for n in 0..compact.len() {
+                assert!(
+                    CookedMesh::parse_compact(&compact[..n]).is_err(),
+                    "prefix {n}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

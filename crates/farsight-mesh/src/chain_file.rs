@@ -1,8 +1,11 @@
 //! Discrete LOD chains in a farsight container, their sub-meshes stored one of two
 //! ways ([`ChainRecords`]): full precision in this module's own record (tag `LOD1`,
 //! file version 1), or cooked for a GPU as farsight-format's cooked mesh records
-//! (tag `MSH2`, file version 2: quantised, predicted, meshopt + zstd coded). The
-//! manifest says which (`cooked`); [`decode_lod_record`] reads either.
+//! (file version 2: quantised, predicted, meshopt + zstd coded), each level's
+//! sub-meshes the parts of one cooked set record (tag `MSS1`; files written before
+//! sets: one `MSH2` record per sub-mesh). The manifest says which (`cooked`,
+//! `sets`); [`decode_lod_entry`] reads any. A source that draws several meshes
+//! several times keeps each mesh's chain once, with an instance table placing them.
 //!
 //! ```text
 //! LOD1: u32 vertex_count, u32 index_count, u32 zero, u32 zero   16 bytes
@@ -11,8 +14,9 @@
 //! ```
 
 use farsight_format::{
-    cook_mesh, Container, CookOptions, CookedMesh, FileWriter, FormatError, Manifest, MeshData,
-    Record, RecordIndex, RecordTag, Version,
+    check_instances, cook_mesh_set, Container, CookOptions, CookedMesh, CookedSet, DecodeScratch,
+    FileWriter, FormatError, Instance, Manifest, MeshData, RawFile, Record, RecordIndex, RecordTag,
+    Section, Version,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +38,16 @@ pub const LOD_SUBMESH_TAG: RecordTag = RecordTag(*b"LOD1");
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodSubMeshEntry {
     pub material: String,
+    /// The sub-mesh's record; in a file of cooked sets ([`LodChainManifest::sets`]),
+    /// its level's set record, of which it is part [`Self::part`].
     pub record: RecordIndex,
+    /// The part of the set record this sub-mesh draws (0 in other files).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub part: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,7 +60,20 @@ pub struct LodLevelEntry {
     pub submeshes: Vec<LodSubMeshEntry>,
 }
 
+/// One geometry of a file whose source draws several distinct meshes: its name and
+/// its own LOD chain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LodGeometryEntry {
+    pub name: String,
+    pub levels: Vec<LodLevelEntry>,
+}
+
 /// Manifest of a discrete LOD chain file.
+///
+/// Geometry 0 is `name` and `levels` (for most files the only one); a source that
+/// draws several distinct meshes several times has one more chain per further mesh
+/// in `geometries` (geometry 1 first), and `instances` places them: each geometry is
+/// stored once, in its own space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodChainManifest {
     pub name: String,
@@ -56,27 +82,84 @@ pub struct LodChainManifest {
     /// written before cooked chains existed: false).
     #[serde(default)]
     pub cooked: bool,
+    /// Cooked sub-meshes are stored as one cooked set record (`MSS1`) per level,
+    /// each sub-mesh a part of it (absent in files written before: false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sets: bool,
+    /// Geometries 1.. (see the type's docs); empty for a file of one geometry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geometries: Vec<LodGeometryEntry>,
+    /// Where the geometries are drawn when the source placed them more than once;
+    /// empty (and absent) for a mesh drawn once, as cooked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<Instance>,
 }
 
 impl LodChainManifest {
     /// The tag every sub-mesh record of this file has.
     pub fn record_tag(&self) -> RecordTag {
-        if self.cooked {
-            RecordTag::MESH_COOKED
-        } else {
-            LOD_SUBMESH_TAG
+        match (self.cooked, self.sets) {
+            (true, true) => RecordTag::MESH_COOKED_SET,
+            (true, false) => RecordTag::MESH_COOKED,
+            _ => LOD_SUBMESH_TAG,
         }
+    }
+
+    /// Geometries in the file (1 plus [`Self::geometries`]).
+    pub fn geometry_count(&self) -> usize {
+        1 + self.geometries.len()
+    }
+
+    /// The levels of geometry `g`, finest first, or `None` past the last.
+    pub fn geometry_levels(&self, g: usize) -> Option<&[LodLevelEntry]> {
+        match g {
+            0 => Some(&self.levels),
+            g => self.geometries.get(g - 1).map(|e| e.levels.as_slice()),
+        }
+    }
+
+    /// Every geometry's levels, geometry 0 first.
+    pub fn all_levels(&self) -> impl Iterator<Item = &LodLevelEntry> {
+        (0..self.geometry_count()).flat_map(|g| self.geometry_levels(g).expect("in range").iter())
     }
 }
 
 impl Manifest for LodChainManifest {
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
         let tag = self.record_tag();
-        for l in &self.levels {
+        for l in self.all_levels() {
             for s in &l.submeshes {
                 visit(s.record, tag);
             }
         }
+    }
+
+    /// The instance table places the file's geometries ([`check_instances`]); a
+    /// set file's parts exist in their records.
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        if self.sets && !self.cooked {
+            return Err(FormatError::BadField {
+                section: Section::Manifest,
+                field: "sets without cooked",
+                found: 1,
+            });
+        }
+        check_instances(&self.instances, self.geometry_count())?;
+        if self.sets {
+            for l in self.all_levels() {
+                for s in &l.submeshes {
+                    let set = CookedSet::parse(file.record(s.record)?.bytes)?;
+                    if s.part as usize >= set.part_count() {
+                        return Err(FormatError::BadField {
+                            section: Section::Manifest,
+                            field: "sub-mesh part",
+                            found: s.part as u64,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -114,20 +197,39 @@ pub fn encode_lod_chain_as(
     chain: &LodChain,
     records: &ChainRecords,
 ) -> Result<Vec<u8>, FormatError> {
+    encode_lod_chains(&[(name, chain)], &[], records)
+}
+
+/// Encodes the chains of several geometries (`(name, chain)`, geometry 0 first) and
+/// the instances placing them (empty for one geometry drawn where it is) into one
+/// file with `records`. Cooked sub-meshes are written as one cooked set record per
+/// level (parts alike stored once); identical records are stored once.
+pub fn encode_lod_chains(
+    geometries: &[(&str, &LodChain)],
+    instances: &[Instance],
+    records: &ChainRecords,
+) -> Result<Vec<u8>, FormatError> {
     let (version, cooked) = match records {
         ChainRecords::Full => (Version::Full, false),
         ChainRecords::Cooked(_) => (Version::Cooked, true),
     };
+    check_instances(instances, geometries.len())?;
+    let Some(((name, _), _)) = geometries.split_first() else {
+        return Err(FormatError::BadInput {
+            what: "a chain file needs a geometry",
+            found: 0,
+        });
+    };
     let mut writer = FileWriter::new(version);
-    let mut levels = Vec::with_capacity(chain.levels.len());
-    for l in &chain.levels {
-        let submeshes = l
-            .mesh
-            .submeshes
-            .iter()
-            .map(|s| {
-                let record = match records {
-                    ChainRecords::Full => {
+    let mut entries = Vec::with_capacity(geometries.len());
+    for (geometry_name, chain) in geometries {
+        let mut levels = Vec::with_capacity(chain.levels.len());
+        for l in &chain.levels {
+            let subs = &l.mesh.submeshes;
+            let submeshes = match records {
+                ChainRecords::Full => subs
+                    .iter()
+                    .map(|s| {
                         let mut bytes =
                             Vec::with_capacity(16 + s.vertices.len() * 48 + s.indices.len() * 4);
                         for w in [s.vertices.len() as u32, s.indices.len() as u32, 0, 0] {
@@ -135,40 +237,76 @@ pub fn encode_lod_chain_as(
                         }
                         bytes.extend_from_slice(bytemuck::cast_slice(&s.vertices));
                         bytes.extend_from_slice(bytemuck::cast_slice(&s.indices));
-                        writer.add_record(LOD_SUBMESH_TAG, &bytes)
-                    }
-                    ChainRecords::Cooked(options) => writer
-                        .add_record(RecordTag::MESH_COOKED, &cook_mesh(&mesh_data(s), options)?),
-                };
-                Ok(LodSubMeshEntry {
-                    material: s.material.clone(),
-                    record,
-                })
-            })
-            .collect::<Result<Vec<_>, FormatError>>()?;
-        levels.push(LodLevelEntry {
-            name: l.name.clone(),
-            error: l.error,
-            max_distance: l.max_distance,
-            triangles: l.mesh.triangle_count() as u32,
-            submeshes,
+                        LodSubMeshEntry {
+                            material: s.material.clone(),
+                            record: writer.add_record(LOD_SUBMESH_TAG, &bytes),
+                            part: 0,
+                        }
+                    })
+                    .collect(),
+                ChainRecords::Cooked(options) => {
+                    let parts: Vec<MeshData> = subs.iter().map(mesh_data).collect();
+                    let record = writer
+                        .add_record(RecordTag::MESH_COOKED_SET, &cook_mesh_set(&parts, options)?);
+                    subs.iter()
+                        .enumerate()
+                        .map(|(p, s)| LodSubMeshEntry {
+                            material: s.material.clone(),
+                            record,
+                            part: p as u32,
+                        })
+                        .collect()
+                }
+            };
+            levels.push(LodLevelEntry {
+                name: l.name.clone(),
+                error: l.error,
+                max_distance: l.max_distance,
+                triangles: l.mesh.triangle_count() as u32,
+                submeshes,
+            });
+        }
+        entries.push(LodGeometryEntry {
+            name: (*geometry_name).to_owned(),
+            levels,
         });
     }
+    let levels = std::mem::take(&mut entries[0].levels);
     writer.finish(&LodChainManifest {
-        name: name.to_owned(),
+        name: (*name).to_owned(),
         levels,
         cooked,
+        sets: cooked,
+        geometries: entries.split_off(1),
+        instances: instances.to_vec(),
     })
 }
 
-/// Reads one sub-mesh record of a chain file back, either kind (by the record's
-/// tag), checking every length against the bytes. A cooked record decodes to what
-/// its precision kept; uvs and tangents it did not store come back zero.
-pub fn decode_lod_record(record: &Record<'_>, material: &str) -> Result<SubMesh, FormatError> {
-    if record.tag != RecordTag::MESH_COOKED {
-        return decode_lod_submesh(record.bytes, material);
+/// Reads sub-mesh `entry` of a chain file back, any kind (by its record's tag: a
+/// cooked set's part, a cooked record, a full-precision record), checking every
+/// length against the bytes.
+pub fn decode_lod_entry(
+    record: &Record<'_>,
+    entry: &LodSubMeshEntry,
+) -> Result<SubMesh, FormatError> {
+    if record.tag != RecordTag::MESH_COOKED_SET {
+        return decode_lod_record(record, &entry.material);
     }
-    let m = CookedMesh::parse(record.bytes)?.decode()?;
+    let set = CookedSet::parse(record.bytes)?;
+    let r = set
+        .part_record(entry.part as usize)
+        .ok_or(FormatError::BadField {
+            section: Section::Manifest,
+            field: "sub-mesh part",
+            found: entry.part as u64,
+        })?;
+    let mut buf = Vec::new();
+    let body = set.body(&mut buf, &mut DecodeScratch::default())?;
+    let m = set.record(body, r)?.decode()?;
+    Ok(submesh_of(m, &entry.material))
+}
+
+fn submesh_of(m: MeshData, material: &str) -> SubMesh {
     let vertices = (0..m.positions.len())
         .map(|i| Vertex {
             position: m.positions[i],
@@ -177,13 +315,24 @@ pub fn decode_lod_record(record: &Record<'_>, material: &str) -> Result<SubMesh,
             tangent: m.tangents.get(i).copied().unwrap_or_default(),
         })
         .collect();
-    Ok(SubMesh {
+    SubMesh {
         name: material.to_owned(),
         material: material.to_owned(),
         vertices,
         indices: m.indices,
         has_tangents: !m.tangents.is_empty(),
-    })
+    }
+}
+
+/// Reads one sub-mesh record of a chain file back, `LOD1` or `MSH2` (by the
+/// record's tag; a cooked set's part: [`decode_lod_entry`]), checking every length against the bytes. A cooked record decodes to what
+/// its precision kept; uvs and tangents it did not store come back zero.
+pub fn decode_lod_record(record: &Record<'_>, material: &str) -> Result<SubMesh, FormatError> {
+    if record.tag != RecordTag::MESH_COOKED {
+        return decode_lod_submesh(record.bytes, material);
+    }
+    let m = CookedMesh::parse(record.bytes)?.decode()?;
+    Ok(submesh_of(m, material))
 }
 
 /// Reads one sub-mesh record back, checking every length against the bytes.

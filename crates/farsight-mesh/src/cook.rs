@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::chain_file::{encode_lod_chain_as, ChainRecords};
+use crate::chain_file::{encode_lod_chains, ChainRecords};
 use crate::dag::ClusterConfig;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
-use crate::mesh::{ImportOptions, ImportedScene};
+use crate::mesh::{ImportOptions, ImportedScene, Mesh};
 use crate::pack::{cook_clusters, cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
 use crate::{gltf_import, obj_import, Warning};
@@ -48,7 +48,12 @@ pub enum CookKind {
 /// A cooked result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cooked {
-    LodChain(LodChain),
+    /// One chain per geometry (one for most files), and the instances placing them
+    /// when the source drew a mesh more than once (empty otherwise).
+    LodChain {
+        chains: Vec<LodChain>,
+        instances: Vec<farsight_format::Instance>,
+    },
     Clusters(ClusterMesh),
 }
 
@@ -61,40 +66,40 @@ pub struct CookOutput {
     pub warnings: Vec<Warning>,
 }
 
-/// Cooks one file into container bytes (nothing is written on failure).
+/// Cooks one file into container bytes (nothing is written on failure). A glTF
+/// that draws a mesh more than once (nodes sharing it, `EXT_mesh_gpu_instancing`)
+/// keeps every drawn mesh once, in its own space, with the placements in the
+/// manifest: a LOD chain file one chain per mesh; a cluster DAG file when every
+/// placement draws the same mesh (a scene of several distinct meshes is cooked as
+/// one mesh with the node transforms applied).
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
+    match kind {
+        CookKind::LodChain(config, records) => cook_chains(path, config, records),
+        CookKind::Clusters(config) => cook_dag(path, config),
+    }
+}
+
+/// The cluster DAG cook (see [`cook_file`]).
+fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError> {
     // A cluster DAG of one mesh placed several times is cooked once, with the
     // placements in the manifest.
-    let instanced = match kind {
-        CookKind::Clusters(_) => instanced_import(path)?,
-        CookKind::LodChain(..) => None,
-    };
-    let (prepared, mut warnings, instances) = match instanced {
+    let (prepared, mut warnings, instances) = match instanced_import(path)? {
         Some(i) => i,
         None => {
             let (prepared, warnings) = import_prepared(path)?;
             (prepared, warnings, Vec::new())
         }
     };
-    let (cooked, bytes) = match kind {
-        CookKind::LodChain(config, records) => {
-            let chain = generate_lod_chain(&prepared.mesh, config);
-            warnings.extend(chain.warnings.iter().cloned());
-            let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, records)?;
-            (Cooked::LodChain(chain), bytes)
-        }
-        CookKind::Clusters(config) if !instances.is_empty() => {
-            let mut mesh = cook_clusters(&prepared.mesh, config)?;
-            mesh.instances = instances;
-            let bytes = mesh.encode()?;
-            warnings.extend(mesh.warnings.iter().cloned());
-            (Cooked::Clusters(mesh), bytes)
-        }
-        CookKind::Clusters(config) => {
-            let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
-            warnings.extend(mesh.warnings.iter().cloned());
-            (Cooked::Clusters(mesh), bytes)
-        }
+    let (cooked, bytes) = if !instances.is_empty() {
+        let mut mesh = cook_clusters(&prepared.mesh, config)?;
+        mesh.instances = instances;
+        let bytes = mesh.encode()?;
+        warnings.extend(mesh.warnings.iter().cloned());
+        (Cooked::Clusters(mesh), bytes)
+    } else {
+        let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
+        warnings.extend(mesh.warnings.iter().cloned());
+        (Cooked::Clusters(mesh), bytes)
     };
     Ok(CookOutput {
         input: path.to_owned(),
@@ -104,6 +109,70 @@ pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> 
     })
 }
 
+/// The LOD chain cook: one chain per drawn geometry (see [`cook_file`]).
+fn cook_chains(
+    path: &Path,
+    config: &LodChainConfig,
+    records: &ChainRecords,
+) -> Result<CookOutput, CookError> {
+    let (geometries, mut warnings, instances) = match scene_import(path)? {
+        Some(scene) => scene,
+        None => {
+            let (prepared, warnings) = import_prepared(path)?;
+            (vec![prepared.mesh], warnings, Vec::new())
+        }
+    };
+    let chains: Vec<LodChain> = geometries
+        .par_iter()
+        .map(|g| generate_lod_chain(g, config))
+        .collect();
+    for c in &chains {
+        warnings.extend(c.warnings.iter().cloned());
+    }
+    let named: Vec<(&str, &LodChain)> = geometries
+        .iter()
+        .zip(&chains)
+        .map(|(g, c)| (g.name.as_str(), c))
+        .collect();
+    let bytes = encode_lod_chains(&named, &instances, records)?;
+    Ok(CookOutput {
+        input: path.to_owned(),
+        cooked: Cooked::LodChain { chains, instances },
+        bytes,
+        warnings,
+    })
+}
+
+/// A glTF that draws some mesh more than once ([`gltf_import::import_gltf_instances`]):
+/// every drawn mesh prepared, the import's warnings and the instances.
+type SceneImport = (Vec<Mesh>, Vec<Warning>, Vec<farsight_format::Instance>);
+
+fn scene_import(path: &Path) -> Result<Option<SceneImport>, ImportError> {
+    if !is_gltf(path) {
+        return Ok(None);
+    }
+    Ok(gltf_import::import_gltf_instances(path)?.map(|scene| {
+        let instances = scene
+            .instances
+            .iter()
+            .map(|i| farsight_format::Instance {
+                geometry: i.mesh as u32,
+                transform: i.transform.to_cols_array(),
+            })
+            .collect();
+        let meshes = scene.geometries.iter().map(|g| prepare(g).mesh).collect();
+        (meshes, scene.warnings, instances)
+    }))
+}
+
+fn is_gltf(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    matches!(ext.as_str(), "gltf" | "glb")
+}
+
 /// A prepared import, its warnings and its instance transforms (column-major;
 /// empty for a mesh drawn once).
 type Imported = (PreparedMesh, Vec<Warning>, Vec<[f32; 16]>);
@@ -111,11 +180,7 @@ type Imported = (PreparedMesh, Vec<Warning>, Vec<[f32; 16]>);
 /// A glTF that draws one mesh several times ([`import_gltf_instanced`]): the mesh
 /// prepared, the import's warnings and the placements as column-major arrays.
 fn instanced_import(path: &Path) -> Result<Option<Imported>, ImportError> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    if !matches!(ext.as_str(), "gltf" | "glb") {
+    if !is_gltf(path) {
         return Ok(None);
     }
     Ok(gltf_import::import_gltf_instanced(path)?.map(|i| {

@@ -531,51 +531,100 @@ pub struct InstancedMesh {
     pub warnings: Vec<crate::Warning>,
 }
 
+/// The meshes a file's scene draws, each read once in its own space (repaired), and
+/// every placement: [`Instance::mesh`] indexes `geometries`.
+pub struct InstancedScene {
+    pub geometries: Vec<Mesh>,
+    pub instances: Vec<Instance>,
+    pub warnings: Vec<crate::Warning>,
+}
+
 /// When every placement of the file's scene draws the same (unskinned) glTF mesh
 /// and there are at least two placements, counting each instance of
 /// `EXT_mesh_gpu_instancing` as one, that mesh (repaired) and the placements;
 /// otherwise `None` (the file is imported as one baked mesh). A non-finite
 /// instance transform is an error.
 pub fn import_gltf_instanced(path: &Path) -> Result<Option<InstancedMesh>, ImportError> {
-    let file = load_gltf(path)?;
-    let Some((mesh_index, transforms)) = instance_placements(&file)? else {
+    let Some(scene) = import_gltf_instances(path)? else {
         return Ok(None);
     };
-    let mesh = file
-        .document
-        .meshes()
-        .nth(mesh_index)
-        .expect("validated index");
+    if scene.geometries.len() != 1 {
+        return Ok(None);
+    }
+    let mut mesh = scene.geometries.into_iter().next().expect("one geometry");
+    mesh.name = path
+        .file_stem()
+        .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
+    Ok(Some(InstancedMesh {
+        mesh,
+        transforms: scene.instances.iter().map(|i| i.transform).collect(),
+        warnings: scene.warnings,
+    }))
+}
+
+/// When the file's scene draws some glTF mesh more than once (nodes sharing it, or
+/// `EXT_mesh_gpu_instancing`, each of its instances counted) and no placement is
+/// skinned: every drawn mesh once, in order of first placement (meshes no node
+/// draws are left out), named as the file names it (or `<stem>/mesh<N>`), with
+/// every placement's world transform. Otherwise `None` (the file is imported as
+/// one baked mesh). A non-finite instance transform is an error.
+pub fn import_gltf_instances(path: &Path) -> Result<Option<InstancedScene>, ImportError> {
+    let file = load_gltf(path)?;
+    let Some(placements) = instance_placements(&file)? else {
+        return Ok(None);
+    };
     let stem = path
         .file_stem()
         .map_or("mesh".into(), |s| s.to_string_lossy().into_owned());
     let mut warnings = Vec::new();
-    let mut submeshes = Vec::new();
-    for p in mesh.primitives() {
-        let mut s = read_primitive(&file, &mesh, &p, Mat4::IDENTITY)?;
-        repair_submesh(&mut s, &mut warnings).map_err(|k| file.err(k))?;
-        if s.indices.is_empty() {
-            warnings.push(crate::Warning::EmptySubmeshRemoved { submesh: s.name });
-        } else {
-            submeshes.push(s);
+    // glTF mesh index -> geometry index (None: not drawn, or empty once repaired).
+    let mut geometry_of: Vec<Option<Option<usize>>> = vec![None; file.document.meshes().len()];
+    let mut geometries = Vec::new();
+    let mut instances = Vec::new();
+    for &(mesh_index, transform) in &placements {
+        if geometry_of[mesh_index].is_none() {
+            let mesh = file
+                .document
+                .meshes()
+                .nth(mesh_index)
+                .expect("validated index");
+            let mut submeshes = Vec::new();
+            for p in mesh.primitives() {
+                let mut s = read_primitive(&file, &mesh, &p, Mat4::IDENTITY)?;
+                repair_submesh(&mut s, &mut warnings).map_err(|k| file.err(k))?;
+                if s.indices.is_empty() {
+                    warnings.push(crate::Warning::EmptySubmeshRemoved { submesh: s.name });
+                } else {
+                    submeshes.push(s);
+                }
+            }
+            geometry_of[mesh_index] = Some((!submeshes.is_empty()).then(|| {
+                let name = mesh
+                    .name()
+                    .map_or_else(|| format!("{stem}/mesh{mesh_index}"), str::to_owned);
+                geometries.push(Mesh { name, submeshes });
+                geometries.len() - 1
+            }));
+        }
+        if let Some(Some(g)) = geometry_of[mesh_index] {
+            instances.push(Instance { mesh: g, transform });
         }
     }
-    if submeshes.is_empty() {
+    if geometries.is_empty() {
         return Err(file.err(ImportErrorKind::Empty));
     }
-    Ok(Some(InstancedMesh {
-        mesh: Mesh {
-            name: stem,
-            submeshes,
-        },
-        transforms,
+    Ok(Some(InstancedScene {
+        geometries,
+        instances,
         warnings,
     }))
 }
 
-/// The one mesh every placement draws and the placements' transforms (see
-/// [`import_gltf_instanced`]), walking the scene as [`node_placements`] does.
-fn instance_placements(file: &LoadedGltf) -> Result<Option<(usize, Vec<Mat4>)>, ImportError> {
+/// Every placement of the file's scene (glTF mesh index, world transform), each
+/// `EXT_mesh_gpu_instancing` instance its own, walking the scene as
+/// [`node_placements`] does; `None` when a placement is skinned or no mesh is
+/// placed more than once.
+fn instance_placements(file: &LoadedGltf) -> Result<Option<Vec<(usize, Mat4)>>, ImportError> {
     let doc = &file.document;
     let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) else {
         return Ok(None);
@@ -588,36 +637,36 @@ fn instance_placements(file: &LoadedGltf) -> Result<Option<(usize, Vec<Mat4>)>, 
         .rev()
         .map(|n| (n, Mat4::IDENTITY, 0))
         .collect();
-    let mut mesh_index = None;
-    let mut transforms = Vec::new();
+    let mut placements: Vec<(usize, Mat4)> = Vec::new();
     while let Some((node, parent, depth)) = stack.pop() {
         if depth > limit {
             continue;
         }
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
         if let Some(mesh) = node.mesh() {
-            if node.skin().is_some() || mesh_index.is_some_and(|m| m != mesh.index()) {
+            if node.skin().is_some() {
                 return Ok(None);
             }
-            mesh_index = Some(mesh.index());
+            let m = mesh.index();
             match gpu_instances(file, &node)? {
-                Some(local) => transforms.extend(local.into_iter().map(|l| world * l)),
-                None => transforms.push(world),
+                Some(local) => placements.extend(local.into_iter().map(|l| (m, world * l))),
+                None => placements.push((m, world)),
             }
         }
         for c in node.children().collect::<Vec<_>>().into_iter().rev() {
             stack.push((c, world, depth + 1));
         }
     }
-    if let Some(bad) = transforms.iter().find(|m| !m.is_finite()) {
+    if let Some((_, bad)) = placements.iter().find(|(_, t)| !t.is_finite()) {
         return Err(file.err(ImportErrorKind::Gltf {
             message: format!("an instance transform is not finite: {bad:?}"),
         }));
     }
-    Ok(match mesh_index {
-        Some(m) if transforms.len() > 1 => Some((m, transforms)),
-        _ => None,
-    })
+    let mut count = vec![0usize; doc.meshes().len()];
+    for &(m, _) in &placements {
+        count[m] += 1;
+    }
+    Ok(count.iter().any(|&c| c > 1).then_some(placements))
 }
 
 /// The instance transforms (relative to the node) that `EXT_mesh_gpu_instancing`

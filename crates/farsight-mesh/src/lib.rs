@@ -43,8 +43,9 @@ mod split;
 mod validate;
 
 pub use chain_file::{
-    decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as, read_lod_chain,
-    ChainRecords, LodChainManifest, LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
+    decode_lod_entry, decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
+    encode_lod_chains, read_lod_chain, ChainRecords, LodChainManifest, LodGeometryEntry,
+    LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
 };
 pub use cook::{
     cook_file, cook_files, cook_inputs, import, import_prepared, write_atomically, CookKind,
@@ -55,7 +56,9 @@ pub use dag::{
     RawDag,
 };
 pub use error::{CookError, ImportError, ImportErrorKind, Warning};
-pub use gltf_import::{import_gltf, import_gltf_instanced, InstancedMesh};
+pub use gltf_import::{
+    import_gltf, import_gltf_instanced, import_gltf_instances, InstancedMesh, InstancedScene,
+};
 pub use lod_chain::{
     generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel,
     REFERENCE_VIEWPORT_HEIGHT,

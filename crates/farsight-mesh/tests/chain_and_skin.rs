@@ -5,7 +5,7 @@ mod common;
 use farsight_format::{AlignedBytes, CookOptions, RecordTag, Version};
 use farsight_lod::{screen_space_error_px, ProjectionInfo};
 use farsight_mesh::{
-    decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
+    decode_lod_entry, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
     generate_lod_chain, import_prepared, load_skinned_meshes, read_lod_chain, ChainRecords,
     LodChainConfig, SubMesh,
 };
@@ -120,8 +120,8 @@ fn cooked_chains_read_back_within_the_cooked_precision() {
         for (entry, level) in file.manifest().levels.iter().zip(&chain.levels) {
             for (s, sub) in entry.submeshes.iter().zip(&level.mesh.submeshes) {
                 let record = file.record(s.record).unwrap();
-                assert_eq!(record.tag, RecordTag::MESH_COOKED);
-                let back = decode_lod_record(&record, &s.material).unwrap();
+                assert_eq!(record.tag, RecordTag::MESH_COOKED_SET);
+                let back = decode_lod_entry(&record, s).unwrap();
                 assert_eq!(back.material, sub.material);
                 assert_eq!(
                     back.triangle_count(),
@@ -160,15 +160,14 @@ fn cooked_chains_read_back_within_the_cooked_precision() {
             }
         }
         // A truncated cooked record is an error, not a panic.
-        let record = file
-            .record(file.manifest().levels[0].submeshes[0].record)
-            .unwrap();
+        let entry = &file.manifest().levels[0].submeshes[0];
+        let record = file.record(entry.record).unwrap();
         for cut in [0, 16, record.bytes.len() / 2, record.bytes.len() - 1] {
             let short = farsight_format::Record {
                 bytes: &record.bytes[..cut],
                 ..record
             };
-            assert!(decode_lod_record(&short, "m").is_err(), "{m}: cut {cut}");
+            assert!(decode_lod_entry(&short, entry).is_err(), "{m}: cut {cut}");
         }
     }
 }
