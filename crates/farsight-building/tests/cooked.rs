@@ -132,3 +132,97 @@ fn a_cooked_file_stores_its_face_sources_in_one_small_record() {
         .records()
         .all(|r| r.tag != farsight_building::file::SOURCES_TAG));
 }
+
+/// A cooked file's head as the reader reads it, to rebuild a file around changed
+/// records or a changed head.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Head {
+    kind: String,
+    id: String,
+    layout: u32,
+    meshes: u32,
+    structure: farsight_format::RecordIndex,
+    cooked: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sources: Option<farsight_format::RecordIndex>,
+}
+
+impl farsight_format::Manifest for Head {
+    fn visit_records(
+        &self,
+        visit: &mut dyn FnMut(farsight_format::RecordIndex, farsight_format::RecordTag),
+    ) {
+        for i in 0..self.meshes {
+            visit(
+                farsight_format::RecordIndex(i),
+                farsight_format::RecordTag::MESH_COOKED,
+            );
+        }
+        visit(self.structure, farsight_building::file::STRUCTURE_TAG);
+        if let Some(s) = self.sources {
+            visit(s, farsight_building::file::SOURCES_TAG);
+        }
+    }
+}
+
+/// The file with its head changed by `head` and its face-source record's bytes by
+/// `table` (given the old bytes).
+fn rebuilt(bytes: &[u8], head: impl Fn(&mut Head), table: impl Fn(&[u8]) -> Vec<u8>) -> Vec<u8> {
+    let raw = farsight_format::RawFile::read(bytes).unwrap();
+    let mut h: Head = ron::from_str(raw.manifest_text()).unwrap();
+    let mut w = farsight_format::FileWriter::new(farsight_format::Version::Cooked);
+    for r in raw.records() {
+        let data = if r.tag == farsight_building::file::SOURCES_TAG {
+            table(r.bytes)
+        } else {
+            r.bytes.to_vec()
+        };
+        assert_eq!(w.add_owned_record(r.tag, data), r.index);
+    }
+    head(&mut h);
+    w.finish(&h).unwrap()
+}
+
+/// A face-source record holding `table` (layout 1, its length, one zstd frame).
+fn source_record(table: &[u8]) -> Vec<u8> {
+    let mut out = 1u32.to_le_bytes().to_vec();
+    out.extend_from_slice(&(table.len() as u32).to_le_bytes());
+    out.extend_from_slice(&zstd::bulk::compress(table, 3).unwrap());
+    out
+}
+
+#[test]
+fn cooked_face_sources_are_refused_by_kind() {
+    let baked = bake(&row(4), &LodPolicy::ladder(), &ManifoldKernel).unwrap();
+    let bytes = baked.write_cooked(&test_tangents).unwrap();
+    // Rebuilt unchanged, the file reads.
+    let same = rebuilt(&bytes, |_| {}, <[u8]>::to_vec);
+    assert_eq!(same, bytes);
+    let refused = |b: &[u8]| BakedBuilding::read(b).unwrap_err().to_string();
+    // No face-source record.
+    let none = rebuilt(&bytes, |h| h.sources = None, <[u8]>::to_vec);
+    let e = refused(&none);
+    assert!(e.contains("without its face sources"), "{e}");
+    // A table of no entries, which every mesh names past its end.
+    let e = refused(&rebuilt(&bytes, |_| {}, |_| source_record(&[0])));
+    assert!(e.contains("face-source entry 0 of 0"), "{e}");
+    // An entry whose triangles are not its mesh's.
+    let e = refused(&rebuilt(&bytes, |_| {}, |_| source_record(&[1, 1, 1, 0])));
+    assert!(e.contains("has 1 triangles"), "{e}");
+    // A table that does not parse, and a record that does not unpack.
+    let e = refused(&rebuilt(
+        &bytes,
+        |_| {},
+        |_| source_record(&[1, 3, 2, 2, 5, 2, 0, 1, 1, 1]),
+    ));
+    assert!(
+        e.contains("face-source table: entry 0: runs cover 2 of 3"),
+        "{e}"
+    );
+    let e = refused(&rebuilt(
+        &bytes,
+        |_| {},
+        |old| old[..old.len() - 1].to_vec(),
+    ));
+    assert!(e.contains("face-source table"), "{e}");
+}
