@@ -219,13 +219,11 @@ fn the_loader_reads_full_and_cooked_files_alike_and_refuses_a_corrupt_one() {
     let meshes = app.world().resource::<Assets<Mesh>>();
     for (a, b) in f.pieces.iter().zip(&c.pieces) {
         assert_eq!(a.levels, b.levels);
-        // A cooked file keeps no per-face provenance, so its bands are the full
-        // file's or longer, never shorter (a shorter hand-over could open a gap).
+        // A cooked file keeps every face's provenance in its cooked order, so its
+        // bands are the full file's.
         let (fa, ca) = (&a.range, &b.range);
         assert!(
-            fa.start_margin == ca.start_margin
-                && ca.end_margin.start >= fa.end_margin.start
-                && ca.end_margin.end >= fa.end_margin.end,
+            fa.start_margin == ca.start_margin && fa.end_margin == ca.end_margin,
             "piece {}: full {:?}..{:?}, cooked {:?}..{:?}",
             a.piece,
             fa.start_margin,

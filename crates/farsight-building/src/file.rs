@@ -25,6 +25,7 @@ use crate::mesh::{
 };
 use crate::policy::{LodPolicy, PolicyError};
 use crate::recipe::{Building, Portal, Pose, Room, Side};
+use crate::sources::SourceTable;
 use crate::validate::RecipeError;
 
 /// The asset kind a building manifest declares.
@@ -66,6 +67,10 @@ struct ElementRec {
     side: Side,
     mesh: RecordIndex,
     bounds: Aabb,
+    /// Cooked files: the entry of the file's face-source table that holds this mesh's
+    /// provenance in the cooked triangle order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sources: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -81,6 +86,9 @@ struct BatchRec {
     side: Side,
     mesh: RecordIndex,
     bounds: Aabb,
+    /// As [`ElementRec::sources`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sources: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -137,6 +145,12 @@ struct BuildingManifest {
 /// The record that holds a file's [`BuildingManifest`] (layout [`LAYOUT`]).
 pub const STRUCTURE_TAG: RecordTag = RecordTag(*b"BST1");
 
+/// The record of a cooked file's face sources: every cooked mesh's per-triangle
+/// provenance in the cooked triangle order (a `u32` layout, the `u32` length of the
+/// table, then the table as one zstd frame; the table's bytes are described in
+/// `sources.rs`).
+pub const SOURCES_TAG: RecordTag = RecordTag(*b"BSR1");
+
 /// The layout of the structure record this crate writes and reads: a little-endian
 /// `u32` layout, a `u32` length of the text, then that text (compact RON) as one zstd
 /// frame.
@@ -160,6 +174,9 @@ struct BuildingHead {
     structure: RecordIndex,
     /// Full (recipe) or cooked.
     cooked: bool,
+    /// Cooked files: the face-source record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sources: Option<RecordIndex>,
 }
 
 impl BuildingHead {
@@ -179,6 +196,9 @@ impl Manifest for BuildingHead {
             visit(RecordIndex(i), tag);
         }
         visit(self.structure, STRUCTURE_TAG);
+        if let Some(s) = self.sources {
+            visit(s, SOURCES_TAG);
+        }
     }
 }
 
@@ -186,30 +206,37 @@ fn pack_structure(m: &BuildingManifest) -> Result<Vec<u8>, FileError> {
     let text = ron::to_string(m).map_err(|e| FileError::Layout {
         what: format!("the structure could not be written: {e}"),
     })?;
-    let packed = zstd::bulk::compress(text.as_bytes(), 3).map_err(|e| FileError::Layout {
-        what: format!("the structure could not be compressed: {e}"),
+    pack("structure", text.as_bytes(), 3)
+}
+
+/// A record of `bytes` as [`LAYOUT`], their length and one zstd frame of them.
+fn pack(what: &str, bytes: &[u8], level: i32) -> Result<Vec<u8>, FileError> {
+    let packed = zstd::bulk::compress(bytes, level).map_err(|e| FileError::Layout {
+        what: format!("the {what} could not be compressed: {e}"),
     })?;
-    if text.len() > MAX_STRUCTURE || text.len() > packed.len() * MAX_RATIO {
+    if bytes.len() > MAX_STRUCTURE || bytes.len() > packed.len() * MAX_RATIO {
         return Err(FileError::Layout {
             what: format!(
-                "a structure of {} bytes ({} packed) is past what a reader accepts",
-                text.len(),
+                "a {what} of {} bytes ({} packed) is past what a reader accepts",
+                bytes.len(),
                 packed.len()
             ),
         });
     }
     let mut out = Vec::with_capacity(8 + packed.len());
     out.extend_from_slice(&LAYOUT.to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(&packed);
     Ok(out)
 }
 
-fn unpack_structure(bytes: &[u8]) -> Result<BuildingManifest, FileError> {
+/// The inverse of [`pack`], refusing a bad layout, a length past the caps and a frame
+/// that does not unpack to exactly the length declared.
+fn unpack(what: &str, bytes: &[u8]) -> Result<Vec<u8>, FileError> {
     let bad = |what: String| FileError::Layout { what };
     if bytes.len() < 8 {
         return Err(bad(format!(
-            "a structure record of {} bytes, under its 8-byte header",
+            "a {what} record of {} bytes, under its 8-byte header",
             bytes.len()
         )));
     }
@@ -217,25 +244,31 @@ fn unpack_structure(bytes: &[u8]) -> Result<BuildingManifest, FileError> {
     let layout = word(0);
     if layout != LAYOUT {
         return Err(bad(format!(
-            "structure layout {layout}; this reader reads {LAYOUT}"
+            "{what} layout {layout}; this reader reads {LAYOUT}"
         )));
     }
     let len = word(4) as usize;
     let packed = &bytes[8..];
     if len > MAX_STRUCTURE || len > packed.len() * MAX_RATIO {
         return Err(bad(format!(
-            "a structure of {len} bytes from {} packed, past what a reader accepts",
+            "a {what} of {len} bytes from {} packed, past what a reader accepts",
             packed.len()
         )));
     }
-    let text = zstd::bulk::decompress(packed, len)
-        .map_err(|e| bad(format!("the structure does not unpack: {e}")))?;
-    if text.len() != len {
+    let out = zstd::bulk::decompress(packed, len)
+        .map_err(|e| bad(format!("the {what} does not unpack: {e}")))?;
+    if out.len() != len {
         return Err(bad(format!(
-            "the structure unpacks to {} bytes, not the {len} it declares",
-            text.len()
+            "the {what} unpacks to {} bytes, not the {len} it declares",
+            out.len()
         )));
     }
+    Ok(out)
+}
+
+fn unpack_structure(bytes: &[u8]) -> Result<BuildingManifest, FileError> {
+    let bad = |what: String| FileError::Layout { what };
+    let text = unpack("structure", bytes)?;
     let text =
         std::str::from_utf8(&text).map_err(|e| bad(format!("the structure is not text: {e}")))?;
     ron::from_str(text).map_err(|e| {
@@ -276,7 +309,7 @@ fn from_mesh_data(d: MeshData) -> Mesh {
 fn manifest_of(
     b: &BakedBuilding,
     recipe: Option<Building>,
-    mut record: impl FnMut(&Arc<Mesh>) -> Result<RecordIndex, FileError>,
+    mut record: impl FnMut(&Arc<Mesh>) -> Result<(RecordIndex, Option<u32>), FileError>,
 ) -> Result<BuildingManifest, FileError> {
     let first = b.levels.first();
     let mut palettes: Vec<BTreeMap<String, String>> = Vec::new();
@@ -286,10 +319,10 @@ fn manifest_of(
     for l in &b.levels {
         let mut level_placements = Vec::with_capacity(l.placements.len());
         for p in &l.placements {
-            let palette = match palettes.iter().position(|q| q == &p.materials) {
+            let palette = match palettes.iter().position(|q| *q == *p.materials) {
                 Some(i) => i,
                 None => {
-                    palettes.push(p.materials.clone());
+                    palettes.push((*p.materials).clone());
                     palettes.len() - 1
                 }
             } as u32;
@@ -314,12 +347,14 @@ fn manifest_of(
         for p in &l.parts {
             let mut elements = Vec::with_capacity(p.elements.len());
             for e in &p.elements {
+                let (mesh, sources) = record(&e.mesh)?;
                 elements.push(ElementRec {
                     element: e.element.clone(),
                     binding: e.binding.clone(),
                     side: e.side,
-                    mesh: record(&e.mesh)?,
+                    mesh,
                     bounds: e.bounds,
+                    sources,
                 });
             }
             parts.push(PartRec {
@@ -332,11 +367,13 @@ fn manifest_of(
         for g in &l.groups {
             let mut batches = Vec::with_capacity(g.batches.len());
             for bt in &g.batches {
+                let (mesh, sources) = record(&bt.mesh)?;
                 batches.push(BatchRec {
                     binding: bt.binding.clone(),
                     side: bt.side,
-                    mesh: record(&bt.mesh)?,
+                    mesh,
                     bounds: bt.bounds,
+                    sources,
                 });
             }
             groups.push(GroupRec {
@@ -378,13 +415,22 @@ fn manifest_of(
     })
 }
 
+/// A mesh's record: its bytes and, for a cooked record, the mesh's face-source words
+/// in the cooked triangle order.
+#[derive(Clone, Debug)]
+struct Encoded {
+    bytes: Vec<u8>,
+    sources: Option<Vec<u32>>,
+}
+
 /// Writes records once per distinct mesh allocation (the container also stores
-/// identical bytes once), then the structure record.
+/// identical bytes once), then the structure record and, for a cooked file, the
+/// face-source record.
 fn write_with(
     b: &BakedBuilding,
     version: Version,
     recipe: Option<Building>,
-    encode: &dyn Fn(&Mesh) -> Result<Vec<u8>, FileError>,
+    encode: &dyn Fn(&Mesh) -> Result<Encoded, FileError>,
     cache: Option<&RecordCache>,
 ) -> Result<Vec<u8>, FileError> {
     let tag = match version {
@@ -392,30 +438,40 @@ fn write_with(
         Version::Cooked | Version::Streamed => RecordTag::MESH_COOKED,
     };
     let mut writer = FileWriter::new(version);
-    let mut done: BTreeMap<usize, RecordIndex> = BTreeMap::new();
+    let mut done: BTreeMap<usize, (RecordIndex, Option<u32>)> = BTreeMap::new();
+    let mut table = SourceTable::default();
     let mut meshes = 0u32;
     let manifest = manifest_of(b, recipe, |m| {
         let key = Arc::as_ptr(m) as usize;
         if let Some(&r) = done.get(&key) {
             return Ok(r);
         }
-        let bytes = match cache {
+        let encoded = match cache {
             Some(c) => c.get_or_encode(m, encode)?,
             None => encode(m)?,
         };
-        let r = writer.add_owned_record(tag, bytes);
+        let sources = encoded.sources.as_deref().map(|w| table.add(w));
+        let r = writer.add_owned_record(tag, encoded.bytes);
         meshes = meshes.max(r.0 + 1);
-        done.insert(key, r);
-        Ok(r)
+        done.insert(key, (r, sources));
+        Ok((r, sources))
     })?;
     let structure = writer.add_owned_record(STRUCTURE_TAG, pack_structure(&manifest)?);
+    let cooked = version == Version::Cooked;
+    let sources = if cooked {
+        let bytes = pack("face-source table", &table.to_bytes(), 19)?;
+        Some(writer.add_owned_record(SOURCES_TAG, bytes))
+    } else {
+        None
+    };
     let head = BuildingHead {
         kind: KIND.to_string(),
         id: manifest.id.clone(),
         layout: LAYOUT,
         meshes,
         structure,
-        cooked: version == Version::Cooked,
+        cooked,
+        sources,
     };
     Ok(writer.finish(&head)?)
 }
@@ -426,11 +482,8 @@ fn write_with(
 /// generator); the bytes are those written without it. It holds every mesh it saw.
 #[derive(Debug, Default)]
 pub struct RecordCache {
-    records: Mutex<BTreeMap<usize, Encoded>>,
+    records: Mutex<BTreeMap<usize, (Arc<Mesh>, Encoded)>>,
 }
-
-/// A mesh (held so its address is never reused) and its record's bytes.
-type Encoded = (Arc<Mesh>, Vec<u8>);
 
 impl RecordCache {
     /// An empty cache.
@@ -441,8 +494,8 @@ impl RecordCache {
     fn get_or_encode(
         &self,
         m: &Arc<Mesh>,
-        encode: &dyn Fn(&Mesh) -> Result<Vec<u8>, FileError>,
-    ) -> Result<Vec<u8>, FileError> {
+        encode: &dyn Fn(&Mesh) -> Result<Encoded, FileError>,
+    ) -> Result<Encoded, FileError> {
         let key = Arc::as_ptr(m) as usize;
         // Keyed by address, and holding the mesh so the address is never reused.
         let lock = || self.records.lock().unwrap_or_else(|p| p.into_inner());
@@ -486,7 +539,12 @@ impl BakedBuilding {
             self,
             Version::Full,
             Some(recipe),
-            &|m| Ok(encode_full(&to_mesh_data(m))?),
+            &|m| {
+                Ok(Encoded {
+                    bytes: encode_full(&to_mesh_data(m))?,
+                    sources: None,
+                })
+            },
             cache,
         )
     }
@@ -529,9 +587,13 @@ impl BakedBuilding {
             None,
             &|m| {
                 let mut data = to_mesh_data(m);
-                data.provenance.clear();
+                let words = std::mem::take(&mut data.provenance);
                 data.tangents = tangents(&data);
-                Ok(farsight_format::cook_mesh(&data, &options)?)
+                let bytes = farsight_format::cook_mesh(&data, &options)?;
+                // The cook reorders triangles: trace each cooked triangle to its source.
+                let cooked = CookedMesh::parse(&bytes)?.decode()?;
+                let sources = Some(crate::sources::trace(&data, &words, &cooked));
+                Ok(Encoded { bytes, sources })
             },
             cache,
         )
@@ -587,6 +649,21 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
         ));
     }
     let m = &unpack_structure(file.record(head.structure)?.bytes)?;
+    // A cooked file's face sources (the full file's are in its mesh records).
+    let table = match (found, head.sources) {
+        (Version::Full, None) => None,
+        (Version::Full, Some(_)) => {
+            return Err(structure(0, "a full file with a cooked face-source record"))
+        }
+        (_, None) => return Err(structure(0, "a cooked file without its face sources")),
+        (_, Some(r)) => {
+            let bytes = unpack("face-source table", file.record(r)?.bytes)?;
+            let entries = crate::sources::parse(&bytes).map_err(|what| FileError::Layout {
+                what: format!("face-source table: {what}"),
+            })?;
+            Some((bytes, entries))
+        }
+    };
     if m.kind != KIND || m.id != head.id {
         return Err(structure(
             0,
@@ -621,33 +698,70 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             ),
         ));
     }
-    let mut meshes: BTreeMap<u32, Arc<Mesh>> = BTreeMap::new();
-    let mut mesh = |level: usize, r: RecordIndex| -> Result<Arc<Mesh>, FileError> {
-        if let Some(m) = meshes.get(&r.0) {
-            return Ok(Arc::clone(m));
-        }
-        if r.0 >= head.meshes {
-            return Err(structure(
-                level,
-                format!("mesh record {} of {}", r.0, head.meshes),
-            ));
-        }
-        let rec = file.record(r)?;
-        let data = match found {
-            Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
-            Version::Cooked | Version::Streamed => CookedMesh::parse(rec.bytes)?.decode()?,
+    let mut meshes: BTreeMap<(u32, Option<u32>), Arc<Mesh>> = BTreeMap::new();
+    let mut mesh =
+        |level: usize, r: RecordIndex, sources: Option<u32>| -> Result<Arc<Mesh>, FileError> {
+            if let Some(m) = meshes.get(&(r.0, sources)) {
+                return Ok(Arc::clone(m));
+            }
+            if r.0 >= head.meshes {
+                return Err(structure(
+                    level,
+                    format!("mesh record {} of {}", r.0, head.meshes),
+                ));
+            }
+            let rec = file.record(r)?;
+            let data = match found {
+                Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
+                Version::Cooked | Version::Streamed => CookedMesh::parse(rec.bytes)?.decode()?,
+            };
+            data.validate()?;
+            if found == Version::Full && data.provenance.len() != data.indices.len() / 3 {
+                return Err(structure(
+                    level,
+                    format!("mesh record {} has no face sources", r.0),
+                ));
+            }
+            let mut mesh = from_mesh_data(data);
+            match (&table, sources) {
+                (None, None) => {}
+                (None, Some(_)) => {
+                    return Err(structure(
+                        level,
+                        format!("mesh record {} names cooked face sources", r.0),
+                    ))
+                }
+                (Some(_), None) => {
+                    return Err(structure(
+                        level,
+                        format!("mesh record {} has no face sources", r.0),
+                    ))
+                }
+                (Some((bytes, entries)), Some(e)) => {
+                    let Some(entry) = entries.get(e as usize) else {
+                        return Err(structure(
+                            level,
+                            format!("face-source entry {e} of {}", entries.len()),
+                        ));
+                    };
+                    if entry.triangles != mesh.triangle_count() {
+                        return Err(structure(
+                            level,
+                            format!(
+                                "face-source entry {e} has {} triangles, mesh record {} has {}",
+                                entry.triangles,
+                                r.0,
+                                mesh.triangle_count()
+                            ),
+                        ));
+                    }
+                    mesh.sources = entry.sources(bytes);
+                }
+            }
+            let m = Arc::new(mesh);
+            meshes.insert((r.0, sources), Arc::clone(&m));
+            Ok(m)
         };
-        data.validate()?;
-        if found == Version::Full && data.provenance.len() != data.indices.len() / 3 {
-            return Err(structure(
-                level,
-                format!("mesh record {} has no face sources", r.0),
-            ));
-        }
-        let m = Arc::new(from_mesh_data(data));
-        meshes.insert(r.0, Arc::clone(&m));
-        Ok(m)
-    };
     let colliders: Vec<PlacedCollider> = m
         .colliders
         .iter()
@@ -656,6 +770,8 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             hull: c.hull,
         })
         .collect();
+    let palettes: Vec<Arc<BTreeMap<String, String>>> =
+        m.palettes.iter().cloned().map(Arc::new).collect();
     let mut levels = Vec::with_capacity(m.levels.len());
     for (n, l) in m.levels.iter().enumerate() {
         let mut parts = Vec::with_capacity(l.parts.len());
@@ -669,7 +785,7 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             }
             let mut elements = Vec::with_capacity(p.elements.len());
             for e in &p.elements {
-                let mesh = mesh(n, e.mesh)?;
+                let mesh = mesh(n, e.mesh, e.sources)?;
                 if let Some(Some(part)) = recipe_part {
                     let Some(re) = part.elements.iter().find(|x| x.id == e.element) else {
                         return Err(structure(
@@ -706,7 +822,7 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
         for g in &l.groups {
             let mut batches = Vec::with_capacity(g.batches.len());
             for b in &g.batches {
-                let mesh = mesh(n, b.mesh)?;
+                let mesh = mesh(n, b.mesh, b.sources)?;
                 if let Some(s) = mesh
                     .sources
                     .iter()
@@ -746,7 +862,7 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
                     format!("placement {i} of {}", m.placements.len()),
                 ));
             };
-            let Some(materials) = m.palettes.get(p.palette as usize) else {
+            let Some(materials) = palettes.get(p.palette as usize) else {
                 return Err(structure(
                     n,
                     format!(
@@ -762,7 +878,7 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
                 part: p.part.clone(),
                 pose: p.pose,
                 group: p.group.clone(),
-                materials: materials.clone(),
+                materials: Arc::clone(materials),
             });
         }
         for p in &placements {

@@ -20,6 +20,7 @@ pub mod kit;
 pub mod mesh;
 pub mod policy;
 pub mod recipe;
+mod sources;
 pub mod tangents;
 pub mod validate;
 

@@ -201,8 +201,9 @@ pub struct Placement {
     /// The merge group that draws this instance, if any (then it has no pieces of its
     /// own).
     pub group: Option<String>,
-    /// The material each slot of its part wears.
-    pub materials: BTreeMap<String, String>,
+    /// The material each slot of its part wears (one allocation shared by the
+    /// placements that wear one palette).
+    pub materials: Arc<BTreeMap<String, String>>,
 }
 
 /// A collision hull of one proxy placed by one instance: the box's eight corners in
@@ -374,8 +375,8 @@ impl MeshedBuilding {
                     .iter()
                     .find(|g| g.id == group)
                     .expect("piece of this building");
-                // A cooked file keeps no per-face provenance: its batch may draw any of
-                // the group's operands, so it answers all of them (bands only grow).
+                // A mesh without per-face provenance (made by hand: both files keep
+                // it) may draw any of the group's operands, so it answers all of them.
                 let mut ops: Vec<u32> = if piece.mesh.sources.is_empty() {
                     (0..g.operands.len() as u32).collect()
                 } else {

@@ -46,23 +46,6 @@ fn dither_rule_table() {
     assert_eq!(dither_coverage(&first, 0.5), u16::MAX);
 }
 
-fn ladders() -> Vec<(&'static str, Vec<LodPolicy>)> {
-    let placed = LodPolicy::ladder();
-    let mut far_cells = LodPolicy::ladder();
-    far_cells[2].cell = Some(LodCell::Side(35.0));
-    let mut cells_to_cells = LodPolicy::ladder();
-    cells_to_cells[1].cell = Some(LodCell::Side(20.0));
-    cells_to_cells[2].cell = Some(LodCell::Side(80.0));
-    let mut cells_then_placed = LodPolicy::ladder();
-    cells_then_placed[1].cell = Some(LodCell::Whole);
-    vec![
-        ("placed", placed),
-        ("far cells of 35 m", far_cells),
-        ("20 m cells to 80 m cells", cells_to_cells),
-        ("whole building, then placed", cells_then_placed),
-    ]
-}
-
 /// For every camera position, every wall's coverage over the entities drawing it must
 /// be the whole dither pattern. Returns the doubly drawn metres (summed over walls).
 fn sweep(baked: &BakedBuilding, walls: &[String]) -> f64 {

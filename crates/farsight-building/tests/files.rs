@@ -256,3 +256,53 @@ fn a_bad_structure_record_is_refused_by_kind() {
     let last = raw.records().last().unwrap();
     assert_eq!(last.tag, farsight_building::file::STRUCTURE_TAG);
 }
+
+#[test]
+fn a_merge_group_is_meshed_once_per_members_poses_and_materials() {
+    let kit = Kit::builtin("corporate").unwrap();
+    let first = kit.building(0, 0, 1);
+    // The same podium under another building's name, and under another material.
+    let mut renamed = first.clone();
+    renamed.id = "renamed".into();
+    let mut repainted = first.clone();
+    repainted.id = "repainted".into();
+    let slab = repainted.part(&kit.slab).unwrap().elements[0]
+        .binding
+        .clone();
+    repainted.palette.insert(slab, "vermilion".into());
+    let ladder = LodPolicy::ladder();
+    let cache = MeshCache::new();
+    let kernel = Counting::default();
+    let mut counts = Vec::new();
+    let mut podiums = Vec::new();
+    for b in [&first, &renamed, &repainted] {
+        let (baked, _) = bake_cached(b, &ladder, &kernel, &cache).unwrap();
+        let alone = bake(b, &ladder, &ManifoldKernel).unwrap();
+        assert_eq!(
+            baked.write_full().unwrap(),
+            alone.write_full().unwrap(),
+            "{}",
+            b.id
+        );
+        assert_eq!(
+            baked.write_cooked(&test_tangents).unwrap(),
+            alone.write_cooked(&test_tangents).unwrap(),
+            "{}",
+            b.id
+        );
+        counts.push((cache.group_misses(), cache.group_hits()));
+        podiums.push(baked.level(0).unwrap().groups[0].clone());
+    }
+    // The first podium went through the kernel; the renamed one took its batches (the
+    // same meshes), the repainted one did not.
+    let (m0, h0) = counts[0];
+    assert!(m0 >= 1);
+    assert_eq!(counts[1], (m0, h0 + m0));
+    assert!(counts[2].0 > m0);
+    assert!(std::sync::Arc::ptr_eq(
+        &podiums[0].batches[0].mesh,
+        &podiums[1].batches[0].mesh
+    ));
+    assert!(podiums[2].batches.iter().any(|b| b.binding == "vermilion"));
+    assert!(!podiums[0].batches.iter().any(|b| b.binding == "vermilion"));
+}

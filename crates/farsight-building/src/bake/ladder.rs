@@ -3,10 +3,11 @@
 //! only when one of its members did. Concatenated levels are joined at the end, so
 //! reuse runs over placed pieces at every level.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::kernel::{Kernel, KernelError};
-use super::meshing::{mesh_group, mesh_part_cached, place_colliders, placements, MeshCache};
+use super::meshing::{mesh_group_cached, mesh_part_cached, place_colliders, placements, MeshCache};
 use super::simplify::simplified_building;
 use crate::baked::BakedBuilding;
 use crate::mesh::{MergedGroup, MeshedBuilding, PartMeshes};
@@ -41,17 +42,23 @@ pub struct BakeStats {
     pub groups_reused: Vec<usize>,
 }
 
-fn group_inputs<'a>(b: &'a Building, g: &'a MergeGroup) -> Vec<(&'a str, Option<&'a Part>)> {
+/// Each member of `g` with the part it places (as `b` has it).
+fn group_inputs<'a>(
+    b: &'a Building,
+    parts: &BTreeMap<&str, &'a str>,
+    g: &'a MergeGroup,
+) -> Vec<(&'a str, Option<&'a Part>)> {
     g.instances
         .iter()
-        .map(|i| {
-            let part = b
-                .instances
-                .iter()
-                .find(|inst| &inst.id == i)
-                .and_then(|inst| b.part(&inst.part));
-            (i.as_str(), part)
-        })
+        .map(|i| (i.as_str(), parts.get(i.as_str()).and_then(|p| b.part(p))))
+        .collect()
+}
+
+/// Instance id -> the id of the part it places.
+fn parts_by_instance(b: &Building) -> BTreeMap<&str, &str> {
+    b.instances
+        .iter()
+        .map(|i| (i.id.as_str(), i.part.as_str()))
         .collect()
 }
 
@@ -89,7 +96,8 @@ pub fn bake_cached<K: Kernel>(
     LodPolicy::check(ladder)?;
     let mut stats = BakeStats::default();
     let mut levels: Vec<MeshedBuilding> = Vec::with_capacity(ladder.len());
-    let mut previous: Option<(Building, MeshedBuilding)> = None;
+    // The previous level's recipe; its meshes are `levels.last()`.
+    let mut previous: Option<Cow<'_, Building>> = None;
     let colliders = place_colliders(building);
     // Every level's placements are level zero's that survive: a slot wears the same
     // material at every level, so files store one table of placements.
@@ -101,15 +109,16 @@ pub fn bake_cached<K: Kernel>(
             level: n,
             source,
         };
-        let recipe = if policy.simplifies() {
-            simplified_building(building, policy)
+        let recipe: Cow<'_, Building> = if policy.simplifies() {
+            Cow::Owned(simplified_building(building, policy))
         } else {
-            building.clone()
+            Cow::Borrowed(building)
         };
+        let before = previous.as_deref().zip(levels.last());
         let (mut meshed, mut reused) = (0, 0);
         let mut parts: Vec<PartMeshes> = Vec::with_capacity(recipe.parts.len());
         for part in &recipe.parts {
-            let old = previous.as_ref().and_then(|(r, m)| {
+            let old = before.and_then(|(r, m)| {
                 (r.part(&part.id) == Some(part))
                     .then(|| m.part(&part.id))
                     .flatten()
@@ -126,11 +135,14 @@ pub fn bake_cached<K: Kernel>(
             }
         }
         let (mut gmeshed, mut greused) = (0, 0);
+        let by_instance = parts_by_instance(&recipe);
+        let previous_by_instance = previous.as_deref().map(parts_by_instance);
         let mut groups: Vec<MergedGroup> = Vec::with_capacity(recipe.merge_groups.len());
         for g in &recipe.merge_groups {
-            let old = previous.as_ref().and_then(|(r, m)| {
+            let old = before.and_then(|(r, m)| {
                 let og = r.merge_groups.iter().find(|o| o.id == g.id)?;
-                (group_inputs(r, og) == group_inputs(&recipe, g))
+                let before = previous_by_instance.as_ref()?;
+                (group_inputs(r, before, og) == group_inputs(&recipe, &by_instance, g))
                     .then(|| m.groups.iter().find(|o| o.id == g.id))
                     .flatten()
             });
@@ -141,7 +153,7 @@ pub fn bake_cached<K: Kernel>(
                 }
                 None => {
                     gmeshed += 1;
-                    mesh_group(kernel, &recipe, g, &[]).map_err(kerr)?
+                    mesh_group_cached(kernel, &recipe, g, cache).map_err(kerr)?
                 }
             };
             // Drawn about the centre of its bounds at the first level it appears in.
@@ -152,18 +164,21 @@ pub fn bake_cached<K: Kernel>(
         stats.parts_reused.push(reused);
         stats.groups_meshed.push(gmeshed);
         stats.groups_reused.push(greused);
+        // The first group that names an instance draws it.
+        let mut group_of: BTreeMap<&str, &str> = BTreeMap::new();
+        for g in &recipe.merge_groups {
+            for i in &g.instances {
+                group_of.entry(i.as_str()).or_insert(g.id.as_str());
+            }
+        }
         let level = MeshedBuilding {
             id: building.id.clone(),
             placements: all_placements
                 .iter()
-                .filter(|p| recipe.instances.iter().any(|i| i.id == p.instance))
+                .filter(|p| by_instance.contains_key(p.instance.as_str()))
                 .cloned()
                 .map(|mut p| {
-                    p.group = recipe
-                        .merge_groups
-                        .iter()
-                        .find(|g| g.instances.contains(&p.instance))
-                        .map(|g| g.id.clone());
+                    p.group = group_of.get(p.instance.as_str()).map(|g| g.to_string());
                     p
                 })
                 .collect(),
@@ -173,8 +188,8 @@ pub fn bake_cached<K: Kernel>(
             rooms: building.rooms.clone(),
             portals: building.portals.clone(),
         };
-        levels.push(level.clone());
-        previous = Some((recipe, level));
+        levels.push(level);
+        previous = Some(recipe);
     }
     let levels = crate::concat::concatenate_levels(building, ladder, levels);
     Ok((

@@ -200,6 +200,9 @@ pub struct MeshCache {
     meshes: Mutex<BTreeMap<Vec<u32>, Arc<Mesh>>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
+    groups: Mutex<BTreeMap<GroupKey, Arc<GroupMeshes>>>,
+    group_hits: AtomicUsize,
+    group_misses: AtomicUsize,
 }
 
 impl MeshCache {
@@ -234,9 +237,41 @@ impl MeshCache {
         Ok(element_mesh_of(e, mesh))
     }
 
+    /// Merge groups answered from the cache.
+    pub fn group_hits(&self) -> usize {
+        self.group_hits.load(Ordering::Relaxed)
+    }
+
+    /// Merge groups meshed through the kernel.
+    pub fn group_misses(&self) -> usize {
+        self.group_misses.load(Ordering::Relaxed)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Vec<u32>, Arc<Mesh>>> {
         // A panic while holding the lock leaves a map of complete entries.
         self.meshes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_groups(&self) -> std::sync::MutexGuard<'_, BTreeMap<GroupKey, Arc<GroupMeshes>>> {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A group's meshes if the cache has them (counted as a hit or a miss).
+    fn group(&self, key: &GroupKey) -> Option<Arc<GroupMeshes>> {
+        let found = self.lock_groups().get(key).cloned();
+        let counter = if found.is_some() {
+            &self.group_hits
+        } else {
+            &self.group_misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Keeps a group's meshes; the first kept wins (two threads meshing one new group
+    /// at once make equal meshes).
+    fn keep_group(&self, key: GroupKey, m: Arc<GroupMeshes>) -> Arc<GroupMeshes> {
+        Arc::clone(self.lock_groups().entry(key).or_insert(m))
     }
 }
 
@@ -318,24 +353,60 @@ pub fn mesh_group<K: Kernel>(
     g: &MergeGroup,
     holes: &[Shape],
 ) -> Result<MergedGroup, KernelError> {
+    mesh_group_with(kernel, b, g, holes, None)
+}
+
+/// [`mesh_group`] through `cache`: a group whose members, poses, materials and sides
+/// equal one meshed before (in this building, at another level, or in another
+/// building of a city) takes that group's batches, which are the kernel's output for
+/// it. Only the operands (which name instances) are the group's own.
+pub fn mesh_group_cached<K: Kernel>(
+    kernel: &K,
+    b: &Building,
+    g: &MergeGroup,
+    cache: &MeshCache,
+) -> Result<MergedGroup, KernelError> {
+    mesh_group_with(kernel, b, g, &[], Some(cache))
+}
+
+fn mesh_group_with<K: Kernel>(
+    kernel: &K,
+    b: &Building,
+    g: &MergeGroup,
+    holes: &[Shape],
+    cache: Option<&MeshCache>,
+) -> Result<MergedGroup, KernelError> {
     let mut operands: Vec<Operand> = Vec::new();
     let mut cut_ops: Vec<bool> = Vec::new();
     let mut curved: Vec<bool> = Vec::new();
     let mut keys: Vec<(String, Side)> = Vec::new();
-    let mut solids = Vec::new();
+    let mut members: Vec<(&Instance, &Part)> = Vec::new();
     let mut storeys = Vec::new();
+    // What the kernel's output depends on: every member's pose and elements (shapes
+    // and their poses), in order, and the material and side of each operand.
+    let mut key = GroupKey::default();
+    let by_id: BTreeMap<&str, &Instance> = b
+        .instances
+        .iter()
+        .map(|i| (i.id.as_str(), i))
+        .rev()
+        .collect();
     for id in &g.instances {
-        let Some(inst) = b.instances.iter().find(|i| &i.id == id) else {
+        let Some(&inst) = by_id.get(id.as_str()) else {
             continue;
         };
         let Some(part) = b.part(&inst.part) else {
             continue;
         };
         storeys.push(part.storey);
-        let place = inst.pose.daffine();
+        members.push((inst, part));
+        key.words.push(part.elements.len() as u32);
+        key.words.extend(inst.pose.words());
         for e in &part.elements {
-            let first = operands.len() as u32;
             let first_cutter = 1 + e.union.len();
+            key.words.extend(geometry_key(e));
+            key.words.push(e.side as u32);
+            let material = b.material(inst, &e.binding).to_string();
             for (k, shape) in element_shapes(e).enumerate() {
                 curved.push(is_curved(&shape.geometry));
                 operands.push(Operand {
@@ -344,12 +415,83 @@ pub fn mesh_group<K: Kernel>(
                     shape: k as u32,
                 });
                 cut_ops.push(k >= first_cutter);
-                keys.push((b.material(inst, &e.binding).to_string(), e.side));
+                keys.push((material.clone(), e.side));
             }
-            solids.push(element_solid(kernel, e, &place, first)?);
+            key.materials.push(material);
         }
     }
-    let mut solid = kernel.union(&solids)?;
+    let storey = match storeys.first() {
+        Some(&s) if storeys.iter().all(|&t| t == s) => s,
+        _ => None,
+    };
+    let cache = cache.filter(|_| holes.is_empty());
+    let found = cache.and_then(|c| c.group(&key));
+    let meshed = match found {
+        Some(m) => m,
+        None => {
+            let mut solids = Vec::new();
+            let mut first = 0u32;
+            for (inst, part) in &members {
+                let place = inst.pose.daffine();
+                for e in &part.elements {
+                    solids.push(element_solid(kernel, e, &place, first)?);
+                    first += element_shapes(e).count() as u32;
+                }
+            }
+            let m = Arc::new(group_batches(
+                kernel,
+                &solids,
+                g,
+                holes,
+                &mut operands,
+                cut_ops,
+                curved,
+                keys,
+            )?);
+            match cache {
+                Some(c) => c.keep_group(key, m),
+                None => m,
+            }
+        }
+    };
+    Ok(MergedGroup {
+        id: g.id.clone(),
+        storey,
+        operands,
+        batches: meshed.batches.clone(),
+        pivot: meshed.bounds.center(),
+        bounds: meshed.bounds,
+    })
+}
+
+/// What a cached group's kernel output is made into: its batches and their bounds.
+#[derive(Debug)]
+struct GroupMeshes {
+    batches: Vec<GroupBatch>,
+    bounds: Aabb,
+}
+
+/// The key of a group's meshes in a [`MeshCache`].
+#[derive(Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct GroupKey {
+    words: Vec<u32>,
+    materials: Vec<String>,
+}
+
+/// The union of the members' `solids`, minus `holes`, meshed and split into batches.
+/// Damage holes are appended to `operands` as the group's last operands.
+#[allow(clippy::too_many_arguments)]
+fn group_batches<K: Kernel>(
+    kernel: &K,
+    solids: &[K::Solid],
+    g: &MergeGroup,
+    holes: &[Shape],
+    operands: &mut Vec<Operand>,
+    mut cut_ops: Vec<bool>,
+    mut curved: Vec<bool>,
+    mut keys: Vec<(String, Side)>,
+) -> Result<GroupMeshes, KernelError> {
+    let mut solid = kernel.union(solids)?;
     if !holes.is_empty() {
         let mut cutters = Vec::with_capacity(holes.len());
         for (k, s) in holes.iter().enumerate() {
@@ -381,7 +523,7 @@ pub fn mesh_group<K: Kernel>(
             k.clone()
         }
     };
-    let mut batch_keys: Vec<(String, Side)> = km.operands.iter().map(|&o| key_of(o)).collect();
+    let batch_keys: Vec<(String, Side)> = km.operands.iter().map(|&o| key_of(o)).collect();
     let mut distinct = batch_keys.clone();
     distinct.sort();
     distinct.dedup();
@@ -406,19 +548,7 @@ pub fn mesh_group<K: Kernel>(
             bounds: mb,
         });
     }
-    batch_keys.clear();
-    let storey = match storeys.first() {
-        Some(&s) if storeys.iter().all(|&t| t == s) => s,
-        _ => None,
-    };
-    Ok(MergedGroup {
-        id: g.id.clone(),
-        storey,
-        operands,
-        batches,
-        pivot: bounds.center(),
-        bounds,
-    })
+    Ok(GroupMeshes { batches, bounds })
 }
 
 /// Level zero's collision hulls: every proxy of a part, per instance placing it.
@@ -445,20 +575,34 @@ pub fn place_colliders(b: &Building) -> Vec<PlacedCollider> {
     out
 }
 
-/// Every instance as placed, with the group that draws it.
+/// Every instance as placed, with the group that draws it (the first that names it).
 pub fn placements(b: &Building) -> Vec<Placement> {
+    let mut group_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for g in &b.merge_groups {
+        for i in &g.instances {
+            group_of.entry(i.as_str()).or_insert(g.id.as_str());
+        }
+    }
+    // Most instances wear one of a few palettes: each distinct one is one allocation.
+    let mut palettes: Vec<Arc<BTreeMap<String, String>>> = Vec::new();
     b.instances
         .iter()
-        .map(|inst| Placement {
-            instance: inst.id.clone(),
-            part: inst.part.clone(),
-            pose: inst.pose,
-            group: b
-                .merge_groups
-                .iter()
-                .find(|g| g.instances.contains(&inst.id))
-                .map(|g| g.id.clone()),
-            materials: materials(b, inst),
+        .map(|inst| {
+            let wears = materials(b, inst);
+            let materials = match palettes.iter().find(|p| ***p == wears) {
+                Some(p) => Arc::clone(p),
+                None => {
+                    palettes.push(Arc::new(wears));
+                    Arc::clone(palettes.last().expect("just pushed"))
+                }
+            };
+            Placement {
+                instance: inst.id.clone(),
+                part: inst.part.clone(),
+                pose: inst.pose,
+                group: group_of.get(inst.id.as_str()).map(|g| g.to_string()),
+                materials,
+            }
         })
         .collect()
 }

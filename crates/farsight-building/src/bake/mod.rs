@@ -9,8 +9,9 @@ mod simplify;
 pub use kernel::{Kernel, KernelError, KernelMesh, ManifoldKernel, ManifoldSolid};
 pub use ladder::{bake, bake_cached, bake_with_stats, BakeError, BakeStats};
 pub use meshing::{
-    damage, element_solid, is_curved, mesh_building, mesh_element, mesh_group, mesh_part,
-    mesh_part_cached, to_mesh, to_mesh_shaded, MeshCache, CREASE_DEGREES, MIN_DOUBLE_AREA,
+    damage, element_solid, is_curved, mesh_building, mesh_element, mesh_group, mesh_group_cached,
+    mesh_part, mesh_part_cached, to_mesh, to_mesh_shaded, MeshCache, CREASE_DEGREES,
+    MIN_DOUBLE_AREA,
 };
 pub use simplify::{simplified_building, simplified_element, simplified_geometry, simplified_part};
 

@@ -339,3 +339,22 @@ pub fn row(n: usize) -> Building {
 pub fn test_tangents(m: &farsight_format::MeshData) -> Vec<[f32; 4]> {
     farsight_building::uv_gradient_tangents(m)
 }
+
+/// Four ladders: placed levels, far cells of 35 m, 20 m cells to 80 m cells, and the
+/// whole building as one cell followed by a placed level.
+pub fn ladders() -> Vec<(&'static str, Vec<LodPolicy>)> {
+    let placed = LodPolicy::ladder();
+    let mut far_cells = LodPolicy::ladder();
+    far_cells[2].cell = Some(LodCell::Side(35.0));
+    let mut cells_to_cells = LodPolicy::ladder();
+    cells_to_cells[1].cell = Some(LodCell::Side(20.0));
+    cells_to_cells[2].cell = Some(LodCell::Side(80.0));
+    let mut cells_then_placed = LodPolicy::ladder();
+    cells_then_placed[1].cell = Some(LodCell::Whole);
+    vec![
+        ("placed", placed),
+        ("far cells of 35 m", far_cells),
+        ("20 m cells to 80 m cells", cells_to_cells),
+        ("whole building, then placed", cells_then_placed),
+    ]
+}
