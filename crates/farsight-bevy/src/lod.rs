@@ -155,14 +155,21 @@ pub struct FarsightLodChanged {
 /// "Not a level": the entity's own `Mesh3d` (an entity without [`FarsightLod`]).
 const OWN_MESH: u8 = u8::MAX;
 
+/// An entity index with no object.
+const NO_OBJECT: u32 = u32::MAX;
+
 /// The mirror: farsight's stores and pass, and the maps between them and Bevy.
-#[derive(Resource, Default)]
+#[derive(Resource)]
 pub struct FarsightWorld {
     store: ObjectStore,
     cameras: CameraStore,
     system: VisibilitySystem,
     frame: u64,
-    objects: EntityHashMap<ObjectId>,
+    /// Entity index -> object slot (`NO_OBJECT` if none); the slot's entity is
+    /// compared to tell a reused index (a later generation) from the mirrored one.
+    objects: Vec<u32>,
+    /// Mirrored entities.
+    mirrored: usize,
     /// Per object slot: its entity and the meshes whose residency it follows.
     slots: Vec<Slot>,
     /// Mesh asset -> (object, level) using it.
@@ -177,6 +184,30 @@ pub struct FarsightWorld {
     visible: Vec<bool>,
 }
 
+impl Default for FarsightWorld {
+    fn default() -> Self {
+        // Bevy draws: the pass decides (lists, levels, events) and writes no draw
+        // columns, which are most of its memory traffic.
+        let mut system = VisibilitySystem::new();
+        system.set_decisions_only(true);
+        Self {
+            store: ObjectStore::default(),
+            cameras: CameraStore::default(),
+            system,
+            frame: 0,
+            objects: Vec::new(),
+            mirrored: 0,
+            slots: Vec::new(),
+            users: HashMap::default(),
+            bounds: HashMap::default(),
+            camera_ids: EntityHashMap::default(),
+            camera_entities: Vec::new(),
+            seen: Vec::new(),
+            visible: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct Slot {
     entity: Option<Entity>,
@@ -186,16 +217,17 @@ struct Slot {
 impl FarsightWorld {
     /// The object mirroring `entity`, if it is mirrored.
     pub fn object(&self, entity: Entity) -> Option<ObjectId> {
-        self.objects.get(&entity).copied()
+        let o = *self.objects.get(entity.index_u32() as usize)?;
+        (o != NO_OBJECT && self.slots[o as usize].entity == Some(entity)).then_some(ObjectId(o))
     }
 
     /// Mirrored entities.
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.mirrored
     }
 
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.mirrored == 0
     }
 
     /// The entity an object mirrors.
@@ -207,7 +239,8 @@ impl FarsightWorld {
         &self.store
     }
 
-    /// The last frame's result.
+    /// The last frame's result: the visible and scene lists; the per-object draw
+    /// columns stay empty (Bevy draws, the pass only decides).
     pub fn visibility(&self) -> &FarsightVisibility {
         self.system.visibility()
     }
@@ -305,13 +338,20 @@ impl FarsightWorld {
         };
         let b = self.object_bounds(meshes, o);
         self.store.set_bounds(o, b);
-        self.objects.insert(entity, o);
+        let i = entity.index_u32() as usize;
+        if self.objects.len() <= i {
+            self.objects.resize(i + 1, NO_OBJECT);
+        }
+        self.objects[i] = o.0;
+        self.mirrored += 1;
     }
 
     fn remove(&mut self, entity: Entity) {
-        let Some(o) = self.objects.remove(&entity) else {
+        let Some(o) = self.object(entity) else {
             return;
         };
+        self.objects[entity.index_u32() as usize] = NO_OBJECT;
+        self.mirrored -= 1;
         let slot = std::mem::take(&mut self.slots[o.0 as usize]);
         for (id, _) in slot.meshes {
             if let Some(u) = self.users.get_mut(&id) {
@@ -442,9 +482,21 @@ type NewObjectItem<'a> = (
     bool,
 );
 
+/// What one scan of the changed entities reads.
+type Changes = (
+    Entity,
+    Ref<'static, Mesh3d>,
+    Ref<'static, GlobalTransform>,
+    Option<Ref<'static, FarsightLod>>,
+    Option<Ref<'static, InheritedVisibility>>,
+    Option<Ref<'static, NotShadowCaster>>,
+);
+
 /// Mirrors what changed since the last frame: removals, additions (and entities whose
 /// LOD component was added, replaced or removed), moves, visibility, mesh swaps by
-/// the user, and mesh assets that loaded or went away.
+/// the user, and mesh assets that loaded or went away. One scan of the entities whose
+/// mesh, transform, LOD component, shadow flag or visibility changed: Bevy's change
+/// ticks, read once per entity, no other walk of unchanged entities.
 #[allow(clippy::type_complexity)]
 fn mirror(
     mut fw: ResMut<FarsightWorld>,
@@ -454,21 +506,19 @@ fn mirror(
     mut removed_transform: RemovedComponents<GlobalTransform>,
     mut removed_lod: RemovedComponents<FarsightLod>,
     all: Query<NewObject, Without<BuildingPiece>>,
-    added: Query<
-        NewObject,
+    changed: Query<
+        Changes,
         (
             Or<(
-                Added<Mesh3d>,
-                Added<GlobalTransform>,
+                Changed<Mesh3d>,
+                Changed<GlobalTransform>,
                 Changed<FarsightLod>,
                 Changed<NotShadowCaster>,
+                Changed<InheritedVisibility>,
             )>,
             Without<BuildingPiece>,
         ),
     >,
-    moved: Query<(Entity, &GlobalTransform), (With<Mesh3d>, Changed<GlobalTransform>)>,
-    shown: Query<(Entity, &InheritedVisibility), (With<Mesh3d>, Changed<InheritedVisibility>)>,
-    remeshed: Query<(Entity, &Mesh3d), (Changed<Mesh3d>, Without<FarsightLod>)>,
     mut removed_caster: RemovedComponents<NotShadowCaster>,
 ) {
     let fw = &mut *fw;
@@ -484,25 +534,31 @@ fn mirror(
             insert(fw, item);
         }
     }
-    for item in &added {
-        insert(fw, item);
-    }
-    for (e, gt) in &moved {
-        if let Some(o) = fw.object(e) {
+    for (e, mesh, gt, lod, vis, no_shadow) in &changed {
+        let new = mesh.is_added()
+            || gt.is_added()
+            || lod.as_ref().is_some_and(|l| l.is_changed())
+            || no_shadow.as_ref().is_some_and(|n| n.is_changed());
+        let Some(o) = fw.object(e).filter(|_| !new) else {
+            // New, or its LOD component or shadow flag changed: mirrored afresh.
+            let lod = lod.as_deref();
+            let vis = vis.as_deref();
+            insert(fw, (e, &mesh, &gt, lod, vis, no_shadow.is_some()));
+            continue;
+        };
+        if gt.is_changed() {
             fw.store.set_world(o, gt.to_matrix());
         }
-    }
-    for (e, v) in &shown {
-        if let Some(o) = fw.object(e) {
+        if let Some(v) = vis.as_ref().filter(|v| v.is_changed()) {
             fw.store.set_visible(o, v.get());
         }
-    }
-    for (e, m) in &remeshed {
-        let Some(o) = fw.object(e) else { continue };
-        let old = fw.slots[o.0 as usize].meshes.first().map(|&(id, _)| id);
-        if old != Some(m.id()) {
-            if let Ok(item) = all.get(e) {
-                insert(fw, item);
+        // A mesh the user swapped on an entity without LOD (with LOD, the plugin
+        // writes `Mesh3d` itself).
+        if lod.is_none() && mesh.is_changed() {
+            let old = fw.slots[o.0 as usize].meshes.first().map(|&(id, _)| id);
+            if old != Some(mesh.id()) {
+                let vis = vis.as_deref();
+                insert(fw, (e, &mesh, &gt, None, vis, no_shadow.is_some()));
             }
         }
     }
@@ -614,7 +670,7 @@ fn restrict_visible(fw: Res<FarsightWorld>, mut views: Query<&mut VisibleEntitie
         return;
     };
     let list = ve.get_mut(TypeId::of::<Mesh3d>());
-    list.retain(|e| match fw.objects.get(e) {
+    list.retain(|&e| match fw.object(e) {
         Some(o) => fw.visible.get(o.0 as usize).copied().unwrap_or(false),
         None => true,
     });

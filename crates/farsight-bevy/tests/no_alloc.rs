@@ -1,17 +1,44 @@
 //! The plugin's per-frame systems (every `FarsightSet`) allocate nothing in steady
 //! state: a moving camera that changes levels and culls, 1% of the entities moving each
 //! frame. This file holds a single test so the counting allocator sees only it.
+//!
+//! # What is counted
+//! Every allocation and reallocation made while one of farsight's sets runs, on the
+//! threads that run farsight's code: the thread that runs the schedule (the single-
+//! threaded executor runs every system on it) and the workers of the rayon pool the
+//! pass runs on. Other threads are not counted: Bevy's task-pool threads, the test
+//! harness's main thread and any other background thread can allocate at any time,
+//! and a process-wide flag would count them whenever they happen to do so inside the
+//! window (no farsight code runs on them in this test: no regions, no terrain, and the
+//! plugin uses no Bevy task pool). The test checks, in the built schedule, that only
+//! systems of the `FarsightSet`s run inside the counting windows.
+//!
+//! # Time
+//! Bevy swaps its message buffers only after a fixed-timestep tick (its
+//! `signal_message_update_system` overrides `ShouldUpdateMessages::Always`), so with
+//! the wall clock, frames faster than 64 Hz pile several frames' `FarsightLodChanged`
+//! into one buffer, and whether that buffer outgrows the capacity reached in warm-up
+//! depends on the machine's load: that was the last source of 0 or 1 allocation from
+//! run to run (backtrace: `Messages::write` in `apply`). The frames here run one fixed
+//! step each (`TimeUpdateStrategy::FixedTimesteps(1)`), so buffers swap every frame and
+//! the sequence of frames repeats exactly.
+//!
+//! Set `FARSIGHT_ALLOC_BACKTRACE=1` to print the backtrace of every counted allocation.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::any::TypeId;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use bevy::asset::AssetPlugin;
+use bevy::asset::{AssetEventSystems, AssetPlugin};
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::camera::CameraPlugin;
 use bevy::ecs::message::Messages;
-use bevy::ecs::schedule::SingleThreadedExecutor;
-use bevy::mesh::MeshPlugin;
+use bevy::ecs::schedule::graph::Direction;
+use bevy::ecs::schedule::{ApplyDeferred, SingleThreadedExecutor, SystemKey, SystemSet};
+use bevy::mesh::{mark_3d_meshes_as_changed_if_their_assets_changed, MeshPlugin};
 use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
 use bevy::transform::{TransformPlugin, TransformSystems};
 use farsight_bevy::{
     FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightSet, FarsightSettings, FarsightWorld,
@@ -21,14 +48,33 @@ struct Counting;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static BACKTRACES: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread runs farsight's code (the schedule's thread, rayon's workers).
+    static MEASURED: Cell<bool> = const { Cell::new(false) };
+    /// Inside this allocator's own backtrace printing.
+    static TRACING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counted() {
+    if !COUNTING.load(Ordering::Relaxed) || !MEASURED.try_with(Cell::get).unwrap_or(false) {
+        return;
+    }
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    if BACKTRACES.load(Ordering::Relaxed) && !TRACING.try_with(|t| t.replace(true)).unwrap_or(true)
+    {
+        let bt = std::backtrace::Backtrace::force_capture();
+        eprintln!("allocation while counting:\n{bt}");
+        TRACING.with(|t| t.set(false));
+    }
+}
 
 // SAFETY: forwards every call to the system allocator unchanged; only counts.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
+        counted();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -37,9 +83,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
+        counted();
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -47,6 +91,13 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
+
+/// The markers' sets, to find them in the built schedule.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CountOn;
+
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CountOff;
 
 fn count_on() {
     COUNTING.store(true, Ordering::Relaxed);
@@ -56,10 +107,63 @@ fn count_off() {
     COUNTING.store(false, Ordering::Relaxed);
 }
 
+/// Checks that, in the built `PostUpdate` schedule, only systems of farsight's sets
+/// (and sync points) run between a `count_on` and the next `count_off`, so the count
+/// is farsight's. Returns how many systems the windows hold.
+fn farsight_systems_in_the_windows(app: &App) -> usize {
+    let schedule = app.world().resource::<Schedules>().get(PostUpdate).unwrap();
+    let graph = schedule.graph();
+    let members = |sets: &[bevy::ecs::intern::Interned<dyn SystemSet>]| -> Vec<SystemKey> {
+        sets.iter()
+            .flat_map(|&set| graph.systems_in_set(set).into_iter().flatten().copied())
+            .collect()
+    };
+    let farsight = members(&[
+        FarsightSet::Regions.intern(),
+        FarsightSet::Terrain.intern(),
+        FarsightSet::Mirror.intern(),
+        FarsightSet::Pass.intern(),
+        FarsightSet::Apply.intern(),
+        FarsightSet::Restrict.intern(),
+    ]);
+    let on = members(&[CountOn.intern()]);
+    let off = members(&[CountOff.intern()]);
+    let sync = TypeId::of::<ApplyDeferred>();
+    let (mut inside, mut count, mut windows) = (false, 0, 0);
+    let mut others = Vec::new();
+    for (k, s) in schedule.systems().unwrap() {
+        if on.contains(&k) {
+            assert!(!inside, "two count_on without a count_off");
+            inside = true;
+            windows += 1;
+        } else if off.contains(&k) {
+            assert!(inside, "count_off outside a window");
+            inside = false;
+        } else if inside && s.system_type() != sync {
+            if farsight.contains(&k) {
+                count += 1;
+            } else {
+                // Named by their sets (system names need Bevy's `debug` feature).
+                let sets = graph
+                    .hierarchy()
+                    .graph()
+                    .neighbors_directed(k.into(), Direction::Incoming)
+                    .map(|n| graph.get_node_name(&n))
+                    .filter(|n| !n.starts_with("SystemTypeSet"))
+                    .collect::<Vec<_>>();
+                others.push(sets);
+            }
+        }
+    }
+    assert!(
+        others.is_empty(),
+        "systems of no farsight set run while counting, in sets {others:?}"
+    );
+    assert_eq!(windows, 2);
+    count
+}
+
 #[test]
-#[ignore = "counts 0 or 1 allocation in 120 frames from run to run: the allocator's flag is \
-            process-wide, so other threads' allocations inside the window count too, and the \
-            remaining source is not found yet; run with --ignored"]
 fn steady_state_frames_of_the_plugin_allocate_nothing() {
     // The pass runs on rayon. Called from a thread outside rayon's pool, every call
     // injects a job into rayon's global queue, and crossbeam's injector allocates one
@@ -68,6 +172,7 @@ fn steady_state_frames_of_the_plugin_allocate_nothing() {
     // own test does, the frames run inside a rayon pool so the systems are measured.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
+        .start_handler(|_| MEASURED.with(|m| m.set(true)))
         .build()
         .unwrap();
     pool.install(frames_of_the_plugin);
@@ -96,17 +201,24 @@ fn frames_of_the_plugin() {
         PostUpdate,
         (
             count_on
+                .in_set(CountOn)
                 .after(TransformSystems::Propagate)
+                .after(AssetEventSystems)
+                .after(mark_3d_meshes_as_changed_if_their_assets_changed)
+                .after(VisibilitySystems::UpdateFrusta)
                 .after(VisibilitySystems::VisibilityPropagate)
                 .before(FarsightSet::Regions)
                 .before(FarsightSet::Terrain),
             count_off
+                .in_set(CountOff)
                 .after(FarsightSet::Apply)
                 .before(VisibilitySystems::CalculateBounds),
             count_on
+                .in_set(CountOn)
                 .after(VisibilitySystems::CheckVisibility)
                 .before(FarsightSet::Restrict),
             count_off
+                .in_set(CountOff)
                 .after(FarsightSet::Restrict)
                 .before(VisibilitySystems::MarkNewlyHiddenEntitiesInvisible),
         ),
@@ -154,20 +266,24 @@ fn frames_of_the_plugin() {
         }
         app.update();
     };
-    // Bevy swaps its message buffers only after a fixed-timestep tick, so frames
-    // faster than 64 Hz pile several frames' messages into one buffer and its growth
-    // depends on the wall clock (the backtrace showed `Messages::write` in `apply`).
-    // Swap every frame, as an app without a fixed timestep does, so the sequence of
-    // frames repeats exactly and capacity reached in warm-up is enough.
-    app.world_mut()
-        .resource_mut::<bevy::ecs::message::MessageRegistry>()
-        .should_update = bevy::ecs::message::ShouldUpdateMessages::Always;
+    // One fixed step a frame: Bevy's message buffers swap every frame (see the
+    // module's doc), so the sequence of frames repeats and warm-up reaches capacity.
+    app.insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
     for f in 0..4 * cycle {
         frame(&mut app, f);
     }
+    let systems = farsight_systems_in_the_windows(&app);
+    assert!(
+        systems >= 4,
+        "only {systems} farsight systems in the windows"
+    );
     let mut changes = 0;
     let mut culled = false;
     ALLOCATIONS.store(0, Ordering::Relaxed);
+    BACKTRACES.store(
+        std::env::var_os("FARSIGHT_ALLOC_BACKTRACE").is_some(),
+        Ordering::Relaxed,
+    );
     for f in 4 * cycle..5 * cycle {
         frame(&mut app, f);
         let w = app.world();

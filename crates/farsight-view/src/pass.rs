@@ -148,6 +148,8 @@ pub struct VisibilitySystem {
     events: Vec<LodChanged>,
     fading: Vec<u32>,
     stats: PassStats,
+    /// Skip the per-object columns (see [`VisibilitySystem::set_decisions_only`]).
+    decisions_only: bool,
 }
 
 impl VisibilitySystem {
@@ -157,6 +159,18 @@ impl VisibilitySystem {
 
     pub fn visibility(&self) -> &Visibility {
         &self.vis
+    }
+
+    /// Decisions only: the pass still culls, chooses and applies levels, and fills
+    /// the visible and scene lists, the stats and the LOD events, bit for bit as
+    /// otherwise, but leaves the per-object columns of [`RenderObjects`] (models,
+    /// bounds, draws, skin, entities, levels) empty. For a caller that draws through
+    /// its own engine (the Bevy plugin) and reads only the decisions: the columns are
+    /// most of the pass's memory writes. Off by default.
+    ///
+    /// [`RenderObjects`]: crate::RenderObjects
+    pub fn set_decisions_only(&mut self, on: bool) {
+        self.decisions_only = on;
     }
 
     pub fn stats(&self) -> PassStats {
@@ -250,64 +264,67 @@ impl VisibilitySystem {
             frame: ctx.frame,
         };
 
-        // Resize, never reallocate in steady state.
-        o.models.resize(n, Mat4::IDENTITY);
-        o.bounds.resize(n, Aabb::EMPTY);
-        o.draws.resize(n, ObjectDraw::default());
-        o.skin_first.resize(n, 0);
-        o.entities.resize(n, 0);
-        o.lod_level.resize(n, u8::MAX);
         let nchunks = n.div_ceil(CHUNK);
         if self.chunks.len() < nchunks {
             self.chunks.resize_with(nchunks, ChunkLists::default);
         }
-
         let inputs = Inputs { store };
         let cull = &cull;
-        (
-            o.models.par_chunks_mut(CHUNK),
-            o.bounds.par_chunks_mut(CHUNK),
-            o.draws.par_chunks_mut(CHUNK),
-            o.skin_first.par_chunks_mut(CHUNK),
-            o.entities.par_chunks_mut(CHUNK),
-            o.lod_level.par_chunks_mut(CHUNK),
-            self.chunks[..nchunks].par_iter_mut(),
-        )
-            .into_par_iter()
-            .enumerate()
-            .for_each(
-                |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
-                    lists.clear();
-                    let base = ci * CHUNK;
-                    for k in 0..models.len() {
-                        let i = base + k;
-                        let state = cull_one(
-                            &inputs,
-                            cull,
-                            i,
-                            Out {
-                                model: &mut models[k],
-                                bounds: &mut bounds[k],
-                                draw: &mut draws[k],
-                                skin_first: &mut skin_first[k],
-                                entity: &mut entities[k],
-                                lod_level: &mut lod_level[k],
-                            },
-                            lists,
-                        );
-                        if state & DRAWN != 0 {
-                            if state & CASTS != 0 {
-                                lists.casters.push(i as u32);
-                            } else {
-                                lists.others.push(i as u32);
-                            }
-                            if state & VISIBLE != 0 {
-                                lists.visible.push(i as u32);
-                            }
-                        }
-                    }
-                },
-            );
+        if self.decisions_only {
+            o.models.clear();
+            o.bounds.clear();
+            o.draws.clear();
+            o.skin_first.clear();
+            o.entities.clear();
+            o.lod_level.clear();
+            self.chunks[..nchunks]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(ci, lists)| {
+                    let len = CHUNK.min(n - ci * CHUNK);
+                    cull_chunk(
+                        &inputs,
+                        cull,
+                        ci * CHUNK,
+                        len,
+                        &mut Discard::default(),
+                        lists,
+                    );
+                });
+        } else {
+            // Resize, never reallocate in steady state.
+            o.models.resize(n, Mat4::IDENTITY);
+            o.bounds.resize(n, Aabb::EMPTY);
+            o.draws.resize(n, ObjectDraw::default());
+            o.skin_first.resize(n, 0);
+            o.entities.resize(n, 0);
+            o.lod_level.resize(n, u8::MAX);
+            (
+                o.models.par_chunks_mut(CHUNK),
+                o.bounds.par_chunks_mut(CHUNK),
+                o.draws.par_chunks_mut(CHUNK),
+                o.skin_first.par_chunks_mut(CHUNK),
+                o.entities.par_chunks_mut(CHUNK),
+                o.lod_level.par_chunks_mut(CHUNK),
+                self.chunks[..nchunks].par_iter_mut(),
+            )
+                .into_par_iter()
+                .enumerate()
+                .for_each(
+                    |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
+                        let len = models.len();
+                        let mut columns = Columns {
+                            models,
+                            bounds,
+                            draws,
+                            skin_first,
+                            entities,
+                            lod_level,
+                        };
+                        cull_chunk(&inputs, cull, ci * CHUNK, len, &mut columns, lists);
+                    },
+                );
+        }
 
         // Serial gather, in storage order: the visible list, then the scene list with
         // every chunk's casters before any chunk's non-casters.
@@ -380,6 +397,87 @@ impl VisibilitySystem {
         // swap_remove scrambles order; keep fades in object order for determinism.
         o.fades.sort_unstable_by_key(|f| f.object);
         &self.vis
+    }
+}
+
+/// Where a chunk's per-object outputs go.
+trait Outputs {
+    fn at(&mut self, k: usize) -> Out<'_>;
+}
+
+/// One chunk of the per-object columns.
+struct Columns<'a> {
+    models: &'a mut [Mat4],
+    bounds: &'a mut [Aabb],
+    draws: &'a mut [ObjectDraw],
+    skin_first: &'a mut [u32],
+    entities: &'a mut [u64],
+    lod_level: &'a mut [u8],
+}
+
+impl Outputs for Columns<'_> {
+    #[inline(always)]
+    fn at(&mut self, k: usize) -> Out<'_> {
+        Out {
+            model: &mut self.models[k],
+            bounds: &mut self.bounds[k],
+            draw: &mut self.draws[k],
+            skin_first: &mut self.skin_first[k],
+            entity: &mut self.entities[k],
+            lod_level: &mut self.lod_level[k],
+        }
+    }
+}
+
+/// Decisions only: one object's outputs, overwritten by the next.
+#[derive(Default)]
+struct Discard {
+    model: Mat4,
+    bounds: Aabb,
+    draw: ObjectDraw,
+    skin_first: u32,
+    entity: u64,
+    lod_level: u8,
+}
+
+impl Outputs for Discard {
+    #[inline(always)]
+    fn at(&mut self, _k: usize) -> Out<'_> {
+        Out {
+            model: &mut self.model,
+            bounds: &mut self.bounds,
+            draw: &mut self.draw,
+            skin_first: &mut self.skin_first,
+            entity: &mut self.entity,
+            lod_level: &mut self.lod_level,
+        }
+    }
+}
+
+/// Culls the `len` objects of one chunk from `base`, into `out` and `lists`.
+#[inline(always)]
+fn cull_chunk(
+    inputs: &Inputs<'_>,
+    cull: &Cull,
+    base: usize,
+    len: usize,
+    out: &mut impl Outputs,
+    lists: &mut ChunkLists,
+) {
+    lists.clear();
+    for k in 0..len {
+        let i = base + k;
+        let state = cull_one(inputs, cull, i, out.at(k), lists);
+        if state & DRAWN != 0 {
+            if state & CASTS != 0 {
+                lists.casters.push(i as u32);
+            } else {
+                lists.others.push(i as u32);
+            }
+            if state & VISIBLE != 0 {
+                lists.visible.push(i as u32);
+            }
+        }
     }
 }
 

@@ -501,3 +501,68 @@ fn entity_lod_measures_the_camera_in_scene_root_space() {
         );
     }
 }
+
+/// Decisions only (the Bevy plugin's mode) decides exactly what the full pass does:
+/// the same visible and scene lists, stats, LOD events and levels every frame of a
+/// flight along a city street, on two threads, with the per-object columns empty.
+#[test]
+fn decisions_only_decides_what_the_full_pass_does() {
+    use farsight_view::scenes::city_block;
+    let mut full_store = ObjectStore::new();
+    let layout = city_block(&mut full_store, 5_000, 9);
+    let mut lean_store = ObjectStore::new();
+    city_block(&mut lean_store, 5_000, 9);
+    let mut cams = CameraStore::new();
+    let cam = cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::X));
+    let settings = RenderSettings {
+        cull_min_pixels: 2.0,
+        cull_max_distance: 600.0,
+        ..Default::default()
+    };
+    let mut full = VisibilitySystem::new();
+    let mut lean = VisibilitySystem::new();
+    lean.set_decisions_only(true);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let frames = 90u64;
+    let (mut switches, mut seen) = (0, 0);
+    pool.install(|| {
+        for f in 0..frames {
+            let t = f as f32 / frames as f32;
+            let eye = Vec3::new(layout.length() * t, 1.7, 0.0);
+            cams.get_mut(cam).unwrap().world =
+                Some(Mat4::look_at_rh(eye, eye + Vec3::X, Vec3::Y).inverse());
+            let ctx = FrameContext {
+                frame: f,
+                host_view: None,
+                cameras: &cams,
+                world_epoch: 0,
+                settings: &settings,
+                stereo_eyes: None,
+            };
+            full.update(&mut full_store, &ctx);
+            lean.update(&mut lean_store, &ctx);
+            let (a, b) = (&full.visibility().objects, &lean.visibility().objects);
+            assert_eq!(a.visible, b.visible, "frame {f}");
+            assert_eq!(a.scene, b.scene, "frame {f}");
+            assert_eq!(a.caster_count, b.caster_count, "frame {f}");
+            assert_eq!(full.stats(), lean.stats(), "frame {f}");
+            assert_eq!(full.lod_events(), lean.lod_events(), "frame {f}");
+            assert!(b.models.is_empty() && b.draws.is_empty() && b.lod_level.is_empty());
+            assert_eq!(a.models.len(), full_store.len());
+            switches += lean.lod_events().len();
+            seen += b.visible.len();
+        }
+    });
+    assert!(
+        switches > 100,
+        "the flight must switch levels, got {switches}"
+    );
+    for i in 0..full_store.len() as u32 {
+        let (a, b) = (full_store.lod(ObjectId(i)), lean_store.lod(ObjectId(i)));
+        assert_eq!(a.and_then(|l| l.current()), b.and_then(|l| l.current()));
+    }
+    assert!(seen > 1000, "the flight must see buildings, saw {seen}");
+}
