@@ -168,7 +168,8 @@ fn build(n: usize, side: Side) -> App {
                     .after(Begin(BEVY))
                     .after(VisibilitySystems::VisibilityPropagate)
                     .before(FarsightSet::Regions)
-                    .before(FarsightSet::Terrain),
+                    .before(FarsightSet::Terrain)
+                    .before(FarsightSet::Clusters),
                 (
                     end::<MIRROR>.in_set(End(MIRROR)),
                     begin::<PASS>.in_set(Begin(PASS)),
@@ -344,6 +345,7 @@ fn check_spans(app: &App, side: Side) -> [usize; SPANS] {
     let farsight_sets = [
         FarsightSet::Regions.intern(),
         FarsightSet::Terrain.intern(),
+        FarsightSet::Clusters.intern(),
         FarsightSet::Mirror.intern(),
         FarsightSet::Pass.intern(),
         FarsightSet::Apply.intern(),

@@ -121,6 +121,7 @@ fn farsight_systems_in_the_windows(app: &App) -> usize {
     let farsight = members(&[
         FarsightSet::Regions.intern(),
         FarsightSet::Terrain.intern(),
+        FarsightSet::Clusters.intern(),
         FarsightSet::Mirror.intern(),
         FarsightSet::Pass.intern(),
         FarsightSet::Apply.intern(),
@@ -208,7 +209,8 @@ fn frames_of_the_plugin() {
                 .after(VisibilitySystems::UpdateFrusta)
                 .after(VisibilitySystems::VisibilityPropagate)
                 .before(FarsightSet::Regions)
-                .before(FarsightSet::Terrain),
+                .before(FarsightSet::Terrain)
+                .before(FarsightSet::Clusters),
             count_off
                 .in_set(CountOff)
                 .after(FarsightSet::Apply)
