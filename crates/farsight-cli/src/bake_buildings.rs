@@ -449,6 +449,18 @@ mod tests {
         assert!(a.contains("structure   record #"), "{a}");
         let b = describe(&cooked).unwrap();
         assert!(b.contains("cooked"), "{b}");
+        // The container report names the building's own records, in both files.
+        let r = crate::inspect::report(&full, false).unwrap();
+        assert!(
+            r.contains("BST1") && r.contains("building structure"),
+            "{r}"
+        );
+        let r = crate::inspect::report(&cooked, false).unwrap();
+        assert!(
+            r.contains("BSR1") && r.contains("building face sources"),
+            "{r}"
+        );
+        assert!(!r.contains("does not describe"), "{r}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -6,6 +6,7 @@
 //! not know is listed with its size alone.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use farsight_format::{
@@ -29,11 +30,20 @@ pub fn run(args: InspectArgs) -> Result<(), Box<dyn std::error::Error>> {
     })?;
     let report =
         report(&bytes, !args.no_manifest).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    print!("{report}");
-    if let Some(building) = crate::bake_buildings::describe(&bytes) {
-        print!("{building}");
+    let building = crate::bake_buildings::describe(&bytes).unwrap_or_default();
+    // A reader that stops early (`farsight inspect F | head`) closes the pipe: that
+    // ends the report, it is not an error.
+    let mut out = std::io::stdout().lock();
+    match out
+        .write_all(report.as_bytes())
+        .and_then(|()| out.write_all(building.as_bytes()))
+        .and_then(|()| out.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("writing the report: {e}").into())
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Escapes the identifier the way a hex dump would show its non-ASCII bytes.
@@ -79,9 +89,18 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
     let (mut total_bytes, mut total_tris) = (0u64, 0u64);
     for record in file.records() {
         let Some(s) = describe(&record)? else {
+            let what = match record.tag {
+                farsight_building::file::STRUCTURE_TAG => {
+                    "building structure: levels, groups, placements, rooms, hulls; compact RON in zstd"
+                }
+                farsight_building::file::SOURCES_TAG => {
+                    "building face sources: per cooked triangle, the elements it came from"
+                }
+                _ => "a kind this tool does not describe",
+            };
             let _ = writeln!(
                 w,
-                "  #{:<3} {}  {} bytes  (a kind this tool does not describe)",
+                "  #{:<3} {}  {} bytes  ({what})",
                 record.index.0,
                 record.tag,
                 record.bytes.len()
