@@ -342,15 +342,7 @@ fn check_spans(app: &App, side: Side) -> [usize; SPANS] {
         VisibilitySystems::CheckVisibility.intern(),
         VisibilitySystems::MarkNewlyHiddenEntitiesInvisible.intern(),
     ];
-    let farsight_sets = [
-        FarsightSet::Regions.intern(),
-        FarsightSet::Terrain.intern(),
-        FarsightSet::Clusters.intern(),
-        FarsightSet::Mirror.intern(),
-        FarsightSet::Pass.intern(),
-        FarsightSet::Apply.intern(),
-        FarsightSet::Restrict.intern(),
-    ];
+    let farsight_sets = FarsightSet::ALL.map(|s| s.intern());
     let bevy = members(&bevy_sets);
     let farsight = members(&farsight_sets);
     let markers = members(

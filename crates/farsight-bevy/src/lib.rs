@@ -178,6 +178,20 @@ pub enum FarsightSet {
     Restrict,
 }
 
+impl FarsightSet {
+    /// Every set, in schedule order: what "farsight's systems" means to a test or a
+    /// bench that checks nothing else runs inside its window.
+    pub const ALL: [FarsightSet; 7] = [
+        FarsightSet::Regions,
+        FarsightSet::Terrain,
+        FarsightSet::Clusters,
+        FarsightSet::Mirror,
+        FarsightSet::Pass,
+        FarsightSet::Apply,
+        FarsightSet::Restrict,
+    ];
+}
+
 /// Every farsight plugin.
 #[derive(Default)]
 pub struct FarsightPlugin;

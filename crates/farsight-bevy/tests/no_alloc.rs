@@ -118,15 +118,7 @@ fn farsight_systems_in_the_windows(app: &App) -> usize {
             .flat_map(|&set| graph.systems_in_set(set).into_iter().flatten().copied())
             .collect()
     };
-    let farsight = members(&[
-        FarsightSet::Regions.intern(),
-        FarsightSet::Terrain.intern(),
-        FarsightSet::Clusters.intern(),
-        FarsightSet::Mirror.intern(),
-        FarsightSet::Pass.intern(),
-        FarsightSet::Apply.intern(),
-        FarsightSet::Restrict.intern(),
-    ]);
+    let farsight = members(&FarsightSet::ALL.map(|s| s.intern()));
     let on = members(&[CountOn.intern()]);
     let off = members(&[CountOff.intern()]);
     let sync = TypeId::of::<ApplyDeferred>();
