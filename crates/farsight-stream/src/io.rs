@@ -31,6 +31,9 @@ pub enum ReadError {
         len: u64,
         file_len: u64,
     },
+    /// The load the read belonged to was given up before the read began.
+    #[error("{path}: read cancelled, its level's load was given up")]
+    Cancelled { path: PathBuf },
     #[error("{path}: injected failure at offset {offset}")]
     Injected { path: PathBuf, offset: u64 },
     /// Every chunk arrived and the level's bytes failed their check.

@@ -28,6 +28,12 @@ struct Assembly {
     missing: usize,
     /// Checked and passed; the buffer is freed.
     passed: bool,
+    /// The load was given up (failed or evicted): reads still queued for it end
+    /// without touching the disk.
+    cancelled: bool,
+    /// The file turned out shorter than the level's range (its length): every
+    /// other chunk fails the same way without a read.
+    too_short: Option<u64>,
 }
 
 impl Assembly {
@@ -40,6 +46,8 @@ impl Assembly {
             arrived: Vec::new(),
             missing: 0,
             passed: false,
+            cancelled: false,
+            too_short: None,
         }
     }
 
@@ -48,6 +56,9 @@ impl Assembly {
     fn open(&mut self, path: &std::path::Path) -> Result<(), ReadError> {
         if !self.arrived.is_empty() {
             return Ok(());
+        }
+        if let Some(file_len) = self.too_short {
+            return Err(self.out_of_range(path, file_len));
         }
         let file_len = std::fs::metadata(path)
             .map_err(|source| ReadError::Io {
@@ -60,17 +71,35 @@ impl Assembly {
             .checked_add(self.len)
             .is_none_or(|end| end > file_len)
         {
-            return Err(ReadError::OutOfRange {
-                path: path.to_owned(),
-                offset: self.start,
-                len: self.len,
-                file_len,
-            });
+            self.too_short = Some(file_len);
+            return Err(self.out_of_range(path, file_len));
         }
         self.bytes = vec![0; self.len as usize];
         self.arrived = vec![false; self.chunks];
         self.missing = self.chunks;
         Ok(())
+    }
+
+    fn out_of_range(&self, path: &std::path::Path, file_len: u64) -> ReadError {
+        ReadError::OutOfRange {
+            path: path.to_owned(),
+            offset: self.start,
+            len: self.len,
+            file_len,
+        }
+    }
+
+    /// Whether a read for this level should end before touching the disk.
+    fn refuse(&self, path: &std::path::Path) -> Result<(), ReadError> {
+        if self.cancelled {
+            return Err(ReadError::Cancelled {
+                path: path.to_owned(),
+            });
+        }
+        match self.too_short {
+            Some(file_len) => Err(self.out_of_range(path, file_len)),
+            None => Ok(()),
+        }
     }
 
     /// Puts chunk `k` at `at`; returns whether the level is complete.
@@ -241,6 +270,18 @@ impl<U: Uploader> ClusterStreamer<U> {
         self.pool.wait_some(timeout, &mut self.drained);
     }
 
+    /// Forgets a level's assembly and makes the reads still queued for it end
+    /// without touching the disk.
+    fn cancel_assembly(
+        assemblies: &mut HashMap<(u32, u8), Arc<Mutex<Assembly>>>,
+        model: u32,
+        level: u8,
+    ) {
+        if let Some(a) = assemblies.remove(&(model, level)) {
+            a.lock().unwrap_or_else(PoisonError::into_inner).cancelled = true;
+        }
+    }
+
     /// Runs one frame.
     pub fn frame(&mut self, requests: &[ModelRequest]) -> FrameStats {
         self.pool.drain(&mut self.drained);
@@ -288,6 +329,12 @@ impl<U: Uploader> ClusterStreamer<U> {
                         (check, Arc::clone(assembly))
                     });
                     self.pool.submit(request, move || {
+                        if let Some((_, assembly)) = &check {
+                            assembly
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .refuse(&path)?;
+                        }
                         let bytes = read_range(&path, offset, len, faults.as_deref())?;
                         if let Some((check, assembly)) = check {
                             let mut a = assembly.lock().unwrap_or_else(PoisonError::into_inner);
@@ -337,7 +384,7 @@ impl<U: Uploader> ClusterStreamer<U> {
                     self.uploader.level_ready(model, level);
                 }
                 Decision::Evict { model, level } => {
-                    self.assemblies.remove(&(model, level));
+                    Self::cancel_assembly(&mut self.assemblies, model, level);
                     self.partial.remove(&(model, level));
                     self.uploader.evict(model, level);
                 }
@@ -345,7 +392,7 @@ impl<U: Uploader> ClusterStreamer<U> {
                     // The failed level's load and every finer one are cancelled, and
                     // the chunks they already copied are freed.
                     for l in 0..=level {
-                        self.assemblies.remove(&(model, l));
+                        Self::cancel_assembly(&mut self.assemblies, model, l);
                         if self.partial.remove(&(model, l)) {
                             self.uploader.evict(model, l);
                         }
