@@ -8,8 +8,10 @@
 use std::any::TypeId;
 
 use bevy::asset::{AssetEvent, AssetId, Assets, Handle};
-use bevy::camera::primitives::MeshAabb;
-use bevy::camera::visibility::{InheritedVisibility, VisibilitySystems, VisibleEntities};
+use bevy::camera::primitives::{Aabb as BevyAabb, MeshAabb};
+use bevy::camera::visibility::{
+    InheritedVisibility, NoAutoAabb, VisibilitySystems, VisibleEntities,
+};
 use bevy::camera::{Camera, Camera3d, Projection};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::light::NotShadowCaster;
@@ -57,7 +59,15 @@ impl FarsightLodLevel {
 ///
 /// Past the last level the last level keeps drawing: making an entity vanish is the
 /// distance cull's job ([`FarsightSettings::cull_max_distance`]).
+///
+/// The plugin keeps the entity's `Aabb` itself: the box of the level it draws,
+/// computed once per mesh asset and written with the swap (and when the drawn mesh
+/// asset changes), so Bevy's frustum cull reads the drawn level's box and a swap
+/// costs no bounds pass. The component requires `NoAutoAabb` (Bevy then leaves the
+/// box alone) and `Aabb`; removing the component removes `NoAutoAabb` again (also if
+/// you had added it yourself), and Bevy keeps the box from then on.
 #[derive(Component, Clone, Debug)]
+#[require(NoAutoAabb, BevyAabb)]
 pub struct FarsightLod {
     levels: Vec<FarsightLodLevel>,
     /// The validated library component, cloned into the store when mirrored.
@@ -174,8 +184,12 @@ pub struct FarsightWorld {
     slots: Vec<Slot>,
     /// Mesh asset -> (object, level) using it.
     users: HashMap<AssetId<Mesh>, Vec<(ObjectId, u8)>>,
-    /// Local box of each loaded mesh, computed once per load.
-    bounds: HashMap<AssetId<Mesh>, Aabb>,
+    /// Local box of each loaded mesh, computed once per load: farsight's and Bevy's
+    /// (the latter exactly what Bevy's `calculate_bounds` would write).
+    bounds: HashMap<AssetId<Mesh>, (Aabb, BevyAabb)>,
+    /// Objects whose drawn mesh asset changed since the last `apply` (its `Aabb` is
+    /// remade there even when the level stays).
+    stale_aabb: Vec<ObjectId>,
     camera_ids: EntityHashMap<CameraId>,
     camera_entities: Vec<Option<Entity>>,
     /// Camera entities seen this frame (reused).
@@ -190,8 +204,12 @@ impl Default for FarsightWorld {
         // columns, which are most of its memory traffic.
         let mut system = VisibilitySystem::new();
         system.set_decisions_only(true);
+        // Most entities stand still: their world boxes are kept in the store (32
+        // bytes each, beside Bevy's hundreds), so the pass skips the box transform.
+        let mut store = ObjectStore::default();
+        store.keep_world_boxes(true);
         Self {
-            store: ObjectStore::default(),
+            store,
             cameras: CameraStore::default(),
             system,
             frame: 0,
@@ -200,6 +218,7 @@ impl Default for FarsightWorld {
             slots: Vec::new(),
             users: HashMap::default(),
             bounds: HashMap::default(),
+            stale_aabb: Vec::new(),
             camera_ids: EntityHashMap::default(),
             camera_entities: Vec::new(),
             seen: Vec::new(),
@@ -271,7 +290,12 @@ impl FarsightWorld {
             .flatten()
     }
 
-    fn mesh_bounds(&mut self, meshes: &Assets<Mesh>, id: AssetId<Mesh>) -> Option<Aabb> {
+    /// The local box of a loaded mesh, farsight's and Bevy's, computed once per load.
+    fn mesh_bounds(
+        &mut self,
+        meshes: &Assets<Mesh>,
+        id: AssetId<Mesh>,
+    ) -> Option<(Aabb, BevyAabb)> {
         if let Some(b) = self.bounds.get(&id) {
             return Some(*b);
         }
@@ -280,20 +304,22 @@ impl FarsightWorld {
             (a.center - a.half_extents).into(),
             (a.center + a.half_extents).into(),
         );
-        self.bounds.insert(id, b);
-        Some(b)
+        self.bounds.insert(id, (b, a));
+        Some((b, a))
     }
 
     /// The local box of an object: its own mesh's, or the finest loaded level's.
+    /// Every loaded level's box is computed here, so `apply` finds each level's.
     fn object_bounds(&mut self, meshes: &Assets<Mesh>, o: ObjectId) -> Aabb {
         let mut ids = std::mem::take(&mut self.slots[o.0 as usize].meshes);
         ids.sort_by_key(|&(_, l)| l);
-        let b = ids
-            .iter()
-            .find_map(|&(id, _)| self.mesh_bounds(meshes, id))
-            .unwrap_or(Aabb::EMPTY);
+        let mut finest = None;
+        for &(id, _) in &ids {
+            let b = self.mesh_bounds(meshes, id);
+            finest = finest.or(b.map(|(b, _)| b));
+        }
         self.slots[o.0 as usize].meshes = ids;
-        b
+        finest.unwrap_or(Aabb::EMPTY)
     }
 
     fn insert(
@@ -376,6 +402,9 @@ impl FarsightWorld {
             if level != OWN_MESH {
                 if let Some(l) = self.store.lod_mut(o) {
                     l.set_residency(level as usize, residency(resident));
+                    if l.current() == Some(level) {
+                        self.stale_aabb.push(o);
+                    }
                 }
             }
             let b = self.object_bounds(meshes, o);
@@ -499,6 +528,7 @@ type Changes = (
 /// ticks, read once per entity, no other walk of unchanged entities.
 #[allow(clippy::type_complexity)]
 fn mirror(
+    mut commands: Commands,
     mut fw: ResMut<FarsightWorld>,
     meshes: Res<Assets<Mesh>>,
     mut mesh_events: MessageReader<AssetEvent<Mesh>>,
@@ -529,7 +559,14 @@ fn mirror(
         let visible = vis.is_none_or(|v| v.get());
         fw.insert(&meshes, e, m, gt.to_matrix(), lod, visible, !no_shadow);
     };
-    for e in removed_lod.read().chain(removed_caster.read()) {
+    for e in removed_lod.read() {
+        if let Ok(item) = all.get(e) {
+            // Bevy keeps the box again (the drawn level's, which stays in `Mesh3d`).
+            commands.entity(e).try_remove::<NoAutoAabb>();
+            insert(fw, item);
+        }
+    }
+    for e in removed_caster.read() {
         if let Ok(item) = all.get(e) {
             insert(fw, item);
         }
@@ -634,29 +671,56 @@ fn pass(
     }
 }
 
-/// Writes the chosen levels into `Mesh3d` and sends [`FarsightLodChanged`].
+/// Writes the chosen levels into `Mesh3d` and their boxes into `Aabb`, and sends
+/// [`FarsightLodChanged`].
 fn apply(
-    fw: Res<FarsightWorld>,
-    mut q: Query<(&mut Mesh3d, &FarsightLod)>,
+    mut fw: ResMut<FarsightWorld>,
+    meshes: Res<Assets<Mesh>>,
+    mut q: Query<(&mut Mesh3d, &FarsightLod, Option<&mut BevyAabb>), With<NoAutoAabb>>,
     mut out: MessageWriter<FarsightLodChanged>,
 ) {
-    for ev in fw.system.lod_events() {
+    let fw = &mut *fw;
+    // The box of the level an entity draws, into its `Aabb` (written only when it
+    // differs, so Bevy's change detection sees only real changes).
+    let keep_box = |fw: &mut FarsightWorld, aabb: Option<Mut<BevyAabb>>, id| {
+        if let (Some(mut aabb), Some((_, b))) = (aabb, fw.mesh_bounds(&meshes, id)) {
+            if *aabb != b {
+                *aabb = b;
+            }
+        }
+    };
+    for k in 0..fw.system.lod_events().len() {
+        let ev = fw.system.lod_events()[k];
         let Some(entity) = fw.entity(ev.object) else {
             continue;
         };
-        let Ok((mut mesh, lod)) = q.get_mut(entity) else {
+        let Ok((mut mesh, lod, aabb)) = q.get_mut(entity) else {
             continue;
         };
         let h = &lod.levels[ev.to as usize].mesh;
         if mesh.0 != *h {
             mesh.0 = h.clone();
         }
+        keep_box(fw, aabb, h.id());
         out.write(FarsightLodChanged {
             entity,
             from: ev.from,
             to: ev.to,
         });
     }
+    // A drawn level's mesh asset changed in place: its box again.
+    for k in 0..fw.stale_aabb.len() {
+        let o = fw.stale_aabb[k];
+        let (Some(entity), Some(level)) = (fw.entity(o), fw.store.lod(o).and_then(|l| l.current()))
+        else {
+            continue;
+        };
+        let Ok((_, lod, aabb)) = q.get_mut(entity) else {
+            continue;
+        };
+        keep_box(fw, aabb, lod.levels[level as usize].mesh.id());
+    }
+    fw.stale_aabb.clear();
     // Entities whose level did not change but whose Mesh3d a user overwrote keep
     // the user's mesh until the next change: the component is the user's to edit.
 }

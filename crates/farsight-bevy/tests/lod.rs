@@ -1,7 +1,8 @@
 //! Headless `App` tests of the entity LOD plugin: no window, no GPU.
 
 use bevy::asset::AssetPlugin;
-use bevy::camera::visibility::VisibleEntities;
+use bevy::camera::primitives::{Aabb, MeshAabb};
+use bevy::camera::visibility::{NoAutoAabb, VisibleEntities};
 use bevy::camera::CameraPlugin;
 use bevy::ecs::message::Messages;
 use bevy::mesh::MeshPlugin;
@@ -361,4 +362,111 @@ fn removing_the_lod_component_keeps_the_entity_with_its_mesh() {
     assert!(fw.store().lod(o).is_none());
     assert!(fw.is_visible(e));
     assert_mirror_matches(&mut app);
+}
+
+/// The `Aabb` Bevy computes for a mesh asset.
+fn own_box(app: &App, mesh: AssetId<Mesh>) -> Aabb {
+    app.world()
+        .resource::<Assets<Mesh>>()
+        .get(mesh)
+        .and_then(|m| m.compute_aabb())
+        .unwrap()
+}
+
+/// The plugin keeps each LOD entity's `Aabb` itself (Bevy's `NoAutoAabb`, so a swap
+/// costs Bevy no bounds pass): after every level swap, and after the drawn mesh asset
+/// changes in place, it is exactly the box Bevy computes for the drawn mesh, and
+/// Bevy's frustum cull decides by it. Without the LOD component Bevy keeps it again.
+#[test]
+fn the_kept_aabb_is_the_drawn_levels_own_box_after_every_swap() {
+    let mut app = app();
+    let cam = camera(&mut app);
+    // Levels of different sizes and centres, so a box left from another level shows.
+    let levels: Vec<Handle<Mesh>> = {
+        let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
+        vec![
+            meshes.add(Mesh::from(Cuboid::new(2.0, 12.0, 2.0))),
+            meshes.add(
+                Mesh::from(Cuboid::new(4.0, 1.0, 3.0)).translated_by(Vec3::new(1.5, 0.5, 0.0)),
+            ),
+            meshes.add(Sphere::new(1.0).mesh().ico(1).unwrap()),
+        ]
+    };
+    let lod = FarsightLod::from_ranges(levels.iter().cloned().zip([50.0, 100.0, 200.0])).unwrap();
+    let e = app
+        .world_mut()
+        .spawn((
+            Mesh3d(levels[0].clone()),
+            Transform::from_xyz(0.0, 0.0, -30.0),
+            lod,
+        ))
+        .id();
+    assert!(
+        app.world().get::<NoAutoAabb>(e).is_some(),
+        "required by FarsightLod"
+    );
+    let kept = |app: &App| *app.world().get::<Aabb>(e).unwrap();
+    let mut seen = Vec::new();
+    for z in [-30.0, -80.0, -150.0, -80.0, -30.0, -150.0] {
+        app.world_mut()
+            .get_mut::<Transform>(e)
+            .unwrap()
+            .translation
+            .z = z;
+        for _ in 0..5 {
+            app.update();
+        }
+        let level = app
+            .world()
+            .resource::<FarsightWorld>()
+            .lod_level(e)
+            .unwrap();
+        seen.push(level);
+        let drawn = mesh_of(&app, e);
+        assert_eq!(drawn, levels[level as usize].id());
+        assert_eq!(
+            kept(&app),
+            own_box(&app, drawn),
+            "the box of level {level} at z = {z}"
+        );
+        assert!(camera_sees(&app, cam, e), "in view at z = {z}");
+    }
+    assert_eq!(seen, [0, 1, 2, 1, 0, 2]);
+
+    // Below the view at 150 m (its edge 150 tan 22.5 = 62.1 m down): level 0's box
+    // (up to y = -60) would reach into it, the drawn level 2's (up to -65) does not.
+    // farsight's own cull measures the finest level's box and keeps the entity, so
+    // Bevy's cull, reading the kept box, is what drops it.
+    app.world_mut().get_mut::<Transform>(e).unwrap().translation = Vec3::new(0.0, -66.0, -150.0);
+    app.update();
+    assert_eq!(mesh_of(&app, e), levels[2].id());
+    assert!(app.world().resource::<FarsightWorld>().is_visible(e));
+    assert!(!camera_sees(&app, cam, e), "the drawn level is out of view");
+
+    // The drawn level's mesh changes in place (now up to y = -61): the box follows
+    // without a swap, and the entity is back in view.
+    {
+        let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
+        *meshes.get_mut(&levels[2]).unwrap() =
+            Mesh::from(Cuboid::new(1.0, 4.0, 1.0)).translated_by(Vec3::new(0.0, 3.0, 0.0));
+    }
+    app.update();
+    app.update();
+    assert_eq!(mesh_of(&app, e), levels[2].id());
+    assert_eq!(kept(&app), own_box(&app, levels[2].id()));
+    assert!(
+        camera_sees(&app, cam, e),
+        "the changed level reaches into view"
+    );
+
+    // Without the LOD component, Bevy keeps the box again: a mesh the user swaps in
+    // gets its own box from Bevy's `calculate_bounds`.
+    app.world_mut().get_mut::<Transform>(e).unwrap().translation = Vec3::new(0.0, 0.0, -30.0);
+    app.world_mut().entity_mut(e).remove::<FarsightLod>();
+    app.update();
+    assert!(app.world().get::<NoAutoAabb>(e).is_none());
+    app.world_mut().get_mut::<Mesh3d>(e).unwrap().0 = levels[1].clone();
+    app.update();
+    assert_eq!(kept(&app), own_box(&app, levels[1].id()));
+    assert!(camera_sees(&app, cam, e));
 }

@@ -1,6 +1,6 @@
 //! Flat object storage: one column per property, indexed by a stable `u32`.
 
-use farsight_geom::Aabb;
+use farsight_geom::{transform_center_extent, Aabb, CenterExtent};
 use glam::{Mat4, Quat, Vec3};
 
 use crate::lod::EntityLod;
@@ -119,6 +119,12 @@ impl ObjectDesc {
     }
 }
 
+/// The kept world box of an object whose world box fails `CenterExtent::valid`.
+pub(crate) const INVALID_BOX: CenterExtent = CenterExtent {
+    center: glam::Vec3A::ZERO,
+    extent: glam::Vec3A::NEG_ONE,
+};
+
 /// Per-object fields read by every frame's pass, packed so they stream together.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct ObjectHot {
@@ -139,6 +145,14 @@ pub struct ObjectStore {
     pub(crate) world: Vec<Mat4>,
     pub(crate) local: Vec<Transform>,
     pub(crate) bounds: Vec<Aabb>,
+    /// With [`ObjectStore::keep_world_boxes`] on (empty otherwise): each object's
+    /// world box (its local box through its world or local transform, as the pass
+    /// makes it), remade by every write of a transform or bounds, so the pass reads
+    /// 32 bytes instead of a 64-byte matrix and a 24-byte box and skips Arvo's
+    /// transform for every object that did not move. Undefined for objects with no
+    /// transform or bad data (the pass skips them by their flags).
+    pub(crate) world_box: Vec<CenterExtent>,
+    keep_world_boxes: bool,
     pub(crate) entity: Vec<u64>,
     pub(crate) lods: Vec<EntityLod>,
     pub(crate) lod_owner: Vec<u32>,
@@ -174,6 +188,9 @@ impl ObjectStore {
             self.local.reserve_exact(new_objects);
         }
         self.bounds.reserve_exact(new_objects);
+        if self.keep_world_boxes {
+            self.world_box.reserve_exact(new_objects);
+        }
         self.entity.reserve_exact(new_objects);
         let new_lods = with_lod.saturating_sub(self.free_lods.len());
         self.lods.reserve_exact(new_lods);
@@ -202,6 +219,7 @@ impl ObjectStore {
             + self.world.capacity() * size_of::<Mat4>()
             + self.local.capacity() * size_of::<Transform>()
             + self.bounds.capacity() * size_of::<Aabb>()
+            + self.world_box.capacity() * size_of::<CenterExtent>()
             + self.entity.capacity() * size_of::<u64>()
             + self.lods.capacity() * size_of::<EntityLod>()
             + self.lod_owner.capacity() * size_of::<u32>()
@@ -270,6 +288,7 @@ impl ObjectStore {
                 self.bounds[u] = d.bounds;
                 self.entity[u] = d.entity;
                 self.epoch += 1;
+                self.refresh_box(u);
                 i
             }
             None => {
@@ -280,14 +299,64 @@ impl ObjectStore {
                     self.local_column()[u] = local;
                 }
                 self.bounds.push(d.bounds);
+                if self.keep_world_boxes {
+                    self.world_box.push(CenterExtent::from_aabb(&Aabb::EMPTY));
+                }
                 self.entity.push(d.entity);
-                (self.hot.len() - 1) as u32
+                let u = self.hot.len() - 1;
+                self.refresh_box(u);
+                u as u32
             }
         };
         if lod_slot != INVALID_HANDLE {
             self.lod_owner[lod_slot as usize] = id;
         }
         ObjectId(id)
+    }
+
+    /// Keeps every object's world box in the store (32 bytes per object), remade
+    /// when a transform or bounds is written, so the per-frame pass reads it instead
+    /// of the world matrix and local box and skips the box transform for objects that
+    /// did not move; the pass decides bit for bit as without it. For a caller whose
+    /// objects mostly stand still and whose frame time matters more than 32 bytes
+    /// per object (the Bevy plugin, beside Bevy's own hundreds per entity). Off by
+    /// default; turning it off frees the column.
+    pub fn keep_world_boxes(&mut self, on: bool) {
+        self.keep_world_boxes = on;
+        if on {
+            self.world_box
+                .resize(self.hot.len(), CenterExtent::from_aabb(&Aabb::EMPTY));
+            for u in 0..self.hot.len() {
+                self.refresh_box(u);
+            }
+        } else {
+            self.world_box = Vec::new();
+        }
+    }
+
+    /// Whether the store keeps world boxes ([`ObjectStore::keep_world_boxes`]).
+    pub fn keeps_world_boxes(&self) -> bool {
+        self.keep_world_boxes
+    }
+
+    /// Remakes slot `u`'s world box, when kept, from its transform (the world matrix
+    /// first, as the pass takes it) and its local bounds.
+    fn refresh_box(&mut self, u: usize) {
+        if !self.keep_world_boxes {
+            return;
+        }
+        let f = self.hot[u].flags;
+        let m = if f & flags::HAS_WORLD != 0 {
+            self.world[u]
+        } else if f & flags::HAS_LOCAL != 0 {
+            self.local[u].matrix()
+        } else {
+            return;
+        };
+        let wb = transform_center_extent(&m, &self.bounds[u]);
+        // An invalid box is kept as one with a negative extent, so the pass checks one
+        // lane instead of `CenterExtent::valid` (a valid box's extent is never negative).
+        self.world_box[u] = if wb.valid() { wb } else { INVALID_BOX };
     }
 
     /// The local-transform column, created (every slot the default transform) the
@@ -361,6 +430,7 @@ impl ObjectStore {
         *f = (*f & !flags::WORLD_BAD)
             | flags::HAS_WORLD
             | flags::bit(!m.is_finite(), flags::WORLD_BAD);
+        self.refresh_box(u);
     }
 
     pub fn set_local(&mut self, id: ObjectId, t: Transform) {
@@ -370,11 +440,13 @@ impl ObjectStore {
         *f = (*f & !flags::LOCAL_BAD)
             | flags::HAS_LOCAL
             | flags::bit(!t.is_finite(), flags::LOCAL_BAD);
+        self.refresh_box(u);
     }
 
     /// Drops the world transform so the local one is used (or none: then skipped).
     pub fn clear_world(&mut self, id: ObjectId) {
         self.hot[id.0 as usize].flags &= !flags::HAS_WORLD;
+        self.refresh_box(id.0 as usize);
     }
 
     pub fn clear_local(&mut self, id: ObjectId) {
@@ -386,6 +458,7 @@ impl ObjectStore {
         self.bounds[u] = b;
         let f = &mut self.hot[u].flags;
         *f = (*f & !flags::BOUNDS_BAD) | flags::bit(!b.valid(), flags::BOUNDS_BAD);
+        self.refresh_box(u);
     }
 
     pub fn set_mesh(&mut self, id: ObjectId, m: MeshHandle) {

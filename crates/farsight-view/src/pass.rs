@@ -129,6 +129,8 @@ struct Cull {
     selector: LodSelector,
     lod_pass: bool,
     frame: u64,
+    /// The store keeps world boxes ([`ObjectStore::keep_world_boxes`]).
+    kept_boxes: bool,
 }
 
 /// The read-only inputs of one chunk.
@@ -262,6 +264,7 @@ impl VisibilitySystem {
             selector: LodSelector::new(&view.projection, reach, lod),
             lod_pass,
             frame: ctx.frame,
+            kept_boxes: store.keeps_world_boxes(),
         };
 
         let nchunks = n.div_ceil(CHUNK);
@@ -282,14 +285,7 @@ impl VisibilitySystem {
                 .enumerate()
                 .for_each(|(ci, lists)| {
                     let len = CHUNK.min(n - ci * CHUNK);
-                    cull_chunk(
-                        &inputs,
-                        cull,
-                        ci * CHUNK,
-                        len,
-                        &mut Discard::default(),
-                        lists,
-                    );
+                    cull_chunk(&inputs, cull, ci * CHUNK, len, &mut Discard, lists);
                 });
         } else {
             // Resize, never reallocate in steady state.
@@ -402,6 +398,9 @@ impl VisibilitySystem {
 
 /// Where a chunk's per-object outputs go.
 trait Outputs {
+    /// Whether the per-object columns are written at all (not in decisions-only mode:
+    /// then neither the world matrix nor the entity column is read).
+    const COLUMNS: bool;
     fn at(&mut self, k: usize) -> Out<'_>;
 }
 
@@ -416,6 +415,8 @@ struct Columns<'a> {
 }
 
 impl Outputs for Columns<'_> {
+    const COLUMNS: bool = true;
+
     #[inline(always)]
     fn at(&mut self, k: usize) -> Out<'_> {
         Out {
@@ -429,45 +430,32 @@ impl Outputs for Columns<'_> {
     }
 }
 
-/// Decisions only: one object's outputs, overwritten by the next.
-#[derive(Default)]
-struct Discard {
-    model: Mat4,
-    bounds: Aabb,
-    draw: ObjectDraw,
-    skin_first: u32,
-    entity: u64,
-    lod_level: u8,
-}
+/// Decisions only: no columns.
+struct Discard;
 
 impl Outputs for Discard {
+    const COLUMNS: bool = false;
+
     #[inline(always)]
     fn at(&mut self, _k: usize) -> Out<'_> {
-        Out {
-            model: &mut self.model,
-            bounds: &mut self.bounds,
-            draw: &mut self.draw,
-            skin_first: &mut self.skin_first,
-            entity: &mut self.entity,
-            lod_level: &mut self.lod_level,
-        }
+        unreachable!("decisions only: no column is written")
     }
 }
 
 /// Culls the `len` objects of one chunk from `base`, into `out` and `lists`.
 #[inline(always)]
-fn cull_chunk(
+fn cull_chunk<O: Outputs>(
     inputs: &Inputs<'_>,
     cull: &Cull,
     base: usize,
     len: usize,
-    out: &mut impl Outputs,
+    out: &mut O,
     lists: &mut ChunkLists,
 ) {
     lists.clear();
     for k in 0..len {
         let i = base + k;
-        let state = cull_one(inputs, cull, i, out.at(k), lists);
+        let state = cull_one(inputs, cull, i, out, k, lists);
         if state & DRAWN != 0 {
             if state & CASTS != 0 {
                 lists.casters.push(i as u32);
@@ -504,7 +492,14 @@ fn max_scale(m: &Mat4) -> f32 {
 
 /// One object: validity, columns, LOD, culls. Returns the state bits.
 #[inline(always)]
-fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut ChunkLists) -> u8 {
+fn cull_one<O: Outputs>(
+    inp: &Inputs<'_>,
+    c: &Cull,
+    i: usize,
+    out: &mut O,
+    k: usize,
+    lists: &mut ChunkLists,
+) -> u8 {
     let s = inp.store;
     let h = s.hot[i];
     let f = h.flags;
@@ -519,14 +514,23 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
         return 0;
     }
     // Transform and bounds were checked when written (the `*_BAD` flags); only a
-    // pose made this frame and the world box itself are checked here.
-    let (world, bad) = if f & flags::HAS_WORLD != 0 {
-        (s.world[i], flags::WORLD_BAD)
+    // pose made this frame and the world box itself are checked here. The matrix is
+    // read only where it is needed: a pose, a screen-size level, the columns.
+    let has_world = f & flags::HAS_WORLD != 0;
+    let bad = if has_world {
+        flags::WORLD_BAD
     } else if f & flags::HAS_LOCAL != 0 {
-        (s.local[i].matrix(), flags::LOCAL_BAD)
+        flags::LOCAL_BAD
     } else {
         lists.invalid += 1;
         return 0;
+    };
+    let world = || {
+        if has_world {
+            s.world[i]
+        } else {
+            s.local[i].matrix()
+        }
     };
     let skin_slot = h.skin_slot;
     let skin: Option<&Skin> = (skin_slot != INVALID_HANDLE).then(|| &s.skins[skin_slot as usize]);
@@ -535,21 +539,30 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     // A pose made this frame replaces the stored bounds, so its own box decides: a
     // bad posed box makes the object invalid even when the stored bounds are fine.
     let posed;
-    let (local, bad, pose_bad): (&Aabb, u8, bool) =
+    let (local, bad, pose_bad, is_posed): (&Aabb, u8, bool, bool) =
         match skin.and_then(|k| k.pose.filter(|p| p.frame == c.frame).map(|p| (k, p))) {
             Some((k, pose)) => {
                 posed = pose.bounds(k.skin_radius);
-                (&posed, bad, !pose.valid() || !posed.valid())
+                (&posed, bad, !pose.valid() || !posed.valid(), true)
             }
-            None => (&s.bounds[i], bad | flags::BOUNDS_BAD, false),
+            None => (&s.bounds[i], bad | flags::BOUNDS_BAD, false, false),
         };
     if f & bad != 0 || pose_bad {
         lists.invalid += 1;
         return 0;
     }
-    // Finite inputs can still overflow (a huge scale): the world box is checked too.
-    let wb = transform_center_extent(&world, local);
-    if !wb.valid() {
+    // The kept world box unless a pose made this frame replaces the local box (the
+    // same transform of the same inputs, so the same bits). Finite inputs can still
+    // overflow (a huge scale): the world box is checked too.
+    let (wb, valid) = if is_posed || !c.kept_boxes {
+        let wb = transform_center_extent(&world(), local);
+        (wb, wb.valid())
+    } else {
+        // Checked when kept: an invalid box is kept with a negative extent.
+        let wb = s.world_box[i];
+        (wb, wb.extent.x >= 0.0)
+    };
+    if !valid {
         lists.invalid += 1;
         return 0;
     }
@@ -558,7 +571,9 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
     // LOD for every valid object, so every pass draws the same level.
     let mut drawn_mesh = mesh;
     let lod_slot = h.lod_slot;
-    *out.lod_level = u8::MAX;
+    if O::COLUMNS {
+        *out.at(k).lod_level = u8::MAX;
+    }
     if lod_slot != INVALID_HANDLE {
         let comp: &EntityLod = &s.lods[lod_slot as usize];
         let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
@@ -570,8 +585,8 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
             };
             let desired = if comp.screen_size {
                 let rules = &comp.cold.shared.rules;
-                let world_radius =
-                    rules.screen_size_radius.unwrap_or_else(|| local.radius()) * max_scale(&world);
+                let world_radius = rules.screen_size_radius.unwrap_or_else(|| local.radius())
+                    * max_scale(&world());
                 c.selector.select(rules, d2.sqrt(), world_radius, current)
             } else {
                 c.selector
@@ -596,21 +611,26 @@ fn cull_one(inp: &Inputs<'_>, c: &Cull, i: usize, out: Out<'_>, lists: &mut Chun
             });
         }
         lists.fallbacks += fallback as u32;
-        *out.lod_level = level;
-        drawn_mesh = comp.meshes()[level as usize];
+        if O::COLUMNS {
+            *out.at(k).lod_level = level;
+            drawn_mesh = comp.meshes()[level as usize];
+        }
     }
 
     // The columns are written for every valid object: the scene-wide list reaches
     // off-screen occluders and captures.
-    *out.model = world;
-    *out.bounds = wb.to_aabb();
-    *out.draw = ObjectDraw {
-        mesh: drawn_mesh,
-        material,
-        skin_count: skin.map_or(0, |k| k.bone_count),
-    };
-    *out.skin_first = skin.map_or(0, |k| k.bone_first);
-    *out.entity = s.entity[i];
+    if O::COLUMNS {
+        let out = out.at(k);
+        *out.model = world();
+        *out.bounds = wb.to_aabb();
+        *out.draw = ObjectDraw {
+            mesh: drawn_mesh,
+            material,
+            skin_count: skin.map_or(0, |k| k.bone_count),
+        };
+        *out.skin_first = skin.map_or(0, |k| k.bone_first);
+        *out.entity = s.entity[i];
+    }
 
     let mut state = DRAWN;
     if f & flags::CASTS_SHADOWS != 0 {

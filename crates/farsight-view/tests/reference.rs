@@ -255,3 +255,125 @@ fn visible_and_scene_lists_match_brute_force_at_every_thread_count() {
         "too few culled objects checked: {invisible_checked}"
     );
 }
+
+/// A store that keeps world boxes (`ObjectStore::keep_world_boxes`) decides bit for
+/// bit as one that transforms every box each frame, through random edits of world
+/// and local transforms and bounds (bad ones included), removals and reinsertions,
+/// and with the column turned off and on again; also in decisions-only mode.
+#[test]
+fn kept_world_boxes_decide_bit_for_bit_as_boxes_made_each_frame() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    for scene in 0..3 {
+        let mut plain = random_scene(&mut rng, 3000);
+        let mut kept = plain.clone();
+        kept.keep_world_boxes(true);
+        let mut decisions = kept.clone();
+        let mut cams = CameraStore::new();
+        cams.insert(Camera::looking_at(
+            Projection::Perspective {
+                fov_y: 1.0,
+                aspect: 1.6,
+                near: 0.1,
+                far: 800.0,
+            },
+            Vec3::new(0.0, 10.0, 0.0),
+            Vec3::new(100.0, 0.0, [50.0, -80.0, 10.0][scene]),
+        ));
+        let settings = RenderSettings {
+            cull_min_pixels: 4.0,
+            cull_max_distance: 250.0,
+            viewport_height: 1080.0,
+            lod: farsight_lod::LodSettings {
+                update_frame_interval: 1,
+                ..Default::default()
+            },
+        };
+        let (mut sp, mut sk, mut sd) = (
+            VisibilitySystem::new(),
+            VisibilitySystem::new(),
+            VisibilitySystem::new(),
+        );
+        sd.set_decisions_only(true);
+        for frame in 1..=20u64 {
+            for _ in 0..150 {
+                let o = ObjectId(rng.random_range(0..plain.len() as u32));
+                let t = Vec3::new(
+                    rng.random_range(-300.0..300.0),
+                    rng.random_range(-50.0..50.0),
+                    rng.random_range(-300.0..300.0),
+                );
+                let kind = rng.random_range(0..9);
+                let e = Vec3::splat(rng.random_range(0.05..6.0));
+                for s in [&mut plain, &mut kept, &mut decisions] {
+                    if !s.is_alive(o) {
+                        continue;
+                    }
+                    match kind {
+                        0 | 1 => s.set_world(o, Mat4::from_rotation_translation(Quat::IDENTITY, t)),
+                        2 => s.set_world(o, Mat4::from_translation(Vec3::new(f32::NAN, 0.0, 0.0))),
+                        3 => s.set_bounds(o, Aabb::new(-e, e)),
+                        4 => s.set_bounds(o, Aabb::new(Vec3::ZERO, Vec3::ZERO)),
+                        5 => s.set_local(
+                            o,
+                            Transform {
+                                translation: t,
+                                ..Default::default()
+                            },
+                        ),
+                        6 => s.clear_world(o),
+                        7 => s.clear_local(o),
+                        _ => {
+                            s.remove(o);
+                            let d = ObjectDesc::new(
+                                Mat4::from_translation(t),
+                                Aabb::new(-e, e),
+                                MeshHandle(3),
+                                MaterialHandle(1),
+                            );
+                            assert_eq!(s.insert(d), o, "the freed slot is reused");
+                        }
+                    }
+                }
+            }
+            if frame == 10 {
+                let with = kept.heap_bytes();
+                kept.keep_world_boxes(false);
+                assert!(
+                    with - kept.heap_bytes() >= 32 * kept.len(),
+                    "the column is freed"
+                );
+                kept.keep_world_boxes(true);
+            }
+            let ctx = FrameContext {
+                frame,
+                host_view: None,
+                cameras: &cams,
+                world_epoch: 0,
+                settings: &settings,
+                stereo_eyes: None,
+            };
+            sp.update(&mut plain, &ctx);
+            sk.update(&mut kept, &ctx);
+            sd.update(&mut decisions, &ctx);
+            let (p, k, d) = (
+                &sp.visibility().objects,
+                &sk.visibility().objects,
+                &sd.visibility().objects,
+            );
+            assert!(!p.visible.is_empty() && p.visible.len() < p.scene.len());
+            assert_eq!(p.visible, k.visible, "scene {scene} frame {frame}");
+            assert_eq!(p.scene, k.scene);
+            assert_eq!(p.caster_count, k.caster_count);
+            assert_eq!(p.draws, k.draws);
+            assert_eq!(p.bounds, k.bounds);
+            assert_eq!(p.lod_level, k.lod_level);
+            assert_eq!(sp.stats(), sk.stats());
+            assert!(sp.stats().invalid > 0, "bad data is in the scene");
+            assert_eq!(sp.lod_events(), sk.lod_events());
+            assert_eq!(p.visible, d.visible);
+            assert_eq!(p.scene, d.scene);
+            assert_eq!(sp.stats(), sd.stats());
+            assert_eq!(sp.lod_events(), sd.lod_events());
+        }
+    }
+}
