@@ -26,7 +26,8 @@ impl ClusterMesh {
     /// its record in place, levels in parallel. No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         let triangles = self.levels.first().map_or(0, PackedLevel::triangle_count);
-        par::cook(triangles, || self.encode_on_pool())
+        let small = par::small(triangles, self.materials.len());
+        par::cook(small, || self.encode_on_pool())
     }
 
     fn encode_on_pool(&self) -> Result<Vec<u8>, CookError> {

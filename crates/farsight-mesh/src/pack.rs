@@ -72,10 +72,20 @@ pub struct ClusterMesh {
 /// not monotonic, a level is not complete alone, a uniform cut opens a crack, or a
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
-    par::cook(mesh.triangle_count(), || {
+    par::cook(small(mesh), || {
         let cook = cook_checked(mesh, config, Unchecked::check)?;
         Ok(cook.0.mesh)
     })
+}
+
+/// Whether `mesh` is too small for its cook to be split across threads
+/// ([`par::small`]).
+fn small(mesh: &Mesh) -> bool {
+    let materials = mesh.submeshes.first().map_or(0, |first| {
+        let more = mesh.submeshes.iter().any(|s| s.material != first.material);
+        1 + usize::from(more)
+    });
+    par::small(mesh.triangle_count(), materials)
 }
 
 /// The settings a cook tries in turn: the configured ones, then without the
@@ -154,7 +164,7 @@ pub fn cook_clusters_encoded(
     mesh: &Mesh,
     config: &ClusterConfig,
 ) -> Result<(ClusterMesh, Vec<u8>), CookError> {
-    par::cook(mesh.triangle_count(), || {
+    par::cook(small(mesh), || {
         let (cook, bytes) = cook_checked(mesh, config, |cook| {
             let (checked, bytes) = par::join(|| cook.check(), || cook.mesh.encode());
             checked.map(|()| bytes)
