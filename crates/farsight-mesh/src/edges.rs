@@ -58,9 +58,9 @@ impl EdgeReference {
         };
         // Connected parts (union-find), LOD0's open edges and its triangle index
         // are independent.
-        let ((mut parent, (keys, open)), (starts, pairs)) = rayon::join(
+        let ((mut parent, (keys, open)), (starts, pairs)) = crate::par::join(
             || {
-                rayon::join(
+                crate::par::join(
                     || {
                         let mut parent: Vec<u32> = (0..n as u32).collect();
                         for t in triangles(lod0) {

@@ -7,10 +7,10 @@ use farsight_format::{
     ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, FileWriter,
     RecordTag, Version, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
 };
-use rayon::prelude::*;
 
 use crate::error::CookError;
-use crate::pack::{on_pool, ClusterMesh, PackedLevel};
+use crate::pack::{ClusterMesh, PackedLevel};
+use crate::par;
 
 impl ClusterMesh {
     pub fn triangle_count(&self, level: usize) -> usize {
@@ -25,18 +25,18 @@ impl ClusterMesh {
     /// layout, is known), then [`FileWriter::finish_filled`] has each level write
     /// its record in place, levels in parallel. No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
-        on_pool(|| self.encode_on_pool())
+        let triangles = self.levels.first().map_or(0, PackedLevel::triangle_count);
+        let small = par::small(triangles, self.materials.len());
+        par::cook(small, || self.encode_on_pool())
     }
 
     fn encode_on_pool(&self) -> Result<Vec<u8>, CookError> {
         let min = self.bounds.min.to_array();
         let max = self.bounds.max.to_array();
         let scratch = RemapPool::new(self.vertices.len());
-        let sources: Vec<Vec<u32>> = self
-            .levels
-            .par_iter()
-            .map(|level| scratch.with(|remap| level_sources(level, remap)))
-            .collect();
+        let sources: Vec<Vec<u32>> = par::map(&self.levels, |level| {
+            scratch.with(|remap| level_sources(level, remap))
+        });
         let mut writer = FileWriter::new(Version::Streamed);
         let mut headers = Vec::with_capacity(self.levels.len());
         let mut entries = Vec::with_capacity(self.levels.len());

@@ -35,6 +35,7 @@ mod lod_chain;
 mod mesh;
 mod obj_import;
 mod pack;
+mod par;
 mod prepare;
 mod repair;
 mod skin;

@@ -5,12 +5,12 @@
 use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
 use glam::Vec3;
-use rayon::prelude::*;
 
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::edges::EdgeReference;
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
+use crate::par;
 use crate::split::{build_parts, MaterialSplit};
 use crate::validate::{check, check_cluster_materials};
 use crate::Warning;
@@ -72,10 +72,20 @@ pub struct ClusterMesh {
 /// not monotonic, a level is not complete alone, a uniform cut opens a crack, or a
 /// cluster mixes materials.
 pub fn cook_clusters(mesh: &Mesh, config: &ClusterConfig) -> Result<ClusterMesh, CookError> {
-    on_pool(|| {
+    par::cook(small(mesh), || {
         let cook = cook_checked(mesh, config, Unchecked::check)?;
         Ok(cook.0.mesh)
     })
+}
+
+/// Whether `mesh` is too small for its cook to be split across threads
+/// ([`par::small`]).
+fn small(mesh: &Mesh) -> bool {
+    let materials = mesh.submeshes.first().map_or(0, |first| {
+        let more = mesh.submeshes.iter().any(|s| s.material != first.material);
+        1 + usize::from(more)
+    });
+    par::small(mesh.triangle_count(), materials)
 }
 
 /// The settings a cook tries in turn: the configured ones, then without the
@@ -146,14 +156,6 @@ fn cook_checked<T>(
     unreachable!("the last configuration returns")
 }
 
-/// Runs a cook on a rayon worker. Called from outside the pool, every parallel
-/// step would be handed to the pool and waited for on its own (a wake-up and a
-/// hand-back each, tens of microseconds); entering the pool once makes the
-/// steps plain work-stealing joins. Inside the pool it just runs `f`.
-pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    rayon::scope(|_| f())
-}
-
 /// [`cook_clusters`] and [`ClusterMesh::encode`] in one: the trust checks and the
 /// record encoding run side by side (the bytes are dropped when a check fails), so
 /// the encoder's serial container work overlaps the parallel checks. Same result
@@ -162,9 +164,9 @@ pub fn cook_clusters_encoded(
     mesh: &Mesh,
     config: &ClusterConfig,
 ) -> Result<(ClusterMesh, Vec<u8>), CookError> {
-    on_pool(|| {
+    par::cook(small(mesh), || {
         let (cook, bytes) = cook_checked(mesh, config, |cook| {
-            let (checked, bytes) = rayon::join(|| cook.check(), || cook.mesh.encode());
+            let (checked, bytes) = par::join(|| cook.check(), || cook.mesh.encode());
             checked.map(|()| bytes)
         })?;
         Ok((cook.mesh, bytes?))
@@ -183,7 +185,7 @@ impl Unchecked {
     /// The material check and the others, side by side; a material failure is
     /// reported first, as when they ran in sequence.
     fn check(&self) -> Result<(), CookError> {
-        let (materials, rest) = rayon::join(
+        let (materials, rest) = par::join(
             || check_cluster_materials(&self.mesh.levels, &self.split),
             || check(&self.mesh.levels, &self.reference),
         );
@@ -225,13 +227,8 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     let (parts, (bounds, packed, reference)) = build_parts(config, &split, || {
         let bounds = mesh.bounds();
         let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (packed, reference) = rayon::join(
-            || {
-                source
-                    .par_iter()
-                    .map(|v| ClusterVertex::pack(&float_vertex(v), min, max))
-                    .collect::<Vec<_>>()
-            },
+        let (packed, reference) = par::join(
+            || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
             || {
                 let lod0: Vec<(&[u32], u32)> = split
                     .parts
@@ -438,7 +435,7 @@ fn stamp_with<'t>(
         }
         level
     };
-    (0..n).into_par_iter().map(fill).collect()
+    par::map_range(n, fill)
 }
 
 /// `dag`'s groups, with spheres that enclose the own spheres of their clusters

@@ -373,6 +373,10 @@ pub(crate) fn largest_first<T: Sync, R: Send, S: Send>(
     f: impl Fn(&T) -> R + Sync,
     then: impl FnOnce() -> S + Send,
 ) -> (Vec<R>, S) {
+    if crate::par::inline() {
+        let results = items.iter().map(f).collect();
+        return (results, then());
+    }
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
     let next = AtomicUsize::new(0);

@@ -16,6 +16,7 @@ use crate::edges::{EdgeReference, SortedKeys};
 use crate::error::CookError;
 use crate::mesh::Vertex;
 use crate::pack::PackedLevel;
+use crate::par;
 use crate::repair::position_remap;
 use crate::split::{largest_first, MaterialSplit};
 
@@ -28,7 +29,7 @@ pub fn check_cluster_materials(
     let parts = &split.parts;
     let material_of =
         |v: u32| parts.partition_point(|p| p.vertex_base + p.vertex_count <= v) as u32;
-    levels.par_iter().enumerate().try_for_each(|(level, l)| {
+    let check_level = |(level, l): (usize, &PackedLevel)| {
         for (cluster, c) in l.clusters.iter().enumerate() {
             let expected = u32::from(c.material);
             let (base, count) = parts
@@ -46,7 +47,12 @@ pub fn check_cluster_materials(
             }
         }
         Ok(())
-    })
+    };
+    if par::inline() {
+        levels.iter().enumerate().try_for_each(check_level)
+    } else {
+        levels.par_iter().enumerate().try_for_each(check_level)
+    }
 }
 
 /// The cook's trust checks on stamped levels over `vertices`, against LOD0
@@ -110,10 +116,7 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
             thresholds.push(t);
         }
     }
-    let plans: Vec<CutPlan> = thresholds
-        .par_iter()
-        .map(|&t| CutPlan::new(levels, t))
-        .collect();
+    let plans: Vec<CutPlan> = par::map(&thresholds, |&t| CutPlan::new(levels, t));
     // Every sort first, as one set of jobs taken largest first by whichever thread
     // is free: each level alone (closed parts stay closed), and each cut's own
     // lists (a cut's sorts need no level's result). A level made of exactly LOD0's
@@ -161,22 +164,19 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
         .collect();
     all_open.sort_unstable();
     all_open.dedup();
-    let errors: Vec<Option<CookError>> = cuts
-        .par_iter()
-        .zip(&plans)
-        .map(|(keys, plan)| {
-            let open_edges = match keys {
-                CutKeys::Whole(open) => reference.crack_count(open, &all_open),
-                CutKeys::Delta(minus, plus) => {
-                    reference.cracks_between(per_level[plan.base].keys(), minus, plus, &all_open)
-                }
-            };
-            (open_edges > 0).then_some(CookError::CrackInCut {
-                threshold: plan.t,
-                open_edges,
-            })
+    let errors: Vec<Option<CookError>> = par::map_range(cuts.len(), |c| {
+        let (keys, plan) = (&cuts[c], &plans[c]);
+        let open_edges = match keys {
+            CutKeys::Whole(open) => reference.crack_count(open, &all_open),
+            CutKeys::Delta(minus, plus) => {
+                reference.cracks_between(per_level[plan.base].keys(), minus, plus, &all_open)
+            }
+        };
+        (open_edges > 0).then_some(CookError::CrackInCut {
+            threshold: plan.t,
+            open_edges,
         })
-        .collect();
+    });
     // Deterministic report: the first failing threshold.
     match errors.into_iter().flatten().next() {
         Some(e) => Err(e),

@@ -850,6 +850,41 @@ fn every_stress_case_cooks_as_a_dag_the_first_time() {
     }
 }
 
+/// Issue 16, part 4: a cook too small to split runs inline on the calling thread
+/// and a larger one on the pool; either way the file's bytes are the same on
+/// pools of one and two threads and from outside any pool (the box and a
+/// 2-part cut of the parts case are inline; the parts and placed cases are not).
+#[test]
+fn bytes_are_the_same_on_one_and_two_threads_inline_or_not() {
+    let config = ClusterConfig::default();
+    let mut cases: Vec<(&str, Mesh)> = stress_cases()
+        .into_iter()
+        .filter(|(name, _)| *name != "gen_grid256")
+        .collect();
+    let mut few = stress_cases().swap_remove(0).1;
+    few.submeshes.truncate(2);
+    cases.push(("gen_parts2", few));
+    for (name, mesh) in cases {
+        let prepared = farsight_mesh::prepare(&mesh).mesh;
+        let outside = farsight_mesh::cook_clusters_encoded(&prepared, &config)
+            .unwrap()
+            .1;
+        for threads in [1, 2] {
+            let on_pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| farsight_mesh::cook_clusters_encoded(&prepared, &config))
+                .unwrap()
+                .1;
+            assert!(
+                on_pool == outside,
+                "{name}: bytes differ on {threads} threads"
+            );
+        }
+    }
+}
+
 /// Issue 16, part 0: every corpus mesh cooks the first time (no refused DAG, no
 /// rebuild) as a cluster DAG whose every level, decoded from the file, keeps LOD0's
 /// closed parts closed; and as a cooked LOD chain. (ToyCar, AntiqueCamera and
