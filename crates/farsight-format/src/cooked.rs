@@ -525,3 +525,21 @@ pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
         }
     }
 }
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use super::{join_planes, split_planes};
+
+    #[test]
+    fn joined_planes_are_the_split_elements_for_every_element_size() {
+        for elem in [2usize, 4, 8, 12] {
+            for n in [0usize, 1, 3, 17, 256] {
+                let raw: Vec<u8> = (0..n * elem).map(|i| (i * 7 + elem) as u8).collect();
+                let planes = split_planes(&raw, elem);
+                let mut out = vec![0xAA; raw.len()];
+                join_planes(&planes, &mut out, elem);
+                assert_eq!(out, raw, "{n} elements of {elem} bytes");
+            }
+        }
+    }
+}
