@@ -247,7 +247,27 @@ fn stage_table(cooked: &[Cooked]) {
     );
 }
 
+/// `FARSIGHT_BENCH_DUMP=DIR` writes every mesh's parts to `DIR/NAME.parts` (each a
+/// u32 length and a full-precision record) for farsight-format's `decode_profile`
+/// example, which profiles a set without the bench's dependencies.
+fn dump_parts() {
+    let Ok(dir) = std::env::var("FARSIGHT_BENCH_DUMP") else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, parts) in bench_meshes() {
+        let mut out = Vec::new();
+        for m in &parts {
+            let rec = encode_full(m).unwrap();
+            out.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+            out.extend_from_slice(&rec);
+        }
+        std::fs::write(format!("{dir}/{name}.parts"), out).unwrap();
+    }
+}
+
 fn bench(c: &mut Criterion) {
+    dump_parts();
     let cooked = cook_all();
     size_table(&cooked);
     stage_table(&cooked);

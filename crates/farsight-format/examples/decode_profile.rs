@@ -20,8 +20,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     };
     let runs: usize = args.get(2).map_or(Ok(2000), |r| r.parse())?;
-    let m = obj::obj_mesh(input)?;
     let flags = args.get(3).map_or("", String::as_str);
+    if input.ends_with(".parts") {
+        return profile_set(input, runs, flags);
+    }
+    let m = obj::obj_mesh(input)?;
     let off = |name: &str| flags.split(',').any(|f| f == name);
     let cook = CookOptions {
         predict_positions: !off("no-positions"),
@@ -60,5 +63,83 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         best = best.min(t.elapsed().as_nanos() as f64);
     }
     println!("decode: best of {runs}: {:.1} ns per triangle", best / tris);
+    Ok(())
+}
+
+/// A `.parts` file (from the format bench's `FARSIGHT_BENCH_DUMP`): cooks the parts
+/// as one set and prints where its decode spends its time.
+fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use farsight_format::{cook_mesh_set, CookedSet, FullMesh};
+    let bytes = std::fs::read(path)?;
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into()?) as usize;
+        parts.push(FullMesh::parse(&bytes[at + 4..at + 4 + len])?.to_mesh());
+        at += 4 + len;
+    }
+    let off = |name: &str| flags.split(',').any(|f| f == name);
+    let opts = CookOptions {
+        entropy: !off("no-entropy"),
+        ..CookOptions::default()
+    };
+    let set_bytes = cook_mesh_set(&parts, &opts)?;
+    let set = CookedSet::parse(&set_bytes)?;
+    let best = |f: &mut dyn FnMut()| {
+        let mut best = f64::MAX;
+        for _ in 0..runs {
+            let t = std::time::Instant::now();
+            f();
+            best = best.min(t.elapsed().as_nanos() as f64);
+        }
+        best
+    };
+    let mut scratch = DecodeScratch::default();
+    let mut buf = Vec::new();
+    let body_ns = best(&mut || {
+        std::hint::black_box(set.body(&mut buf, &mut scratch).unwrap().len());
+    });
+    let body = set.body(&mut buf, &mut scratch)?.to_vec();
+    let tris: usize = (0..set.record_count())
+        .map(|r| set.record(&body, r).unwrap().triangle_count() as usize)
+        .sum();
+    let mut meshes = Vec::new();
+    let total = best(&mut || set.decode_into(&mut meshes, &mut scratch).unwrap());
+    println!(
+        "{path}: {} parts, {} records, {tris} triangles, {} bytes, body codec {}, body {} -> {}",
+        set.part_count(),
+        set.record_count(),
+        set_bytes.len(),
+        set.header.body_codec,
+        set.header.body_stored_len,
+        set.header.body_len
+    );
+    println!(
+        "set decode {:.0} ns ({:.1} ns/tri); body {:.0} ns ({:.1} ns/tri)",
+        total,
+        total / tris as f64,
+        body_ns,
+        body_ns / tris as f64
+    );
+    let mut out = MeshData::default();
+    for r in 0..set.record_count() {
+        let m = set.record(&body, r)?;
+        let h = &m.header;
+        let ns = best(&mut || m.decode_into(&mut out, &mut scratch).unwrap());
+        let codecs: Vec<String> = h
+            .streams
+            .iter()
+            .map(|d| format!("{}:{}", d.codec, d.stored_len))
+            .collect();
+        println!(
+            "  record {r}: {} tris {} verts flags {:#x}: {:.0} ns ({:.1}/tri)  streams {}",
+            m.triangle_count(),
+            h.vertex_count,
+            h.flags,
+            ns,
+            ns / m.triangle_count().max(1) as f64,
+            codecs.join(" ")
+        );
+    }
     Ok(())
 }

@@ -496,23 +496,50 @@ pub(crate) fn split_planes(raw: &[u8], elem: usize) -> Vec<u8> {
     out
 }
 
+/// [`join_planes`] for `N`-byte elements, `n` of them: the planes as `N` slices of
+/// `n` bytes, so the loop reads them without a bounds check per byte.
+#[inline(always)]
+fn join_planes_n<const N: usize>(planes: &[u8], out: &mut [u8], n: usize) {
+    let p: [&[u8]; N] = std::array::from_fn(|b| &planes[b * n..(b + 1) * n]);
+    for (i, o) in out.chunks_exact_mut(N).enumerate().take(n) {
+        let e: [u8; N] = std::array::from_fn(|b| p[b][i]);
+        o.copy_from_slice(&e);
+    }
+}
+
 /// Inverse of [`split_planes`]; `planes.len() == out.len()` (checked by parse).
 pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
     let n = out.len() / elem;
-    if elem == 4 && planes.len() == out.len() {
-        // The common element size, as straight-line zips LLVM vectorises.
-        let (p0, rest) = planes.split_at(n);
-        let (p1, rest) = rest.split_at(n);
-        let (p2, p3) = rest.split_at(n);
-        let bytes = p0.iter().zip(p1).zip(p2).zip(p3);
-        for (o, (((&a, &b), &c), &d)) in out.chunks_exact_mut(4).zip(bytes) {
-            o.copy_from_slice(&[a, b, c, d]);
+    if planes.len() == out.len() {
+        // The element sizes of the streams (indices and 4-byte vertex streams,
+        // 8-byte positions), with every plane's bounds known to the loop.
+        match elem {
+            4 => return join_planes_n::<4>(planes, out, n),
+            8 => return join_planes_n::<8>(planes, out, n),
+            _ => {}
         }
-        return;
     }
     for (i, e) in out.chunks_exact_mut(elem).enumerate() {
         for (b, byte) in e.iter_mut().enumerate() {
             *byte = planes[b * n + i];
+        }
+    }
+}
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use super::{join_planes, split_planes};
+
+    #[test]
+    fn joined_planes_are_the_split_elements_for_every_element_size() {
+        for elem in [2usize, 4, 8, 12] {
+            for n in [0usize, 1, 3, 17, 256] {
+                let raw: Vec<u8> = (0..n * elem).map(|i| (i * 7 + elem) as u8).collect();
+                let planes = split_planes(&raw, elem);
+                let mut out = vec![0xAA; raw.len()];
+                join_planes(&planes, &mut out, elem);
+                assert_eq!(out, raw, "{n} elements of {elem} bytes");
+            }
         }
     }
 }
