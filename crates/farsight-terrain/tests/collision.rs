@@ -488,7 +488,7 @@ fn a_ranged_cache_holds_what_it_built_and_refreshes_it_after_an_edit() {
     let mut ranged = CollisionCache::new(1);
     let report = ranged.build(&g, &wanted);
     assert!(report.parallel, "more than 8 chunks build in parallel");
-    assert!(ranged.len() < full.len() && ranged.len() > 0);
+    assert!(ranged.len() < full.len() && !ranged.is_empty());
     for &c in &wanted {
         assert!(ranged.holds(c), "chunk {c} held");
         match (full.collider(c), ranged.collider(c)) {

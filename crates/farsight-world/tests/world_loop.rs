@@ -358,7 +358,7 @@ fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
         source_radius: 200.0,
         ..WorldConfig::default()
     };
-    let grid = farsight_terrain::read_grid(&dir.join(&m.terrain.file)).unwrap();
+    let grid = farsight_terrain::read_grid(dir.join(&m.terrain.file)).unwrap();
     let mut full = CollisionCache::new(1);
     full.update(&grid);
     let whole = full.heap_bytes() as u64;
