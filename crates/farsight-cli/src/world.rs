@@ -706,6 +706,13 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
             world.store().heap_bytes() as u64 / objects,
         );
     }
+    println!(
+        "colliders (in the terrain's memory): every chunk within {:.0} of a source, at most {} held, {:.2} MiB at most; {} built",
+        config.collision_radius,
+        frames.iter().map(|f| f.report.colliders).max().unwrap_or(0),
+        frames.iter().map(|f| f.report.collider_bytes).max().unwrap_or(0) as f64 / MIB,
+        frames.iter().map(|f| f.report.colliders_built as u64).sum::<u64>(),
+    );
     let edits: usize = recording.frames.iter().map(|f| f.edits.len()).sum();
     println!(
         "flight: {} frames, 2 teleports, {edits} terrain edits; budget {:.1} MiB resident, {:.2} MiB per frame uploaded",

@@ -15,6 +15,9 @@ use crate::flat::{reduce_flat, CollisionMesh, FlatScratch};
 use crate::grid::{CellSource, VoxelGrid};
 use crate::mesh::ChunkMesher;
 
+/// Bytes of one known-empty chunk's set slot.
+const EMPTY_SLOT: usize = std::mem::size_of::<IVec3>() + 1;
+
 /// Affected chunks above which a rebuild runs on the rayon pool (seed 001: 8).
 pub const PARALLEL_REBUILD_THRESHOLD: usize = 8;
 
@@ -96,12 +99,21 @@ pub struct RayHit {
 }
 
 /// Collision for one terrain: keyed by terrain id, grid generation and revision.
+///
+/// Two ways to use it. [`update`](Self::update) keeps a collider for every chunk of
+/// the grid. A ranged cache (a world too large for all its colliders at once) holds
+/// only the chunks its owner asks for: [`build`](Self::build) adds chunks (a chunk
+/// without surface is held as known empty), [`evict`](Self::evict) drops one, and
+/// [`refresh`](Self::refresh) rebuilds the held chunks an edit reached, adding none,
+/// so a held collider is never stale.
 #[derive(Debug)]
 pub struct CollisionCache {
     terrain: u64,
     generation: u64,
     revision: u64,
     colliders: ChunkMap<Arc<ChunkCollider>>,
+    /// Held chunks with no surface (ranged use only).
+    empty: ChunkSet,
 }
 
 impl CollisionCache {
@@ -112,6 +124,7 @@ impl CollisionCache {
             generation: 0,
             revision: 0,
             colliders: ChunkMap::default(),
+            empty: ChunkSet::default(),
         }
     }
 
@@ -140,6 +153,69 @@ impl CollisionCache {
         self.heap_breakdown().total()
             + self.colliders.len() * shared
             + self.colliders.capacity() * slot
+            + self.empty.capacity() * EMPTY_SLOT
+    }
+
+    /// Bytes one held chunk costs (its shape, its shared allocation and its map
+    /// slot; a known-empty chunk its set slot), 0 when not held.
+    pub fn bytes_of(&self, chunk: IVec3) -> usize {
+        match self.colliders.get(&chunk) {
+            Some(c) => {
+                c.shape.heap_breakdown().total()
+                    + 2 * std::mem::size_of::<usize>()
+                    + std::mem::size_of::<ChunkCollider>()
+                    + std::mem::size_of::<(IVec3, Arc<ChunkCollider>)>()
+                    + 1
+            }
+            None if self.empty.contains(&chunk) => EMPTY_SLOT,
+            None => 0,
+        }
+    }
+
+    /// Whether `chunk` is held: its collider, or known to have no surface.
+    pub fn holds(&self, chunk: IVec3) -> bool {
+        self.colliders.contains_key(&chunk) || self.empty.contains(&chunk)
+    }
+
+    /// Every held chunk, colliders and known-empty ones.
+    pub fn held(&self) -> impl Iterator<Item = IVec3> + '_ {
+        self.colliders.keys().chain(self.empty.iter()).copied()
+    }
+
+    /// Drops `chunk` (ranged use); returns the heap bytes freed (its shape and
+    /// shared allocation: the map slot stays as capacity for the next chunk).
+    pub fn evict(&mut self, chunk: IVec3) -> usize {
+        self.empty.remove(&chunk);
+        self.colliders.remove(&chunk).map_or(0, |c| {
+            c.shape.heap_breakdown().total()
+                + 2 * std::mem::size_of::<usize>()
+                + std::mem::size_of::<ChunkCollider>()
+        })
+    }
+
+    /// Brings the held chunks up to date with `grid` (ranged use): rebuilds those an
+    /// edit reached, drops everything on a full refresh, adds nothing. Synchronous;
+    /// more than 8 chunks build in parallel.
+    pub fn refresh(&mut self, grid: &VoxelGrid) -> CacheUpdate {
+        let mut report = CacheUpdate::default();
+        let Some(dirty) = self.dirty(grid, &mut report) else {
+            return report;
+        };
+        let mut list: Vec<IVec3> = dirty.into_iter().filter(|c| self.holds(*c)).collect();
+        list.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        self.rebuild(grid, &list, true, &mut report);
+        self.generation = grid.generation();
+        self.revision = grid.revision();
+        report
+    }
+
+    /// Builds the colliders of `chunks` from `grid` (ranged use), holding a chunk
+    /// without surface as known empty; held chunks an edit reached are refreshed
+    /// first. Synchronous; more than 8 chunks build in parallel.
+    pub fn build(&mut self, grid: &VoxelGrid, chunks: &[IVec3]) -> CacheUpdate {
+        let mut report = self.refresh(grid);
+        self.rebuild(grid, chunks, true, &mut report);
+        report
     }
 
     /// Heap bytes of the colliders' shapes, by part (headers not included).
@@ -164,8 +240,22 @@ impl CollisionCache {
     /// refresh. Synchronous; more than 8 chunks build in parallel.
     pub fn update(&mut self, grid: &VoxelGrid) -> CacheUpdate {
         let mut report = CacheUpdate::default();
-        if grid.generation() == self.generation && grid.revision() == self.revision {
+        let Some(dirty) = self.dirty(grid, &mut report) else {
             return report;
+        };
+        let mut list: Vec<IVec3> = dirty.into_iter().collect();
+        list.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        self.rebuild(grid, &list, false, &mut report);
+        self.generation = grid.generation();
+        self.revision = grid.revision();
+        report
+    }
+
+    /// The chunks an edit since the cache's version reached (`None`: current). A
+    /// full refresh drops every held chunk and names every chunk a surface may own.
+    fn dirty(&mut self, grid: &VoxelGrid, report: &mut CacheUpdate) -> Option<ChunkSet> {
+        if grid.generation() == self.generation && grid.revision() == self.revision {
+            return None;
         }
         let mut dirty = ChunkSet::default();
         match grid.changes_since(self.generation, self.revision) {
@@ -173,6 +263,7 @@ impl CollisionCache {
                 report.full_refresh = true;
                 report.removed = self.colliders.len();
                 self.colliders.clear();
+                self.empty.clear();
                 for c in grid.chunk_coords() {
                     removal_affected(c, &mut dirty);
                 }
@@ -186,8 +277,21 @@ impl CollisionCache {
                 }
             }
         }
-        let mut list: Vec<IVec3> = dirty.into_iter().collect();
-        list.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        Some(dirty)
+    }
+
+    /// Builds `list` from `grid` into the cache (`track_empty`: hold the chunks
+    /// without surface as known empty).
+    fn rebuild(
+        &mut self,
+        grid: &VoxelGrid,
+        list: &[IVec3],
+        track_empty: bool,
+        report: &mut CacheUpdate,
+    ) {
+        if list.is_empty() {
+            return;
+        }
         let build = |m: &mut CollisionMesher, c: IVec3| {
             if surface_impossible(grid, c, 0) {
                 (c, None)
@@ -208,19 +312,20 @@ impl CollisionCache {
         for (c, col) in built {
             match col {
                 Some(col) => {
+                    self.empty.remove(&c);
                     self.colliders.insert(c, Arc::new(col));
                     report.rebuilt += 1;
                 }
                 None => {
+                    if track_empty {
+                        self.empty.insert(c);
+                    }
                     if self.colliders.remove(&c).is_some() && !report.full_refresh {
                         report.removed += 1;
                     }
                 }
             }
         }
-        self.generation = grid.generation();
-        self.revision = grid.revision();
-        report
     }
 
     /// The nearest hit of the ray `origin + t * dir`, `t` in `[0, max_distance]`

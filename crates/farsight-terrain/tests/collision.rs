@@ -463,3 +463,71 @@ fn rounded_positions_stay_on_the_mesh_and_agree_across_chunk_seams() {
         "{disagree} of {rays} rays differ from the unrounded mesh"
     );
 }
+
+/// A ranged cache (issue 14): it holds only the chunks built into it, each equal to
+/// the whole-grid cache's collider, chunks without surface held as known empty; an
+/// edit rebuilds the held chunks it reaches and adds none (never a stale collider);
+/// an evicted chunk costs nothing.
+#[test]
+fn a_ranged_cache_holds_what_it_built_and_refreshes_it_after_an_edit() {
+    let mut g = VoxelGrid::new();
+    generate(
+        &mut g,
+        &TerrainParams::default(),
+        IVec3::new(-2, -1, -2),
+        IVec3::new(2, 1, 2),
+    );
+    let same = |a: &ChunkCollider, b: &ChunkCollider| {
+        a.shape.vertices().eq(b.shape.vertices()) && a.shape.triangles().eq(b.shape.triangles())
+    };
+    let mut full = CollisionCache::new(1);
+    full.update(&g);
+    let wanted: Vec<IVec3> = (-1..=0)
+        .flat_map(|x| (-1..=1).flat_map(move |y| (-1..=0).map(move |z| IVec3::new(x, y, z))))
+        .collect();
+    let mut ranged = CollisionCache::new(1);
+    let report = ranged.build(&g, &wanted);
+    assert!(report.parallel, "more than 8 chunks build in parallel");
+    assert!(ranged.len() < full.len() && !ranged.is_empty());
+    for &c in &wanted {
+        assert!(ranged.holds(c), "chunk {c} held");
+        match (full.collider(c), ranged.collider(c)) {
+            (Some(a), Some(b)) => assert!(same(a, b), "chunk {c}"),
+            (None, None) => assert!(ranged.bytes_of(c) > 0, "a known-empty chunk is counted"),
+            _ => panic!("chunk {c}: the ranged cache disagrees with the full one"),
+        }
+    }
+    assert!(!ranged.holds(IVec3::new(2, 0, 2)));
+    let total: usize = ranged.held().map(|c| ranged.bytes_of(c)).sum();
+    assert!(total <= ranged.heap_bytes());
+
+    // Carve at a held chunk's corner: every held chunk it reaches is rebuilt (equal
+    // to a fresh full cache), the unheld neighbours stay unheld.
+    let ground = TerrainParams::default().height(0.0, 0.0);
+    g.set_sphere(Vec3::new(0.0, ground, 0.0), 40.0, Material::AIR)
+        .unwrap();
+    let held = ranged.held().count();
+    let up = ranged.refresh(&g);
+    assert!(up.rebuilt > 0 && !up.full_refresh, "{up:?}");
+    full.update(&g);
+    for &c in &wanted {
+        match (full.collider(c), ranged.collider(c)) {
+            (Some(a), Some(b)) => assert!(same(a, b), "chunk {c} after the edit"),
+            (None, None) => {}
+            _ => panic!("chunk {c}: stale after the edit"),
+        }
+    }
+    assert_eq!(
+        ranged.held().count(),
+        held,
+        "the refresh added no chunk and dropped none"
+    );
+    assert_eq!(ranged.refresh(&g), CacheUpdate::default(), "current");
+
+    let c = ranged.colliders().next().unwrap().chunk;
+    let (bytes, heap) = (ranged.bytes_of(c), ranged.heap_bytes());
+    let freed = ranged.evict(c);
+    assert!(freed > 0 && freed < bytes, "the slot stays as capacity");
+    assert_eq!(ranged.heap_bytes(), heap - freed);
+    assert!(!ranged.holds(c) && ranged.bytes_of(c) == 0);
+}

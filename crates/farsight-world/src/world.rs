@@ -18,8 +18,9 @@ use farsight_stream::region::{
     Scene, SceneError, StreamingSource,
 };
 use farsight_terrain::{
-    chunk_distance, read_grid, ChunkCells, ChunkMesh, ChunkMesher, CollisionCache, Material,
-    TerrainView, ViewSettings, VoxelGrid, CHUNK_SIZE,
+    affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, Changes,
+    ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
+    ViewSettings, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
     Camera, CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle,
@@ -43,6 +44,20 @@ pub const FOV_Y: f32 = std::f32::consts::FRAC_PI_3;
 const ASPECT: f32 = 16.0 / 9.0;
 const VIEWPORT_HEIGHT: f32 = 1080.0;
 
+/// Colliders of the band just beyond the collision radius built per frame at most:
+/// the colliders' build budget. Colliders are built on the CPU for the physics
+/// engine, not uploaded, so they take memory from the pool and no upload; within
+/// the radius every missing collider is built at once (seed 001: collision builds
+/// are synchronous with the request).
+const COLLIDER_BUILDS_PER_FRAME: usize = 4;
+
+/// What a collider not built yet is taken to cost before any was built.
+const COLLIDER_ESTIMATE: u64 = 64 << 10;
+
+fn default_collision_radius() -> f32 {
+    192.0
+}
+
 /// How the loop runs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldConfig {
@@ -55,6 +70,12 @@ pub struct WorldConfig {
     pub mesh_threads: usize,
     /// Terrain draw distance and the objects' cull distance.
     pub draw_distance: f32,
+    /// Every terrain chunk within this distance of a streaming source (the camera,
+    /// a teleport's prefetched target) has its collider, built at once, as
+    /// protected as a coarsest level; the band one chunk beyond is built ahead
+    /// under the pools, and colliders farther than two chunks beyond are freed.
+    #[serde(default = "default_collision_radius")]
+    pub collision_radius: f32,
 }
 
 impl Default for WorldConfig {
@@ -65,6 +86,7 @@ impl Default for WorldConfig {
             io_threads: 2,
             mesh_threads: 1,
             draw_distance: 700.0,
+            collision_radius: default_collision_radius(),
         }
     }
 }
@@ -100,6 +122,12 @@ pub struct FrameReport {
     /// the loop's thread) because no finer mesh of theirs was published and
     /// uploaded yet: without the base each would be a hole.
     pub terrain_base_drawn: u32,
+    /// Terrain colliders held after the frame, and their bytes (part of the
+    /// terrain's memory).
+    pub colliders: u32,
+    pub collider_bytes: u64,
+    /// Colliders built this frame.
+    pub colliders_built: u32,
 }
 
 impl FrameReport {
@@ -171,6 +199,12 @@ enum Target {
     Chunk {
         chunk: [i32; 3],
     },
+    /// A collider of the band beyond the collision radius, and the memory it is
+    /// taken to need.
+    Collider {
+        chunk: IVec3,
+        need: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -221,7 +255,25 @@ pub struct World {
     building_spare_since: Vec<u32>,
     // Terrain.
     grid: VoxelGrid,
+    /// The colliders: a range around the streaming sources (a ranged cache).
     collision: CollisionCache,
+    /// This frame's streaming sources (camera, prefetch target).
+    sources: [Vec3; 2],
+    n_sources: usize,
+    /// Chunks a surface may lie in: the grid's written chunks and one more on each
+    /// side, for the grid version it was taken at.
+    chunk_range: (IVec3, IVec3),
+    range_version: (u64, u64),
+    /// The largest collider built so far: what one not built yet is taken to cost.
+    collider_estimate: u64,
+    /// Bytes the terrain uploaded this frame before the pools ran: base meshes
+    /// remade after an edit.
+    early_upload: u64,
+    edit_hash: u64,
+    colliders_built: u32,
+    collider_hash: u64,
+    near: Vec<(f32, IVec3)>,
+    collider_list: Vec<IVec3>,
     pending: BTreeMap<[i32; 3], TerrainPublication>,
     uploaded: BTreeMap<[i32; 3], Uploaded>,
     dense: Vec<IVec3>,
@@ -426,6 +478,17 @@ impl World {
             in_view: Vec::new(),
             prop_lods,
             collision: CollisionCache::new(1),
+            sources: [Vec3::ZERO; 2],
+            n_sources: 0,
+            chunk_range: (IVec3::ZERO, IVec3::ZERO),
+            range_version: (u64::MAX, u64::MAX),
+            collider_estimate: COLLIDER_ESTIMATE,
+            early_upload: 0,
+            edit_hash: 0,
+            colliders_built: 0,
+            collider_hash: 0,
+            near: Vec::new(),
+            collider_list: Vec::new(),
             grid,
             pending: BTreeMap::new(),
             uploaded: BTreeMap::new(),
@@ -584,6 +647,22 @@ impl World {
         self.base_meshes.get(&chunk.to_array())
     }
 
+    /// The terrain colliders held: every chunk within the collision radius of a
+    /// streaming source, and what the pools let the band beyond keep.
+    pub fn collision(&self) -> &CollisionCache {
+        &self.collision
+    }
+
+    /// The base mesh `chunk` draws now (not one waiting for its upload), if it
+    /// draws its base.
+    pub fn terrain_drawn_base(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
+        let key = chunk.to_array();
+        let drawn = self.uploaded.get(&key).is_some_and(|u| !u.empty);
+        (drawn && !self.base_pending.contains(&key))
+            .then(|| self.base_meshes.get(&key))
+            .flatten()
+    }
+
     /// Waits a little for I/O (live only), for loading screens faster than the disk.
     pub fn wait_for_io(&mut self, timeout: Duration) {
         if let Io::Live {
@@ -716,6 +795,9 @@ impl World {
         let tmem = self.terrain_memory();
         let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
         report.terrain_base_drawn = base_drawn;
+        report.colliders = self.collision.len() as u32;
+        report.collider_bytes = self.collision.heap_bytes() as u64;
+        report.colliders_built = self.colliders_built;
         report.systems[SystemId::Terrain as usize] = SystemFrame {
             time: terrain_time + share_time / 2,
             memory: tmem,
@@ -1095,6 +1177,7 @@ impl World {
     }
 
     fn terrain_inputs(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) {
+        let before = (self.grid.generation(), self.grid.revision());
         for e in &input.edits {
             let material = if e.carve {
                 Material::AIR
@@ -1163,8 +1246,244 @@ impl World {
             }
             self.base_pending.remove(&p.chunk);
         }
+        self.early_upload = 0;
+        self.edited(before, camera);
         self.base(camera);
-        self.collision.update(&self.grid);
+        self.colliders(input, camera);
+    }
+
+    /// After an edit, every chunk whose drawn or pending mesh read an edited cell
+    /// gets its base mesh (the coarsest level, from the edited grid) made and
+    /// uploaded here and now, replacing the stale one, so a stale mesh is never
+    /// drawn whether or not the background mesher keeps up (paused, or its result
+    /// still on the way: its serial makes any older result void); the mesher's
+    /// result replaces the base when it is published and uploaded. An edited chunk
+    /// beyond preload range drops its mesh (seed 001: it cannot reappear stale).
+    fn edited(&mut self, before: (u64, u64), camera: Vec3) {
+        let mut h = DecisionHash::default();
+        if before == (self.grid.generation(), self.grid.revision()) {
+            self.edit_hash = 0;
+            return;
+        }
+        let Changes::Delta { changed, removed } = self.grid.changes_since(before.0, before.1)
+        else {
+            unreachable!("an edit keeps the grid's generation");
+        };
+        let coarsest = farsight_terrain::LEVELS - 1;
+        // Chunks whose drawn mesh read an edited cell (at the level it draws), and
+        // those whose pending mesh did (at its level).
+        let (mut drawn, mut pending) = (ChunkSet::default(), ChunkSet::default());
+        {
+            let (up, pend) = (&self.uploaded, &self.pending);
+            let drawn_level = |c: IVec3| match up.get(&c.to_array()) {
+                Some(u) if !u.empty => u.level,
+                _ => coarsest,
+            };
+            let pending_level = |c: IVec3| pend.get(&c.to_array()).map_or(coarsest, |p| p.level);
+            for ch in &changed {
+                affected_chunks(ch.global_bounds(), drawn_level, &mut drawn);
+                affected_chunks(ch.global_bounds(), pending_level, &mut pending);
+            }
+        }
+        for &r in &removed {
+            removal_affected(r, &mut drawn);
+            removal_affected(r, &mut pending);
+        }
+        // Chunks an edit made dense (or uniform) join (or leave) the base's list.
+        for c in changed
+            .iter()
+            .map(|ch| ch.chunk)
+            .chain(removed.iter().copied())
+        {
+            let dense = self
+                .grid
+                .entry(c)
+                .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)));
+            let at = self
+                .dense
+                .binary_search_by_key(&(c.x, c.y, c.z), |d| (d.x, d.y, d.z));
+            match (at, dense) {
+                (Err(i), true) => self.dense.insert(i, c),
+                (Ok(i), false) => {
+                    self.dense.remove(i);
+                }
+                _ => {}
+            }
+        }
+        // A stale pending mesh is never uploaded (the mesher's next result, or the
+        // base, takes its place).
+        let mut list: Vec<IVec3> = pending
+            .into_iter()
+            .filter(|c| self.pending.contains_key(&c.to_array()))
+            .collect();
+        list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
+        for c in &list {
+            let key = c.to_array();
+            self.pending.remove(&key);
+            self.partial.remove(&(1, key));
+            if self.base_pending.remove(&key) {
+                self.base_meshes.remove(&key);
+            }
+            key.iter().for_each(|&x| h.u32(x as u32));
+        }
+        // A stale drawn mesh is replaced by its base at once.
+        list.clear();
+        list.extend(
+            drawn
+                .into_iter()
+                .filter(|c| self.uploaded.contains_key(&c.to_array())),
+        );
+        list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
+        let preload = self.config.draw_distance + CHUNK_SIZE;
+        for c in list {
+            let key = c.to_array();
+            key.iter().for_each(|&x| h.u32(x as u32));
+            if chunk_distance(camera, c) > preload {
+                self.uploaded.remove(&key);
+                if !self.base_pending.contains(&key) {
+                    self.base_meshes.remove(&key);
+                }
+                h.u32(u32::MAX);
+                continue;
+            }
+            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let bytes = mesh.heap_bytes() as u64;
+            h.u64(bytes);
+            if self.base_pending.remove(&key) {
+                // The base waiting for its upload is this one now.
+                self.pending.remove(&key);
+                self.partial.remove(&(1, key));
+            }
+            if mesh.is_empty() {
+                self.base_meshes.remove(&key);
+                self.uploaded.insert(
+                    key,
+                    Uploaded {
+                        level: coarsest,
+                        bytes: 0,
+                        empty: true,
+                    },
+                );
+            } else {
+                self.early_upload += bytes;
+                self.base_meshes.insert(key, Arc::new(mesh));
+                self.uploaded.insert(
+                    key,
+                    Uploaded {
+                        level: coarsest,
+                        bytes,
+                        empty: false,
+                    },
+                );
+            }
+        }
+        self.edit_hash = h.value();
+    }
+
+    /// The colliders every source needs now: held ones an edit reached are rebuilt,
+    /// those far from every source freed, and every chunk within the collision
+    /// radius of a source built here and now (a source never stands on a chunk
+    /// without its collider).
+    fn colliders(&mut self, input: &FrameInput, camera: Vec3) {
+        let mut h = DecisionHash::default();
+        self.sources[0] = camera;
+        self.n_sources = 1;
+        if let Some(p) = input.prefetch {
+            self.sources[1] = Vec3::from_array(p);
+            self.n_sources = 2;
+        }
+        self.colliders_built = 0;
+        let up = self.collision.refresh(&self.grid);
+        h.u64(up.rebuilt as u64);
+        h.u64(up.removed as u64);
+        let version = (self.grid.generation(), self.grid.revision());
+        if self.range_version != version {
+            self.range_version = version;
+            let mut coords = self.grid.chunk_coords();
+            if let Some(first) = coords.next() {
+                let (lo, hi) = coords.fold((first, first), |(lo, hi), c| (lo.min(c), hi.max(c)));
+                self.chunk_range = (lo - IVec3::ONE, hi + IVec3::ONE);
+            } else {
+                self.chunk_range = (IVec3::ONE, IVec3::ZERO);
+            }
+        }
+        let radius = self.config.collision_radius;
+        let retain = radius + 2.0 * CHUNK_SIZE;
+        let sources = &self.sources[..self.n_sources];
+        self.collider_list.clear();
+        self.collider_list.extend(
+            self.collision
+                .held()
+                .filter(|&c| source_distance(sources, c) > retain),
+        );
+        self.collider_list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
+        for &c in &self.collider_list {
+            self.collision.evict(c);
+            h.u32(0x8000_0000);
+            c.to_array().iter().for_each(|&x| h.u32(x as u32));
+        }
+        self.near_sources(radius);
+        self.collider_list.clear();
+        let collision = &self.collision;
+        self.collider_list.extend(
+            self.near
+                .iter()
+                .map(|n| n.1)
+                .filter(|&c| !collision.holds(c)),
+        );
+        if !self.collider_list.is_empty() {
+            self.collision.build(&self.grid, &self.collider_list);
+            let list = std::mem::take(&mut self.collider_list);
+            for &c in &list {
+                let bytes = self.collider_built(c);
+                c.to_array().iter().for_each(|&x| h.u32(x as u32));
+                h.u64(bytes);
+            }
+            self.collider_list = list;
+        }
+        self.collider_hash = h.value();
+    }
+
+    /// Counts a collider just built: its bytes (0 for a chunk without surface,
+    /// nothing to upload) and the estimate for those not built yet.
+    fn collider_built(&mut self, c: IVec3) -> u64 {
+        let bytes = if self.collision.collider(c).is_some() {
+            self.collision.bytes_of(c) as u64
+        } else {
+            0
+        };
+        self.collider_estimate = self.collider_estimate.max(bytes);
+        self.colliders_built += 1;
+        bytes
+    }
+
+    /// The chunks of the grid's range within `reach` of a source, with their
+    /// distance to the nearest source, nearest first, into `near`.
+    fn near_sources(&mut self, reach: f32) {
+        self.near.clear();
+        let (lo, hi) = self.chunk_range;
+        let sources = &self.sources[..self.n_sources];
+        let chunk = |p: f32| (p / CHUNK_SIZE).floor() as i32;
+        for s in sources {
+            let a = IVec3::new(chunk(s.x - reach), chunk(s.y - reach), chunk(s.z - reach)).max(lo);
+            let b = IVec3::new(chunk(s.x + reach), chunk(s.y + reach), chunk(s.z + reach)).min(hi);
+            for z in a.z..=b.z {
+                for y in a.y..=b.y {
+                    for x in a.x..=b.x {
+                        let c = IVec3::new(x, y, z);
+                        let d = source_distance(sources, c);
+                        if d <= reach {
+                            self.near.push((d, c));
+                        }
+                    }
+                }
+            }
+        }
+        self.near.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+        });
+        self.near.dedup_by_key(|n| n.1);
     }
 
     /// Gives every dense chunk within preload range that has nothing drawn and
@@ -1240,6 +1559,26 @@ impl World {
     fn gather_asks(&mut self, camera: Vec3, bias: u8) {
         self.asks.clear();
         self.targets.clear();
+        // Colliders: the band one chunk beyond the radius, built ahead so a moving
+        // source finds its colliders there (within the radius all are held).
+        let radius = self.config.collision_radius;
+        self.near_sources(radius + CHUNK_SIZE);
+        let chunk_radius = chunk_bounds(IVec3::ZERO).radius();
+        for &(d, c) in &self.near {
+            if d <= radius || self.collision.holds(c) {
+                continue;
+            }
+            self.asks.push(Ask {
+                rank: 1,
+                screen: screen_px(chunk_radius, d),
+                bytes: 0,
+                key: self.targets.len() as u64,
+            });
+            self.targets.push(Target::Collider {
+                chunk: c,
+                need: self.collider_estimate,
+            });
+        }
         // Clusters: per model, every level from the coarsest missing one to the
         // wanted one (the scheduler starts them coarse to fine): those loading ask
         // for their upload, those to start for their memory and their upload.
@@ -1341,13 +1680,14 @@ impl World {
         let b = &self.config.budget;
         let cluster_held = self.scheduler().held_bytes();
         let mut held = self.held(cluster_held);
-        let mut upload_left = b.upload;
+        let mut upload_left = b.upload.saturating_sub(self.early_upload);
         let (mut upload, mut memory) = (0u64, 0u64);
         let mut starved = false;
         for a in &self.asks {
             let (need, freed) = match self.targets[a.key as usize] {
                 Target::Cluster { loading } => (if loading { 0 } else { a.bytes }, 0),
                 Target::Building { bytes, .. } => (bytes, 0),
+                Target::Collider { need, .. } => (need, 0),
                 Target::Chunk { chunk } => (
                     self.pending.get(&chunk).map_or(0, |p| p.bytes),
                     self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
@@ -1373,16 +1713,37 @@ impl World {
     /// the cluster scheduler left of the upload and of the memory.
     fn apply_grants(&mut self, cs: FrameStats) -> (u64, u64, u64, u64, bool) {
         let b = self.config.budget;
-        let mut upload_left = b.upload.saturating_sub(cs.bytes_uploaded);
+        let mut upload_left = b
+            .upload
+            .saturating_sub(cs.bytes_uploaded + self.early_upload);
         let mut held = self.held(self.scheduler().held_bytes());
         let (mut hb, mut ht) = (DecisionHash::default(), DecisionHash::default());
-        let (mut bytes_b, mut bytes_t) = (0, 0);
+        let (mut bytes_b, mut bytes_t) = (0, self.early_upload);
         let mut starved = false;
+        let mut prebuilt = 0;
         for i in 0..self.asks.len() {
             let a = self.asks[i];
             let target = self.targets[a.key as usize];
             let (need, freed, key) = match target {
                 Target::Cluster { .. } => continue,
+                Target::Collider { chunk, need } => {
+                    // Nearest first, a few a frame, while the pool has room.
+                    if prebuilt == COLLIDER_BUILDS_PER_FRAME {
+                        continue;
+                    }
+                    if !b.fits(a.rank, held, need, 0) {
+                        starved = true;
+                        continue;
+                    }
+                    prebuilt += 1;
+                    let before = self.collision.heap_bytes() as u64;
+                    self.collision.build(&self.grid, &[chunk]);
+                    let bytes = self.collider_built(chunk);
+                    held = (held + self.collision.heap_bytes() as u64).saturating_sub(before);
+                    chunk.to_array().iter().for_each(|&x| ht.u32(x as u32));
+                    ht.u64(bytes);
+                    continue;
+                }
                 Target::Chunk { chunk } => (
                     self.pending.get(&chunk).map_or(0, |p| p.bytes),
                     self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
@@ -1450,7 +1811,7 @@ impl World {
                         ht.u32(p.level as u32);
                     }
                 }
-                Target::Cluster { .. } => {}
+                Target::Cluster { .. } | Target::Collider { .. } => {}
             }
         }
         // Buildings free levels finer than both the drawn and the desired level once
@@ -1486,7 +1847,35 @@ impl World {
                 }
             }
         }
+        // Colliders beyond the radius go farthest first while the finer levels of
+        // every system hold more than they may (the pool is short).
+        let limit = b.fine_memory();
+        let mut held = self.held(self.scheduler().held_bytes());
+        if held > limit {
+            let radius = self.config.collision_radius;
+            let sources = &self.sources[..self.n_sources];
+            self.near.clear();
+            self.near
+                .extend(self.collision.colliders().filter_map(|col| {
+                    let d = source_distance(sources, col.chunk);
+                    (d > radius).then_some((d, col.chunk))
+                }));
+            self.near.sort_unstable_by(|a, b| {
+                b.0.total_cmp(&a.0)
+                    .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+            });
+            for &(_, c) in &self.near {
+                if held <= limit {
+                    break;
+                }
+                held -= self.collision.evict(c) as u64;
+                ht.u32(0x8000_0000);
+                c.to_array().iter().for_each(|&x| ht.u32(x as u32));
+            }
+        }
         ht.u64(self.base_hash);
+        ht.u64(self.edit_hash);
+        ht.u64(self.collider_hash);
         ht.u64(self.grid.revision());
         ht.u64(self.collision.version().1);
         (hb.value(), ht.value(), bytes_b, bytes_t, starved)
@@ -1526,6 +1915,16 @@ impl World {
         }
         (holes, base)
     }
+}
+
+/// Distance from the nearest of `sources` to `chunk`'s box.
+fn source_distance(sources: &[Vec3], chunk: IVec3) -> f32 {
+    let b = chunk_bounds(chunk);
+    sources
+        .iter()
+        .map(|&s| b.distance_squared(s))
+        .fold(f32::INFINITY, f32::min)
+        .sqrt()
 }
 
 fn projection() -> Projection {

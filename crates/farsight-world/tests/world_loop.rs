@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use farsight_stream::cluster::CookedModel;
+use farsight_terrain::{chunk_bounds, CollisionCache};
 use farsight_world::{
-    generate, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId, World,
+    generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId, World,
     WorldConfig, WorldError, WorldManifest, MANIFEST_FILE, SYSTEMS,
 };
+use glam::{IVec3, Vec3};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("farsight-world-lib-{}-{name}", std::process::id()));
@@ -305,6 +307,264 @@ fn a_paused_terrain_mesher_leaves_no_hole_and_the_flight_still_replays() {
     );
 
     // The base meshes are the loop's own decisions: the recording replays.
+    let mut replay = World::open_replay(&dir, config).unwrap();
+    for (i, input) in rec.frames.iter().enumerate() {
+        rec.compare(i, &replay.replay(input).hashes).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every source's chunks within `radius` (box distance), in the grid's range.
+fn chunks_near(world: &World, source: Vec3, radius: f32) -> Vec<IVec3> {
+    let (lo, hi) = world
+        .grid()
+        .chunk_coords()
+        .fold((IVec3::MAX, IVec3::MIN), |(lo, hi), c| {
+            (lo.min(c), hi.max(c))
+        });
+    let (lo, hi) = (lo - IVec3::ONE, hi + IVec3::ONE);
+    let mut out = Vec::new();
+    for z in lo.z..=hi.z {
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                let c = IVec3::new(x, y, z);
+                // (A chunk on the sphere itself may go either way in rounding.)
+                if chunk_bounds(c).distance_squared(source).sqrt() < radius - 1e-3 {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Issue 14: colliders are a range around the streaming sources, limited by the
+/// one pool. On a ground whose colliders all together exceed the pool, the pool
+/// holds every frame, and every chunk within the collision radius of the camera
+/// and of a prefetched teleport target has its collider, equal to the whole-grid
+/// cache's (edits included), every frame: two teleports with prefetch (away, then
+/// back to where the colliders were freed) find theirs there on arrival. The run
+/// replays to the same decisions.
+#[test]
+fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
+    let dir = scratch("colliders");
+    let spec = SyntheticSpec {
+        chunks_side: 18,
+        ..SyntheticSpec::small()
+    };
+    let m = generate(&dir, &spec, &mut |_| {}).unwrap();
+    let mut config = WorldConfig {
+        draw_distance: 300.0,
+        source_radius: 200.0,
+        ..WorldConfig::default()
+    };
+    let grid = farsight_terrain::read_grid(dir.join(&m.terrain.file)).unwrap();
+    let mut full = CollisionCache::new(1);
+    full.update(&grid);
+    let whole = full.heap_bytes() as u64;
+    config.budget.memory = whole * 3 / 4;
+    let mut world = World::open(&dir, config).unwrap();
+    let mut rec = recording(&dir, config);
+    let flight = Flight::new(world.manifest(), 3);
+    let [w, d] = world.manifest().extent;
+    let at = |x: f32, z: f32| Vec3::new(x * w, flight.ground(x * w, z * d) + 45.0, z * d);
+    let (a, b) = (at(0.2, 0.2), at(0.8, 0.75));
+    // 40 frames near a, prefetch b for 20, teleport; the same back to a.
+    let mut script: Vec<(Vec3, Option<Vec3>, bool)> = Vec::new();
+    for (from, to) in [(a, b), (b, a)] {
+        for f in 0..60 {
+            let p = from + Vec3::new(f as f32 * 3.0, 0.0, f as f32 * 1.5);
+            let p = Vec3::new(p.x, flight.ground(p.x, p.z) + 45.0, p.z);
+            script.push((p, (f >= 40).then_some(to), f == 0));
+        }
+    }
+    script.push((a, None, true));
+    let radius = config.collision_radius;
+    let (mut peak, mut peak_colliders, mut built) = (0u64, 0usize, 0u32);
+    let mut input = FrameInput::default();
+    for (f, &(camera, prefetch, teleport)) in script.iter().enumerate() {
+        input.camera = camera.to_array();
+        input.target = (camera + Vec3::new(100.0, -40.0, 60.0)).to_array();
+        input.prefetch = prefetch.map(|p| p.to_array());
+        input.edits.clear();
+        if f % 25 == 12 {
+            let y = flight.ground(camera.x + 40.0, camera.z);
+            input.edits.push(Edit {
+                center: [camera.x + 40.0, y, camera.z],
+                radius: 12.0,
+                carve: f % 50 == 12,
+            });
+        }
+        input.loading = teleport;
+        let r = world.step(&mut input);
+        rec.frames.push(input.clone());
+        rec.hashes.push(r.hashes);
+        full.update(world.grid());
+        assert!(
+            r.memory <= config.budget.memory,
+            "frame {f}: {} resident of {} ({:?})",
+            r.memory,
+            config.budget.memory,
+            r.systems.map(|s| s.memory)
+        );
+        peak = peak.max(r.memory);
+        peak_colliders = peak_colliders.max(world.collision().len());
+        built += r.colliders_built;
+        let cache = world.collision();
+        for source in std::iter::once(camera).chain(prefetch) {
+            for c in chunks_near(&world, source, radius) {
+                assert!(
+                    cache.holds(c),
+                    "frame {f}: chunk {c} near {source} not collided"
+                );
+                match (full.collider(c), cache.collider(c)) {
+                    (None, None) => {}
+                    (Some(x), Some(y)) => assert!(
+                        x.triangles == y.triangles && x.shape.vertices().eq(y.shape.vertices()),
+                        "frame {f}: chunk {c}'s collider is stale"
+                    ),
+                    (x, y) => panic!(
+                        "frame {f}: chunk {c}: whole grid {} collider, the world {}",
+                        x.is_some(),
+                        y.is_some()
+                    ),
+                }
+            }
+        }
+    }
+    eprintln!(
+        "colliders of the whole grid {whole} bytes ({} chunks), pool {}, peak resident {peak}, \
+         at most {peak_colliders} colliders held, {built} built",
+        full.len(),
+        config.budget.memory
+    );
+    assert!(
+        whole > config.budget.memory,
+        "the whole set exceeds the pool"
+    );
+    assert!(
+        peak_colliders < full.len(),
+        "never the whole grid's colliders"
+    );
+    assert!(
+        built as usize > peak_colliders,
+        "colliders freed far away were built again on the way back"
+    );
+
+    let mut replay = World::open_replay(&dir, config).unwrap();
+    for (i, input) in rec.frames.iter().enumerate() {
+        rec.compare(i, &replay.replay(input).hashes).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 14: a base mesh is remade after an edit while the mesher is paused. With
+/// the background mesher paused, every edit's chunks (those drawing a published
+/// mesh and those drawing their base) draw, from the edit's own frame on, a base
+/// mesh equal to a fresh coarsest mesh of the edited grid: never the stale one, and
+/// never a hole. The run replays.
+#[test]
+fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
+    let dir = scratch("stale");
+    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    let config = WorldConfig::default();
+    let mut world = World::open(&dir, config).unwrap();
+    let mut rec = recording(&dir, config);
+    let flight = Flight::new(world.manifest(), 3);
+    let [w, d] = world.manifest().extent;
+    let (x, z) = (0.5 * w, 0.5 * d);
+    let camera = Vec3::new(x, flight.ground(x, z) + 45.0, z);
+    let mut input = FrameInput {
+        camera: camera.to_array(),
+        target: Vec3::new(x + 100.0, flight.ground(x + 100.0, z), z).to_array(),
+        loading: true,
+        ..FrameInput::default()
+    };
+    for _ in 0..5000 {
+        let r = world.step(&mut input);
+        rec.frames.push(input.clone());
+        rec.hashes.push(r.hashes);
+        if world.ready() {
+            break;
+        }
+        world.wait_for_io(Duration::from_millis(1));
+    }
+    assert!(world.ready(), "{:?}", world.waiting_on());
+    world.set_terrain_meshing_paused(true);
+    input.loading = false;
+    let coarsest = farsight_terrain::LEVELS - 1;
+    let mut mesher = farsight_terrain::ChunkMesher::new();
+    let same = |a: &farsight_terrain::ChunkMesh, b: &farsight_terrain::ChunkMesh| {
+        a.vertices == b.vertices && a.indices == b.indices
+    };
+    let (mut finer, mut stale, mut checked) = (0, 0, 0);
+    // Digs (and mounds) on the seams of chunks in view, one every 5 frames.
+    let spots = [
+        (0.0, 0.0),
+        (64.0, 0.0),
+        (0.0, 128.0),
+        (200.0, -128.0),
+        (128.0, 128.0),
+    ];
+    for (k, &(dx, dz)) in spots.iter().enumerate() {
+        let (ex, ez) = (
+            (x / 128.0).round() * 128.0 + dx,
+            (z / 128.0).round() * 128.0 + dz,
+        );
+        let center = Vec3::new(ex, flight.ground(ex, ez), ez);
+        let before = world.grid().clone();
+        let near: Vec<(IVec3, u8)> = world
+            .terrain_levels()
+            .filter_map(|(c, l)| Some((c, l?)))
+            .filter(|(c, _)| chunk_bounds(*c).distance_squared(center) < 40.0 * 40.0)
+            .collect();
+        let mut changed = vec![false; near.len()];
+        for f in 0..5 {
+            input.edits.clear();
+            if f == 0 {
+                input.edits.push(Edit {
+                    center: center.to_array(),
+                    radius: 14.0,
+                    carve: k % 2 == 0,
+                });
+            }
+            let r = world.step(&mut input);
+            rec.frames.push(input.clone());
+            rec.hashes.push(r.hashes);
+            assert_eq!(r.holes(), 0, "edit {k}, frame {f}: a hole");
+            if f == 0 {
+                // Whether the mesh each chunk drew before the edit is stale now.
+                for (i, &(c, level)) in near.iter().enumerate() {
+                    let old = mesher.mesh(&before, c, level);
+                    changed[i] = !same(&old, &mesher.mesh(world.grid(), c, level));
+                    stale += usize::from(changed[i]);
+                    finer += usize::from(changed[i] && level < coarsest);
+                }
+            }
+            for (&(c, level), &changed) in near.iter().zip(&changed) {
+                let fresh = mesher.mesh(world.grid(), c, coarsest);
+                match world.terrain_drawn_base(c) {
+                    Some(drawn) => assert!(
+                        same(drawn, &fresh),
+                        "edit {k}, frame {f}: chunk {c} draws a stale base"
+                    ),
+                    None if changed => assert!(
+                        fresh.is_empty()
+                            && world.terrain_levels().any(|(d, l)| d == c && l.is_none()),
+                        "edit {k}, frame {f}: chunk {c} draws its level {level} mesh from \
+                         before the edit"
+                    ),
+                    None => {}
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("{stale} stale meshes replaced ({finer} finer), {checked} chunk frames checked");
+    assert!(stale > 3, "the edits made meshes stale");
+    assert!(finer > 0, "some edited chunks drew a finer published mesh");
+    assert!(checked > 20, "{checked} chunk frames checked");
+
     let mut replay = World::open_replay(&dir, config).unwrap();
     for (i, input) in rec.frames.iter().enumerate() {
         rec.compare(i, &replay.replay(input).hashes).unwrap();
