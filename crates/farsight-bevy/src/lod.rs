@@ -140,6 +140,11 @@ pub struct FarsightSettings {
     /// Viewport height for screen sizes; `None` takes the camera's physical viewport.
     pub viewport_height: Option<f32>,
     pub lod: farsight_lod::LodSettings,
+    /// With fewer entities than this, farsight's pass runs on its system's own thread;
+    /// with more, on rayon's pool. Bevy's executor keeps the cores busy, so handing a
+    /// few milliseconds of culling to rayon's workers costs more than it saves (the
+    /// plugin bench: issue 12). Decisions are the same either way.
+    pub serial_below: usize,
 }
 
 impl Default for FarsightSettings {
@@ -150,6 +155,7 @@ impl Default for FarsightSettings {
             cull_max_distance: r.cull_max_distance,
             viewport_height: None,
             lod: r.lod,
+            serial_below: 250_000,
         }
     }
 }
@@ -662,6 +668,7 @@ fn pass(
         settings: &rs,
         stereo_eyes: bevy_cam.and_then(|(.., s)| s.map(|s| s.0)),
     };
+    fw.system.set_serial_below(settings.serial_below);
     fw.system.update(&mut fw.store, &ctx);
     let n = fw.store.len();
     fw.visible.clear();

@@ -152,6 +152,9 @@ pub struct VisibilitySystem {
     stats: PassStats,
     /// Skip the per-object columns (see [`VisibilitySystem::set_decisions_only`]).
     decisions_only: bool,
+    /// Below this many objects the chunks run on the calling thread (see
+    /// [`VisibilitySystem::set_serial_below`]).
+    serial_below: usize,
 }
 
 impl VisibilitySystem {
@@ -173,6 +176,16 @@ impl VisibilitySystem {
     /// [`RenderObjects`]: crate::RenderObjects
     pub fn set_decisions_only(&mut self, on: bool) {
         self.decisions_only = on;
+    }
+
+    /// Runs the pass's chunks on the calling thread, in storage order, when the store
+    /// holds fewer than `objects` objects; at or above it they run on the current rayon
+    /// pool. The result is bit for bit the same either way. For a caller whose own
+    /// scheduler keeps the cores busy (an engine's task pool), where handing a few
+    /// milliseconds of work to rayon's workers costs more than it saves. 0 (the
+    /// default): always on the pool.
+    pub fn set_serial_below(&mut self, objects: usize) {
+        self.serial_below = objects;
     }
 
     pub fn stats(&self) -> PassStats {
@@ -271,6 +284,7 @@ impl VisibilitySystem {
         if self.chunks.len() < nchunks {
             self.chunks.resize_with(nchunks, ChunkLists::default);
         }
+        let serial = n < self.serial_below;
         let inputs = Inputs { store };
         let cull = &cull;
         if self.decisions_only {
@@ -280,13 +294,18 @@ impl VisibilitySystem {
             o.skin_first.clear();
             o.entities.clear();
             o.lod_level.clear();
-            self.chunks[..nchunks]
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(ci, lists)| {
-                    let len = CHUNK.min(n - ci * CHUNK);
-                    cull_chunk(&inputs, cull, ci * CHUNK, len, &mut Discard, lists);
-                });
+            let run = |(ci, lists): (usize, &mut ChunkLists)| {
+                let len = CHUNK.min(n - ci * CHUNK);
+                cull_chunk(&inputs, cull, ci * CHUNK, len, &mut Discard, lists);
+            };
+            if serial {
+                self.chunks[..nchunks].iter_mut().enumerate().for_each(run);
+            } else {
+                self.chunks[..nchunks]
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(run);
+            }
         } else {
             // Resize, never reallocate in steady state.
             o.models.resize(n, Mat4::IDENTITY);
@@ -295,31 +314,46 @@ impl VisibilitySystem {
             o.skin_first.resize(n, 0);
             o.entities.resize(n, 0);
             o.lod_level.resize(n, u8::MAX);
-            (
-                o.models.par_chunks_mut(CHUNK),
-                o.bounds.par_chunks_mut(CHUNK),
-                o.draws.par_chunks_mut(CHUNK),
-                o.skin_first.par_chunks_mut(CHUNK),
-                o.entities.par_chunks_mut(CHUNK),
-                o.lod_level.par_chunks_mut(CHUNK),
-                self.chunks[..nchunks].par_iter_mut(),
-            )
-                .into_par_iter()
-                .enumerate()
-                .for_each(
-                    |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
-                        let len = models.len();
-                        let mut columns = Columns {
-                            models,
-                            bounds,
-                            draws,
-                            skin_first,
-                            entities,
-                            lod_level,
-                        };
-                        cull_chunk(&inputs, cull, ci * CHUNK, len, &mut columns, lists);
-                    },
-                );
+            if serial {
+                for (ci, lists) in self.chunks[..nchunks].iter_mut().enumerate() {
+                    let r = ci * CHUNK..(ci * CHUNK + CHUNK).min(n);
+                    let mut columns = Columns {
+                        models: &mut o.models[r.clone()],
+                        bounds: &mut o.bounds[r.clone()],
+                        draws: &mut o.draws[r.clone()],
+                        skin_first: &mut o.skin_first[r.clone()],
+                        entities: &mut o.entities[r.clone()],
+                        lod_level: &mut o.lod_level[r.clone()],
+                    };
+                    cull_chunk(&inputs, cull, r.start, r.len(), &mut columns, lists);
+                }
+            } else {
+                (
+                    o.models.par_chunks_mut(CHUNK),
+                    o.bounds.par_chunks_mut(CHUNK),
+                    o.draws.par_chunks_mut(CHUNK),
+                    o.skin_first.par_chunks_mut(CHUNK),
+                    o.entities.par_chunks_mut(CHUNK),
+                    o.lod_level.par_chunks_mut(CHUNK),
+                    self.chunks[..nchunks].par_iter_mut(),
+                )
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(
+                        |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
+                            let len = models.len();
+                            let mut columns = Columns {
+                                models,
+                                bounds,
+                                draws,
+                                skin_first,
+                                entities,
+                                lod_level,
+                            };
+                            cull_chunk(&inputs, cull, ci * CHUNK, len, &mut columns, lists);
+                        },
+                    );
+            }
         }
 
         // Serial gather, in storage order: the visible list, then the scene list with

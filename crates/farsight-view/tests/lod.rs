@@ -566,3 +566,73 @@ fn decisions_only_decides_what_the_full_pass_does() {
     }
     assert!(seen > 1000, "the flight must see buildings, saw {seen}");
 }
+
+/// On the calling thread (`set_serial_below`) the pass decides bit for bit what it
+/// decides on a pool of two threads, with the draw columns and without: the same
+/// lists, stats, events, columns and levels every frame of a flight along a street.
+#[test]
+fn the_serial_pass_decides_what_the_parallel_pass_does() {
+    use farsight_view::scenes::city_block;
+    for decisions_only in [false, true] {
+        let mut par_store = ObjectStore::new();
+        let layout = city_block(&mut par_store, 5_000, 9);
+        let mut ser_store = ObjectStore::new();
+        city_block(&mut ser_store, 5_000, 9);
+        let mut cams = CameraStore::new();
+        let cam = cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::X));
+        let settings = RenderSettings {
+            cull_min_pixels: 2.0,
+            cull_max_distance: 600.0,
+            ..Default::default()
+        };
+        let mut par = VisibilitySystem::new();
+        let mut ser = VisibilitySystem::new();
+        par.set_decisions_only(decisions_only);
+        ser.set_decisions_only(decisions_only);
+        // Serial below one object more than the store holds; the other never.
+        ser.set_serial_below(par_store.len() + 1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let frames = 90u64;
+        let mut switches = 0;
+        pool.install(|| {
+            for f in 0..frames {
+                let t = f as f32 / frames as f32;
+                let eye = Vec3::new(layout.length() * t, 1.7, 0.0);
+                cams.get_mut(cam).unwrap().world =
+                    Some(Mat4::look_at_rh(eye, eye + Vec3::X, Vec3::Y).inverse());
+                let ctx = FrameContext {
+                    frame: f,
+                    host_view: None,
+                    cameras: &cams,
+                    world_epoch: 0,
+                    settings: &settings,
+                    stereo_eyes: None,
+                };
+                par.update(&mut par_store, &ctx);
+                ser.update(&mut ser_store, &ctx);
+                let (a, b) = (&par.visibility().objects, &ser.visibility().objects);
+                assert_eq!(a.visible, b.visible, "frame {f}");
+                assert_eq!(a.scene, b.scene, "frame {f}");
+                assert_eq!(a.caster_count, b.caster_count, "frame {f}");
+                assert_eq!(a.models, b.models, "frame {f}");
+                assert_eq!(a.bounds, b.bounds, "frame {f}");
+                assert_eq!(a.entities, b.entities, "frame {f}");
+                assert_eq!(a.lod_level, b.lod_level, "frame {f}");
+                assert_eq!(par.stats(), ser.stats(), "frame {f}");
+                assert_eq!(par.lod_events(), ser.lod_events(), "frame {f}");
+                switches += ser.lod_events().len();
+            }
+        });
+        assert!(
+            switches > 100,
+            "the flight must switch levels, got {switches}"
+        );
+        for i in 0..par_store.len() as u32 {
+            let (a, b) = (par_store.lod(ObjectId(i)), ser_store.lod(ObjectId(i)));
+            assert_eq!(a.and_then(|l| l.current()), b.and_then(|l| l.current()));
+        }
+    }
+}
