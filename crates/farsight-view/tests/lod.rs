@@ -502,16 +502,20 @@ fn entity_lod_measures_the_camera_in_scene_root_space() {
     }
 }
 
-/// Decisions only (the Bevy plugin's mode) decides exactly what the full pass does:
-/// the same visible and scene lists, stats, LOD events and levels every frame of a
-/// flight along a city street, on two threads, with the per-object columns empty.
-#[test]
-fn decisions_only_decides_what_the_full_pass_does() {
+/// Two stores of seed 000's block (5,000 buildings) flown along the street for 90
+/// frames on a pool of two threads; `frame` runs both systems on each frame and
+/// compares. Returns the LOD switches `b` reported, after checking both stores end
+/// on the same levels.
+fn fly_two_systems(
+    a: &mut VisibilitySystem,
+    b: &mut VisibilitySystem,
+    mut frame: impl FnMut(u64, &VisibilitySystem, &VisibilitySystem, &ObjectStore) + Send,
+) -> usize {
     use farsight_view::scenes::city_block;
-    let mut full_store = ObjectStore::new();
-    let layout = city_block(&mut full_store, 5_000, 9);
-    let mut lean_store = ObjectStore::new();
-    city_block(&mut lean_store, 5_000, 9);
+    let mut a_store = ObjectStore::new();
+    let layout = city_block(&mut a_store, 5_000, 9);
+    let mut b_store = ObjectStore::new();
+    city_block(&mut b_store, 5_000, 9);
     let mut cams = CameraStore::new();
     let cam = cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::X));
     let settings = RenderSettings {
@@ -519,15 +523,12 @@ fn decisions_only_decides_what_the_full_pass_does() {
         cull_max_distance: 600.0,
         ..Default::default()
     };
-    let mut full = VisibilitySystem::new();
-    let mut lean = VisibilitySystem::new();
-    lean.set_decisions_only(true);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .unwrap();
     let frames = 90u64;
-    let (mut switches, mut seen) = (0, 0);
+    let mut switches = 0;
     pool.install(|| {
         for f in 0..frames {
             let t = f as f32 / frames as f32;
@@ -542,28 +543,44 @@ fn decisions_only_decides_what_the_full_pass_does() {
                 settings: &settings,
                 stereo_eyes: None,
             };
-            full.update(&mut full_store, &ctx);
-            lean.update(&mut lean_store, &ctx);
-            let (a, b) = (&full.visibility().objects, &lean.visibility().objects);
-            assert_eq!(a.visible, b.visible, "frame {f}");
-            assert_eq!(a.scene, b.scene, "frame {f}");
-            assert_eq!(a.caster_count, b.caster_count, "frame {f}");
-            assert_eq!(full.stats(), lean.stats(), "frame {f}");
-            assert_eq!(full.lod_events(), lean.lod_events(), "frame {f}");
-            assert!(b.models.is_empty() && b.draws.is_empty() && b.lod_level.is_empty());
-            assert_eq!(a.models.len(), full_store.len());
-            switches += lean.lod_events().len();
-            seen += b.visible.len();
+            a.update(&mut a_store, &ctx);
+            b.update(&mut b_store, &ctx);
+            let (va, vb) = (&a.visibility().objects, &b.visibility().objects);
+            assert_eq!(va.visible, vb.visible, "frame {f}");
+            assert_eq!(va.scene, vb.scene, "frame {f}");
+            assert_eq!(va.caster_count, vb.caster_count, "frame {f}");
+            assert_eq!(a.stats(), b.stats(), "frame {f}");
+            assert_eq!(a.lod_events(), b.lod_events(), "frame {f}");
+            frame(f, a, b, &a_store);
+            switches += b.lod_events().len();
         }
     });
+    for i in 0..a_store.len() as u32 {
+        let (la, lb) = (a_store.lod(ObjectId(i)), b_store.lod(ObjectId(i)));
+        assert_eq!(la.and_then(|l| l.current()), lb.and_then(|l| l.current()));
+    }
     assert!(
         switches > 100,
         "the flight must switch levels, got {switches}"
     );
-    for i in 0..full_store.len() as u32 {
-        let (a, b) = (full_store.lod(ObjectId(i)), lean_store.lod(ObjectId(i)));
-        assert_eq!(a.and_then(|l| l.current()), b.and_then(|l| l.current()));
-    }
+    switches
+}
+
+/// Decisions only (the Bevy plugin's mode) decides exactly what the full pass does:
+/// the same visible and scene lists, stats, LOD events and levels every frame of a
+/// flight along a city street, on two threads, with the per-object columns empty.
+#[test]
+fn decisions_only_decides_what_the_full_pass_does() {
+    let mut full = VisibilitySystem::new();
+    let mut lean = VisibilitySystem::new();
+    lean.set_decisions_only(true);
+    let mut seen = 0;
+    fly_two_systems(&mut full, &mut lean, |_, full, lean, store| {
+        let (a, b) = (&full.visibility().objects, &lean.visibility().objects);
+        assert!(b.models.is_empty() && b.draws.is_empty() && b.lod_level.is_empty());
+        assert_eq!(a.models.len(), store.len());
+        seen += b.visible.len();
+    });
     assert!(seen > 1000, "the flight must see buildings, saw {seen}");
 }
 
@@ -572,67 +589,19 @@ fn decisions_only_decides_what_the_full_pass_does() {
 /// lists, stats, events, columns and levels every frame of a flight along a street.
 #[test]
 fn the_serial_pass_decides_what_the_parallel_pass_does() {
-    use farsight_view::scenes::city_block;
     for decisions_only in [false, true] {
-        let mut par_store = ObjectStore::new();
-        let layout = city_block(&mut par_store, 5_000, 9);
-        let mut ser_store = ObjectStore::new();
-        city_block(&mut ser_store, 5_000, 9);
-        let mut cams = CameraStore::new();
-        let cam = cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::X));
-        let settings = RenderSettings {
-            cull_min_pixels: 2.0,
-            cull_max_distance: 600.0,
-            ..Default::default()
-        };
         let mut par = VisibilitySystem::new();
         let mut ser = VisibilitySystem::new();
         par.set_decisions_only(decisions_only);
         ser.set_decisions_only(decisions_only);
-        // Serial below one object more than the store holds; the other never.
-        ser.set_serial_below(par_store.len() + 1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let frames = 90u64;
-        let mut switches = 0;
-        pool.install(|| {
-            for f in 0..frames {
-                let t = f as f32 / frames as f32;
-                let eye = Vec3::new(layout.length() * t, 1.7, 0.0);
-                cams.get_mut(cam).unwrap().world =
-                    Some(Mat4::look_at_rh(eye, eye + Vec3::X, Vec3::Y).inverse());
-                let ctx = FrameContext {
-                    frame: f,
-                    host_view: None,
-                    cameras: &cams,
-                    world_epoch: 0,
-                    settings: &settings,
-                    stereo_eyes: None,
-                };
-                par.update(&mut par_store, &ctx);
-                ser.update(&mut ser_store, &ctx);
-                let (a, b) = (&par.visibility().objects, &ser.visibility().objects);
-                assert_eq!(a.visible, b.visible, "frame {f}");
-                assert_eq!(a.scene, b.scene, "frame {f}");
-                assert_eq!(a.caster_count, b.caster_count, "frame {f}");
-                assert_eq!(a.models, b.models, "frame {f}");
-                assert_eq!(a.bounds, b.bounds, "frame {f}");
-                assert_eq!(a.entities, b.entities, "frame {f}");
-                assert_eq!(a.lod_level, b.lod_level, "frame {f}");
-                assert_eq!(par.stats(), ser.stats(), "frame {f}");
-                assert_eq!(par.lod_events(), ser.lod_events(), "frame {f}");
-                switches += ser.lod_events().len();
-            }
+        // Serial below more objects than the store holds; the other never.
+        ser.set_serial_below(1 << 20);
+        fly_two_systems(&mut par, &mut ser, |f, par, ser, _| {
+            let (a, b) = (&par.visibility().objects, &ser.visibility().objects);
+            assert_eq!(a.models, b.models, "frame {f}");
+            assert_eq!(a.bounds, b.bounds, "frame {f}");
+            assert_eq!(a.entities, b.entities, "frame {f}");
+            assert_eq!(a.lod_level, b.lod_level, "frame {f}");
         });
-        assert!(
-            switches > 100,
-            "the flight must switch levels, got {switches}"
-        );
-        for i in 0..par_store.len() as u32 {
-            let (a, b) = (par_store.lod(ObjectId(i)), ser_store.lod(ObjectId(i)));
-            assert_eq!(a.and_then(|l| l.current()), b.and_then(|l| l.current()));
-        }
     }
 }
