@@ -162,7 +162,10 @@ fn viewpoint(dir: &Path, m: &WorldManifest) -> Result<(Vec3, Vec3), String> {
     let bounds: Vec<[f32; 4]> = m
         .models
         .iter()
-        .map(|e| CookedModel::open(dir.join(&e.file)).map(|c| c.error_bounds()))
+        .map(|e| {
+            CookedModel::open_geometry(dir.join(&e.file), e.geometry as usize)
+                .map(|c| c.error_bounds())
+        })
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     let scene = Scene::open(&dir.join(&m.scene)).map_err(|e| e.to_string())?;
@@ -306,8 +309,9 @@ fn dress(
         let mut ec = commands.entity(e);
         match m.kind(r.record.model) {
             Some(EntityKind::Model(i)) if world.models => {
-                let mut model =
-                    FarsightClusterModel::new(world.dir.join(&m.models[i as usize].file));
+                let entry = &m.models[i as usize];
+                let mut model = FarsightClusterModel::new(world.dir.join(&entry.file))
+                    .with_geometry(entry.geometry as usize);
                 if tint.on {
                     model = model.with_level_colors(model_colors());
                 }

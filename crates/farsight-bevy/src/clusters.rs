@@ -54,6 +54,9 @@ use crate::FarsightSet;
 pub struct FarsightClusterModel {
     /// The cooked cluster file.
     pub file: PathBuf,
+    /// Which of the file's geometries (0 for a file of one; a cooked scene of
+    /// several meshes holds one per mesh: [`FarsightClusterModel::scene`]).
+    pub geometry: usize,
     /// Colours per level (0 the finest; the last repeats for coarser levels) written
     /// as vertex colours instead of the file's, to see the cut; `None` keeps the
     /// file's vertex colours.
@@ -64,8 +67,41 @@ impl FarsightClusterModel {
     pub fn new(file: impl Into<PathBuf>) -> Self {
         Self {
             file: file.into(),
+            geometry: 0,
             level_colors: None,
         }
+    }
+
+    /// Geometry `geometry` of the file.
+    pub fn with_geometry(mut self, geometry: usize) -> Self {
+        self.geometry = geometry;
+        self
+    }
+
+    /// Everything a cooked file draws, from its head: one model and its transform
+    /// (relative to the scene's root) per placement of the manifest
+    /// ([`ClusterMeshManifest::all_placements`]: glTF nodes sharing meshes,
+    /// `EXT_mesh_gpu_instancing`), or the one geometry where it is for a file
+    /// that places nothing. Spawn each as a child of the scene's root.
+    ///
+    /// [`ClusterMeshManifest::all_placements`]: farsight_format::ClusterMeshManifest::all_placements
+    pub fn scene(file: impl Into<PathBuf>) -> Result<Vec<(Self, Transform)>, CookedModelError> {
+        let file = file.into();
+        let model = CookedModel::open(&file)?;
+        let placements = model.manifest().all_placements();
+        if placements.is_empty() {
+            return Ok(vec![(Self::new(file), Transform::IDENTITY)]);
+        }
+        Ok(placements
+            .iter()
+            .map(|p| {
+                let m = Mat4::from_cols_array(&p.transform);
+                (
+                    Self::new(file.clone()).with_geometry(p.geometry as usize),
+                    Transform::from_matrix(m),
+                )
+            })
+            .collect())
     }
 
     /// Tints each level's vertices (see [`FarsightClusterModel::level_colors`]).
@@ -245,7 +281,7 @@ pub struct FarsightClusters {
     pub settings: ClusterSettings,
     models: Vec<CookedModel>,
     metrics: Vec<Vec<f32>>,
-    by_path: HashMap<PathBuf, u32>,
+    by_path: HashMap<(PathBuf, usize), u32>,
     /// Files that did not open, with why (said once).
     failed: HashMap<PathBuf, String>,
     // The reader pool's channels are `Send`, not `Sync`; only the frame system locks.
@@ -281,17 +317,25 @@ impl FarsightClusters {
 
     /// Opens a model file's head (once per path) and returns its model index. A new
     /// model restarts the streamer on the next frame (its levels stream again), so
-    /// open every file a scene knows before spawning it.
+    /// open every file a scene knows before spawning it. Geometry 0 of a file of
+    /// several ([`FarsightClusters::open_geometry`]).
     pub fn open(&mut self, file: &Path) -> Result<u32, CookedModelError> {
-        if let Some(&m) = self.by_path.get(file) {
+        self.open_geometry(file, 0)
+    }
+
+    /// Opens geometry `geometry` of a model file (once per file and geometry) and
+    /// returns its model index (see [`FarsightClusters::open`]).
+    pub fn open_geometry(&mut self, file: &Path, geometry: usize) -> Result<u32, CookedModelError> {
+        let key = (file.to_owned(), geometry);
+        if let Some(&m) = self.by_path.get(&key) {
             return Ok(m);
         }
-        let model = CookedModel::open(file)?;
+        let model = CookedModel::open_geometry(file, geometry)?;
         let m = self.models.len() as u32;
         self.metrics.push(model.parent_errors());
         self.models.push(model);
         self.dags.push(None);
-        self.by_path.insert(file.to_owned(), m);
+        self.by_path.insert(key, m);
         self.streamer = None;
         Ok(m)
     }
@@ -397,7 +441,7 @@ fn register(
     >,
 ) {
     for (e, model, cut) in &mut q {
-        let m = match clusters.open(&model.file) {
+        let m = match clusters.open_geometry(&model.file, model.geometry) {
             Ok(m) => Some(m),
             Err(err) => {
                 let c = &mut *clusters;
@@ -488,7 +532,7 @@ fn stream_and_cut(
     for (_, _, cut, gt, vis) in &instances {
         let Some(m) = cut.model else { continue };
         let mu = m as usize;
-        let inst = InstanceBounds::placed(c.models[mu].manifest(), &gt.to_matrix());
+        let inst = InstanceBounds::placed_geometry(&c.models[mu].geometry(), &gt.to_matrix());
         let l = model_levels(LevelMetric::ParentErrors(&c.metrics[mu]), &inst, &view);
         c.levels[mu] = Some(c.levels[mu].map_or(l, |o| o.finest(l)));
         let d = (inst.center.distance(view.camera) - inst.radius).max(1e-3);
@@ -527,7 +571,7 @@ fn stream_and_cut(
         let world = gt.to_matrix();
         let cut_view = CutView {
             camera_local: world.inverse().transform_point3(view.camera),
-            scale: InstanceBounds::placed(c.models[m as usize].manifest(), &world).scale,
+            scale: InstanceBounds::placed_geometry(&c.models[m as usize].geometry(), &world).scale,
             projection,
             viewport_height,
             threshold_px: view.threshold_px,

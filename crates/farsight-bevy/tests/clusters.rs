@@ -325,3 +325,69 @@ fn a_corrupt_level_is_retried_then_the_coarser_level_stays_drawn() {
     assert_complete(check_mesh(&app, &cut), &cut, &level_areas(&file));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A cooked scene of several meshes (cakeBirthday) spawns one model per placement
+/// of its manifest, as children of one root; each geometry is its own streamer
+/// model, every instance draws a complete cut of its own geometry's resident
+/// levels, and instances of one geometry share its model.
+#[test]
+fn a_cooked_scene_spawns_a_model_per_placement_and_draws_every_geometry() {
+    let d = temp("scene");
+    let file = cook("cakeBirthday.glb", &d);
+    let model = CookedModel::open(&file).unwrap();
+    let manifest = model.manifest().clone();
+    let parts = FarsightClusterModel::scene(&file).unwrap();
+    let placements = manifest.all_placements();
+    assert!(manifest.geometry_count() > 1);
+    assert_eq!(parts.len(), placements.len());
+    let mut app = app(&model);
+    let cam = app.world_mut().spawn(Camera3d::default()).id();
+    let (centre, radius) = bounds(&model);
+    place_camera(&mut app, cam, centre, 20.0 * radius);
+    let root = app.world_mut().spawn(Transform::default()).id();
+    for (part, transform) in parts {
+        let child = app.world_mut().spawn((part, transform)).id();
+        app.world_mut().entity_mut(root).add_child(child);
+    }
+    let mut quiet = 0;
+    for _ in 0..5000 {
+        app.update();
+        let c = app.world().resource::<FarsightClusters>();
+        c.wait_for_io(Duration::from_millis(2));
+        quiet = if c.busy() { 0 } else { quiet + 1 };
+        if quiet > 5 {
+            break;
+        }
+    }
+    assert!(quiet > 5, "the streamer never settled");
+    let mut q = app
+        .world_mut()
+        .query::<(&FarsightClusterModel, &ClusterCut, &GlobalTransform)>();
+    let mut model_of = std::collections::HashMap::new();
+    let mut drawn = 0;
+    for (part, cut, gt) in q.iter(app.world()) {
+        let m = cut.model.expect("every part opened");
+        assert_eq!(
+            *model_of.entry(part.geometry).or_insert(m),
+            m,
+            "one model per geometry"
+        );
+        assert!(
+            cut.finest_resident.is_some(),
+            "geometry {} drew nothing",
+            part.geometry
+        );
+        let clusters = app.world().resource::<FarsightClusters>();
+        assert_eq!(
+            clusters.models()[m as usize].geometry_index(),
+            part.geometry
+        );
+        assert!(cut.triangles > 0);
+        assert!(gt.translation().is_finite());
+        check_mesh(&app, cut);
+        drawn += 1;
+    }
+    assert_eq!(drawn, placements.len());
+    assert_eq!(model_of.len(), manifest.geometry_count());
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -246,45 +246,64 @@ fn print_report(out: &CookOutput, output: &Path) {
                     mesh.instances.len()
                 );
             }
-            println!("materials: {}", mesh.materials.join(", "));
+            print_cluster_levels(mesh);
+            print_hand_over_note();
+        }
+        Cooked::ClusterScene { meshes, placements } => {
             println!(
-                "{:<6} {:>10} {:>9} {:>8} {:>12} {:>15} {:>12}",
-                "level",
-                "triangles",
-                "clusters",
-                "copied",
-                "max error",
-                "max parent err",
-                "hand-over"
+                "{} geometries stored once each, drawn by {} instances",
+                meshes.len(),
+                placements.len()
             );
-            for (i, l) in mesh.levels.iter().enumerate() {
-                let parent = l.max_parent_error();
-                let (parent, hand_over) = if parent == f32::MAX {
-                    ("always".to_owned(), "never".to_owned())
-                } else {
-                    (
-                        format!("{parent:.6}"),
-                        format!("{:.3}", farsight_mesh::one_pixel_distance(parent)),
-                    )
-                };
-                println!(
-                    "{:<6} {:>10} {:>9} {:>8} {:>12.6} {:>15} {:>12}",
-                    i,
-                    l.triangle_count(),
-                    l.clusters.len(),
-                    l.copied_clusters,
-                    l.max_error(),
-                    parent,
-                    hand_over
-                );
+            for (g, mesh) in meshes.iter().enumerate() {
+                let drawn = placements
+                    .iter()
+                    .filter(|p| p.geometry as usize == g)
+                    .count();
+                println!("geometry {g}: {} (drawn {drawn}x)", mesh.name);
+                print_cluster_levels(mesh);
             }
-            println!(
-                "hand-over: distance (model units, scale 1) past which the level is no longer \
-                 needed: its max parent error covers under 1 px of 1080 lines at 60 degrees"
-            );
+            print_hand_over_note();
         }
     }
     for w in &out.warnings {
         println!("warning: {w}");
     }
+}
+
+/// The level table of one cluster DAG, and what its hand-over column means.
+fn print_cluster_levels(mesh: &farsight_mesh::ClusterMesh) {
+    println!("materials: {}", mesh.materials.join(", "));
+    println!(
+        "{:<6} {:>10} {:>9} {:>8} {:>12} {:>15} {:>12}",
+        "level", "triangles", "clusters", "copied", "max error", "max parent err", "hand-over"
+    );
+    for (i, l) in mesh.levels.iter().enumerate() {
+        let parent = l.max_parent_error();
+        let (parent, hand_over) = if parent == f32::MAX {
+            ("always".to_owned(), "never".to_owned())
+        } else {
+            (
+                format!("{parent:.6}"),
+                format!("{:.3}", farsight_mesh::one_pixel_distance(parent)),
+            )
+        };
+        println!(
+            "{:<6} {:>10} {:>9} {:>8} {:>12.6} {:>15} {:>12}",
+            i,
+            l.triangle_count(),
+            l.clusters.len(),
+            l.copied_clusters,
+            l.max_error(),
+            parent,
+            hand_over
+        );
+    }
+}
+
+fn print_hand_over_note() {
+    println!(
+        "hand-over: distance (model units, scale 1) past which the level is no longer \
+         needed: its max parent error covers under 1 px of 1080 lines at 60 degrees"
+    );
 }

@@ -155,18 +155,37 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
 fn instances_text(bytes: &[u8]) -> Option<String> {
     use farsight_format::{ClusterMeshManifest, Container};
     let aligned = AlignedBytes::from(bytes);
-    let table: Vec<(u32, [f32; 16])> =
-        if let Ok(f) = Container::<ClusterMeshManifest>::read(&aligned) {
-            f.manifest().instances.iter().map(|t| (0, *t)).collect()
-        } else if let Ok(f) = farsight_mesh::read_lod_chain(&aligned) {
-            let m = f.manifest();
-            m.instances
-                .iter()
-                .map(|i| (i.geometry, i.transform))
-                .collect()
-        } else {
-            return None;
-        };
+    let mut geometries_text = String::new();
+    let table: Vec<(u32, [f32; 16])> = if let Ok(f) =
+        Container::<ClusterMeshManifest>::read(&aligned)
+    {
+        let m = f.manifest();
+        if m.geometry_count() > 1 {
+            for (g, geo) in m.all_geometries().enumerate() {
+                let first = geo.levels.first().map_or(0, |l| l.triangles);
+                let bytes: u64 = geo.levels.iter().map(|l| l.bytes).sum();
+                let _ = write!(
+                        geometries_text,
+                        "\n  geometry {g:<3} {:<24} {} level{}, {first} triangles at level 0, {bytes} bytes",
+                        geo.name,
+                        geo.levels.len(),
+                        if geo.levels.len() == 1 { "" } else { "s" }
+                    );
+            }
+        }
+        m.all_placements()
+            .iter()
+            .map(|i| (i.geometry, i.transform))
+            .collect()
+    } else if let Ok(f) = farsight_mesh::read_lod_chain(&aligned) {
+        let m = f.manifest();
+        m.instances
+            .iter()
+            .map(|i| (i.geometry, i.transform))
+            .collect()
+    } else {
+        return None;
+    };
     if table.is_empty() {
         return None;
     }
@@ -175,6 +194,7 @@ fn instances_text(bytes: &[u8]) -> Option<String> {
         "instances   {} of {geometries} geometries (each stored once, in its own space)",
         table.len()
     );
+    out.push_str(&geometries_text);
     for (i, (g, t)) in table.iter().enumerate() {
         let _ = write!(
             out,

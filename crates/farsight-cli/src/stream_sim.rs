@@ -152,7 +152,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         let tris: Vec<String> = m.levels().map(|l| l.triangles.to_string()).collect();
         println!(
             "  {:<28} {:>2} levels, {:>8.1} KiB, triangles per level {}",
-            m.manifest().name,
+            m.geometry().name,
             m.level_count(),
             m.total_bytes() as f64 / 1024.0,
             tris.join(" ")
@@ -340,13 +340,14 @@ fn model_files(
     Ok(files)
 }
 
-/// Opens cooked cluster files; the first that fails is the error (it names its
-/// path).
+/// Opens cooked cluster files, a model per geometry; the first that fails is the
+/// error (it names its path).
 fn open_models(paths: &[PathBuf]) -> Result<Vec<CookedModel>, Box<dyn std::error::Error>> {
-    Ok(paths
-        .iter()
-        .map(CookedModel::open)
-        .collect::<Result<Vec<_>, _>>()?)
+    let mut models = Vec::new();
+    for p in paths {
+        models.extend(CookedModel::open_all(p)?);
+    }
+    Ok(models)
 }
 
 /// Cooks every mesh into a cluster file in `dir` (in parallel, one mesh per core)
@@ -393,7 +394,7 @@ fn cook_models(
     let mut cooked = Vec::new();
     for r in results {
         match r {
-            Ok(path) => cooked.push(CookedModel::open(&path)?),
+            Ok(path) => cooked.extend(CookedModel::open_all(&path)?),
             Err(e) => println!("  skipped {e}"),
         }
     }

@@ -197,7 +197,7 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
     let dir = out.join("models");
     mkdir(&dir)?;
     let b = bar(inputs.len() as u64, "cooking models");
-    let results: Vec<Result<Cooked, String>> = inputs
+    let results: Vec<Result<Vec<Cooked>, String>> = inputs
         .par_iter()
         .map(|input| {
             let kind = CookKind::Clusters(ClusterConfig::default());
@@ -212,22 +212,32 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
             let name = format!("models/{stem}.farsight");
             let path = out.join(&name);
             write(&path, &cooked.bytes)?;
-            let model = CookedModel::open(&path).map_err(|e| e.to_string())?;
+            // A cooked scene of several geometries gives a model each.
+            let models = CookedModel::open_all(&path).map_err(|e| e.to_string())?;
+            let several = models.len() > 1;
             b.inc(1);
-            Ok(Cooked {
-                entry: ModelEntry {
-                    name: stem,
-                    file: name,
-                },
-                bounds: model.error_bounds(),
-            })
+            Ok(models
+                .iter()
+                .map(|model| Cooked {
+                    entry: ModelEntry {
+                        name: if several {
+                            format!("{stem}/{}", model.geometry().name)
+                        } else {
+                            stem.clone()
+                        },
+                        file: name.clone(),
+                        geometry: model.geometry_index() as u32,
+                    },
+                    bounds: model.error_bounds(),
+                })
+                .collect())
         })
         .collect();
     b.finish_and_clear();
     let mut cooked = Vec::new();
     for r in results {
         match r {
-            Ok(c) => cooked.push(c),
+            Ok(c) => cooked.extend(c),
             Err(e) => eprintln!("warning: model skipped: {e}"),
         }
     }
@@ -517,7 +527,7 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let levels: usize = manifest
         .models
         .iter()
-        .filter_map(|m| CookedModel::open(out.join(&m.file)).ok())
+        .filter_map(|m| CookedModel::open_geometry(out.join(&m.file), m.geometry as usize).ok())
         .map(|m| m.level_count())
         .sum();
     println!(

@@ -283,6 +283,32 @@ fn an_instanced_mesh_cooks_once_and_inspect_lists_its_instances() {
     );
 }
 
+/// Issue 16, part 0: a scene of several meshes, one drawn five times
+/// (cakeBirthday), cooks as a cluster DAG of one DAG per mesh; the cook's report
+/// and inspect list the geometries and every placement.
+#[test]
+fn a_scene_cooks_one_cluster_dag_per_mesh_and_inspect_lists_them() {
+    let d = temp("scene");
+    std::fs::copy(meshes().join("cakeBirthday.glb"), d.join("cake.glb")).unwrap();
+    let o = farsight(&d, &["cook", "mesh", "cake.glb", "-o", "cake.farsight"]);
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("geometries stored once each, drawn by"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("geometry 1: "), "{}", o.stdout);
+    let i = farsight(&d, &["inspect", "cake.farsight", "--no-manifest"]);
+    assert!(i.ok, "{}", i.stderr);
+    assert!(i.stdout.contains("  geometry 0   "), "{}", i.stdout);
+    assert!(i.stdout.contains("triangles at level 0,"), "{}", i.stdout);
+    assert!(
+        i.stdout.contains("instance 0    geometry 0"),
+        "{}",
+        i.stdout
+    );
+}
+
 #[test]
 fn stream_sim_keeps_its_world_in_a_temporary_folder_unless_asked() {
     let d = temp("stream");

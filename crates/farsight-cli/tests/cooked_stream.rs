@@ -153,3 +153,60 @@ fn a_level_that_fails_its_checksum_fails_alone_and_a_truncated_cook_does_not_ope
     assert!(CookedModel::open(Path::new(&d).join("none.farsight")).is_err());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A cooked scene of several meshes (cakeBirthday: one mesh drawn five times among
+/// others) is one file; each geometry opens as its own streamer model from one read
+/// of the head, and every level of every geometry streams and passes its check. A
+/// geometry past the last is refused by name.
+#[test]
+fn every_geometry_of_a_cooked_scene_streams_as_its_own_model() {
+    let d = temp("scene");
+    let bytes = cook("cakeBirthday.glb");
+    let path = d.join("cake.farsight");
+    std::fs::write(&path, &bytes).unwrap();
+    let models = CookedModel::open_all(&path).unwrap();
+    let count = models[0].manifest().geometry_count();
+    assert!(count > 1, "cakeBirthday keeps its meshes apart: {count}");
+    assert_eq!(models.len(), count);
+    for (g, m) in models.iter().enumerate() {
+        assert_eq!(m.geometry_index(), g);
+        let single = CookedModel::open_geometry(&path, g).unwrap();
+        assert_eq!(
+            single.levels().collect::<Vec<_>>(),
+            m.levels().collect::<Vec<_>>()
+        );
+    }
+    // Geometries' levels are disjoint byte ranges of the one file.
+    let mut ranges: Vec<(u64, u64)> = models
+        .iter()
+        .flat_map(|m| m.levels().map(|l| (l.offset, l.offset + l.bytes)))
+        .collect();
+    ranges.sort();
+    assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "{ranges:?}");
+    match CookedModel::open_geometry(&path, count) {
+        Err(e @ CookedModelError::NoSuchGeometry { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("cake.farsight") && text.contains(&count.to_string()),
+                "{text}"
+            );
+        }
+        other => panic!("geometry {count} opened: {other:?}"),
+    }
+    let total: u64 = models.iter().map(|m| m.total_bytes()).sum();
+    let s = stream_all(models.clone(), (total / 8).max(4096));
+    for (g, m) in models.iter().enumerate() {
+        for l in 0..m.level_count() as u8 {
+            assert!(
+                s.scheduler().is_resident(g as u32, l),
+                "geometry {g} level {l}"
+            );
+            assert_eq!(
+                s.uploader().level(g as u32, l),
+                Some(level_of(&bytes, m, l as usize))
+            );
+        }
+    }
+    assert_eq!(s.read_errors(), 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}

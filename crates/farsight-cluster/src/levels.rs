@@ -39,7 +39,7 @@
 //! assert_eq!(a.finest(b), a); // the nearer instance decides
 //! ```
 
-use farsight_format::ClusterMeshManifest;
+use farsight_format::{ClusterGeometry, ClusterMeshManifest};
 use farsight_lod::{pixels_per_unit, ProjectionInfo, REFERENCE_P11};
 use glam::{Mat4, Vec3};
 
@@ -114,10 +114,20 @@ impl InstanceBounds {
     /// by `model_to_world`, so `fit` never names a level coarser than the cut draws.
     /// A file written before error bounds existed falls back to the sphere around
     /// its box, from which `fit` can be one level coarser than the cut.
+    /// Geometry 0 of a file of several ([`InstanceBounds::placed_geometry`]).
     pub fn placed(manifest: &ClusterMeshManifest, model_to_world: &Mat4) -> InstanceBounds {
-        let [x, y, z, r] = manifest.error_bounds.unwrap_or_else(|| {
-            let lo = Vec3::from(manifest.bounds_min);
-            let hi = Vec3::from(manifest.bounds_max);
+        let g = manifest.geometry(0).expect("every manifest has geometry 0");
+        Self::placed_geometry(&g, model_to_world)
+    }
+
+    /// [`InstanceBounds::placed`] for one geometry of a cluster file.
+    pub fn placed_geometry(
+        geometry: &ClusterGeometry<'_>,
+        model_to_world: &Mat4,
+    ) -> InstanceBounds {
+        let [x, y, z, r] = geometry.error_bounds.unwrap_or_else(|| {
+            let lo = Vec3::from(geometry.bounds_min);
+            let hi = Vec3::from(geometry.bounds_max);
             let c = (lo + hi) * 0.5;
             [c.x, c.y, c.z, (hi - lo).length() * 0.5]
         });

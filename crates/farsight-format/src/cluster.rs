@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use crate::quant::{
     dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, quantize_unorm, unorm_step,
 };
-use crate::{FormatError, Manifest, RawFile, RecordIndex, RecordTag, Section, Stream, Version};
+use crate::{
+    FormatError, Instance, Manifest, RawFile, RecordIndex, RecordTag, Section, Stream, Version,
+};
 
 /// log2 of the triangles in a cluster slot.
 pub const CLUSTER_SLOT_SHIFT: u32 = 7;
@@ -451,7 +453,7 @@ pub struct ClusterLevelEntry {
 }
 
 /// The manifest of a cluster-LOD mesh file: model bounds and its levels, finest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterMeshManifest {
     pub name: String,
     pub bounds_min: [f32; 3],
@@ -475,6 +477,98 @@ pub struct ClusterMeshManifest {
     /// before it existed; the reader checks it encloses every record's spheres.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_bounds: Option<[f32; 4]>,
+    /// Geometries 1.. of a file whose source draws several distinct meshes, some of
+    /// them more than once (glTF nodes sharing meshes): each geometry is stored once,
+    /// in its own space, with its own levels; geometry 0 is this manifest's own
+    /// `name`, bounds, `levels`, `materials` and `error_bounds`. Empty (and absent)
+    /// for a file of one geometry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geometries: Vec<ClusterGeometryEntry>,
+    /// Where the file's geometries are drawn when it has several ([`Instance`]: the
+    /// geometry and its geometry-to-world transform); every geometry is drawn at
+    /// least once ([`crate::check_instances`]). A file of one geometry uses
+    /// `instances` instead; the two are never both given. [`Self::all_placements`]
+    /// reads either as one table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placements: Vec<Instance>,
+}
+
+/// One further geometry of a cluster file (see [`ClusterMeshManifest::geometries`]):
+/// the fields geometry 0 has in the manifest itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterGeometryEntry {
+    pub name: String,
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    /// Its levels, finest first; each level record is this geometry's alone.
+    pub levels: Vec<ClusterLevelEntry>,
+    #[serde(default)]
+    pub materials: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_bounds: Option<[f32; 4]>,
+}
+
+/// One geometry of a cluster file, geometry 0 or a [`ClusterGeometryEntry`], as
+/// [`ClusterMeshManifest::geometry`] gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterGeometry<'a> {
+    pub name: &'a str,
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub levels: &'a [ClusterLevelEntry],
+    pub materials: &'a [String],
+    pub error_bounds: Option<[f32; 4]>,
+}
+
+impl ClusterMeshManifest {
+    /// Geometries in the file: 1 plus [`Self::geometries`].
+    pub fn geometry_count(&self) -> usize {
+        1 + self.geometries.len()
+    }
+
+    /// Geometry `g` (0 is the manifest's own fields), or `None` past the last.
+    pub fn geometry(&self, g: usize) -> Option<ClusterGeometry<'_>> {
+        if g == 0 {
+            return Some(ClusterGeometry {
+                name: &self.name,
+                bounds_min: self.bounds_min,
+                bounds_max: self.bounds_max,
+                levels: &self.levels,
+                materials: &self.materials,
+                error_bounds: self.error_bounds,
+            });
+        }
+        let e = self.geometries.get(g - 1)?;
+        Some(ClusterGeometry {
+            name: &e.name,
+            bounds_min: e.bounds_min,
+            bounds_max: e.bounds_max,
+            levels: &e.levels,
+            materials: &e.materials,
+            error_bounds: e.error_bounds,
+        })
+    }
+
+    /// Every geometry, geometry 0 first.
+    pub fn all_geometries(&self) -> impl Iterator<Item = ClusterGeometry<'_>> {
+        (0..self.geometry_count()).filter_map(|g| self.geometry(g))
+    }
+
+    /// Where the geometries are drawn, as one table: [`Self::placements`] in a file
+    /// of several geometries, `instances` (all of geometry 0) in a file of one.
+    /// Empty for one geometry drawn once, where it is.
+    pub fn all_placements(&self) -> Vec<Instance> {
+        if !self.placements.is_empty() {
+            return self.placements.clone();
+        }
+        self.instances
+            .iter()
+            .map(|&transform| Instance {
+                geometry: 0,
+                transform,
+            })
+            .collect()
+    }
 }
 
 /// A sphere around spheres (centre xyz, radius): the centre of their box, the
@@ -522,8 +616,10 @@ pub fn error_bounds<'a>(levels: impl IntoIterator<Item = &'a [ClusterInfo]>) -> 
 
 impl Manifest for ClusterMeshManifest {
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
-        for l in &self.levels {
-            visit(l.record, RecordTag::CLUSTER_LEVEL);
+        for g in self.all_geometries() {
+            for l in g.levels {
+                visit(l.record, RecordTag::CLUSTER_LEVEL);
+            }
         }
     }
 
@@ -539,30 +635,58 @@ impl Manifest for ClusterMeshManifest {
             });
         }
         self.check_error_bounds()?;
-        // One geometry: every placement must be a finite affine transform.
-        for t in &self.instances {
-            crate::check_transform(t)?;
-        }
-        for (li, l) in self.levels.iter().enumerate() {
-            let bytes = file.record(l.record)?.bytes;
-            l.check_record(li as u32, bytes, self.error_bounds)?;
+        self.check_placements()?;
+        for g in self.all_geometries() {
+            for (li, l) in g.levels.iter().enumerate() {
+                let bytes = file.record(l.record)?.bytes;
+                l.check_record(li as u32, bytes, g.error_bounds)?;
+            }
         }
         Ok(())
     }
 }
 
 impl ClusterMeshManifest {
-    /// The checks of the manifest alone: `error_bounds`, where present, is a
-    /// finite sphere.
+    /// The checks of the manifest alone: every geometry's `error_bounds`, where
+    /// present, is a finite sphere.
     pub fn check_error_bounds(&self) -> Result<(), FormatError> {
-        match self.error_bounds {
-            Some(b) if !b.iter().all(|v| v.is_finite()) || b[3] < 0.0 => {
-                Err(FormatError::NonFinite {
-                    what: "error_bounds",
-                })
+        for g in self.all_geometries() {
+            if let Some(b) = g.error_bounds {
+                if !b.iter().all(|v| v.is_finite()) || b[3] < 0.0 {
+                    return Err(FormatError::NonFinite {
+                        what: "error_bounds",
+                    });
+                }
             }
-            _ => Ok(()),
         }
+        Ok(())
+    }
+
+    /// The placement tables: `instances` (one geometry) are finite affine
+    /// transforms; a file of several geometries places them all with `placements`
+    /// ([`crate::check_instances`]) and gives no `instances`.
+    pub fn check_placements(&self) -> Result<(), FormatError> {
+        let bad = |field, found| FormatError::BadField {
+            section: Section::Manifest,
+            field,
+            found,
+        };
+        if !self.instances.is_empty() && !self.placements.is_empty() {
+            return Err(bad(
+                "instances beside placements",
+                self.instances.len() as u64,
+            ));
+        }
+        for t in &self.instances {
+            crate::check_transform(t)?;
+        }
+        if self.placements.is_empty() && self.geometry_count() > 1 {
+            return Err(bad("placements", 0));
+        }
+        if !self.placements.is_empty() {
+            crate::check_instances(&self.placements, self.geometry_count())?;
+        }
+        Ok(())
     }
 }
 

@@ -102,6 +102,7 @@ fn level_round_trips_through_a_file_in_place() {
         materials: vec!["stone".into(), "moss".into()],
         instances: vec![translated_x(0.0), translated_x(2.5)],
         error_bounds: Some(farsight_format::error_bounds([&c[..]])),
+        ..Default::default()
     };
     let bytes = AlignedBytes::from(&w.finish(&m).unwrap()[..]);
     let file = Container::<ClusterMeshManifest>::read(&bytes).unwrap();
@@ -257,6 +258,7 @@ fn a_manifest_that_disagrees_with_its_records_or_a_swapped_version_is_refused() 
             materials: vec!["stone".into(), "moss".into()],
             instances: Vec::new(),
             error_bounds: None,
+            ..Default::default()
         };
         w.finish(&m).unwrap()
     };
@@ -363,6 +365,7 @@ fn error_bounds_that_miss_a_clusters_sphere_are_refused() {
             materials: vec!["stone".into(), "moss".into()],
             instances: Vec::new(),
             error_bounds: bounds,
+            ..Default::default()
         };
         AlignedBytes::from(&w.finish(&m).unwrap()[..])
     };
@@ -382,4 +385,111 @@ fn error_bounds_that_miss_a_clusters_sphere_are_refused() {
         read(&file_with(Some(nan))),
         Err(FormatError::NonFinite { .. })
     ));
+}
+
+/// A cluster file of several geometries (a cooked scene): each geometry's levels
+/// are its own records, checked against its own error bounds; the placements name
+/// geometries that exist and draw every one; a file of several geometries without
+/// placements, or with `instances` beside them, is refused.
+#[test]
+fn a_file_of_several_geometries_checks_each_and_its_placements() {
+    use farsight_format::{ClusterGeometryEntry, Instance};
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let (h0, c0, v0, i0) = random_level(&mut rng, 4, 120);
+    let (h1, c1, v1, i1) = random_level(&mut rng, 3, 90);
+    let r0 = encode_cluster_level(&h0, &c0, &v0, &i0).unwrap();
+    let r1 = encode_cluster_level(&h1, &c1, &v1, &i1).unwrap();
+    let entry = |record, h: &ClusterLevelHeader, bytes: usize| ClusterLevelEntry {
+        record,
+        max_parent_error: h.max_parent_error,
+        triangles: h.triangle_count,
+        clusters: h.cluster_count,
+        vertices: h.vertex_count,
+        bytes: bytes as u64,
+    };
+    let place = |geometry, x| Instance {
+        geometry,
+        transform: translated_x(x),
+    };
+    let file = |edit: &dyn Fn(&mut ClusterMeshManifest)| {
+        let mut w = FileWriter::new(Version::Streamed);
+        let a = w.add_record(RecordTag::CLUSTER_LEVEL, &r0);
+        let b = w.add_record(RecordTag::CLUSTER_LEVEL, &r1);
+        let mut m = ClusterMeshManifest {
+            name: "table".into(),
+            bounds_min: MIN,
+            bounds_max: MAX,
+            levels: vec![entry(a, &h0, r0.len())],
+            materials: vec!["wood".into()],
+            error_bounds: Some(farsight_format::error_bounds([&c0[..]])),
+            geometries: vec![ClusterGeometryEntry {
+                name: "chair".into(),
+                bounds_min: MIN,
+                bounds_max: MAX,
+                levels: vec![entry(b, &h1, r1.len())],
+                materials: vec!["cloth".into()],
+                error_bounds: Some(farsight_format::error_bounds([&c1[..]])),
+            }],
+            placements: vec![place(0, 0.0), place(1, 1.0), place(1, -1.0)],
+            ..Default::default()
+        };
+        edit(&mut m);
+        AlignedBytes::from(&w.finish(&m).unwrap()[..])
+    };
+    let honest = file(&|_| {});
+    let read = Container::<ClusterMeshManifest>::read(&honest).unwrap();
+    let m = read.manifest();
+    assert_eq!(m.geometry_count(), 2);
+    let chair = m.geometry(1).unwrap();
+    assert_eq!(
+        (chair.name, chair.levels[0].triangles),
+        ("chair", h1.triangle_count)
+    );
+    assert!(m.geometry(2).is_none());
+    let table = m.all_placements();
+    assert_eq!(
+        table.iter().map(|p| p.geometry).collect::<Vec<_>>(),
+        [0, 1, 1]
+    );
+    // Round trip of the manifest text; a file of one geometry writes neither field.
+    let back: ClusterMeshManifest = ron::from_str(&ron::to_string(m).unwrap()).unwrap();
+    assert_eq!(&back, m);
+
+    let check = |edit: &dyn Fn(&mut ClusterMeshManifest)| {
+        Container::<ClusterMeshManifest>::read(&file(edit)).map(|_| ())
+    };
+    let field = |r: Result<(), FormatError>| match r {
+        Err(FormatError::BadField { field, .. }) => field,
+        other => panic!("not refused by a field: {other:?}"),
+    };
+    assert_eq!(field(check(&|m| m.placements.clear())), "placements");
+    assert_eq!(
+        field(check(&|m| m.instances = vec![translated_x(2.0)])),
+        "instances beside placements"
+    );
+    assert_eq!(
+        field(check(&|m| m.placements[2].geometry = 2)),
+        "instance geometry"
+    );
+    assert_eq!(
+        field(check(&|m| m.placements.truncate(1))),
+        "geometry no instance draws"
+    );
+    assert!(matches!(
+        check(&|m| m.placements[1].transform[13] = f32::NAN),
+        Err(FormatError::NonFinite { .. })
+    ));
+    // Geometry 1's level is checked against geometry 1's own error bounds.
+    match check(&|m| {
+        let b = m.geometries[0].error_bounds.as_mut().unwrap();
+        b[3] *= 0.5;
+    }) {
+        Err(FormatError::ManifestDisagrees { field, .. }) => assert_eq!(field, "error_bounds"),
+        other => panic!("a sphere too small for geometry 1 was accepted: {other:?}"),
+    }
+    // And its level's copies against its own record.
+    match check(&|m| m.geometries[0].levels[0].triangles += 1) {
+        Err(FormatError::ManifestDisagrees { field, .. }) => assert_eq!(field, "triangles"),
+        other => panic!("geometry 1's lie was accepted: {other:?}"),
+    }
 }

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use crate::chain_file::{encode_lod_chains, ChainRecords};
 use crate::dag::ClusterConfig;
+use crate::encode::encode_cluster_scene;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
 use crate::mesh::{ImportOptions, ImportedScene, Mesh};
@@ -55,6 +56,13 @@ pub enum Cooked {
         instances: Vec<farsight_format::Instance>,
     },
     Clusters(ClusterMesh),
+    /// The cluster DAGs of a scene drawing several distinct meshes, some of them
+    /// more than once: one per geometry (stored once, in its own space) and the
+    /// placements drawing them.
+    ClusterScene {
+        meshes: Vec<ClusterMesh>,
+        placements: Vec<farsight_format::Instance>,
+    },
 }
 
 /// One finished cook: the file bytes and what it reported.
@@ -69,9 +77,9 @@ pub struct CookOutput {
 /// Cooks one file into container bytes (nothing is written on failure). A glTF
 /// that draws a mesh more than once (nodes sharing it, `EXT_mesh_gpu_instancing`)
 /// keeps every drawn mesh once, in its own space, with the placements in the
-/// manifest: a LOD chain file one chain per mesh; a cluster DAG file when every
-/// placement draws the same mesh (a scene of several distinct meshes is cooked as
-/// one mesh with the node transforms applied).
+/// manifest: a LOD chain file one chain per mesh, a cluster DAG file one DAG per
+/// mesh ([`Cooked::ClusterScene`]; one mesh placed several times is
+/// [`Cooked::Clusters`] with its `instances`).
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
     match kind {
         CookKind::LodChain(config, records) => cook_chains(path, config, records),
@@ -81,25 +89,39 @@ pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> 
 
 /// The cluster DAG cook (see [`cook_file`]).
 fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError> {
-    // A cluster DAG of one mesh placed several times is cooked once, with the
-    // placements in the manifest.
-    let (prepared, mut warnings, instances) = match instanced_import(path)? {
-        Some(i) => i,
-        None => {
-            let (prepared, warnings) = import_prepared(path)?;
-            (prepared, warnings, Vec::new())
-        }
+    let Some((mut geometries, mut warnings, placements)) = scene_import(path)? else {
+        let (prepared, mut warnings) = import_prepared(path)?;
+        let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
+        warnings.extend(mesh.warnings.iter().cloned());
+        return Ok(CookOutput {
+            input: path.to_owned(),
+            cooked: Cooked::Clusters(mesh),
+            bytes,
+            warnings,
+        });
     };
-    let (cooked, bytes) = if !instances.is_empty() {
-        let mut mesh = cook_clusters(&prepared.mesh, config)?;
-        mesh.instances = instances;
+    let (cooked, bytes) = if geometries.len() == 1 {
+        // One mesh placed several times: cooked once, named as the file, with its
+        // placements in the manifest's `instances`.
+        geometries[0].name = file_stem(path);
+        let mut mesh = cook_clusters(&geometries[0], config)?;
+        mesh.instances = placements.iter().map(|i| i.transform).collect();
         let bytes = mesh.encode()?;
         warnings.extend(mesh.warnings.iter().cloned());
         (Cooked::Clusters(mesh), bytes)
     } else {
-        let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
-        warnings.extend(mesh.warnings.iter().cloned());
-        (Cooked::Clusters(mesh), bytes)
+        // Several meshes, some drawn more than once: each geometry's DAG once (in
+        // parallel), one file, the placements drawing them.
+        let meshes = geometries
+            .par_iter()
+            .map(|g| cook_clusters(g, config))
+            .collect::<Result<Vec<ClusterMesh>, CookError>>()?;
+        let refs: Vec<&ClusterMesh> = meshes.iter().collect();
+        let bytes = encode_cluster_scene(&refs, &placements)?;
+        for m in &meshes {
+            warnings.extend(m.warnings.iter().cloned());
+        }
+        (Cooked::ClusterScene { meshes, placements }, bytes)
     };
     Ok(CookOutput {
         input: path.to_owned(),
@@ -107,6 +129,11 @@ fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError
         bytes,
         warnings,
     })
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map_or("mesh".into(), |s| s.to_string_lossy().into_owned())
 }
 
 /// The LOD chain cook: one chain per drawn geometry (see [`cook_file`]).
@@ -171,22 +198,6 @@ fn is_gltf(path: &Path) -> bool {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     matches!(ext.as_str(), "gltf" | "glb")
-}
-
-/// A prepared import, its warnings and its instance transforms (column-major;
-/// empty for a mesh drawn once).
-type Imported = (PreparedMesh, Vec<Warning>, Vec<[f32; 16]>);
-
-/// A glTF that draws one mesh several times ([`import_gltf_instanced`]): the mesh
-/// prepared, the import's warnings and the placements as column-major arrays.
-fn instanced_import(path: &Path) -> Result<Option<Imported>, ImportError> {
-    if !is_gltf(path) {
-        return Ok(None);
-    }
-    Ok(gltf_import::import_gltf_instanced(path)?.map(|i| {
-        let transforms = i.transforms.iter().map(|m| m.to_cols_array()).collect();
-        (prepare(&i.mesh), i.warnings, transforms)
-    }))
 }
 
 /// Every file a cook of `path` reads, `path` first: a glTF's external buffers (by

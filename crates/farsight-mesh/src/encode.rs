@@ -1,11 +1,13 @@
 //! The cooked cluster-LOD file: each level record written once, straight into
-//! the container (`FileWriter::finish_filled`), levels in parallel.
+//! the container (`FileWriter::finish_filled`), levels in parallel; one geometry,
+//! or several with the placements drawing them ([`encode_cluster_scene`]).
 
 use std::sync::Mutex;
 
 use farsight_format::{
-    ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest, ClusterVertex, FileWriter,
-    RecordTag, Version, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
+    ClusterGeometryEntry, ClusterLevelEntry, ClusterLevelHeader, ClusterMeshManifest,
+    ClusterVertex, FileWriter, Instance, RecordTag, Version, CLUSTER_SLOT_SHIFT,
+    CLUSTER_SLOT_TRIANGLES,
 };
 
 use crate::error::CookError;
@@ -25,70 +27,139 @@ impl ClusterMesh {
     /// layout, is known), then [`FileWriter::finish_filled`] has each level write
     /// its record in place, levels in parallel. No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
-        let triangles = self.levels.first().map_or(0, PackedLevel::triangle_count);
-        let small = par::small(triangles, self.materials.len());
-        par::cook(small, || self.encode_on_pool())
+        encode_cluster_scene(&[self], &[])
     }
+}
 
-    fn encode_on_pool(&self) -> Result<Vec<u8>, CookError> {
-        let min = self.bounds.min.to_array();
-        let max = self.bounds.max.to_array();
-        let scratch = RemapPool::new(self.vertices.len());
-        let sources: Vec<Vec<u32>> = par::map(&self.levels, |level| {
-            scratch.with(|remap| level_sources(level, remap))
+/// Encodes several cluster meshes into one file, geometry 0 first, each stored once
+/// in its own space with its own levels, and `placements` drawing them (each names
+/// its geometry; every geometry drawn at least once). For one mesh and no
+/// placements this is [`ClusterMesh::encode`]: the mesh's own `instances` go to
+/// the manifest. With several meshes their own `instances` are not used.
+/// Deterministic, on any number of threads.
+pub fn encode_cluster_scene(
+    meshes: &[&ClusterMesh],
+    placements: &[Instance],
+) -> Result<Vec<u8>, CookError> {
+    if meshes.is_empty() {
+        return Err(CookError::BadConfig {
+            what: "a cluster file holds at least one geometry",
+            found: 0.0,
         });
-        let mut writer = FileWriter::new(Version::Streamed);
-        let mut headers = Vec::with_capacity(self.levels.len());
-        let mut entries = Vec::with_capacity(self.levels.len());
-        for (li, (level, sources)) in self.levels.iter().zip(&sources).enumerate() {
-            let header = ClusterLevelHeader {
-                level: li as u32,
-                cluster_count: level.clusters.len() as u32,
-                vertex_count: sources.len() as u32,
-                slot_shift: CLUSTER_SLOT_SHIFT,
-                bounds_min: min,
-                max_parent_error: level.max_parent_error(),
-                bounds_max: max,
-                max_error: level.max_error(),
-                triangle_count: level.triangle_count() as u32,
-                material_count: self.materials.len() as u32,
-                reserved: [0; 2],
-            };
-            let len = header.record_len();
-            let record = writer.reserve_record(RecordTag::CLUSTER_LEVEL, len);
-            debug_assert_eq!(record.0 as usize, li, "levels are the only records");
-            entries.push(ClusterLevelEntry {
-                record,
-                max_parent_error: header.max_parent_error,
-                triangles: header.triangle_count,
-                clusters: header.cluster_count,
-                vertices: header.vertex_count,
-                bytes: len as u64,
-            });
-            headers.push(header);
-        }
-        let manifest = ClusterMeshManifest {
-            name: self.name.clone(),
-            bounds_min: min,
-            bounds_max: max,
-            levels: entries,
-            materials: self.materials.clone(),
-            instances: self.instances.clone(),
-            error_bounds: Some(farsight_format::error_bounds(
-                self.levels.iter().map(|l| l.clusters.as_slice()),
-            )),
-        };
-        writer.finish_filled(&manifest, |record, out| {
-            let li = record.0 as usize;
-            let (level, sources) = (&self.levels[li], &sources[li]);
-            scratch.with(|remap| {
-                headers[li].write_record(out, &level.clusters, |vertices, slots| {
-                    write_level(level, sources, &self.packed, remap, vertices, slots)
-                })
-            })?;
-            Ok::<(), CookError>(())
-        })
     }
+    if meshes.len() > 1 || !placements.is_empty() {
+        farsight_format::check_instances(placements, meshes.len())?;
+    }
+    let triangles = meshes
+        .iter()
+        .map(|m| m.levels.first().map_or(0, PackedLevel::triangle_count))
+        .sum();
+    let materials = meshes.iter().map(|m| m.materials.len()).max().unwrap_or(0);
+    let small = par::small(triangles, materials);
+    par::cook(small, || encode_on_pool(meshes, placements))
+}
+
+/// The first level header fields of level `li` of `mesh`, its compact vertex list
+/// holding `vertices`.
+fn level_header(mesh: &ClusterMesh, li: usize, vertices: usize) -> ClusterLevelHeader {
+    let level = &mesh.levels[li];
+    ClusterLevelHeader {
+        level: li as u32,
+        cluster_count: level.clusters.len() as u32,
+        vertex_count: vertices as u32,
+        slot_shift: CLUSTER_SLOT_SHIFT,
+        bounds_min: mesh.bounds.min.to_array(),
+        max_parent_error: level.max_parent_error(),
+        bounds_max: mesh.bounds.max.to_array(),
+        max_error: level.max_error(),
+        triangle_count: level.triangle_count() as u32,
+        material_count: mesh.materials.len() as u32,
+        reserved: [0; 2],
+    }
+}
+
+fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Vec<u8>, CookError> {
+    let scratch = RemapPool::new(meshes.iter().map(|m| m.vertices.len()).max().unwrap_or(0));
+    // Every (geometry, level), in record order.
+    let order: Vec<(usize, usize)> = meshes
+        .iter()
+        .enumerate()
+        .flat_map(|(g, m)| (0..m.levels.len()).map(move |li| (g, li)))
+        .collect();
+    let sources: Vec<Vec<u32>> = par::map(&order, |&(g, li)| {
+        scratch.with(|remap| level_sources(&meshes[g].levels[li], remap))
+    });
+    let mut writer = FileWriter::new(Version::Streamed);
+    let mut headers = Vec::with_capacity(order.len());
+    let mut entries: Vec<Vec<ClusterLevelEntry>> = meshes
+        .iter()
+        .map(|m| Vec::with_capacity(m.levels.len()))
+        .collect();
+    for (&(g, li), sources) in order.iter().zip(&sources) {
+        let header = level_header(meshes[g], li, sources.len());
+        let len = header.record_len();
+        let record = writer.reserve_record(RecordTag::CLUSTER_LEVEL, len);
+        debug_assert_eq!(
+            record.0 as usize,
+            headers.len(),
+            "levels are the only records"
+        );
+        entries[g].push(ClusterLevelEntry {
+            record,
+            max_parent_error: header.max_parent_error,
+            triangles: header.triangle_count,
+            clusters: header.cluster_count,
+            vertices: header.vertex_count,
+            bytes: len as u64,
+        });
+        headers.push(header);
+    }
+    let bounds = |m: &ClusterMesh| {
+        Some(farsight_format::error_bounds(
+            m.levels.iter().map(|l| l.clusters.as_slice()),
+        ))
+    };
+    let mut entries = entries.into_iter();
+    let first = meshes[0];
+    let one = meshes.len() == 1 && placements.is_empty();
+    let manifest = ClusterMeshManifest {
+        name: first.name.clone(),
+        bounds_min: first.bounds.min.to_array(),
+        bounds_max: first.bounds.max.to_array(),
+        levels: entries.next().unwrap_or_default(),
+        materials: first.materials.clone(),
+        instances: if one {
+            first.instances.clone()
+        } else {
+            Vec::new()
+        },
+        error_bounds: bounds(first),
+        geometries: meshes[1..]
+            .iter()
+            .zip(entries)
+            .map(|(m, levels)| ClusterGeometryEntry {
+                name: m.name.clone(),
+                bounds_min: m.bounds.min.to_array(),
+                bounds_max: m.bounds.max.to_array(),
+                levels,
+                materials: m.materials.clone(),
+                error_bounds: bounds(m),
+            })
+            .collect(),
+        placements: placements.to_vec(),
+    };
+    writer.finish_filled(&manifest, |record, out| {
+        let i = record.0 as usize;
+        let (g, li) = order[i];
+        let mesh = meshes[g];
+        let (level, sources) = (&mesh.levels[li], &sources[i]);
+        scratch.with(|remap| {
+            headers[i].write_record(out, &level.clusters, |vertices, slots| {
+                write_level(level, sources, &mesh.packed, remap, vertices, slots)
+            })
+        })?;
+        Ok::<(), CookError>(())
+    })
 }
 
 /// A level's compact vertex list: its source vertices in first-use order.

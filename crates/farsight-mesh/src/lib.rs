@@ -29,6 +29,7 @@ mod cook;
 mod dag;
 mod edges;
 mod encode;
+pub use encode::encode_cluster_scene;
 mod error;
 mod gltf_import;
 mod lod_chain;

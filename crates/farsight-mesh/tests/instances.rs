@@ -1,7 +1,7 @@
 //! Issue 16, part 0: meshes drawn more than once are cooked once, their placements
 //! kept in the manifest, for cooked LOD chains (any number of distinct meshes) and
-//! cluster DAG files (one mesh placed many times); readers refuse bad instance
-//! tables by kind.
+//! cluster DAG files (one mesh placed many times, or several meshes: one DAG each);
+//! readers refuse bad instance tables by kind.
 
 mod common;
 
@@ -424,4 +424,78 @@ fn a_mesh_drawn_once_has_no_instance_table() {
     assert_eq!(file.manifest().geometry_count(), 1);
     assert!(file.manifest().instances.is_empty());
     assert!(!file.raw().manifest_text().contains("instances"));
+}
+
+/// The cluster DAG of a scene of two distinct meshes drawn 3 and 5 times: one file
+/// of two DAGs, each stored once in its own space, and the 8 placements in scene
+/// order; the same bytes cooked again.
+#[test]
+fn two_meshes_drawn_3_and_5_times_keep_2_cluster_dags_and_8_placements() {
+    use farsight_format::{ClusterLevel, ClusterMeshManifest, Container};
+    let dir = scratch_dir("two-dag");
+    let (path, want) = two_mesh_scene(&dir);
+    let kind = CookKind::Clusters(farsight_mesh::ClusterConfig::default());
+    let out = cook_file(&path, &kind).unwrap();
+    let Cooked::ClusterScene { meshes, placements } = &out.cooked else {
+        panic!("a scene of two meshes cooks as a cluster scene")
+    };
+    assert_eq!((meshes.len(), placements.len()), (2, 8));
+    let aligned = AlignedBytes::from(&out.bytes[..]);
+    let file = Container::<ClusterMeshManifest>::read(&aligned).unwrap();
+    let m = file.manifest();
+    assert_eq!(m.geometry_count(), 2);
+    assert!(m.instances.is_empty(), "a scene places with `placements`");
+    let table = m.all_placements();
+    assert_eq!(table.len(), 8);
+    for (i, (got, (g, t))) in table.iter().zip(&want).enumerate() {
+        assert_eq!(got.geometry, *g, "placement {i}");
+        assert!(close(&got.transform, &t.to_cols_array()), "placement {i}");
+    }
+    for (g, half) in [(0usize, 1.0f32), (1, 0.5)] {
+        let geo = m.geometry(g).unwrap();
+        assert_eq!(geo.levels[0].triangles, 12, "geometry {g} is one box");
+        for k in 0..3 {
+            assert!((geo.bounds_max[k] - half).abs() < 1e-3, "geometry {g}");
+            assert!((geo.bounds_min[k] + half).abs() < 1e-3, "geometry {g}");
+        }
+        let level = ClusterLevel::parse(file.record(geo.levels[0].record).unwrap().bytes).unwrap();
+        assert_eq!(level.header.triangle_count, 12);
+        assert_eq!(level.header.bounds_max, geo.bounds_max);
+    }
+    assert_eq!(cook_file(&path, &kind).unwrap().bytes, out.bytes);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The corpus scenes that draw meshes more than once among others (cakeBirthday,
+/// SubpassScene) cook as cluster scenes: every drawn mesh once, every placement
+/// the import found, fewer triangles stored than drawn.
+#[test]
+fn corpus_scenes_keep_their_geometries_and_placements_as_cluster_dags() {
+    use farsight_format::{ClusterMeshManifest, Container};
+    let kind = CookKind::Clusters(farsight_mesh::ClusterConfig::default());
+    for name in ["cakeBirthday.glb", "SubpassScene/SubpassScene.gltf"] {
+        let path = common::mesh_path(name);
+        let scene = farsight_mesh::import_gltf_instances(&path)
+            .unwrap()
+            .expect("the scene draws a mesh more than once");
+        let out = cook_file(&path, &kind).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let aligned = AlignedBytes::from(&out.bytes[..]);
+        let file = Container::<ClusterMeshManifest>::read(&aligned).unwrap();
+        let m = file.manifest();
+        assert_eq!(m.geometry_count(), scene.geometries.len(), "{name}");
+        assert!(m.geometry_count() > 1, "{name}");
+        let table = m.all_placements();
+        assert_eq!(table.len(), scene.instances.len(), "{name}");
+        for (got, want) in table.iter().zip(&scene.instances) {
+            assert_eq!(got.geometry as usize, want.mesh, "{name}");
+            assert!(
+                close(&got.transform, &want.transform.to_cols_array()),
+                "{name}"
+            );
+        }
+        let lod0 = |g: usize| m.geometry(g).unwrap().levels[0].triangles as u64;
+        let stored: u64 = (0..m.geometry_count()).map(lod0).sum();
+        let drawn: u64 = table.iter().map(|p| lod0(p.geometry as usize)).sum();
+        assert!(stored < drawn, "{name}: {stored} stored, {drawn} drawn");
+    }
 }

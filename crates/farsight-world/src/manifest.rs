@@ -66,12 +66,20 @@ impl TerrainEntry {
 
 /// A cluster-LOD model: a cooked cluster file (`farsight cook mesh --clusters`), the
 /// streaming format: its head gives each level's byte range, parent error and the
-/// sphere around every error sphere.
+/// sphere around every error sphere. A file of several geometries (a cooked scene)
+/// gives one model per geometry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelEntry {
     pub name: String,
     /// The cooked file, relative to the world folder.
     pub file: String,
+    /// Which of the file's geometries (0, and absent, for a file of one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub geometry: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// One level of a baked building: drawn up to `until` metres (`None`: the last), and

@@ -178,6 +178,7 @@ pub fn generate(
         models.push(ModelEntry {
             name: format!("m{m}"),
             file: name,
+            geometry: 0,
         });
         // The synthetic patches reach 1.5 radii out.
         radii.push(radius * 1.5);

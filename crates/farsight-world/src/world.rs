@@ -363,7 +363,7 @@ impl World {
         let cooked = manifest
             .models
             .iter()
-            .map(|m| CookedModel::open(dir.join(&m.file)))
+            .map(|m| CookedModel::open_geometry(dir.join(&m.file), m.geometry as usize))
             .collect::<Result<Vec<_>, _>>()?;
         let (descs, level_files) = stream_inputs(&cooked);
         let sched = scheduler_config(&config.budget);

@@ -183,7 +183,7 @@ fn one_system_wanting_the_whole_pool_leaves_every_other_its_coarsest_levels() {
         .models
         .iter()
         .map(|e| {
-            let c = CookedModel::open(dir.join(&e.file)).unwrap();
+            let c = CookedModel::open_geometry(dir.join(&e.file), e.geometry as usize).unwrap();
             c.levels().map(|l| l.bytes).sum::<u64>()
         })
         .sum();

@@ -14,7 +14,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use farsight_format::{
-    AlignedBytes, ClusterMeshManifest, FileHead, FormatError, RecordRange, RECORD_ALIGN,
+    AlignedBytes, ClusterGeometry, ClusterMeshManifest, FileHead, FormatError, RecordRange,
+    RECORD_ALIGN,
 };
 
 use super::driver::LevelFile;
@@ -46,6 +47,12 @@ pub enum CookedModelError {
     LevelCount { path: PathBuf, found: usize },
     #[error("{}: the manifest has no error_bounds (cook it again)", path.display())]
     NoErrorBounds { path: PathBuf },
+    #[error("{}: no geometry {geometry}; the file holds {count}", path.display())]
+    NoSuchGeometry {
+        path: PathBuf,
+        geometry: usize,
+        count: usize,
+    },
 }
 
 /// What a level that passed its check holds.
@@ -73,12 +80,16 @@ pub struct CookedLevel {
     pub max_parent_error: f32,
 }
 
-/// A cooked cluster file opened for streaming: its manifest and the byte range of
-/// every level, from the file's head alone.
+/// One geometry of a cooked cluster file opened for streaming: the file's manifest
+/// and the byte range of every level of the geometry, from the file's head alone.
+/// Most files hold one geometry; a scene of several distinct meshes holds one per
+/// mesh, each its own streamer model ([`CookedModel::open_all`]), placed by the
+/// manifest's [`ClusterMeshManifest::all_placements`].
 #[derive(Clone, Debug)]
 pub struct CookedModel {
     path: PathBuf,
     manifest: ClusterMeshManifest,
+    geometry: usize,
     ranges: Vec<RecordRange>,
     error_bounds: [f32; 4],
 }
@@ -88,57 +99,75 @@ impl CookedModel {
     /// of [`FileHead::MIN_PREFIX`] bytes, a second when the head is longer), parses
     /// the manifest and checks it names 1 to [`MAX_LEVELS`] level records whose
     /// sizes are the directory's, and has its `error_bounds`. Refuses files of
-    /// another version with `WrongVersion`.
+    /// another version with `WrongVersion`. Geometry 0 of a file of several.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CookedModelError> {
-        let path = path.as_ref();
-        let io = |source| CookedModelError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let mut prefix = Vec::new();
-        let mut want = (FileHead::MIN_PREFIX as u64).min(len);
-        let head = loop {
-            prefix.resize(want as usize, 0);
-            file.seek(SeekFrom::Start(0)).map_err(io)?;
-            file.read_exact(&mut prefix).map_err(io)?;
-            match FileHead::read(&prefix, len) {
-                Err(FormatError::Truncated { needed, .. }) if needed > want && needed <= len => {
-                    want = needed;
-                }
-                r => break r,
-            }
-        };
-        let head = head.map_err(|source| CookedModelError::Format {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::from_head(path, &head)
+        Self::open_geometry(path, 0)
     }
 
-    /// The model described by a verified file head (see [`CookedModel::open`]).
+    /// Geometry `geometry` of a cooked cluster file (see [`CookedModel::open`]).
+    pub fn open_geometry(
+        path: impl AsRef<Path>,
+        geometry: usize,
+    ) -> Result<Self, CookedModelError> {
+        let path = path.as_ref();
+        Self::from_head_geometry(path, &read_head(path)?, geometry)
+    }
+
+    /// Every geometry of a cooked cluster file, geometry 0 first, from one read of
+    /// its head.
+    pub fn open_all(path: impl AsRef<Path>) -> Result<Vec<Self>, CookedModelError> {
+        let path = path.as_ref();
+        let head = read_head(path)?;
+        let first = Self::from_head_geometry(path, &head, 0)?;
+        let count = first.manifest.geometry_count();
+        let mut all = Vec::with_capacity(count);
+        all.push(first);
+        for g in 1..count {
+            all.push(Self::from_head_geometry(path, &head, g)?);
+        }
+        Ok(all)
+    }
+
+    /// The model described by a verified file head (see [`CookedModel::open`]):
+    /// geometry 0.
     pub fn from_head(path: &Path, head: &FileHead) -> Result<Self, CookedModelError> {
+        Self::from_head_geometry(path, head, 0)
+    }
+
+    /// Geometry `geometry` of the file whose verified head this is.
+    pub fn from_head_geometry(
+        path: &Path,
+        head: &FileHead,
+        geometry: usize,
+    ) -> Result<Self, CookedModelError> {
         let format = |source| CookedModelError::Format {
             path: path.to_owned(),
             source,
         };
         let manifest: ClusterMeshManifest = head.parse().map_err(format)?;
         manifest.check_error_bounds().map_err(format)?;
-        let n = manifest.levels.len();
+        manifest.check_placements().map_err(format)?;
+        let Some(g) = manifest.geometry(geometry) else {
+            return Err(CookedModelError::NoSuchGeometry {
+                path: path.to_owned(),
+                geometry,
+                count: manifest.geometry_count(),
+            });
+        };
+        let n = g.levels.len();
         if n == 0 || n > MAX_LEVELS {
             return Err(CookedModelError::LevelCount {
                 path: path.to_owned(),
                 found: n,
             });
         }
-        let Some(error_bounds) = manifest.error_bounds else {
+        let Some(error_bounds) = g.error_bounds else {
             return Err(CookedModelError::NoErrorBounds {
                 path: path.to_owned(),
             });
         };
         let mut ranges = Vec::with_capacity(n);
-        for (li, l) in manifest.levels.iter().enumerate() {
+        for (li, l) in g.levels.iter().enumerate() {
             let r = head.record(l.record).map_err(format)?;
             if r.len != l.bytes {
                 return Err(format(FormatError::ManifestDisagrees {
@@ -153,6 +182,7 @@ impl CookedModel {
         Ok(Self {
             path: path.to_owned(),
             manifest,
+            geometry,
             ranges,
             error_bounds,
         })
@@ -163,9 +193,21 @@ impl CookedModel {
         &self.path
     }
 
-    /// The manifest (name, bounds, materials, instances, level entries).
+    /// The file's manifest (every geometry, the placements).
     pub fn manifest(&self) -> &ClusterMeshManifest {
         &self.manifest
+    }
+
+    /// Which of the file's geometries this model is (0 for most files).
+    pub fn geometry_index(&self) -> usize {
+        self.geometry
+    }
+
+    /// This model's geometry in the manifest (name, bounds, materials, level entries).
+    pub fn geometry(&self) -> ClusterGeometry<'_> {
+        self.manifest
+            .geometry(self.geometry)
+            .expect("opened from this manifest")
     }
 
     /// Levels, finest first.
@@ -175,7 +217,7 @@ impl CookedModel {
 
     /// Level `i` (0 the finest).
     pub fn level(&self, i: usize) -> Option<CookedLevel> {
-        let (r, e) = (self.ranges.get(i)?, &self.manifest.levels[i]);
+        let (r, e) = (self.ranges.get(i)?, &self.geometry().levels[i]);
         Some(CookedLevel {
             offset: r.offset,
             bytes: r.len,
@@ -234,7 +276,8 @@ impl CookedModel {
     ///
     /// [`ClusterLevelEntry::check_record`]: farsight_format::ClusterLevelEntry::check_record
     pub fn check_level(&self, level: usize, bytes: &[u8]) -> Result<LevelSummary, LevelFileError> {
-        let (Some(range), Some(entry)) = (self.ranges.get(level), self.manifest.levels.get(level))
+        let (Some(range), Some(entry)) =
+            (self.ranges.get(level), self.geometry().levels.get(level))
         else {
             return Err(LevelFileError::NoSuchLevel {
                 model: 0,
@@ -258,6 +301,34 @@ impl CookedModel {
             max_parent_error: h.max_parent_error,
         })
     }
+}
+
+/// Reads and verifies a file's head: a first read of [`FileHead::MIN_PREFIX`]
+/// bytes, a second when the head is longer.
+fn read_head(path: &Path) -> Result<FileHead, CookedModelError> {
+    let io = |source| CookedModelError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut prefix = Vec::new();
+    let mut want = (FileHead::MIN_PREFIX as u64).min(len);
+    let head = loop {
+        prefix.resize(want as usize, 0);
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.read_exact(&mut prefix).map_err(io)?;
+        match FileHead::read(&prefix, len) {
+            Err(FormatError::Truncated { needed, .. }) if needed > want && needed <= len => {
+                want = needed;
+            }
+            r => break r,
+        }
+    };
+    head.map_err(|source| CookedModelError::Format {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// The scheduler's model descriptions and the streamer's file list for `models`:

@@ -170,6 +170,7 @@ fn an_old_cluster_file_is_refused_by_its_version_and_a_lying_manifest_by_the_lev
             materials: vec!["default".into()],
             instances: Vec::new(),
             error_bounds: Some(farsight_format::error_bounds([parts.clusters.as_slice()])),
+            ..Default::default()
         })
         .unwrap()
     };

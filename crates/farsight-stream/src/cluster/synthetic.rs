@@ -55,6 +55,7 @@ pub fn encode_cluster_file(name: &str, levels: &[LevelParts]) -> Result<Vec<u8>,
         materials: vec!["default".to_owned()],
         instances: Vec::new(),
         error_bounds: Some(error_bounds(levels.iter().map(|l| l.clusters.as_slice()))),
+        ..Default::default()
     })
 }
 
