@@ -221,7 +221,11 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
                 .map(|model| Cooked {
                     entry: ModelEntry {
                         name: if several {
-                            format!("{stem}/{}", model.geometry().name)
+                            format!(
+                                "{stem}/{} (geometry {})",
+                                model.geometry().name,
+                                model.geometry_index()
+                            )
                         } else {
                             stem.clone()
                         },
