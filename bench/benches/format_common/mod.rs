@@ -7,8 +7,14 @@ use std::path::{Path, PathBuf};
 
 use farsight_format::MeshData;
 
+/// The corpus, `../shared/data/meshes`, or the folder `FARSIGHT_BENCH_MESH_DIR`
+/// names (content the work was not tuned on: every `.obj`, `.glb` and `.gltf` in
+/// it and in its sub-folders one level down).
 pub fn meshes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/meshes")
+    match std::env::var_os("FARSIGHT_BENCH_MESH_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/meshes"),
+    }
 }
 
 fn must_exist(path: &Path) {
@@ -100,19 +106,23 @@ pub fn bench_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
     }
     files.sort();
     let mut out: Vec<(&'static str, Vec<MeshData>)> = Vec::new();
+    // Outside the corpus files of one name may stand in several folders
+    // (`left.glb`): a mesh is then named by its path.
+    let by_path = std::env::var_os("FARSIGHT_BENCH_MESH_DIR").is_some();
     for f in files {
-        let name: &'static str = Box::leak(
-            f.file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-                .into_boxed_str(),
-        );
         let rel = f
             .strip_prefix(&root)
             .unwrap()
             .to_string_lossy()
             .into_owned();
+        let name = if by_path {
+            rel.rsplit_once('.')
+                .map_or(rel.as_str(), |(n, _)| n)
+                .replace('/', "_")
+        } else {
+            f.file_stem().unwrap().to_string_lossy().into_owned()
+        };
+        let name: &'static str = Box::leak(name.into_boxed_str());
         let parts = if rel.ends_with(".obj") {
             vec![load_obj(&rel)]
         } else {

@@ -39,6 +39,14 @@ pub struct CookOptions {
     /// Store normals as residuals against the geometric prediction
     /// ([`crate::CookedHeader::PREDICTED_NORMALS`]).
     pub predict_normals: bool,
+    /// Weld corners whose stored positions, uvs and tangent signs are equal and whose
+    /// normals and tangents agree at this many bits per component (snorm of the unit
+    /// vector): the welded vertex keeps one corner's normal and tangent, so a
+    /// normal moves by at most one step of this precision (8 bits: under 1/127 per
+    /// component). Exporters that split every corner (Blender's custom normals)
+    /// write normals that differ only in their last bits; 8 is what gltfpack
+    /// welds at. 0 welds only corners stored identically. 0 or 2 to 16.
+    pub weld_normal_bits: u32,
 }
 
 impl Default for CookOptions {
@@ -56,8 +64,33 @@ impl Default for CookOptions {
             predict_normals: true,
             predict_positions: true,
             predict_uvs: true,
+            weld_normal_bits: 8,
         }
     }
+}
+
+/// A corner as welding compares it at [`CookOptions::weld_normal_bits`]: its stored
+/// position (with the tangent sign) and uvs, its normal and tangent directions at
+/// the weld's precision.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+struct WeldKey {
+    position: [u16; 4],
+    uv: [u16; 2],
+    normal: [i16; 3],
+    tangent: [i16; 3],
+}
+
+/// A direction as `bits`-bit snorm components of its unit vector (zero stays zero).
+fn snorm_direction(v: [f32; 3], bits: u32) -> [i16; 3] {
+    let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let scale = ((1u32 << (bits - 1)) - 1) as f32;
+    let inv = if len > 0.0 && len.is_finite() {
+        1.0 / len
+    } else {
+        0.0
+    };
+    v.map(|c| ((c * inv).clamp(-1.0, 1.0) * scale).round() as i16)
 }
 
 /// One vertex as it will be stored: welding compares these bytes.
@@ -75,7 +108,31 @@ struct QVertex {
 /// `generate_normals` is set; tangents are generated once when asked and the mesh has
 /// uvs and normals. Provenance is dropped: a cooked
 /// file carries what a renderer needs.
+///
+/// Corners are welded at [`CookOptions::weld_normal_bits`]; when that weld merges
+/// corners an exact one keeps apart, both are cooked and the smaller record kept
+/// (the exact one on a tie: fewer vertices do not always code smaller, their
+/// order and the predictions change with them).
 pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatError> {
+    let (welded, merged) = cook_mesh_welded(mesh, opts)?;
+    if !merged {
+        return Ok(welded);
+    }
+    let exact_opts = CookOptions {
+        weld_normal_bits: 0,
+        ..*opts
+    };
+    let (exact, _) = cook_mesh_welded(mesh, &exact_opts)?;
+    Ok(if welded.len() < exact.len() {
+        welded
+    } else {
+        exact
+    })
+}
+
+/// [`cook_mesh`] at one weld, and whether it merged corners an exact weld keeps
+/// apart.
+fn cook_mesh_welded(mesh: &MeshData, opts: &CookOptions) -> Result<(Vec<u8>, bool), FormatError> {
     mesh.validate()?;
     let bad_bits = |what, b: u32| FormatError::BadInput {
         what,
@@ -92,6 +149,12 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     }
     if !(2..=16).contains(&opts.tangent_bits) {
         return Err(bad_bits("tangent_bits must be 2..=16", opts.tangent_bits));
+    }
+    if opts.weld_normal_bits == 1 || opts.weld_normal_bits > 16 {
+        return Err(bad_bits(
+            "weld_normal_bits must be 0 or 2..=16",
+            opts.weld_normal_bits,
+        ));
     }
     let normals: Option<Vec<[f32; 3]>> = if !mesh.normals.is_empty() {
         Some(mesh.normals.clone())
@@ -162,7 +225,30 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
             }
         })
         .collect();
-    let (unique, remap) = meshopt::generate_vertex_remap(&corners, None);
+    let (exact_unique, exact_remap) = meshopt::generate_vertex_remap(&corners, None);
+    let (unique, remap) = if opts.weld_normal_bits == 0 {
+        (exact_unique, exact_remap)
+    } else {
+        let wb = opts.weld_normal_bits;
+        let keys: Vec<WeldKey> = mesh
+            .indices
+            .iter()
+            .zip(&corners)
+            .enumerate()
+            .map(|(c, (&i, q))| WeldKey {
+                position: q.position,
+                uv: q.uv,
+                normal: normals
+                    .as_ref()
+                    .map_or([0; 3], |n| snorm_direction(n[i as usize], wb)),
+                tangent: corner_tangents
+                    .as_ref()
+                    .map_or([0; 3], |t| snorm_direction([t[c][0], t[c][1], t[c][2]], wb)),
+            })
+            .collect();
+        meshopt::generate_vertex_remap(&keys, None)
+    };
+    let merged = unique < exact_unique;
     let mut indices = meshopt::remap_index_buffer(None, corners.len(), &remap);
     let welded = meshopt::remap_vertex_buffer(&corners, unique, &remap);
     meshopt::optimize_vertex_cache_strip_in_place(&mut indices, unique);
@@ -358,7 +444,7 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     let mut out = Vec::with_capacity(std::mem::size_of::<CookedHeader>() + body.len());
     out.extend_from_slice(bytemuck::bytes_of(&header));
     out.extend_from_slice(&body);
-    Ok(out)
+    Ok((out, merged))
 }
 
 /// How much smaller than the best coding without an entropy layer (raw or meshopt

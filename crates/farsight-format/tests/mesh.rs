@@ -373,12 +373,17 @@ fn full_record_attacks() {
 #[test]
 fn normal_prediction_is_lossless_and_options_are_kept() {
     let m = load_obj("pirate.obj");
-    let with = cook_mesh(&m, &CookOptions::default()).unwrap();
+    // One weld for both (each cook keeps the smaller of its welds, which may differ).
+    let exact = CookOptions {
+        weld_normal_bits: 0,
+        ..Default::default()
+    };
+    let with = cook_mesh(&m, &exact).unwrap();
     let without = cook_mesh(
         &m,
         &CookOptions {
             predict_normals: false,
-            ..Default::default()
+            ..exact
         },
     )
     .unwrap();
@@ -423,4 +428,99 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     let out = CookedMesh::parse(&r).unwrap().decode().unwrap();
     assert!(out.normals.is_empty() && out.tangents.is_empty());
     assert_eq!(out.indices.len(), bunny.indices.len());
+}
+
+/// A grid of 800 triangles with every corner its own vertex, as exporters of custom
+/// normals write them: each corner's normal the smooth one plus noise in its last
+/// bits, and a crease down the middle (a 90 degree fold with two normals per
+/// vertex on it). The default weld (normals equal at 8 bits) gives each position
+/// one vertex, two on the crease; an exact weld keeps the noisy corners apart;
+/// either way the decoded normals are the source's within the weld's step.
+#[test]
+fn corners_whose_normals_differ_in_their_last_bits_weld_and_a_crease_stays() {
+    let n = 20usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut m = MeshData::default();
+    // The fold: x in 0..=n/2 lies flat (normal +y), the rest rises as a wall
+    // (normal -x) from the crease at x = n/2.
+    let point = |x: usize, z: usize| -> ([f32; 3], [f32; 3]) {
+        let h = n / 2;
+        if x <= h {
+            ([x as f32, 0.0, z as f32], [0.0, 1.0, 0.0])
+        } else {
+            ([h as f32, (x - h) as f32, z as f32], [-1.0, 0.0, 0.0])
+        }
+    };
+    for z in 0..n {
+        for x in 0..n {
+            let quad = [(x, z), (x + 1, z), (x + 1, z + 1), (x, z + 1)];
+            for tri in [[0, 1, 2], [0, 2, 3]] {
+                // A triangle of the wall takes the wall's normal at the crease.
+                let wall = quad.iter().any(|&(qx, _)| qx > n / 2) && x >= n / 2;
+                for k in tri {
+                    let (qx, qz) = quad[k];
+                    let (p, mut nn) = point(qx, qz);
+                    if wall {
+                        nn = [-1.0, 0.0, 0.0];
+                    }
+                    let noise: [f32; 3] = std::array::from_fn(|_| rng.random_range(-2e-4..2e-4));
+                    m.indices.push(m.positions.len() as u32);
+                    m.positions.push(p);
+                    m.normals
+                        .push([nn[0] + noise[0], nn[1] + noise[1], nn[2] + noise[2]]);
+                    m.uvs.push([qx as f32 / n as f32, qz as f32 / n as f32]);
+                }
+            }
+        }
+    }
+    m.provenance = (0..m.indices.len() as u32 / 3).collect();
+    let cook = |weld| {
+        let opts = CookOptions {
+            weld_normal_bits: weld,
+            generate_tangents: false,
+            ..CookOptions::default()
+        };
+        let rec = cook_mesh(&m, &opts).unwrap();
+        let cm = CookedMesh::parse(&rec).unwrap();
+        (cm.header.vertex_count as usize, cm.decode().unwrap())
+    };
+    let (welded, out) = cook(8);
+    let positions = (n + 1) * (n + 1);
+    // One vertex per position, a second on each of the crease's n + 1 points.
+    assert_eq!(welded, positions + n + 1);
+    let (exact, _) = cook(0);
+    assert!(
+        exact > 2 * welded,
+        "an exact weld keeps noisy corners: {exact}"
+    );
+    // Every source corner's normal is drawn at its position within the 8-bit step
+    // (the grid's points are whole numbers, so a decoded position rounds to its
+    // source's).
+    let key = |p: [f32; 3]| p.map(|c| c.round() as i32);
+    let mut drawn: HashMap<[i32; 3], Vec<[f32; 3]>> = HashMap::new();
+    for (p, nn) in out.positions.iter().zip(&out.normals) {
+        drawn.entry(key(*p)).or_default().push(*nn);
+    }
+    let mut worst = 0.0f64;
+    for (p, want) in m.positions.iter().zip(&m.normals) {
+        let best = drawn[&key(*p)]
+            .iter()
+            .map(|&got| angle_deg(got, *want))
+            .fold(f64::MAX, f64::min);
+        worst = worst.max(best);
+    }
+    assert!(worst < 0.7, "a welded normal moved {worst} degrees");
+    assert!(
+        matches!(
+            cook_mesh(
+                &m,
+                &CookOptions {
+                    weld_normal_bits: 1,
+                    ..CookOptions::default()
+                }
+            ),
+            Err(FormatError::BadInput { .. })
+        ),
+        "1 bit is refused"
+    );
 }
