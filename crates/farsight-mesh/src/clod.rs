@@ -598,19 +598,8 @@ struct GroupEdges {
 impl GroupEdges {
     fn new(b: &Build<'_>, merged: &[u32], mark: &[u8], held: &[bool]) -> Self {
         let is_locked = |r: u32| mark[r as usize] & 1 != 0 || held[r as usize];
-        let shift = key_shift(b.remap.len());
-        let mut keys: Vec<u64> = Vec::new();
-        for t in merged.chunks_exact(3) {
-            let [x, y, z] = [t[0], t[1], t[2]].map(|v| b.remap[v as usize]);
-            let [lx, ly, lz] = [x, y, z].map(is_locked);
-            for (p, q, both) in [(x, y, lx && ly), (y, z, ly && lz), (z, x, lz && lx)] {
-                if both && p != q {
-                    keys.push(u64::make(p.min(q), p.max(q), shift));
-                }
-            }
-        }
         Self {
-            locked_open: singles(keys, shift),
+            locked_open: single_edges(&b.remap, merged, |x, y| is_locked(x) && is_locked(y)),
         }
     }
 
@@ -664,28 +653,44 @@ fn key_ends(key: u64, n: usize) -> (usize, usize) {
 /// The edges (canonical vertex pairs, `min << shift | max`) used by exactly one
 /// of `tris`, sorted.
 fn open_edges(remap: &[u32], tris: &[u32]) -> Vec<u64> {
+    single_edges(remap, tris, |_, _| true)
+}
+
+/// The edges of `tris` (canonical vertex pairs `(a, b)`, `a < b`) for which
+/// `keep(a, b)` holds, used once among those, as sorted keys. Sorted as `u32`
+/// keys when both ids fit in 16 bits (half the memory the sort moves), as `u64`
+/// otherwise; the key value is the same either way.
+fn single_edges(remap: &[u32], tris: &[u32], keep: impl Fn(u32, u32) -> bool) -> Vec<u64> {
     let shift = key_shift(remap.len());
-    let mut keys: Vec<u64> = Vec::with_capacity(tris.len());
+    if 2 * shift <= 32 {
+        single_edges_as::<u32>(remap, tris, shift, keep)
+    } else {
+        single_edges_as::<u64>(remap, tris, shift, keep)
+    }
+}
+
+fn single_edges_as<K: Key>(
+    remap: &[u32],
+    tris: &[u32],
+    shift: u32,
+    keep: impl Fn(u32, u32) -> bool,
+) -> Vec<u64> {
+    let mut keys: Vec<K> = Vec::with_capacity(tris.len());
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
         for (x, y) in [(a, b), (b, c), (c, a)] {
-            if x != y {
-                keys.push(u64::make(x.min(y), x.max(y), shift));
+            let (x, y) = (x.min(y), x.max(y));
+            if x != y && keep(x, y) {
+                keys.push(K::make(x, y, shift));
             }
         }
     }
-    singles(keys, shift)
-}
-
-/// The keys of `keys` (edge keys of `shift`-bit vertex ids) that occur once,
-/// sorted.
-fn singles(mut keys: Vec<u64>, shift: u32) -> Vec<u64> {
     // The edge checks' bucket sort (a key's top bits are its smaller vertex).
     let mut hist = Histograms::new(2 * shift, keys.len());
     hist.count(&keys);
     sort_counted(&mut keys, &mut Vec::new(), hist);
     let mut open = Vec::new();
-    for_each_single(&keys, |k| open.push(k));
+    for_each_single(&keys, |k| open.push(k.wide()));
     open
 }
 
