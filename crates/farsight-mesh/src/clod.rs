@@ -19,6 +19,8 @@
 //! A level's groups are simplified in parallel (`clod_build` runs them one after
 //! another) and recorded in order, so the DAG is the same on any number of threads.
 
+use std::borrow::Cow;
+
 use meshopt::{
     ClodConfig, PositionDataAdapter, RadiusDataAdapter, SimplifyOptions, SimplifyVertex,
     VertexDataAdapter,
@@ -64,7 +66,7 @@ struct Build<'a> {
     attributes: Attributes<'a>,
     weights: [f32; 5],
     /// First vertex at the same position.
-    remap: Vec<u32>,
+    remap: Cow<'a, [u32]>,
     /// LOD0's triangles.
     lod0: &'a [u32],
     /// Per canonical vertex: its connected part of LOD0 has no open edge (made
@@ -73,16 +75,23 @@ struct Build<'a> {
 }
 
 /// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
-/// empty for none: every vertex at a seam vertex's position is locked too).
+/// empty for none: every vertex at a seam vertex's position is locked too) and
+/// its position remap when the caller has it (`remap[v]`: the first vertex at
+/// `v`'s position; made here when `None`).
 pub(crate) fn build(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
+    remap: Option<&[u32]>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
-    let remap = meshopt::generate_position_remap(&adapter);
+    let remap: Cow<'_, [u32]> = match remap {
+        Some(r) => Cow::Borrowed(r),
+        None => Cow::Owned(meshopt::generate_position_remap(&adapter)),
+    };
+    debug_assert_eq!(remap.len(), n);
     let b = Build {
         config: config.clod_config(),
         adapter,
@@ -759,7 +768,7 @@ mod tests {
                 stride: 20,
             },
             weights: attribute_weights(0.5, 1.0),
-            remap: (0..8).collect(),
+            remap: (0..8).collect::<Vec<u32>>().into(),
             lod0: &lod0,
             closed: std::sync::OnceLock::new(),
         };

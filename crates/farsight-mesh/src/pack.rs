@@ -207,11 +207,13 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             max: max_materials,
         });
     }
-    // The position remap: found with the seams when there are several materials,
-    // else made beside the build (for LOD0's edge reference).
+    // The position remap: found with the seams when there are several materials;
+    // else made first, since the one part's DAG welds by it too (a remap fewer).
     let remap_cell = std::sync::OnceLock::new();
     if !split.remap.is_empty() {
         let _ = remap_cell.set(std::mem::take(&mut split.remap));
+    } else if split.parts.len() == 1 {
+        let _ = remap_cell.set(split.weld());
     }
     // The padding vertex `build_parts` reads the last part's attributes through
     // (capacity for it is reserved: no reallocation); taken off after the build.
@@ -224,22 +226,24 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // one core), taken up by the first thread that finds no part left to start
     // (beside the only part of a one-material mesh; beside the last parts of
     // several, where a thread would otherwise wait for the largest).
-    let (parts, (bounds, packed, reference)) = build_parts(config, &split, || {
-        let bounds = mesh.bounds();
-        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (packed, reference) = par::join(
-            || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
-            || {
-                let lod0: Vec<(&[u32], u32)> = split
-                    .parts
-                    .iter()
-                    .map(|p| (&p.indices[..], p.vertex_base))
-                    .collect();
-                EdgeReference::from_parts(remap().to_vec(), &lod0)
-            },
-        );
-        (bounds, packed, reference)
-    });
+    let whole = remap_cell.get().filter(|_| split.parts.len() == 1);
+    let (parts, (bounds, packed, reference)) =
+        build_parts(config, &split, whole.map(Vec::as_slice), || {
+            let bounds = mesh.bounds();
+            let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+            let (packed, reference) = par::join(
+                || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
+                || {
+                    let lod0: Vec<(&[u32], u32)> = split
+                        .parts
+                        .iter()
+                        .map(|p| (&p.indices[..], p.vertex_base))
+                        .collect();
+                    EdgeReference::from_parts(remap().to_vec(), &lod0)
+                },
+            );
+            (bounds, packed, reference)
+        });
     let built = &parts.built;
     let mut warnings = Vec::new();
     if built.stuck_groups > 0 {

@@ -290,6 +290,8 @@ pub struct RawInput {
 /// DAG over [`MaterialSplit::vertices`] ([`PartDags`]): groups of part 0 first,
 /// then part 1, ..., each group tagged with its material. Group ids stay
 /// children-first.
+/// `remap` is the position remap of [`MaterialSplit::vertices`] when the caller
+/// has it (a part that is the whole mesh welds by it instead of making its own).
 /// `split.vertices` ends with one padding vertex past the parts: the simplifier
 /// reads each part's attributes in place from it ([`Attributes::in_place`]), so
 /// no attribute stream is copied. `beside` (work that needs no DAG) runs on the
@@ -297,6 +299,7 @@ pub struct RawInput {
 pub(crate) fn build_parts<S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
+    remap: Option<&[u32]>,
     beside: impl FnOnce() -> S + Send,
 ) -> (PartDags, S) {
     let end = split
@@ -311,11 +314,14 @@ pub(crate) fn build_parts<S: Send>(
     let build = |p: &MaterialPart| {
         let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
         let attributes = Attributes::in_place(&split.vertices, range.clone());
+        // The whole mesh's remap is the part's when the part is the whole mesh.
+        let remap = remap.filter(|r| r.len() == range.len());
         build_dag_with(
             config,
             (split.part_vertices(p), attributes),
             &p.indices,
             &p.seam,
+            remap,
         )
     };
     let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
