@@ -20,6 +20,7 @@
 //! another) and recorded in order, so the DAG is the same on any number of threads.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use meshopt::{
     ClodConfig, PositionDataAdapter, RadiusDataAdapter, SimplifyOptions, SimplifyVertex,
@@ -70,27 +71,40 @@ struct Build<'a> {
     /// LOD0's triangles.
     lod0: &'a [u32],
     /// Per canonical vertex: its connected part of LOD0 has no open edge (made
-    /// when a simplification first opens an edge).
-    closed: std::sync::OnceLock<Vec<bool>>,
+    /// when a simplification first opens an edge, unless LOD0's edge reference
+    /// made it first).
+    closed: &'a OnceLock<Vec<bool>>,
+}
+
+/// What a cook of one part hands its DAG build: the mesh's position remap and
+/// the cell of LOD0's closed parts that LOD0's edge reference fills too
+/// ([`crate::edges::EdgeReference::from_parts`]): one weld, and the closed parts
+/// found once.
+#[derive(Clone, Copy)]
+pub(crate) struct Whole<'a> {
+    pub remap: &'a [u32],
+    pub closed: &'a OnceLock<Vec<bool>>,
 }
 
 /// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
-/// empty for none: every vertex at a seam vertex's position is locked too) and
-/// its position remap when the caller has it (`remap[v]`: the first vertex at
-/// `v`'s position; made here when `None`).
+/// empty for none: every vertex at a seam vertex's position is locked too), with
+/// the whole mesh's remap and closed parts when the mesh is the cook's only part
+/// (`remap[v]`: the first vertex at `v`'s position; made here when `None`).
 pub(crate) fn build(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
-    remap: Option<&[u32]>,
+    whole: Option<Whole<'_>>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
-    let remap: Cow<'_, [u32]> = match remap {
-        Some(r) => Cow::Borrowed(r),
+    let remap: Cow<'_, [u32]> = match whole {
+        Some(w) => Cow::Borrowed(w.remap),
         None => Cow::Owned(meshopt::generate_position_remap(&adapter)),
     };
+    let own = OnceLock::new();
+    let closed = whole.map_or(&own, |w| w.closed);
     debug_assert_eq!(remap.len(), n);
     let b = Build {
         config: config.clod_config(),
@@ -99,7 +113,7 @@ pub(crate) fn build(
         attributes,
         weights: attribute_weights(config.normal_weight, config.uv_weight),
         lod0: indices,
-        closed: std::sync::OnceLock::new(),
+        closed,
         remap,
     };
     // Locks that hold for the whole build, by canonical vertex: the seams, then
@@ -770,7 +784,7 @@ mod tests {
             weights: attribute_weights(0.5, 1.0),
             remap: (0..8).collect::<Vec<u32>>().into(),
             lod0: &lod0,
-            closed: std::sync::OnceLock::new(),
+            closed: &std::sync::OnceLock::new(),
         };
         let mark = [0, 0, 0, 0, 1, 1, 1, 1u8];
         let held = vec![false; 8];

@@ -294,14 +294,14 @@ pub fn build_dag_locked(
 }
 
 /// [`build_dag_locked`] with the attribute stream given (`attributes` over
-/// `vertices`), and the position remap when the caller has it (`remap[v]`: the
-/// first vertex at `v`'s position).
+/// `vertices`), and what a cook of one part shares with its build
+/// ([`crate::clod::Whole`]).
 pub(crate) fn build_dag_with(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
-    remap: Option<&[u32]>,
+    whole: Option<crate::clod::Whole<'_>>,
 ) -> BuiltDag {
-    crate::clod::build(config, (vertices, attributes), indices, seam, remap)
+    crate::clod::build(config, (vertices, attributes), indices, seam, whole)
 }

@@ -6,6 +6,7 @@ use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
 use glam::Vec3;
 
+use crate::clod::Whole;
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::edges::EdgeReference;
 use crate::error::CookError;
@@ -226,24 +227,32 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // one core), taken up by the first thread that finds no part left to start
     // (beside the only part of a one-material mesh; beside the last parts of
     // several, where a thread would otherwise wait for the largest).
-    let whole = remap_cell.get().filter(|_| split.parts.len() == 1);
-    let (parts, (bounds, packed, reference)) =
-        build_parts(config, &split, whole.map(Vec::as_slice), || {
-            let bounds = mesh.bounds();
-            let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-            let (packed, reference) = par::join(
-                || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
-                || {
-                    let lod0: Vec<(&[u32], u32)> = split
-                        .parts
-                        .iter()
-                        .map(|p| (&p.indices[..], p.vertex_base))
-                        .collect();
-                    EdgeReference::from_parts(remap().to_vec(), &lod0)
-                },
-            );
-            (bounds, packed, reference)
+    // A one-part mesh's DAG build and LOD0's edge reference weld by the same
+    // remap, so they find LOD0's closed parts once between them.
+    let closed = std::sync::OnceLock::new();
+    let whole = remap_cell
+        .get()
+        .filter(|_| split.parts.len() == 1)
+        .map(|remap| Whole {
+            remap,
+            closed: &closed,
         });
+    let (parts, (bounds, packed, reference)) = build_parts(config, &split, whole, || {
+        let bounds = mesh.bounds();
+        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+        let (packed, reference) = par::join(
+            || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
+            || {
+                let lod0: Vec<(&[u32], u32)> = split
+                    .parts
+                    .iter()
+                    .map(|p| (&p.indices[..], p.vertex_base))
+                    .collect();
+                EdgeReference::from_parts(remap().to_vec(), &lod0, whole.map(|w| w.closed))
+            },
+        );
+        (bounds, packed, reference)
+    });
     let built = &parts.built;
     let mut warnings = Vec::new();
     if built.stuck_groups > 0 {
