@@ -24,5 +24,5 @@ for f in $files; do
     ours="$(inclusive "$out/cg" 'pack.rs:farsight_mesh::pack::cook_clusters_encoded')"
     peer="$(inclusive "$out/cg" 'split.rs:farsight_mesh::split::MaterialSplit::raw_builds')"
     awk -v n="$(basename "$f")" -v o="$ours" -v p="$peer" \
-        'BEGIN { printf "%.3f %-28s ours %12d peer %12d instructions\n", o / p, n, o, p }'
+        'BEGIN { printf "%.3f %-28s ours %13.0f peer %13.0f instructions\n", o / p, n, o, p }'
 done | sort -rn
