@@ -15,6 +15,12 @@
 //!   drawn at every coarser distance (the stamping copies them), so every vertex
 //!   at the position of one of its vertices stays locked in every coarser level.
 //!   `clod_build` forgets the border of a stuck group once its level is done.
+//!
+//! A level's groups are simplified in parallel (`clod_build` runs them one after
+//! another) and recorded in order, so the DAG is the same on any number of threads.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use meshopt::{
     ClodConfig, PositionDataAdapter, RadiusDataAdapter, SimplifyOptions, SimplifyVertex,
@@ -25,6 +31,7 @@ use crate::dag::RawDag;
 use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagCluster, DagGroup};
 use crate::edges::{find, for_each_single};
 use crate::mesh::Vertex;
+use crate::par;
 use crate::prepare::adapter;
 use crate::sort::{sort_counted, Histograms, Key};
 
@@ -60,25 +67,45 @@ struct Build<'a> {
     attributes: Attributes<'a>,
     weights: [f32; 5],
     /// First vertex at the same position.
-    remap: Vec<u32>,
+    remap: Cow<'a, [u32]>,
     /// LOD0's triangles.
     lod0: &'a [u32],
     /// Per canonical vertex: its connected part of LOD0 has no open edge (made
-    /// when a simplification first opens an edge).
-    closed: std::cell::OnceCell<Vec<bool>>,
+    /// when a simplification first opens an edge, unless LOD0's edge reference
+    /// made it first).
+    closed: &'a OnceLock<Vec<bool>>,
+}
+
+/// What a cook of one part hands its DAG build: the mesh's position remap and
+/// the cell of LOD0's closed parts that LOD0's edge reference fills too
+/// ([`crate::edges::EdgeReference::from_parts`]): one weld, and the closed parts
+/// found once.
+#[derive(Clone, Copy)]
+pub(crate) struct Whole<'a> {
+    pub remap: &'a [u32],
+    pub closed: &'a OnceLock<Vec<bool>>,
 }
 
 /// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
-/// empty for none: every vertex at a seam vertex's position is locked too).
+/// empty for none: every vertex at a seam vertex's position is locked too), with
+/// the whole mesh's remap and closed parts when the mesh is the cook's only part
+/// (`remap[v]`: the first vertex at `v`'s position; made here when `None`).
 pub(crate) fn build(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
+    whole: Option<Whole<'_>>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
-    let remap = meshopt::generate_position_remap(&adapter);
+    let remap: Cow<'_, [u32]> = match whole {
+        Some(w) => Cow::Borrowed(w.remap),
+        None => Cow::Owned(meshopt::generate_position_remap(&adapter)),
+    };
+    let own = OnceLock::new();
+    let closed = whole.map_or(&own, |w| w.closed);
+    debug_assert_eq!(remap.len(), n);
     let b = Build {
         config: config.clod_config(),
         adapter,
@@ -86,10 +113,9 @@ pub(crate) fn build(
         attributes,
         weights: attribute_weights(config.normal_weight, config.uv_weight),
         lod0: indices,
-        closed: std::cell::OnceCell::new(),
+        closed,
         remap,
     };
-    let c = &b.config;
     // Locks that hold for the whole build, by canonical vertex: the seams, then
     // the borders of stuck groups.
     let mut held = vec![false; n];
@@ -114,45 +140,58 @@ pub(crate) fn build(
     let mut pending = Clusters::default();
     let mut locks = vec![SimplifyVertex::None; n];
     let mut mark = vec![0u8; n];
-    let mut merged: Vec<u32> = Vec::new();
     let mut depth = 0u32;
     while clusters.list.len() > 1 {
         let offsets = b.partition(&mut clusters);
         b.lock_borders(&clusters, &offsets, &held, &protect, &mut mark, &mut locks);
         pending.list.clear();
         pending.indices.clear();
-        for g in offsets.windows(2) {
-            let group = &clusters.list[g[0] as usize..g[1] as usize];
-            merged.clear();
-            for cl in group {
-                merged.extend_from_slice(&clusters.indices[cl.index_offset..][..cl.index_count]);
-            }
-            let target = ((merged.len() / 3) as f32 * c.simplify_ratio) as usize * 3;
-            let mut bounds = merge_bounds(group);
-            let simplified = b.simplify(&merged, &locks, &mark, &held, target);
-            let stuck = simplified
-                .as_ref()
-                .is_none_or(|(s, _)| s.len() as f32 > merged.len() as f32 * c.simplify_threshold);
-            if stuck {
-                bounds.error = f32::MAX;
-                emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
-                for &v in &merged {
-                    let r = b.remap[v as usize] as usize;
-                    if !held[r] {
-                        held[r] = true;
-                        locked_vertices += 1;
+        // The groups of a level are independent: each reads the level's locks and
+        // marks, and the held vertices, which only a stuck group of this level
+        // changes, and only at its own vertices (any it shares with another group
+        // are locked by the marks anyway). So they simplify in parallel and are
+        // recorded in order, the same DAG on any number of threads.
+        let groups = offsets.len() - 1;
+        let range = |g: usize| offsets[g] as usize..offsets[g + 1] as usize;
+        let level = Level {
+            clusters: &clusters,
+            locks: &locks,
+            mark: &mark,
+            held: &held,
+        };
+        let outcomes = if groups >= PARALLEL_GROUPS {
+            par::map_range(groups, |g| b.simplify_group(&level, range(g)))
+        } else {
+            (0..groups)
+                .map(|g| b.simplify_group(&level, range(g)))
+                .collect()
+        };
+        for (g, outcome) in outcomes.into_iter().enumerate() {
+            let group = &clusters.list[range(g)];
+            match outcome {
+                Outcome::Stuck(bounds) => {
+                    emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
+                    for cl in group {
+                        for &v in &clusters.indices[cl.index_offset..][..cl.index_count] {
+                            let r = b.remap[v as usize] as usize;
+                            if !held[r] {
+                                held[r] = true;
+                                locked_vertices += 1;
+                            }
+                        }
                     }
                 }
-                continue;
-            }
-            let (simplified, error) = simplified.expect("not stuck");
-            bounds.error = (bounds.error * c.simplify_error_merge_previous).max(error)
-                + error * c.simplify_error_merge_additive;
-            let id = emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
-            let first = pending.list.len();
-            b.clusterize(&mut pending, &simplified, id as i32);
-            for cl in &mut pending.list[first..] {
-                cl.bounds = bounds;
+                Outcome::Simplified(bounds, made) => {
+                    let id = emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
+                    let base = pending.indices.len();
+                    pending.indices.extend_from_slice(&made.indices);
+                    pending.list.extend(made.list.iter().map(|cl| Cluster {
+                        index_offset: cl.index_offset + base,
+                        refined: id as i32,
+                        bounds,
+                        ..*cl
+                    }));
+                }
             }
         }
         std::mem::swap(&mut clusters, &mut pending);
@@ -246,7 +285,54 @@ fn merge_bounds(group: &[Cluster]) -> Bounds {
     }
 }
 
+/// What the groups of one level read.
+struct Level<'a> {
+    clusters: &'a Clusters,
+    locks: &'a [SimplifyVertex],
+    mark: &'a [u8],
+    held: &'a [bool],
+}
+
+/// A group's simplification: stuck (its bounds, error `f32::MAX`), or its bounds
+/// and the clusters split from the result (their `refined` and bounds set when
+/// the group is recorded).
+enum Outcome {
+    Stuck(Bounds),
+    Simplified(Bounds, Clusters),
+}
+
+/// From this many groups a level simplifies its groups in parallel (a group's
+/// simplification takes tens of microseconds; a hand-over, a few).
+const PARALLEL_GROUPS: usize = 2;
+
 impl Build<'_> {
+    /// Merges, simplifies and splits the group of clusters `range` of the level.
+    fn simplify_group(&self, level: &Level<'_>, range: std::ops::Range<usize>) -> Outcome {
+        let c = &self.config;
+        let group = &level.clusters.list[range];
+        let indices = &level.clusters.indices;
+        let mut merged = Vec::with_capacity(group.iter().map(|cl| cl.index_count).sum());
+        for cl in group {
+            merged.extend_from_slice(&indices[cl.index_offset..][..cl.index_count]);
+        }
+        let target = ((merged.len() / 3) as f32 * c.simplify_ratio) as usize * 3;
+        let mut bounds = merge_bounds(group);
+        let simplified = self.simplify(&merged, level.locks, level.mark, level.held, target);
+        match simplified {
+            Some((s, error)) if s.len() as f32 <= merged.len() as f32 * c.simplify_threshold => {
+                bounds.error = (bounds.error * c.simplify_error_merge_previous).max(error)
+                    + error * c.simplify_error_merge_additive;
+                let mut made = Clusters::default();
+                self.clusterize(&mut made, &s, -1);
+                Outcome::Simplified(bounds, made)
+            }
+            _ => {
+                bounds.error = f32::MAX;
+                Outcome::Stuck(bounds)
+            }
+        }
+    }
+
     fn attribute(&self, v: usize, j: usize) -> f32 {
         self.attributes.floats[v * (self.attributes.stride / 4) + j]
     }
@@ -522,45 +608,40 @@ impl Build<'_> {
     }
 }
 
-/// A group's open edges before simplification (position-welded, sorted keys),
-/// what a simplified result is checked against.
+/// What a group's simplified result is checked against: the group's open edges
+/// (position-welded, sorted keys) whose two ends are locked, its borders with
+/// other groups and with held vertices. On a closed part of LOD0 a level's open
+/// edges are all such borders (LOD0 has none there; an accepted group opens none
+/// but these; a stuck group leaves a hole whose rim is held), so only the edges
+/// between two locked vertices need counting, not the whole group's.
 struct GroupEdges {
-    open: Vec<u64>,
-    /// Per open edge: both ends are locked (a border the group shares).
-    locked: Vec<bool>,
+    locked_open: Vec<u64>,
 }
 
 impl GroupEdges {
     fn new(b: &Build<'_>, merged: &[u32], mark: &[u8], held: &[bool]) -> Self {
-        let open = open_edges(&b.remap, merged);
-        let is_locked = |r: usize| mark[r] & 1 != 0 || held[r];
-        let locked = open
-            .iter()
-            .map(|&k| {
-                let (x, y) = key_ends(k, b.remap.len());
-                is_locked(x) && is_locked(y)
-            })
-            .collect();
-        Self { open, locked }
+        let is_locked = |r: u32| mark[r as usize] & 1 != 0 || held[r as usize];
+        Self {
+            locked_open: single_edges(&b.remap, merged, |x, y| is_locked(x) && is_locked(y)),
+        }
     }
 
     /// Whether `lod` (the group simplified) keeps the surface: every locked border
-    /// edge is still there and open, and no edge is newly open on a part of LOD0
+    /// edge is still there and open, and no other edge is open on a part of LOD0
     /// that is closed (the cook's level check, applied to the group).
     fn keeps_surface(&self, b: &Build<'_>, lod: &[u32]) -> bool {
         let after = open_edges(&b.remap, lod);
         let mut j = 0;
-        for (&k, &locked) in self.open.iter().zip(&self.locked) {
+        for &k in &self.locked_open {
             while j < after.len() && after[j] < k {
                 if b.on_closed(after[j]) {
                     return false;
                 }
                 j += 1;
             }
-            let kept = j < after.len() && after[j] == k;
-            if kept {
+            if j < after.len() && after[j] == k {
                 j += 1;
-            } else if locked {
+            } else {
                 return false;
             }
         }
@@ -595,13 +676,35 @@ fn key_ends(key: u64, n: usize) -> (usize, usize) {
 /// The edges (canonical vertex pairs, `min << shift | max`) used by exactly one
 /// of `tris`, sorted.
 fn open_edges(remap: &[u32], tris: &[u32]) -> Vec<u64> {
+    single_edges(remap, tris, |_, _| true)
+}
+
+/// The edges of `tris` (canonical vertex pairs `(a, b)`, `a < b`) for which
+/// `keep(a, b)` holds, used once among those, as sorted keys. Sorted as `u32`
+/// keys when both ids fit in 16 bits (half the memory the sort moves), as `u64`
+/// otherwise; the key value is the same either way.
+fn single_edges(remap: &[u32], tris: &[u32], keep: impl Fn(u32, u32) -> bool) -> Vec<u64> {
     let shift = key_shift(remap.len());
-    let mut keys: Vec<u64> = Vec::with_capacity(tris.len());
+    if 2 * shift <= 32 {
+        single_edges_as::<u32>(remap, tris, shift, keep)
+    } else {
+        single_edges_as::<u64>(remap, tris, shift, keep)
+    }
+}
+
+fn single_edges_as<K: Key>(
+    remap: &[u32],
+    tris: &[u32],
+    shift: u32,
+    keep: impl Fn(u32, u32) -> bool,
+) -> Vec<u64> {
+    let mut keys: Vec<K> = Vec::with_capacity(tris.len());
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
         for (x, y) in [(a, b), (b, c), (c, a)] {
-            if x != y {
-                keys.push(u64::make(x.min(y), x.max(y), shift));
+            let (x, y) = (x.min(y), x.max(y));
+            if x != y && keep(x, y) {
+                keys.push(K::make(x, y, shift));
             }
         }
     }
@@ -610,7 +713,7 @@ fn open_edges(remap: &[u32], tris: &[u32]) -> Vec<u64> {
     hist.count(&keys);
     sort_counted(&mut keys, &mut Vec::new(), hist);
     let mut open = Vec::new();
-    for_each_single(&keys, |k| open.push(k));
+    for_each_single(&keys, |k| open.push(k.wide()));
     open
 }
 
@@ -679,9 +782,9 @@ mod tests {
                 stride: 20,
             },
             weights: attribute_weights(0.5, 1.0),
-            remap: (0..8).collect(),
+            remap: (0..8).collect::<Vec<u32>>().into(),
             lod0: &lod0,
-            closed: std::cell::OnceCell::new(),
+            closed: &std::sync::OnceLock::new(),
         };
         let mark = [0, 0, 0, 0, 1, 1, 1, 1u8];
         let held = vec![false; 8];

@@ -290,16 +290,18 @@ pub fn build_dag_locked(
         floats: &attributes,
         stride: ATTRIBUTE_FLOATS * 4,
     };
-    build_dag_with(config, (vertices, stream), indices, seam)
+    build_dag_with(config, (vertices, stream), indices, seam, None)
 }
 
 /// [`build_dag_locked`] with the attribute stream given (`attributes` over
-/// `vertices`).
+/// `vertices`), and what a cook of one part shares with its build
+/// ([`crate::clod::Whole`]).
 pub(crate) fn build_dag_with(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
+    whole: Option<crate::clod::Whole<'_>>,
 ) -> BuiltDag {
-    crate::clod::build(config, (vertices, attributes), indices, seam)
+    crate::clod::build(config, (vertices, attributes), indices, seam, whole)
 }

@@ -9,6 +9,8 @@
 //! 65 536 distinct positions), which halves the memory the sort moves, and `u64`
 //! otherwise; the key value is the same either way.
 
+use std::sync::OnceLock;
+
 use crate::sort::{gallop_to, sort_counted, Histograms, Key};
 
 /// A level's sorted edge keys, in the width its mesh needs.
@@ -38,13 +40,20 @@ pub(crate) struct EdgeReference {
 
 impl EdgeReference {
     pub fn new(remap: Vec<u32>, lod0: &[u32]) -> Self {
-        Self::from_parts(remap, &[(lod0, 0)])
+        Self::from_parts(remap, &[(lod0, 0)], None)
     }
 
     /// [`Self::new`] with LOD0 given in parts: each part's triangles and what
     /// turns them into source indices (added to each), so no whole index list is
-    /// made.
-    pub fn from_parts(remap: Vec<u32>, lod0: &[(&[u32], u32)]) -> Self {
+    /// made. `shared` holds [`Self::closed`] when another step (the DAG build of a
+    /// one-part mesh) needs it too: whichever comes first makes it, and the other
+    /// takes it.
+    pub fn from_parts(
+        remap: Vec<u32>,
+        lod0: &[(&[u32], u32)],
+        shared: Option<&OnceLock<Vec<bool>>>,
+    ) -> Self {
+        let known = shared.and_then(OnceLock::get);
         let n = remap.len();
         let shift = (usize::BITS - n.leading_zeros()).max(1);
         let mut this = Self {
@@ -62,6 +71,9 @@ impl EdgeReference {
             || {
                 crate::par::join(
                     || {
+                        if known.is_some() {
+                            return Vec::new();
+                        }
                         let mut parent: Vec<u32> = (0..n as u32).collect();
                         for t in triangles(lod0) {
                             let [a, b, c] = t.map(|i| this.remap[i as usize]);
@@ -89,14 +101,21 @@ impl EdgeReference {
             || triangle_index(lod0, n),
         );
         let mask = (1u64 << shift) - 1;
-        let mut open_root = vec![false; n];
-        for &k in &open {
-            let r = find(&mut parent, (k >> shift) as u32);
-            open_root[r as usize] = true;
-        }
-        this.closed = (0..n as u32)
-            .map(|v| !open_root[find(&mut parent, v) as usize])
-            .collect();
+        let mut closed = || {
+            let mut open_root = vec![false; n];
+            for &k in &open {
+                let r = find(&mut parent, (k >> shift) as u32);
+                open_root[r as usize] = true;
+            }
+            (0..n as u32)
+                .map(|v| !open_root[find(&mut parent, v) as usize])
+                .collect()
+        };
+        this.closed = match (known, shared) {
+            (Some(known), _) => known.clone(),
+            (None, Some(cell)) => cell.get_or_init(closed).clone(),
+            (None, None) => closed(),
+        };
         debug_assert!(open
             .iter()
             .all(|&k| !this.on_closed((k >> shift) as u32, (k & mask) as u32)));

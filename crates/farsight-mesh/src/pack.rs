@@ -6,6 +6,7 @@ use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
 use glam::Vec3;
 
+use crate::clod::Whole;
 use crate::dag::{ClusterConfig, DagGroup, RawDag};
 use crate::edges::EdgeReference;
 use crate::error::CookError;
@@ -207,11 +208,13 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             max: max_materials,
         });
     }
-    // The position remap: found with the seams when there are several materials,
-    // else made beside the build (for LOD0's edge reference).
+    // The position remap: found with the seams when there are several materials;
+    // else made first, since the one part's DAG welds by it too (a remap fewer).
     let remap_cell = std::sync::OnceLock::new();
     if !split.remap.is_empty() {
         let _ = remap_cell.set(std::mem::take(&mut split.remap));
+    } else if split.parts.len() == 1 {
+        let _ = remap_cell.set(split.weld());
     }
     // The padding vertex `build_parts` reads the last part's attributes through
     // (capacity for it is reserved: no reallocation); taken off after the build.
@@ -224,7 +227,17 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     // one core), taken up by the first thread that finds no part left to start
     // (beside the only part of a one-material mesh; beside the last parts of
     // several, where a thread would otherwise wait for the largest).
-    let (parts, (bounds, packed, reference)) = build_parts(config, &split, || {
+    // A one-part mesh's DAG build and LOD0's edge reference weld by the same
+    // remap, so they find LOD0's closed parts once between them.
+    let closed = std::sync::OnceLock::new();
+    let whole = remap_cell
+        .get()
+        .filter(|_| split.parts.len() == 1)
+        .map(|remap| Whole {
+            remap,
+            closed: &closed,
+        });
+    let (parts, (bounds, packed, reference)) = build_parts(config, &split, whole, || {
         let bounds = mesh.bounds();
         let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
         let (packed, reference) = par::join(
@@ -235,7 +248,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                     .iter()
                     .map(|p| (&p.indices[..], p.vertex_base))
                     .collect();
-                EdgeReference::from_parts(remap().to_vec(), &lod0)
+                EdgeReference::from_parts(remap().to_vec(), &lod0, whole.map(|w| w.closed))
             },
         );
         (bounds, packed, reference)

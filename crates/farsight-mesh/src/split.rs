@@ -290,6 +290,9 @@ pub struct RawInput {
 /// DAG over [`MaterialSplit::vertices`] ([`PartDags`]): groups of part 0 first,
 /// then part 1, ..., each group tagged with its material. Group ids stay
 /// children-first.
+/// `whole` is the position remap of [`MaterialSplit::vertices`] and the cell of
+/// LOD0's closed parts when the caller has them (a part that is the whole mesh
+/// welds by them instead of making its own).
 /// `split.vertices` ends with one padding vertex past the parts: the simplifier
 /// reads each part's attributes in place from it ([`Attributes::in_place`]), so
 /// no attribute stream is copied. `beside` (work that needs no DAG) runs on the
@@ -297,6 +300,7 @@ pub struct RawInput {
 pub(crate) fn build_parts<S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
+    whole: Option<crate::clod::Whole<'_>>,
     beside: impl FnOnce() -> S + Send,
 ) -> (PartDags, S) {
     let end = split
@@ -311,11 +315,15 @@ pub(crate) fn build_parts<S: Send>(
     let build = |p: &MaterialPart| {
         let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
         let attributes = Attributes::in_place(&split.vertices, range.clone());
+        // The whole mesh's remap and closed parts are the part's when the part is
+        // the whole mesh.
+        let whole = whole.filter(|w| w.remap.len() == range.len());
         build_dag_with(
             config,
             (split.part_vertices(p), attributes),
             &p.indices,
             &p.seam,
+            whole,
         )
     };
     let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
@@ -366,16 +374,19 @@ pub(crate) fn build_parts<S: Send>(
 /// scheduling), so a large part never starts late behind small ones and the
 /// threads finish close together. The first thread to find no item left runs
 /// `then` (work that needs no item, started where a thread would otherwise idle:
-/// beside the last items, or beside the only one). Results come back in item order.
+/// beside the last items, or beside the only one); on one thread it runs first.
+/// Results come back in item order.
 pub(crate) fn largest_first<T: Sync, R: Send, S: Send>(
     items: &[T],
     size: impl Fn(&T) -> usize,
     f: impl Fn(&T) -> R + Sync,
     then: impl FnOnce() -> S + Send,
 ) -> (Vec<R>, S) {
-    if crate::par::inline() {
-        let results = items.iter().map(f).collect();
-        return (results, then());
+    if crate::par::inline() || rayon::current_num_threads() == 1 {
+        // One thread: `then` first, so what it makes is ready for the items (a
+        // one-part DAG build takes LOD0's closed parts from the edge reference).
+        let after = then();
+        return (items.iter().map(f).collect(), after);
     }
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
