@@ -58,8 +58,8 @@ pub use aligned::AlignedBytes;
 pub use cluster::{
     enclosing_sphere, encode_cluster_level, error_bounds, push_cluster_slot, ClusterGeometry,
     ClusterGeometryEntry, ClusterInfo, ClusterLevel, ClusterLevelEntry, ClusterLevelHeader,
-    ClusterMeshManifest, ClusterVertex, FloatVertex, CLUSTER_SLOT_SHIFT, CLUSTER_SLOT_TRIANGLES,
-    NO_PARENT_ERROR,
+    ClusterMeshManifest, ClusterVertex, FloatVertex, OctCache, CLUSTER_SLOT_SHIFT,
+    CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
 };
 pub use container::{
     FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,

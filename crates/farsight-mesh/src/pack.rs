@@ -2,7 +2,7 @@
 //! order, stamping, stuck-group copies, and the trust checks' inputs (the level
 //! records are written by `encode.rs`).
 
-use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, NO_PARENT_ERROR};
+use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, OctCache, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
 use glam::Vec3;
 
@@ -241,7 +241,7 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
         let bounds = mesh.bounds();
         let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
         let (packed, reference) = par::join(
-            || par::map(source, |v| ClusterVertex::pack(&float_vertex(v), min, max)),
+            || pack_vertices(source, min, max),
             || {
                 let lod0: Vec<(&[u32], u32)> = split
                     .parts
@@ -505,6 +505,15 @@ fn slot_count(index_count: u32) -> u16 {
 
 fn group_count(level: &PackedLevel) -> u32 {
     level.clusters.last().map_or(0, |c| c.group + 1)
+}
+
+/// Every source vertex packed into the bounds, in parallel, each thread's run of
+/// vertices encoding a run of one normal or tangent once ([`OctCache`]; the same
+/// bytes as packing each vertex alone).
+fn pack_vertices(source: &[Vertex], min: [f32; 3], max: [f32; 3]) -> Vec<ClusterVertex> {
+    par::map_init(source, OctCache::new, |cache, v| {
+        ClusterVertex::pack_cached(&float_vertex(v), min, max, cache)
+    })
 }
 
 fn float_vertex(v: &Vertex) -> FloatVertex {

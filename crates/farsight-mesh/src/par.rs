@@ -82,6 +82,21 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Se
     }
 }
 
+/// `f` of every item with a state made by `init` for each run of items one thread
+/// takes (one state for all of them inline), in order, in parallel unless inline.
+pub(crate) fn map_init<T: Sync, S, R: Send>(
+    items: &[T],
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, &T) -> R + Sync + Send,
+) -> Vec<R> {
+    if inline() {
+        let mut state = init();
+        items.iter().map(|item| f(&mut state, item)).collect()
+    } else {
+        items.par_iter().map_init(init, f).collect()
+    }
+}
+
 /// `f(i)` for `i` in `0..n`, in order, in parallel unless inline.
 pub(crate) fn map_range<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     if inline() {
