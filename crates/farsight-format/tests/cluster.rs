@@ -454,6 +454,16 @@ fn a_file_of_several_geometries_checks_each_and_its_placements() {
     // Round trip of the manifest text; a file of one geometry writes neither field.
     let back: ClusterMeshManifest = ron::from_str(&ron::to_string(m).unwrap()).unwrap();
     assert_eq!(&back, m);
+    let one = ClusterMeshManifest {
+        geometries: Vec::new(),
+        placements: Vec::new(),
+        ..m.clone()
+    };
+    let text = ron::to_string(&one).unwrap();
+    assert!(
+        !text.contains("geometries") && !text.contains("placements"),
+        "{text}"
+    );
 
     let check = |edit: &dyn Fn(&mut ClusterMeshManifest)| {
         Container::<ClusterMeshManifest>::read(&file(edit)).map(|_| ())

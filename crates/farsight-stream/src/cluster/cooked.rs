@@ -118,14 +118,10 @@ impl CookedModel {
     pub fn open_all(path: impl AsRef<Path>) -> Result<Vec<Self>, CookedModelError> {
         let path = path.as_ref();
         let head = read_head(path)?;
-        let first = Self::from_head_geometry(path, &head, 0)?;
-        let count = first.manifest.geometry_count();
-        let mut all = Vec::with_capacity(count);
-        all.push(first);
-        for g in 1..count {
-            all.push(Self::from_head_geometry(path, &head, g)?);
-        }
-        Ok(all)
+        let manifest = parse_manifest(path, &head)?;
+        (0..manifest.geometry_count())
+            .map(|g| Self::from_manifest(path, &head, manifest.clone(), g))
+            .collect()
     }
 
     /// The model described by a verified file head (see [`CookedModel::open`]):
@@ -140,13 +136,20 @@ impl CookedModel {
         head: &FileHead,
         geometry: usize,
     ) -> Result<Self, CookedModelError> {
+        Self::from_manifest(path, head, parse_manifest(path, head)?, geometry)
+    }
+
+    /// Geometry `geometry` of a manifest [`parse_manifest`] read from `head`.
+    fn from_manifest(
+        path: &Path,
+        head: &FileHead,
+        manifest: ClusterMeshManifest,
+        geometry: usize,
+    ) -> Result<Self, CookedModelError> {
         let format = |source| CookedModelError::Format {
             path: path.to_owned(),
             source,
         };
-        let manifest: ClusterMeshManifest = head.parse().map_err(format)?;
-        manifest.check_error_bounds().map_err(format)?;
-        manifest.check_placements().map_err(format)?;
         let Some(g) = manifest.geometry(geometry) else {
             return Err(CookedModelError::NoSuchGeometry {
                 path: path.to_owned(),
@@ -301,6 +304,18 @@ impl CookedModel {
             max_parent_error: h.max_parent_error,
         })
     }
+}
+
+/// The manifest of a verified head, its own checks passed (error bounds, placements).
+fn parse_manifest(path: &Path, head: &FileHead) -> Result<ClusterMeshManifest, CookedModelError> {
+    let format = |source| CookedModelError::Format {
+        path: path.to_owned(),
+        source,
+    };
+    let manifest: ClusterMeshManifest = head.parse().map_err(format)?;
+    manifest.check_error_bounds().map_err(format)?;
+    manifest.check_placements().map_err(format)?;
+    Ok(manifest)
 }
 
 /// Reads and verifies a file's head: a first read of [`FileHead::MIN_PREFIX`]
