@@ -47,6 +47,13 @@ pub struct CookOptions {
     /// write normals that differ only in their last bits; 8 is what gltfpack
     /// welds at. 0 welds only corners stored identically. 0 or 2 to 16.
     pub weld_normal_bits: u32,
+    /// [`crate::cook_mesh_set`] also cooks the distinct parts of each vertex layout
+    /// together into one record, and keeps that when it is smaller: their positions
+    /// then share one grid over all of those parts' bounds (a position moves by at
+    /// most half a step of `position_bits` over the largest extent of the parts
+    /// together, as a single mesh of that extent would), their uvs one range. Off:
+    /// each part keeps its own grid.
+    pub merge_parts: bool,
 }
 
 impl Default for CookOptions {
@@ -65,6 +72,7 @@ impl Default for CookOptions {
             predict_positions: true,
             predict_uvs: true,
             weld_normal_bits: 8,
+            merge_parts: true,
         }
     }
 }
@@ -114,7 +122,42 @@ struct QVertex {
 /// (the exact one on a tie: fewer vertices do not always code smaller, their
 /// order and the predictions change with them).
 pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatError> {
-    let (welded, merged) = cook_mesh_welded(mesh, opts)?;
+    let tris = [(mesh.indices.len() / 3) as u32];
+    cook_ranges(mesh, &tris, opts)
+}
+
+/// Cooks several parts into one record whose vertices share one quantisation grid
+/// (over all the parts' bounds): each part's triangles are one range of the record's,
+/// in part order; vertices the parts have alike are stored once. Returns the record
+/// and each part's triangle count.
+#[cfg(feature = "encode")]
+pub(crate) fn cook_mesh_parts(
+    parts: &[&MeshData],
+    opts: &CookOptions,
+) -> Result<(Vec<u8>, Vec<u32>), FormatError> {
+    let mut mesh = MeshData::default();
+    let mut tris = Vec::with_capacity(parts.len());
+    for p in parts {
+        p.validate()?;
+        let base = mesh.positions.len() as u32;
+        mesh.positions.extend_from_slice(&p.positions);
+        mesh.normals.extend_from_slice(&p.normals);
+        mesh.tangents.extend_from_slice(&p.tangents);
+        mesh.uvs.extend_from_slice(&p.uvs);
+        mesh.indices.extend(p.indices.iter().map(|&i| i + base));
+        tris.push((p.indices.len() / 3) as u32);
+    }
+    Ok((cook_ranges(&mesh, &tris, opts)?, tris))
+}
+
+/// [`cook_mesh`] of a mesh whose triangles are parts of `part_tris` triangles each,
+/// in order (each part's triangles kept one range).
+fn cook_ranges(
+    mesh: &MeshData,
+    part_tris: &[u32],
+    opts: &CookOptions,
+) -> Result<Vec<u8>, FormatError> {
+    let (welded, merged) = cook_mesh_welded(mesh, part_tris, opts)?;
     if !merged {
         return Ok(welded);
     }
@@ -122,7 +165,7 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
         weld_normal_bits: 0,
         ..*opts
     };
-    let (exact, _) = cook_mesh_welded(mesh, &exact_opts)?;
+    let (exact, _) = cook_mesh_welded(mesh, part_tris, &exact_opts)?;
     Ok(if welded.len() < exact.len() {
         welded
     } else {
@@ -130,10 +173,21 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
     })
 }
 
-/// [`cook_mesh`] at one weld, and whether it merged corners an exact weld keeps
-/// apart.
-fn cook_mesh_welded(mesh: &MeshData, opts: &CookOptions) -> Result<(Vec<u8>, bool), FormatError> {
+/// [`cook_ranges`] at one weld: the record, and whether it merged corners an exact
+/// weld keeps apart.
+fn cook_mesh_welded(
+    mesh: &MeshData,
+    part_tris: &[u32],
+    opts: &CookOptions,
+) -> Result<(Vec<u8>, bool), FormatError> {
     mesh.validate()?;
+    let corners_in_parts: usize = part_tris.iter().map(|&t| 3 * t as usize).sum();
+    if corners_in_parts != mesh.indices.len() {
+        return Err(FormatError::BadInput {
+            what: "part triangle counts do not add up to the mesh's",
+            found: corners_in_parts as u64 / 3,
+        });
+    }
     let bad_bits = |what, b: u32| FormatError::BadInput {
         what,
         found: b as u64,
@@ -251,7 +305,37 @@ fn cook_mesh_welded(mesh: &MeshData, opts: &CookOptions) -> Result<(Vec<u8>, boo
     let merged = unique < exact_unique;
     let mut indices = meshopt::remap_index_buffer(None, corners.len(), &remap);
     let welded = meshopt::remap_vertex_buffer(&corners, unique, &remap);
-    meshopt::optimize_vertex_cache_strip_in_place(&mut indices, unique);
+    // Each part's triangles stay one range, in part order, ordered for the vertex
+    // cache within it (its vertices numbered locally for meshopt, so the work is the
+    // part's size); vertices may be shared between parts, as glTF primitives share
+    // buffers, and are numbered by first use.
+    if part_tris.len() == 1 {
+        meshopt::optimize_vertex_cache_strip_in_place(&mut indices, unique);
+    } else {
+        let mut local = vec![u32::MAX; unique];
+        let mut global: Vec<u32> = Vec::new();
+        let mut first = 0usize;
+        for &t in part_tris {
+            let range = &mut indices[first..first + 3 * t as usize];
+            first += range.len();
+            global.clear();
+            for i in range.iter_mut() {
+                let l = &mut local[*i as usize];
+                if *l == u32::MAX {
+                    *l = global.len() as u32;
+                    global.push(*i);
+                }
+                *i = *l;
+            }
+            meshopt::optimize_vertex_cache_strip_in_place(range, global.len());
+            for i in range.iter_mut() {
+                *i = global[*i as usize];
+            }
+            for &g in &global {
+                local[g as usize] = u32::MAX;
+            }
+        }
+    }
     let vertices = meshopt::optimize_vertex_fetch(&mut indices, &welded);
     // The index buffer exactly as a decoder will see it (the index codec may rotate
     // triangles), so anything predicted from it agrees on both sides.

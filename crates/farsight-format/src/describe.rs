@@ -123,15 +123,20 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
                 out.vertices += m.header.vertex_count as u64;
                 record_triangles.push(m.triangle_count() as u64);
             }
-            out.triangles = set.part_records().map(|r| record_triangles[r]).sum();
+            let spans: Vec<u64> = set.spans().map(|s| s.triangle_count as u64).collect();
+            out.triangles = (0..set.part_count())
+                .filter_map(|p| set.part_slot(p))
+                .map(|s| spans[s])
+                .sum();
             let codec = if h.body_codec == SetCodec::Zstd as u32 {
                 "zstd"
             } else {
                 "raw"
             };
             out.detail = format!(
-                "{} parts drawing {} distinct records ({} triangles stored once); triangles counted per part",
+                "{} parts drawing {} distinct ranges of {} records ({} triangles stored once); triangles counted per part",
                 h.part_count,
+                h.slot_count,
                 h.record_count,
                 record_triangles.iter().sum::<u64>()
             );

@@ -80,4 +80,4 @@ pub use instances::{check_instances, check_transform, Instance};
 pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
-pub use set::{CookedSet, CookedSetHeader, SetCodec, SET_VERSION};
+pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};

@@ -1,13 +1,16 @@
-//! Cooked mesh sets (tag [`crate::RecordTag::MESH_COOKED_SET`], set version 2): every
-//! part of one model in one record, identical parts stored once, and the parts'
-//! cooked records either stored as they are or compressed together in one zstd frame,
-//! so small parts share what they have in common and pay no per-stream frames.
+//! Cooked mesh sets (tag [`crate::RecordTag::MESH_COOKED_SET`], set version 3): every
+//! part of one model in one record, identical parts stored once, parts of one vertex
+//! layout cooked together into one record where that is smaller, and the records
+//! either stored as they are or compressed together in one zstd frame, so small parts
+//! share what they have in common and pay no per-stream frames or headers.
 //!
 //! ```text
 //! header              u8 version, u8 part entry width, u8 length entry width,
 //!                     u8 body codec, then varints: part count, record count,
-//!                     body bytes stored, body bytes decoded
-//! part table          part_count entries (1, 2 or 4 bytes): the record each part draws
+//!                     slot count, body bytes stored, body bytes decoded
+//! part table          part_count entries (1, 2 or 4 bytes): the slot each part draws
+//! slot table          per record: a varint count of its slots (at least 1), then
+//!                     per slot a varint: its triangles
 //! record lengths      record_count entries (2 or 4 bytes): each record's bytes
 //!                     inside the body
 //! body                the records back to back, each in the compact form
@@ -15,25 +18,32 @@
 //!                     cooked version 2 record), raw or one zstd frame
 //! ```
 //!
-//! Parts that cook to the same bytes (a glTF mesh used by several nodes, repeated
-//! primitives, identical geometry after quantisation) name the same record; a decoder
-//! decodes each record once and a renderer uploads it once. The writer picks the
-//! smallest of: records with their own entropy layer, stored raw; records without it
-//! in one zstd frame; records with it in one zstd frame. Entries are as narrow as
-//! the largest value needs, so a set of small parts pays a few bytes of tables.
-//! Version 1 (a 32-byte header, u32 tables, 144-byte record headers) is refused as
+//! A slot is a range of one record's triangles, following those of the record's
+//! slots before it ([`PartSpan`]), so a renderer uploads each record once and draws
+//! a part as an index range of it. A record of several slots holds parts cooked
+//! together ([`crate::CookOptions::merge_parts`]): their positions share one grid
+//! over all of those parts' bounds (as a single mesh of that extent would), their
+//! uvs one range, and vertices they have alike are stored once (as glTF primitives
+//! share a vertex buffer). Parts that cook to the same bytes (a glTF mesh used by
+//! several nodes, repeated primitives, identical geometry after quantisation) name
+//! the same slot. The writer keeps the smaller of the parts cooked apart and the
+//! parts cooked together, and for each the smallest of: records with their own
+//! entropy layer, stored raw; records without it in one zstd frame; records with it
+//! in one zstd frame. Entries are as narrow as the largest value needs, so a set of
+//! small parts pays a few bytes of tables. Versions 1 and 2 are refused as
 //! [`FormatError::WrongVersion`].
 //!
 //! Allocation: the body's decoded size is declared and bounded by [`MAX_EXPANSION`]
 //! times its stored size before anything is allocated; the tables are in the record,
-//! so their counts are bounded by its length.
+//! so their counts are bounded by its length. A record's slots are checked against
+//! its triangle count when the record is read.
 
 use crate::cooked::{EXPANSION_SLACK, MAX_EXPANSION};
 use crate::varint::Reader;
 use crate::{CookedMesh, DecodeScratch, FormatError, MeshData, Section, Stream};
 
 /// The set layout this reader knows (`CookedSetHeader::version`).
-pub const SET_VERSION: u32 = 2;
+pub const SET_VERSION: u32 = 3;
 
 /// How a set's body is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,13 +64,15 @@ pub struct CookedSetHeader {
     pub part_count: u32,
     /// Distinct records in the body.
     pub record_count: u32,
+    /// Slots of the records (ranges parts draw), at least one per record.
+    pub slot_count: u32,
     /// A [`SetCodec`] value.
     pub body_codec: u32,
     /// Body bytes stored in the record.
     pub body_stored_len: u32,
     /// Body bytes once the codec is undone (the sum of the record lengths).
     pub body_len: u32,
-    /// Bytes per part table entry (1, 2 or 4).
+    /// Bytes per part table entry (1, 2 or 4): the slot a part draws.
     pub part_width: u8,
     /// Bytes per record length entry (2 or 4).
     pub length_width: u8,
@@ -72,8 +84,52 @@ pub struct CookedSetHeader {
 pub struct CookedSet<'a> {
     pub header: CookedSetHeader,
     parts: &'a [u8],
+    slots: &'a [u8],
     lens: &'a [u8],
     body: &'a [u8],
+}
+
+/// Where a part lies in its record: the record and the part's triangles, the index
+/// range `3 * first_triangle .. 3 * (first_triangle + triangle_count)` of the decoded
+/// record (whose indices name the record's vertices, which parts may share).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartSpan {
+    pub record: usize,
+    pub first_triangle: u32,
+    pub triangle_count: u32,
+}
+
+/// The slots of a set in order, with their spans (see [`CookedSet::spans`]).
+#[derive(Clone, Debug)]
+pub struct Spans<'a> {
+    r: Reader<'a>,
+    record: usize,
+    left: u32,
+    first_triangle: u32,
+}
+
+impl Iterator for Spans<'_> {
+    type Item = PartSpan;
+
+    fn next(&mut self) -> Option<PartSpan> {
+        // parse() read and checked the whole table, so these reads succeed.
+        while self.left == 0 {
+            if self.r.at >= self.r.bytes.len() {
+                return None;
+            }
+            self.left = self.r.varint("slots").ok()?;
+            self.record = self.record.wrapping_add(1);
+            self.first_triangle = 0;
+        }
+        self.left -= 1;
+        let span = PartSpan {
+            record: self.record,
+            first_triangle: self.first_triangle,
+            triangle_count: self.r.varint("slot triangles").ok()?,
+        };
+        self.first_triangle += span.triangle_count;
+        Some(span)
+    }
 }
 
 fn bad(field: &'static str, found: u64) -> FormatError {
@@ -82,6 +138,42 @@ fn bad(field: &'static str, found: u64) -> FormatError {
         field,
         found,
     }
+}
+
+/// The triangles of `s` in record mesh `m` (which the set checked `s` covers) with
+/// the vertices they use, numbered in order of first use; `local` is scratch.
+fn span_mesh(m: &MeshData, s: PartSpan, local: &mut Vec<u32>) -> MeshData {
+    let t = 3 * s.first_triangle as usize..3 * (s.first_triangle + s.triangle_count) as usize;
+    local.clear();
+    local.resize(m.positions.len(), u32::MAX);
+    let mut part = MeshData::default();
+    for &i in &m.indices[t] {
+        let l = &mut local[i as usize];
+        if *l == u32::MAX {
+            *l = part.positions.len() as u32;
+            let i = i as usize;
+            part.positions.push(m.positions[i]);
+            if !m.normals.is_empty() {
+                part.normals.push(m.normals[i]);
+            }
+            if !m.tangents.is_empty() {
+                part.tangents.push(m.tangents[i]);
+            }
+            if !m.uvs.is_empty() {
+                part.uvs.push(m.uvs[i]);
+            }
+        }
+        part.indices.push(*l);
+    }
+    part
+}
+
+/// A record's slots must cover it exactly: their triangles are its own.
+fn check_slots(m: &CookedMesh<'_>, tris: u64) -> Result<(), FormatError> {
+    if tris != m.triangle_count() as u64 {
+        return Err(bad("slot triangles", tris));
+    }
+    Ok(())
 }
 
 /// Entry `i` of a table of `width`-byte little-endian entries.
@@ -97,7 +189,8 @@ fn entry(bytes: &[u8], width: u8, i: usize) -> u32 {
 const MIN_RECORD: u64 = 2 + 6 + 24 + 2 * 2;
 
 impl<'a> CookedSet<'a> {
-    /// Checks the header, the part table and the record lengths; decodes nothing.
+    /// Checks the header, the part and slot tables and the record lengths; decodes
+    /// nothing.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
         let mut r = Reader::new(bytes, Section::RecordHeader);
         let version = r.byte()? as u32;
@@ -124,6 +217,7 @@ impl<'a> CookedSet<'a> {
             version,
             part_count: r.varint("part_count")?,
             record_count: r.varint("record_count")?,
+            slot_count: r.varint("slot_count")?,
             body_codec,
             body_stored_len: r.varint("body_stored_len")?,
             body_len: r.varint("body_len")?,
@@ -133,11 +227,17 @@ impl<'a> CookedSet<'a> {
         if (h.part_count == 0) != (h.record_count == 0) {
             return Err(bad("record_count", h.record_count as u64));
         }
-        if h.record_count > h.part_count {
+        if h.record_count > h.slot_count {
             return Err(bad("record_count", h.record_count as u64));
         }
-        let tables =
-            part_width as u64 * h.part_count as u64 + length_width as u64 * h.record_count as u64;
+        if h.slot_count > h.part_count {
+            return Err(bad("slot_count", h.slot_count as u64));
+        }
+        // Each record and each slot take at least a byte of the slot table.
+        let tables = part_width as u64 * h.part_count as u64
+            + length_width as u64 * h.record_count as u64
+            + h.record_count as u64
+            + h.slot_count as u64;
         let needed = tables + h.body_stored_len as u64;
         let available = (bytes.len() - r.at) as u64;
         if needed > available {
@@ -146,9 +246,6 @@ impl<'a> CookedSet<'a> {
                 length: needed,
                 available,
             });
-        }
-        if needed != available {
-            return Err(bad("trailing bytes in record", available - needed));
         }
         let (stored, decoded) = (h.body_stored_len as u64, h.body_len as u64);
         let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
@@ -168,13 +265,47 @@ impl<'a> CookedSet<'a> {
             return Err(bad("body_len", decoded));
         }
         let parts = r.take(part_width as usize * h.part_count as usize)?;
+        for p in 0..h.part_count as usize {
+            let slot = entry(parts, part_width, p);
+            if slot >= h.slot_count {
+                return Err(bad("part slot", slot as u64));
+            }
+        }
+        let slots_at = r.at;
+        let mut slots = 0u64;
+        for _ in 0..h.record_count {
+            let n = r.varint("slots")?;
+            if n == 0 {
+                return Err(bad("slots", 0));
+            }
+            slots += n as u64;
+            if slots > h.slot_count as u64 {
+                return Err(bad("slot_count", slots));
+            }
+            let mut tris = 0u64;
+            for _ in 0..n {
+                tris += r.varint("slot triangles")? as u64;
+            }
+            if tris > u32::MAX as u64 / 3 {
+                return Err(bad("slot triangles", tris));
+            }
+        }
+        if slots != h.slot_count as u64 {
+            return Err(bad("slot_count", slots));
+        }
+        let slots = &bytes[slots_at..r.at];
         let lens = r.take(length_width as usize * h.record_count as usize)?;
         let body = r.rest();
-        for p in 0..h.part_count as usize {
-            let rec = entry(parts, part_width, p);
-            if rec >= h.record_count {
-                return Err(bad("part record", rec as u64));
-            }
+        if body.len() as u64 != stored {
+            return Err(if (body.len() as u64) < stored {
+                FormatError::LengthPastEnd {
+                    section: Section::Stream(Stream::SetBody),
+                    length: stored,
+                    available: body.len() as u64,
+                }
+            } else {
+                bad("trailing bytes in record", body.len() as u64 - stored)
+            });
         }
         let mut sum = 0u64;
         for i in 0..h.record_count as usize {
@@ -190,6 +321,7 @@ impl<'a> CookedSet<'a> {
         Ok(Self {
             header: h,
             parts,
+            slots,
             lens,
             body,
         })
@@ -205,14 +337,38 @@ impl<'a> CookedSet<'a> {
         self.header.record_count as usize
     }
 
+    /// Every slot of the set in order (records in turn, a record's slots in turn):
+    /// entry `s` is what [`Self::part_slot`] `s` names.
+    pub fn spans(&self) -> Spans<'a> {
+        Spans {
+            r: Reader::new(self.slots, Section::RecordHeader),
+            record: usize::MAX,
+            left: 0,
+            first_triangle: 0,
+        }
+    }
+
+    /// The slot part `part` draws, or `None` past the table.
+    pub fn part_slot(&self, part: usize) -> Option<usize> {
+        (part < self.part_count()).then(|| entry(self.parts, self.header.part_width, part) as usize)
+    }
+
+    /// Where part `part` lies (its record and ranges), or `None` past the table.
+    /// Walks the slot table: to place every part, collect [`Self::spans`] once.
+    pub fn part_span(&self, part: usize) -> Option<PartSpan> {
+        self.spans().nth(self.part_slot(part)?)
+    }
+
     /// The record part `part` draws, or `None` past the table.
     pub fn part_record(&self, part: usize) -> Option<usize> {
-        (part < self.part_count()).then(|| entry(self.parts, self.header.part_width, part) as usize)
+        self.part_span(part).map(|s| s.record)
     }
 
     /// The record each part draws, in part order.
     pub fn part_records(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.part_count()).map(|p| entry(self.parts, self.header.part_width, p) as usize)
+        let records: Vec<usize> = self.spans().map(|s| s.record).collect();
+        (0..self.part_count())
+            .map(move |p| records[entry(self.parts, self.header.part_width, p) as usize])
     }
 
     /// The body with its codec undone: `buf` holds it when it is compressed.
@@ -240,21 +396,29 @@ impl<'a> CookedSet<'a> {
         Ok(&buf[..])
     }
 
-    /// Record `r` of a body returned by [`Self::body`], parsed.
+    /// Record `r` of a body returned by [`Self::body`], parsed, its slots checked
+    /// against its counts.
     pub fn record<'b>(&self, body: &'b [u8], r: usize) -> Result<CookedMesh<'b>, FormatError> {
         if r >= self.record_count() || body.len() != self.header.body_len as usize {
             return Err(bad("record", r as u64));
         }
         let at: usize = (0..r).map(|i| self.record_len(i)).sum();
-        CookedMesh::parse_compact(&body[at..at + self.record_len(r)])
+        let m = CookedMesh::parse_compact(&body[at..at + self.record_len(r)])?;
+        let tris: u64 = self
+            .spans()
+            .filter(|s| s.record == r)
+            .map(|s| s.triangle_count as u64)
+            .sum();
+        check_slots(&m, tris)?;
+        Ok(m)
     }
 
     fn record_len(&self, r: usize) -> usize {
         entry(self.lens, self.header.length_width, r) as usize
     }
 
-    /// Decodes every record once into `out` (one mesh per record, see
-    /// [`Self::part_record`] for which part draws which), reusing the meshes `out`
+    /// Decodes every record once into `out` (one mesh per record; a part draws the
+    /// range [`Self::part_span`] gives of its record), reusing the meshes `out`
     /// already holds and `scratch`: once both have grown, decoding allocates nothing.
     /// On an error `out` is left empty.
     pub fn decode_into(
@@ -282,12 +446,46 @@ impl<'a> CookedSet<'a> {
         out.resize_with(n, MeshData::default);
         let body = self.body(buf, scratch)?;
         let mut at = 0usize;
+        let mut spans = self.spans().peekable();
         for (r, mesh) in out.iter_mut().enumerate() {
             let len = self.record_len(r);
-            CookedMesh::parse_compact(&body[at..at + len])?.decode_into(mesh, scratch)?;
+            let m = CookedMesh::parse_compact(&body[at..at + len])?;
+            let mut tris = 0u64;
+            while let Some(s) = spans.next_if(|s| s.record == r) {
+                tris += s.triangle_count as u64;
+            }
+            check_slots(&m, tris)?;
+            m.decode_into(mesh, scratch)?;
             at += len;
         }
         Ok(())
+    }
+
+    /// Decodes every part into a mesh of its own, in part order: its triangles
+    /// with the vertices they use, numbered in order of first use.
+    pub fn decode_parts(&self) -> Result<Vec<MeshData>, FormatError> {
+        let records = self.decode()?;
+        let spans: Vec<PartSpan> = self.spans().collect();
+        let mut local = Vec::new();
+        Ok((0..self.part_count())
+            .map(|p| {
+                let s = spans[entry(self.parts, self.header.part_width, p) as usize];
+                span_mesh(&records[s.record], s, &mut local)
+            })
+            .collect())
+    }
+
+    /// Decodes part `part` alone (its record, then its range of it, as
+    /// [`Self::decode_parts`] gives it).
+    pub fn decode_part(&self, part: usize) -> Result<MeshData, FormatError> {
+        let s = self.part_span(part).ok_or(bad("part", part as u64))?;
+        let mut scratch = DecodeScratch::default();
+        let mut buf = Vec::new();
+        let body = self.body(&mut buf, &mut scratch)?;
+        let mut m = MeshData::default();
+        self.record(body, s.record)?
+            .decode_into(&mut m, &mut scratch)?;
+        Ok(span_mesh(&m, s, &mut Vec::new()))
     }
 
     /// Decodes every record into new meshes, one per record.
@@ -298,22 +496,18 @@ impl<'a> CookedSet<'a> {
     }
 }
 
-/// Cooks the parts of one model into a set record (see the module docs): each part as
-/// [`crate::cook_mesh`] would, parts that cook to the same bytes stored once, and the
-/// body stored the smallest way. Parts are cooked on the rayon pool; the bytes do not
-/// depend on the thread count.
+/// Cooks the parts of one model into a set record (see the module docs): identical
+/// parts stored once; the parts cooked apart (each as [`crate::cook_mesh`] would,
+/// parts that cook to the same bytes stored once) and, with
+/// [`crate::CookOptions::merge_parts`], cooked together (the distinct parts of each
+/// vertex layout in one record), the smaller kept; the body stored the smallest
+/// way. Parts are cooked on the rayon pool; the bytes do not depend on the thread
+/// count.
 #[cfg(feature = "encode")]
 pub fn cook_mesh_set(
     parts: &[MeshData],
     opts: &crate::CookOptions,
 ) -> Result<Vec<u8>, FormatError> {
-    use rayon::prelude::*;
-    use std::collections::HashMap;
-
-    let plain_opts = crate::CookOptions {
-        entropy: false,
-        ..*opts
-    };
     // Identical inputs cook alike: cook each distinct input once.
     let mut first_of: Vec<usize> = Vec::with_capacity(parts.len());
     for (i, p) in parts.iter().enumerate() {
@@ -321,19 +515,65 @@ pub fn cook_mesh_set(
         first_of.push(same.unwrap_or(i));
     }
     let distinct: Vec<usize> = (0..parts.len()).filter(|&i| first_of[i] == i).collect();
+    let mut best = encode_layout(&layout_apart(parts, &first_of, &distinct, opts)?, opts)?;
+    if opts.merge_parts {
+        if let Some(together) = layout_together(parts, &first_of, &distinct, opts)? {
+            let bytes = encode_layout(&together, opts)?;
+            if bytes.len() < best.len() {
+                best = bytes;
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// The records of a set in each form the writer weighs, with their slots (the
+/// triangles of each slot, per record).
+#[cfg(feature = "encode")]
+struct Layout {
+    /// Without the entropy layer, full form.
+    plain_full: Vec<Vec<u8>>,
+    /// Without the entropy layer, compact.
+    plain: Vec<Vec<u8>>,
+    plain_slots: Vec<Vec<u32>>,
+    /// With it, compact (empty when the options turn it off).
+    coded: Vec<Vec<u8>>,
+    coded_slots: Vec<Vec<u32>>,
+    /// The slot each part draws.
+    part_slot: Vec<u32>,
+}
+
+/// The one slot of a record that holds one part.
+#[cfg(feature = "encode")]
+fn whole_slot(full: &[u8]) -> Result<Vec<u32>, FormatError> {
+    Ok(vec![CookedMesh::parse(full)?.triangle_count()])
+}
+
+/// Each distinct part cooked on its own; parts whose records are the same bytes
+/// share one.
+#[cfg(feature = "encode")]
+fn layout_apart(
+    parts: &[MeshData],
+    first_of: &[usize],
+    distinct: &[usize],
+    opts: &crate::CookOptions,
+) -> Result<Layout, FormatError> {
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+
+    let plain_opts = crate::CookOptions {
+        entropy: false,
+        ..*opts
+    };
     let plain_full: Vec<Vec<u8>> = distinct
         .par_iter()
         .map(|&i| crate::cook_mesh(&parts[i], &plain_opts))
         .collect::<Result<_, _>>()?;
-    let plain: Vec<Vec<u8>> = plain_full
-        .iter()
-        .map(|f| compact(f))
-        .collect::<Result<_, _>>()?;
-    // Then parts whose records are the same bytes (alike after quantisation).
+    // Parts whose records are the same bytes (alike after quantisation).
     let mut record_of_bytes: HashMap<&[u8], u32> = HashMap::new();
     let mut record_of_distinct = Vec::with_capacity(distinct.len());
     let mut records: Vec<usize> = Vec::new(); // index into `distinct`
-    for (d, bytes) in plain.iter().enumerate() {
+    for (d, bytes) in plain_full.iter().enumerate() {
         let next = records.len() as u32;
         let r = *record_of_bytes.entry(bytes.as_slice()).or_insert(next);
         if r == next {
@@ -341,10 +581,126 @@ pub fn cook_mesh_set(
         }
         record_of_distinct.push(r);
     }
-    let part_table: Vec<u32> = first_of
+    let part_slot = first_of
         .iter()
         .map(|&f| record_of_distinct[distinct.binary_search(&f).expect("a distinct part")])
         .collect();
+    let plain_full: Vec<Vec<u8>> = records.iter().map(|&d| plain_full[d].clone()).collect();
+    let plain = plain_full
+        .iter()
+        .map(|f| compact(f))
+        .collect::<Result<_, _>>()?;
+    let plain_slots = plain_full
+        .iter()
+        .map(|f| whole_slot(f))
+        .collect::<Result<_, _>>()?;
+    let coded_full: Vec<Vec<u8>> = if opts.entropy {
+        records
+            .par_iter()
+            .map(|&d| crate::cook_mesh(&parts[distinct[d]], opts))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    Ok(Layout {
+        coded: coded_full
+            .iter()
+            .map(|f| compact(f))
+            .collect::<Result<_, _>>()?,
+        coded_slots: coded_full
+            .iter()
+            .map(|f| whole_slot(f))
+            .collect::<Result<_, _>>()?,
+        plain_full,
+        plain,
+        plain_slots,
+        part_slot,
+    })
+}
+
+/// The distinct parts of each vertex layout (which attributes they have) cooked
+/// together into one record, or `None` when no two parts share a layout.
+#[cfg(feature = "encode")]
+fn layout_together(
+    parts: &[MeshData],
+    first_of: &[usize],
+    distinct: &[usize],
+    opts: &crate::CookOptions,
+) -> Result<Option<Layout>, FormatError> {
+    use rayon::prelude::*;
+
+    let key = |m: &MeshData| {
+        (
+            m.normals.is_empty(),
+            m.tangents.is_empty(),
+            m.uvs.is_empty(),
+        )
+    };
+    // Groups in order of their first part; each a list of distinct parts.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut keys = Vec::new();
+    let mut slot_of = vec![0u32; parts.len()];
+    for &d in distinct {
+        let k = key(&parts[d]);
+        let g = keys.iter().position(|&q| q == k).unwrap_or_else(|| {
+            keys.push(k);
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(d);
+    }
+    if groups.iter().all(|g| g.len() < 2) {
+        return Ok(None);
+    }
+    let mut next = 0u32;
+    for g in &groups {
+        for &d in g {
+            slot_of[d] = next;
+            next += 1;
+        }
+    }
+    let plain_opts = crate::CookOptions {
+        entropy: false,
+        ..*opts
+    };
+    // Each group's record and its slots' triangles.
+    type Cooked = Vec<(Vec<u8>, Vec<u32>)>;
+    let cook = |o: &crate::CookOptions| -> Result<Cooked, FormatError> {
+        groups
+            .par_iter()
+            .map(|g| {
+                let members: Vec<&MeshData> = g.iter().map(|&d| &parts[d]).collect();
+                crate::cook::cook_mesh_parts(&members, o)
+            })
+            .collect()
+    };
+    let (plain_full, plain_slots): (Vec<_>, Vec<_>) = cook(&plain_opts)?.into_iter().unzip();
+    let (coded_full, coded_slots): (Vec<_>, Vec<_>) = if opts.entropy {
+        cook(opts)?.into_iter().unzip()
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(Some(Layout {
+        plain: plain_full
+            .iter()
+            .map(|f| compact(f))
+            .collect::<Result<_, _>>()?,
+        coded: coded_full
+            .iter()
+            .map(|f| compact(f))
+            .collect::<Result<_, _>>()?,
+        plain_full,
+        plain_slots,
+        coded_slots,
+        part_slot: first_of.iter().map(|&f| slot_of[f]).collect(),
+    }))
+}
+
+/// A layout written as a set record, its body the smallest of the candidates (see
+/// the module docs).
+#[cfg(feature = "encode")]
+fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, FormatError> {
+    use rayon::prelude::*;
 
     let zstd = |body: &[u8]| {
         zstd::bulk::compress(body, opts.zstd_level).map_err(|_| FormatError::BadInput {
@@ -355,43 +711,57 @@ pub fn cook_mesh_set(
     let fits = |stored: usize, decoded: usize| {
         stored > 0 && decoded as u64 <= MAX_EXPANSION * stored as u64 + EXPANSION_SLACK
     };
-    let join =
-        |recs: &[&Vec<u8>]| -> Vec<u8> { recs.iter().flat_map(|r| r.iter().copied()).collect() };
-    let plain_records: Vec<&Vec<u8>> = records.iter().map(|&d| &plain[d]).collect();
-    // (codec, body, the records' lengths)
-    let mut best = (SetCodec::Raw, join(&plain_records), lengths(&plain_records));
+    let join = |recs: &[Vec<u8>]| -> Vec<u8> { recs.concat() };
+    // (codec, body, the records' lengths, their slots)
+    let plain_body = join(&layout.plain);
+    let mut best = (
+        SetCodec::Raw,
+        plain_body.clone(),
+        lengths(&layout.plain),
+        &layout.plain_slots,
+    );
     if opts.entropy {
-        let coded: Vec<Vec<u8>> = records
-            .par_iter()
-            .map(|&d| compact(&crate::cook_mesh(&parts[distinct[d]], opts)?))
-            .collect::<Result<_, _>>()?;
-        let coded: Vec<&Vec<u8>> = coded.iter().collect();
-        let raw_body = join(&plain_records);
-        let coded_body = join(&coded);
-        let mut candidates = vec![(SetCodec::Raw, coded_body.clone(), lengths(&coded))];
-        let z = zstd(&raw_body)?;
-        if fits(z.len(), raw_body.len()) {
-            candidates.push((SetCodec::Zstd, z, lengths(&plain_records)));
+        let coded_body = join(&layout.coded);
+        let mut candidates = vec![(
+            SetCodec::Raw,
+            coded_body.clone(),
+            lengths(&layout.coded),
+            &layout.coded_slots,
+        )];
+        let z = zstd(&plain_body)?;
+        if fits(z.len(), plain_body.len()) {
+            candidates.push((
+                SetCodec::Zstd,
+                z,
+                lengths(&layout.plain),
+                &layout.plain_slots,
+            ));
         }
         let z = zstd(&coded_body)?;
         if fits(z.len(), coded_body.len()) {
-            candidates.push((SetCodec::Zstd, z, lengths(&coded)));
+            candidates.push((
+                SetCodec::Zstd,
+                z,
+                lengths(&layout.coded),
+                &layout.coded_slots,
+            ));
         }
         // The records without entropy layer, their vertex streams raw, in one frame.
-        let raw_vertex: Vec<Vec<u8>> = records
+        let raw_vertex: Vec<Vec<u8>> = layout
+            .plain_full
             .par_iter()
+            .zip(&layout.plain)
             .map(
-                |&d| match crate::cooked::raw_vertex_streams(&plain_full[d])? {
+                |(full, plain)| match crate::cooked::raw_vertex_streams(full)? {
                     Some(raw) => compact(&raw),
-                    None => Ok(plain[d].clone()),
+                    None => Ok(plain.clone()),
                 },
             )
             .collect::<Result<_, _>>()?;
-        let raw_vertex: Vec<&Vec<u8>> = raw_vertex.iter().collect();
         let raw_vertex_body = join(&raw_vertex);
         let z = zstd(&raw_vertex_body)?;
         if fits(z.len(), raw_vertex_body.len()) {
-            candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex)));
+            candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex), &layout.plain_slots));
         }
         // The first of the smallest: the order above breaks ties.
         for c in candidates {
@@ -400,18 +770,20 @@ pub fn cook_mesh_set(
             }
         }
     }
-    let (codec, body, lens) = best;
+    let (codec, body, lens, slots) = best;
     let decoded: usize = lens.iter().map(|&l| l as usize).sum();
     let too_big = |what, n: usize| FormatError::BadInput {
         what,
         found: n as u64,
     };
+    let parts = &layout.part_slot;
     let part_count =
         u32::try_from(parts.len()).map_err(|_| too_big("too many parts", parts.len()))?;
     let body_stored_len =
         u32::try_from(body.len()).map_err(|_| too_big("set body over 4 GiB", body.len()))?;
     let body_len = u32::try_from(decoded).map_err(|_| too_big("set body over 4 GiB", decoded))?;
-    let part_width: u8 = match lens.len() {
+    let slot_count: usize = slots.iter().map(Vec::len).sum();
+    let part_width: u8 = match slot_count {
         0..=256 => 1,
         257..=65536 => 2,
         _ => 4,
@@ -422,16 +794,29 @@ pub fn cook_mesh_set(
         4
     };
     let mut out = Vec::with_capacity(
-        16 + part_width as usize * part_table.len()
+        20 + part_width as usize * parts.len()
+            + 2 * slot_count
             + length_width as usize * lens.len()
             + body.len(),
     );
     out.extend_from_slice(&[SET_VERSION as u8, part_width, length_width, codec as u8]);
-    for v in [part_count, lens.len() as u32, body_stored_len, body_len] {
+    for v in [
+        part_count,
+        lens.len() as u32,
+        slot_count as u32,
+        body_stored_len,
+        body_len,
+    ] {
         crate::varint::put(&mut out, v);
     }
-    for &p in &part_table {
+    for &p in parts {
         out.extend_from_slice(&p.to_le_bytes()[..part_width as usize]);
+    }
+    for record in slots {
+        crate::varint::put(&mut out, record.len() as u32);
+        for &t in record {
+            crate::varint::put(&mut out, t);
+        }
     }
     for &l in &lens {
         out.extend_from_slice(&l.to_le_bytes()[..length_width as usize]);
@@ -450,6 +835,6 @@ fn compact(full: &[u8]) -> Result<Vec<u8>, FormatError> {
 }
 
 #[cfg(feature = "encode")]
-fn lengths(records: &[&Vec<u8>]) -> Vec<u32> {
+fn lengths(records: &[Vec<u8>]) -> Vec<u32> {
     records.iter().map(|r| r.len() as u32).collect()
 }

@@ -16,6 +16,7 @@ pub(crate) fn put(out: &mut Vec<u8>, mut v: u32) {
 }
 
 /// Reads sequentially from a byte slice, each error naming `section`.
+#[derive(Clone, Debug)]
 pub(crate) struct Reader<'a> {
     pub bytes: &'a [u8],
     pub at: usize,

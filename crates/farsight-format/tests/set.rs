@@ -40,10 +40,18 @@ fn parts() -> Vec<MeshData> {
     vec![a.clone(), b, a.clone(), tiny.clone(), a, tiny]
 }
 
+/// Cooked apart: no part merged with another.
+fn apart() -> CookOptions {
+    CookOptions {
+        merge_parts: false,
+        ..CookOptions::default()
+    }
+}
+
 #[test]
 fn identical_parts_are_stored_once_and_decode_like_their_own_records() {
     let parts = parts();
-    let opts = CookOptions::default();
+    let opts = apart();
     let set = cook_mesh_set(&parts, &opts).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!(s.part_count(), 6);
@@ -52,12 +60,17 @@ fn identical_parts_are_stored_once_and_decode_like_their_own_records() {
     assert_eq!(table, [0, 1, 0, 2, 0, 2]);
     let decoded = s.decode().unwrap();
     assert_eq!(decoded.len(), 3);
-    // Each record decodes to what the part's own record decodes to.
-    for (p, &r) in parts.iter().zip(&table) {
-        let own = cook_mesh(p, &opts).unwrap();
+    // Each record decodes to what the part's own record decodes to, and is the
+    // part's one slot.
+    for (p, (&r, part)) in table.iter().zip(&parts).enumerate() {
+        let own = cook_mesh(part, &opts).unwrap();
         let own = CookedMesh::parse(&own).unwrap().decode().unwrap();
         assert_eq!(decoded[r], own);
+        let span = s.part_span(p).unwrap();
+        assert_eq!((span.record, span.first_triangle), (r, 0));
+        assert_eq!(span.triangle_count as usize, part.triangle_count());
     }
+    assert_eq!(s.part_span(6), None);
     // Smaller than the parts' records side by side, and than the distinct ones.
     let distinct: usize = [0, 1, 3]
         .iter()
@@ -66,16 +79,89 @@ fn identical_parts_are_stored_once_and_decode_like_their_own_records() {
     assert!(set.len() < distinct, "{} >= {distinct}", set.len());
 }
 
+/// Largest distance from a decoded position of a part to the nearest of its
+/// source's, and back (the cook reorders triangles and vertices).
+fn worst_position_error(src: &MeshData, got: &MeshData) -> f32 {
+    assert_eq!(src.indices.len(), got.indices.len());
+    let near = |p: [f32; 3], set: &[[f32; 3]]| {
+        set.iter()
+            .map(|q| (0..3).map(|k| (p[k] - q[k]).abs()).fold(0.0, f32::max))
+            .fold(f32::MAX, f32::min)
+    };
+    let one = |a: &MeshData, b: &MeshData| {
+        a.positions
+            .iter()
+            .map(|&p| near(p, &b.positions))
+            .fold(0.0, f32::max)
+    };
+    one(src, got).max(one(got, src))
+}
+
 #[test]
-fn parts_alike_after_quantisation_share_a_record() {
-    let a = patch(4, 4, [0.0; 3]);
-    let mut b = a.clone();
-    // Far below a 16-bit cell of a unit patch (1/65536): the same codes.
-    b.positions[5][0] += 1e-7;
-    assert_ne!(a, b);
-    let set = cook_mesh_set(&[a, b], &CookOptions::default()).unwrap();
+fn parts_cooked_together_share_one_record_and_keep_their_ranges() {
+    // Many small distinct parts of one layout, one of them twice, and one part
+    // without uvs (another layout, so another record).
+    let mut parts: Vec<MeshData> = (0..12)
+        .map(|i| patch(2 + i % 4, 1 + i % 3, [i as f32 * 1.5, 0.0, 0.0]))
+        .collect();
+    parts.push(parts[3].clone());
+    let mut bare = patch(3, 3, [0.0, 2.0, 0.0]);
+    bare.uvs.clear();
+    parts.push(bare);
+    let opts = CookOptions::default();
+    let set = cook_mesh_set(&parts, &opts).unwrap();
     let s = CookedSet::parse(&set).unwrap();
-    assert_eq!((s.part_count(), s.record_count()), (2, 1));
+    assert_eq!((s.part_count(), s.record_count()), (14, 2));
+    assert_eq!(s.header.slot_count, 13);
+    assert!(set.len() < cook_mesh_set(&parts, &apart()).unwrap().len());
+    // The parts' triangles are ranges of their record, in part order.
+    let spans: Vec<_> = s.spans().collect();
+    assert_eq!(spans.len(), 13);
+    let mut next = [0u32; 2];
+    for span in &spans {
+        assert_eq!(span.first_triangle, next[span.record]);
+        next[span.record] += span.triangle_count;
+    }
+    assert_eq!(s.part_span(12), s.part_span(3));
+    let records = s.decode().unwrap();
+    assert_eq!(next[0] as usize, records[0].triangle_count());
+    // Every part decodes with its own triangles, within half a step of the grid over
+    // all the parts of its record (16 bits over their largest extent, 19.5 units).
+    let decoded = s.decode_parts().unwrap();
+    for (src, got) in parts.iter().zip(&decoded) {
+        assert_eq!(got.uvs.is_empty(), src.uvs.is_empty());
+        let e = worst_position_error(src, got);
+        assert!(e <= 0.5 * 19.5 / 65535.0 * 1.01, "error {e}");
+    }
+    // Apart, each part keeps its own, finer grid.
+    let apart_set = cook_mesh_set(&parts, &apart()).unwrap();
+    let apart_parts = CookedSet::parse(&apart_set)
+        .unwrap()
+        .decode_parts()
+        .unwrap();
+    for (src, got) in parts.iter().zip(&apart_parts) {
+        assert!(worst_position_error(src, got) <= 0.5 * 5.0 / 65535.0 * 1.01);
+    }
+}
+
+#[test]
+fn parts_sharing_vertices_store_them_once_when_cooked_together() {
+    // Two primitives drawing halves of one vertex buffer (as glTF primitives share
+    // buffers): cooked together, the shared vertices are stored once.
+    let whole = patch(6, 6, [0.0; 3]);
+    let half = whole.indices.len() / 2;
+    let mut a = whole.clone();
+    a.indices.truncate(half);
+    let mut b = whole.clone();
+    b.indices.drain(..half);
+    let set = cook_mesh_set(&[a.clone(), b.clone()], &CookOptions::default()).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!(s.record_count(), 1);
+    let m = s.decode().unwrap().remove(0);
+    assert_eq!(m.positions.len(), whole.positions.len());
+    let parts = s.decode_parts().unwrap();
+    assert_eq!(parts[0].indices.len(), a.indices.len());
+    assert_eq!(parts[1].indices.len(), b.indices.len());
 }
 
 #[test]
@@ -84,7 +170,7 @@ fn small_parts_share_one_frame() {
     let parts: Vec<MeshData> = (0..20)
         .map(|i| patch(1 + i % 3, 1 + i % 2, [i as f32, 0.0, 0.0]))
         .collect();
-    let opts = CookOptions::default();
+    let opts = apart();
     let set = cook_mesh_set(&parts, &opts).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!(s.header.body_codec, SetCodec::Zstd as u32);
@@ -93,7 +179,7 @@ fn small_parts_share_one_frame() {
         .map(|p| cook_mesh(p, &opts).unwrap().len())
         .sum();
     assert!(2 * set.len() < per_part, "{} against {per_part}", set.len());
-    let decoded = s.decode().unwrap();
+    let decoded = s.decode_parts().unwrap();
     for (p, d) in parts.iter().zip(&decoded) {
         assert_eq!(p.indices.len(), d.indices.len());
     }
@@ -134,14 +220,14 @@ fn varint(mut v: u32, out: &mut Vec<u8>) {
 
 #[test]
 fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
-    let set = cook_mesh_set(&parts(), &CookOptions::default()).unwrap();
+    let set = cook_mesh_set(&parts(), &apart()).unwrap();
     let h = CookedSet::parse(&set).unwrap().header;
     assert_eq!(
         (h.version, h.part_width, h.length_width),
         (SET_VERSION, 1, 2)
     );
-    // Version 1 (the 32-byte header) and an unknown one.
-    for v in [1u8, SET_VERSION as u8 + 1] {
+    // Versions 1 (the 32-byte header) and 2 (no slots), and an unknown one.
+    for v in [1u8, 2, SET_VERSION as u8 + 1] {
         let mut b = set.clone();
         b[0] = v;
         assert!(matches!(
@@ -162,10 +248,16 @@ fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
             "{field}"
         );
     }
-    // A part naming a record the set does not have: the part table follows the
-    // header's four bytes and four varints.
+    // A part naming a slot the set does not have: the part table follows the
+    // header's four bytes and five varints.
     let mut head = Vec::new();
-    for v in [h.part_count, h.record_count, h.body_stored_len, h.body_len] {
+    for v in [
+        h.part_count,
+        h.record_count,
+        h.slot_count,
+        h.body_stored_len,
+        h.body_len,
+    ] {
         varint(v, &mut head);
     }
     let mut b = set.clone();
@@ -173,17 +265,43 @@ fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
     assert!(matches!(
         CookedSet::parse(&b),
         Err(FormatError::BadField {
-            field: "part record",
+            field: "part slot",
             found: 7,
             ..
         })
     ));
+    // The slot table follows the part table: a record of no slots, and a slot
+    // whose triangles are not its record's (found when the record is read).
+    let slots_at = 4 + head.len() + h.part_count as usize;
+    assert_eq!(set[slots_at], 1, "one slot in the first record");
+    let mut b = set.clone();
+    b[slots_at] = 0;
+    assert!(matches!(
+        CookedSet::parse(&b),
+        Err(FormatError::BadField { field: "slots", .. })
+    ));
+    let mut b = set.clone();
+    b[slots_at + 1] ^= 1;
+    let s = CookedSet::parse(&b).unwrap();
+    assert!(matches!(
+        s.decode(),
+        Err(FormatError::BadField {
+            field: "slot triangles",
+            ..
+        })
+    ));
+    let mut buf = Vec::new();
+    let body = s
+        .body(&mut buf, &mut DecodeScratch::default())
+        .unwrap()
+        .to_vec();
+    assert!(s.record(&body, 0).is_err());
     // A zstd body of one stored byte claiming 4 GiB.
     let mut b = vec![SET_VERSION as u8, 1, 2, SetCodec::Zstd as u8];
-    for v in [1, 1, 1, u32::MAX] {
+    for v in [1, 1, 1, 1, u32::MAX] {
         varint(v, &mut b);
     }
-    b.extend_from_slice(&[0, 0xff, 0xff, 0]);
+    b.extend_from_slice(&[0, 1, 1, 0xff, 0xff, 0]);
     assert!(matches!(
         CookedSet::parse(&b),
         Err(FormatError::ExpansionTooLarge { .. })
@@ -251,9 +369,10 @@ fn set_prefixes_and_bit_flips_never_panic() {
     let mut rng = ChaCha8Rng::seed_from_u64(16);
     let small: Vec<MeshData> = (0..6).map(|i| patch(2, 2, [i as f32, 0.0, 0.0])).collect();
     for parts in [parts(), small] {
-        for entropy in [true, false] {
+        for (entropy, merge_parts) in [(true, true), (false, true), (true, false)] {
             let opts = CookOptions {
                 entropy,
+                merge_parts,
                 ..CookOptions::default()
             };
             let set = cook_mesh_set(&parts, &opts).unwrap();
@@ -275,6 +394,13 @@ fn set_prefixes_and_bit_flips_never_panic() {
                             let n = m.positions.len() as u32;
                             assert!(m.indices.iter().all(|&i| i < n));
                         }
+                        // Every part's range lies inside its record.
+                        for span in s.spans() {
+                            let m = &out[span.record];
+                            let end = span.first_triangle as usize + span.triangle_count as usize;
+                            assert!(end <= m.triangle_count());
+                        }
+                        assert_eq!(s.decode_parts().unwrap().len(), s.part_count());
                     } else {
                         assert!(out.is_empty());
                     }

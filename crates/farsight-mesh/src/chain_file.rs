@@ -14,9 +14,9 @@
 //! ```
 
 use farsight_format::{
-    check_instances, cook_mesh_set, Container, CookOptions, CookedMesh, CookedSet, DecodeScratch,
-    FileWriter, FormatError, Instance, Manifest, MeshData, RawFile, Record, RecordIndex, RecordTag,
-    Section, Version,
+    check_instances, cook_mesh_set, Container, CookOptions, CookedMesh, CookedSet, FileWriter,
+    FormatError, Instance, Manifest, MeshData, RawFile, Record, RecordIndex, RecordTag, Section,
+    Version,
 };
 use serde::{Deserialize, Serialize};
 
@@ -293,16 +293,14 @@ pub fn decode_lod_entry(
         return decode_lod_record(record, &entry.material);
     }
     let set = CookedSet::parse(record.bytes)?;
-    let r = set
-        .part_record(entry.part as usize)
-        .ok_or(FormatError::BadField {
+    if entry.part as usize >= set.part_count() {
+        return Err(FormatError::BadField {
             section: Section::Manifest,
             field: "sub-mesh part",
             found: entry.part as u64,
-        })?;
-    let mut buf = Vec::new();
-    let body = set.body(&mut buf, &mut DecodeScratch::default())?;
-    let m = set.record(body, r)?.decode()?;
+        });
+    }
+    let m = set.decode_part(entry.part as usize)?;
     Ok(submesh_of(m, &entry.material))
 }
 
