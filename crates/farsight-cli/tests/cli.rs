@@ -277,7 +277,8 @@ fn an_instanced_mesh_cooks_once_and_inspect_lists_its_instances() {
     let i = farsight(&d, &["inspect", "chain.farsight", "--no-manifest"]);
     assert!(i.stdout.contains("MSS1"), "{}", i.stdout);
     assert!(
-        i.stdout.contains("1 parts drawing 1 distinct ranges of 1 records"),
+        i.stdout
+            .contains("1 parts drawing 1 distinct ranges of 1 records"),
         "{}",
         i.stdout
     );

@@ -404,7 +404,7 @@ fn cook_mesh_welded(
     // One walk gives every vertex its recipe; uvs are predicted by the parallelogram,
     // positions by each candidate damping in turn (the smallest stored stream wins).
     let mut recipes = Vec::new();
-    if pp || pu {
+    if pp || pu || !normals.is_empty() {
         walk(&indices, unique, &mut WalkScratch::default(), |v, r| {
             recipes.push((v, r));
         });
@@ -479,6 +479,30 @@ fn cook_mesh_welded(
             best_normals = predicted;
         } else {
             flags &= !CookedHeader::PREDICTED_NORMALS;
+        }
+    }
+    // The same walk over the octahedral codes: smooth normals that are not the
+    // quantised surface's own (authored, analytic) predict well from their
+    // neighbours.
+    if opts.predict_normals && !normals.is_empty() {
+        let codes: Vec<[u16; 2]> = bytemuck::cast_slice(&normals).to_vec();
+        let mut residuals = codes.clone();
+        for &(v, recipe) in &recipes {
+            let (pred, p) = (recipe.predict(&codes, 8), codes[v]);
+            residuals[v] = [
+                zigzag(p[0].wrapping_sub(pred[0])),
+                zigzag(p[1].wrapping_sub(pred[1])),
+            ];
+        }
+        let walked = encode_vertices(
+            bytemuck::cast_slice(&residuals),
+            4,
+            meshopt::encode_vertex_buffer_level(&residuals, level, Some(1)),
+        )?;
+        if walked.1.len() < best_normals.1.len() {
+            best_normals = walked;
+            flags &= !CookedHeader::PREDICTED_NORMALS;
+            flags |= CookedHeader::PARALLELOGRAM_NORMALS;
         }
     }
     let streams = [

@@ -18,7 +18,8 @@
 //! `PREDICTED_POSITIONS` and `PREDICTED_UVS` (zigzag residuals of a parallelogram walk
 //! over the triangles; positions may lean towards the edge midpoint by the header's
 //! `position_damping`, which the writer picks per record), `PREDICTED_NORMALS` (wrapping residuals against the geometric
-//! normal of the quantised surface); see `predict.rs`. Predictions are exact integer
+//! normal of the quantised surface) or `PARALLELOGRAM_NORMALS` (zigzag residuals of
+//! the same walk over the octahedral codes); see `predict.rs`. Predictions are exact integer
 //! arithmetic, so decoding is a pure function of the bytes.
 //!
 //! Each stream is stored raw, meshopt-coded, meshopt-coded then zstd-compressed,
@@ -154,6 +155,12 @@ impl CookedHeader {
     pub const PREDICTED_POSITIONS: u8 = 16;
     /// The uvs stream holds zigzag residuals of the same parallelogram walk.
     pub const PREDICTED_UVS: u8 = 32;
+    /// The normals stream holds zigzag residuals of the same parallelogram walk over
+    /// the octahedral codes (smooth normals that are not the surface's own, such as
+    /// authored or analytic ones); never with [`Self::PREDICTED_NORMALS`].
+    pub const PARALLELOGRAM_NORMALS: u8 = 64;
+    /// Every flag a reader knows.
+    const KNOWN_FLAGS: u8 = 127;
 
     /// Element size and count of each stream under this header's flags.
     pub fn expected_decoded_len(&self) -> [u64; 5] {
@@ -211,7 +218,11 @@ impl<'a> CookedMesh<'a> {
         if !(2..=16).contains(&h.normal_bits) {
             return Err(bad("normal_bits", h.normal_bits as u64));
         }
-        if h.flags & !63 != 0 {
+        if h.flags & !CookedHeader::KNOWN_FLAGS != 0
+            || h.flags & CookedHeader::PARALLELOGRAM_NORMALS != 0
+                && h.flags & (CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS)
+                    != CookedHeader::HAS_NORMALS
+        {
             return Err(bad("flags", h.flags as u64));
         }
         if !(2..=16).contains(&h.tangent_bits) {
@@ -331,7 +342,11 @@ impl<'a> CookedMesh<'a> {
         let b = r.take(6)?;
         (h.position_bits, h.uv_bits, h.normal_bits, h.flags) = (b[0], b[1], b[2], b[3]);
         (h.tangent_bits, h.position_damping) = (b[4], b[5]);
-        if h.flags & !63 != 0 {
+        if h.flags & !CookedHeader::KNOWN_FLAGS != 0
+            || h.flags & CookedHeader::PARALLELOGRAM_NORMALS != 0
+                && h.flags & (CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS)
+                    != CookedHeader::HAS_NORMALS
+        {
             return Err(bad("flags", h.flags as u64));
         }
         for v in h.bounds_min.iter_mut().chain(&mut h.bounds_max) {

@@ -8,7 +8,9 @@
 //! header              u8 version, u8 part entry width, u8 length entry width,
 //!                     u8 body codec, then varints: part count, record count,
 //!                     slot count, body bytes stored, body bytes decoded
-//! part table          part_count entries (1, 2 or 4 bytes): the slot each part draws
+//! part table          part_count entries (1, 2 or 4 bytes): the slot each part
+//!                     draws; or (entry width 0) runs: a varint count, then per run
+//!                     varints slot and length (parts drawing one slot in turn)
 //! slot table          per record: a varint count of its slots (at least 1), then
 //!                     per slot a varint: its triangles
 //! record lengths      record_count entries (2 or 4 bytes): each record's bytes
@@ -72,7 +74,8 @@ pub struct CookedSetHeader {
     pub body_stored_len: u32,
     /// Body bytes once the codec is undone (the sum of the record lengths).
     pub body_len: u32,
-    /// Bytes per part table entry (1, 2 or 4): the slot a part draws.
+    /// Bytes per part table entry (1, 2 or 4): the slot a part draws; 0: the table
+    /// is runs of parts drawing one slot.
     pub part_width: u8,
     /// Bytes per record length entry (2 or 4).
     pub length_width: u8,
@@ -202,7 +205,7 @@ impl<'a> CookedSet<'a> {
         }
         let fixed = r.take(3)?;
         let (part_width, length_width, body_codec) = (fixed[0], fixed[1], fixed[2] as u32);
-        if !matches!(part_width, 1 | 2 | 4) {
+        if !matches!(part_width, 0 | 1 | 2 | 4) {
             return Err(bad("part entry width", part_width as u64));
         }
         if !matches!(length_width, 2 | 4) {
@@ -264,13 +267,39 @@ impl<'a> CookedSet<'a> {
         if decoded < MIN_RECORD * h.record_count as u64 {
             return Err(bad("body_len", decoded));
         }
-        let parts = r.take(part_width as usize * h.part_count as usize)?;
-        for p in 0..h.part_count as usize {
-            let slot = entry(parts, part_width, p);
-            if slot >= h.slot_count {
-                return Err(bad("part slot", slot as u64));
+        let parts = if part_width == 0 {
+            // Runs: a varint count, then (slot, length) varint pairs.
+            let at = r.at;
+            let runs = r.varint("part runs")?;
+            if runs > h.part_count {
+                return Err(bad("part runs", runs as u64));
             }
-        }
+            let mut covered = 0u64;
+            for _ in 0..runs {
+                let slot = r.varint("part slot")?;
+                if slot >= h.slot_count {
+                    return Err(bad("part slot", slot as u64));
+                }
+                let len = r.varint("part run")?;
+                if len == 0 {
+                    return Err(bad("part run", 0));
+                }
+                covered += len as u64;
+            }
+            if covered != h.part_count as u64 {
+                return Err(bad("part runs", covered));
+            }
+            &bytes[at..r.at]
+        } else {
+            let parts = r.take(part_width as usize * h.part_count as usize)?;
+            for p in 0..h.part_count as usize {
+                let slot = entry(parts, part_width, p);
+                if slot >= h.slot_count {
+                    return Err(bad("part slot", slot as u64));
+                }
+            }
+            parts
+        };
         let slots_at = r.at;
         let mut slots = 0u64;
         for _ in 0..h.record_count {
@@ -350,7 +379,27 @@ impl<'a> CookedSet<'a> {
 
     /// The slot part `part` draws, or `None` past the table.
     pub fn part_slot(&self, part: usize) -> Option<usize> {
-        (part < self.part_count()).then(|| entry(self.parts, self.header.part_width, part) as usize)
+        (part < self.part_count()).then(|| self.slot_of(part))
+    }
+
+    /// Slot of part `p` (below the part count): its table entry, or the run
+    /// holding it.
+    fn slot_of(&self, p: usize) -> usize {
+        if self.header.part_width != 0 {
+            return entry(self.parts, self.header.part_width, p) as usize;
+        }
+        // parse() read and checked every run.
+        let mut r = Reader::new(self.parts, Section::RecordHeader);
+        let runs = r.varint("part runs").unwrap_or(0);
+        let mut first = 0usize;
+        for _ in 0..runs {
+            let slot = r.varint("part slot").unwrap_or(0) as usize;
+            first += r.varint("part run").unwrap_or(0) as usize;
+            if p < first {
+                return slot;
+            }
+        }
+        0
     }
 
     /// Where part `part` lies (its record and ranges), or `None` past the table.
@@ -367,8 +416,7 @@ impl<'a> CookedSet<'a> {
     /// The record each part draws, in part order.
     pub fn part_records(&self) -> impl Iterator<Item = usize> + '_ {
         let records: Vec<usize> = self.spans().map(|s| s.record).collect();
-        (0..self.part_count())
-            .map(move |p| records[entry(self.parts, self.header.part_width, p) as usize])
+        (0..self.part_count()).map(move |p| records[self.slot_of(p)])
     }
 
     /// The body with its codec undone: `buf` holds it when it is compressed.
@@ -469,7 +517,7 @@ impl<'a> CookedSet<'a> {
         let mut local = Vec::new();
         Ok((0..self.part_count())
             .map(|p| {
-                let s = spans[entry(self.parts, self.header.part_width, p) as usize];
+                let s = spans[self.slot_of(p)];
                 span_mesh(&records[s.record], s, &mut local)
             })
             .collect())
@@ -793,8 +841,29 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
     } else {
         4
     };
+    // The part table as runs of one slot where that is shorter (parts placing one
+    // geometry many times).
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &p in parts {
+        match runs.last_mut() {
+            Some((slot, len)) if *slot == p => *len += 1,
+            _ => runs.push((p, 1)),
+        }
+    }
+    let mut run_table = Vec::new();
+    crate::varint::put(&mut run_table, runs.len() as u32);
+    for &(slot, len) in &runs {
+        crate::varint::put(&mut run_table, slot);
+        crate::varint::put(&mut run_table, len);
+    }
+    let part_width = if run_table.len() < part_width as usize * parts.len() {
+        0
+    } else {
+        part_width
+    };
     let mut out = Vec::with_capacity(
         20 + part_width as usize * parts.len()
+            + run_table.len()
             + 2 * slot_count
             + length_width as usize * lens.len()
             + body.len(),
@@ -809,8 +878,12 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
     ] {
         crate::varint::put(&mut out, v);
     }
-    for &p in parts {
-        out.extend_from_slice(&p.to_le_bytes()[..part_width as usize]);
+    if part_width == 0 {
+        out.extend_from_slice(&run_table);
+    } else {
+        for &p in parts {
+            out.extend_from_slice(&p.to_le_bytes()[..part_width as usize]);
+        }
     }
     for record in slots {
         crate::varint::put(&mut out, record.len() as u32);

@@ -153,17 +153,20 @@ pub(crate) fn walk(
 /// `n`) exactly as [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
 /// corners are final, saving that pass its second walk over the triangles.
 #[inline(always)]
-pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
     indices: &[u32],
     n: usize,
     position_weight: i32,
     positions: &mut [[u16; 4]],
     uvs: &mut [[u16; 2]],
+    normals: &mut [[u16; 2]],
     scratch: &mut WalkScratch,
     sums: &mut Vec<[f32; 4]>,
 ) {
     debug_assert!(!PP || positions.len() == n + 1);
     debug_assert!(!PU || uvs.len() == n + 1);
+    debug_assert!(!PN || normals.len() == n + 1);
     debug_assert!(!NS || PP);
     if NS {
         sums.clear();
@@ -199,9 +202,14 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
                     let w = if found { position_weight } else { 0 };
                     restore_if::<4, 3>(positions, slot, [t[0], t[1], pc], w);
                 }
-                if PU {
+                if PU || PN {
                     let w = if found { 8 } else { 0 };
-                    restore_if::<2, 2>(uvs, slot, [t[0], t[1], pc], w);
+                    if PU {
+                        restore_if::<2, 2>(uvs, slot, [t[0], t[1], pc], w);
+                    }
+                    if PN {
+                        restore_if::<2, 2>(normals, slot, [t[0], t[1], pc], w);
+                    }
                 }
                 next += 1;
             }
@@ -224,6 +232,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
                 if PU {
                     restore::<2, 2>(uvs, v as usize, pa, pb, pc, 8);
                 }
+                if PN {
+                    restore::<2, 2>(normals, v as usize, pa, pb, pc, 8);
+                }
                 next += 1;
             }
         }
@@ -241,6 +252,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
             }
             if PU {
                 restore::<2, 2>(uvs, v, zero, zero, None, 8);
+            }
+            if PN {
+                restore::<2, 2>(normals, v, zero, zero, None, 8);
             }
         }
         return;
@@ -267,6 +281,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
             if PU {
                 restore::<2, 2>(uvs, v, pa, pb, pc, 8);
             }
+            if PN {
+                restore::<2, 2>(normals, v, pa, pb, pc, 8);
+            }
             s.visited[v] = true;
             last = v as u32;
         }
@@ -284,6 +301,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool>(
             }
             if PU {
                 restore::<2, 2>(uvs, v, zero, zero, None, 8);
+            }
+            if PN {
+                restore::<2, 2>(normals, v, zero, zero, None, 8);
             }
         }
     }
@@ -404,11 +424,14 @@ mod tests {
             })
             .collect();
         let uvs: Vec<[u16; 2]> = (0..n).map(|_| [rng.random(), rng.random()]).collect();
+        let nor: Vec<[u16; 2]> = (0..n).map(|_| [rng.random(), rng.random()]).collect();
         let w = rng.random_range(0..=8);
         let mut rp: Vec<[u16; 4]> = pos.clone();
         let mut ru: Vec<[u16; 2]> = uvs.clone();
+        let mut rn: Vec<[u16; 2]> = nor.clone();
         walk(indices, n, &mut WalkScratch::default(), |v, r| {
-            let (p, q) = (r.predict(&pos, w), r.predict(&uvs, 8));
+            let (p, q, o) = (r.predict(&pos, w), r.predict(&uvs, 8), r.predict(&nor, 8));
+            rn[v] = [0, 1].map(|i| zigzag(nor[v][i].wrapping_sub(o[i])));
             rp[v] = [0, 1, 2, 3].map(|i| {
                 if i < 3 {
                     zigzag(pos[v][i].wrapping_sub(p[i]))
@@ -420,10 +443,35 @@ mod tests {
         });
         rp.push([0; 4]);
         ru.push([0; 2]);
+        rn.push([0; 2]);
         let (mut scratch, mut sums) = (WalkScratch::default(), Vec::new());
-        unpredict::<true, true, true>(indices, n, w, &mut rp, &mut ru, &mut scratch, &mut sums);
+        let mut tn = rn.clone();
+        unpredict::<true, true, true, false>(
+            indices,
+            n,
+            w,
+            &mut rp,
+            &mut ru,
+            &mut tn,
+            &mut scratch,
+            &mut sums,
+        );
         assert_eq!(&rp[..n], &pos[..], "positions");
         assert_eq!(&ru[..n], &uvs[..], "uvs");
+        assert_eq!(tn, rn, "normals untouched without PN");
+        // Normals restored by the same walk (no geometric sums then).
+        let (mut rp2, mut ru2) = (vec![[0u16; 4]; n + 1], vec![[0u16; 2]; n + 1]);
+        unpredict::<false, false, false, true>(
+            indices,
+            n,
+            w,
+            &mut rp2,
+            &mut ru2,
+            &mut rn,
+            &mut scratch,
+            &mut sums,
+        );
+        assert_eq!(&rn[..n], &nor[..], "normals");
         let mut expected = Vec::new();
         normal_sums(&pos, indices, &mut expected);
         let bits = |v: &Vec<[f32; 4]>| -> Vec<[u32; 4]> {

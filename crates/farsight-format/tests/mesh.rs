@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use farsight_format::{
     cook_mesh, cook_meshes, encode_full, max_extent, quant::quantize_cells, AlignedBytes,
-    Container, CookOptions, CookedMesh, DecodeScratch, FileWriter, FormatError, FullMesh, Manifest,
-    MeshData, RecordIndex, RecordTag, Version,
+    Container, CookOptions, CookedHeader, CookedMesh, DecodeScratch, FileWriter, FormatError,
+    FullMesh, Manifest, MeshData, RecordIndex, RecordTag, Version,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -428,6 +428,70 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     let out = CookedMesh::parse(&r).unwrap().decode().unwrap();
     assert!(out.normals.is_empty() && out.tangents.is_empty());
     assert_eq!(out.indices.len(), bunny.indices.len());
+}
+
+/// Smooth normals that are not the surface's own (here analytic, of a flat grid)
+/// are predicted by the parallelogram walk over their octahedral codes: losslessly,
+/// smaller than stored as they are and than against the geometric prediction.
+#[test]
+fn smooth_normals_off_the_surface_are_predicted_by_the_walk() {
+    let mut m = MeshData::default();
+    let n = 24u32;
+    for y in 0..=n {
+        for x in 0..=n {
+            let (fx, fy) = (x as f32 / n as f32, y as f32 / n as f32);
+            m.positions.push([fx, 0.0, fy]);
+            let d = [-0.4 * (fx * 6.0).cos(), 1.0, 0.3 * (fy * 4.0).sin()];
+            let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            m.normals.push(d.map(|c| c / l));
+            m.uvs.push([fx, fy]);
+        }
+    }
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            m.indices
+                .extend([i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    let opts = CookOptions {
+        generate_tangents: false,
+        ..CookOptions::default()
+    };
+    let with = cook_mesh(&m, &opts).unwrap();
+    let cooked = CookedMesh::parse(&with).unwrap();
+    let h = cooked.header;
+    assert_ne!(
+        h.flags & CookedHeader::PARALLELOGRAM_NORMALS,
+        0,
+        "{:#x}",
+        h.flags
+    );
+    assert_eq!(h.flags & CookedHeader::PREDICTED_NORMALS, 0);
+    let without = cook_mesh(
+        &m,
+        &CookOptions {
+            predict_normals: false,
+            ..opts
+        },
+    )
+    .unwrap();
+    let w = CookedMesh::parse(&without).unwrap();
+    assert!(
+        h.streams[1].stored_len < w.header.streams[1].stored_len,
+        "normals {} against {} stored as they are",
+        h.streams[1].stored_len,
+        w.header.streams[1].stored_len
+    );
+    assert_eq!(cooked.decode().unwrap(), w.decode().unwrap());
+    // A reader refuses both normal predictions at once, and the walk's without
+    // normals.
+    let mut bad = with.clone();
+    let at = std::mem::offset_of!(CookedHeader, flags);
+    bad[at] |= CookedHeader::PREDICTED_NORMALS;
+    assert!(CookedMesh::parse(&bad).is_err());
+    bad[at] &= !(CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS);
+    assert!(CookedMesh::parse(&bad).is_err());
 }
 
 /// A grid of 800 triangles with every corner its own vertex, as exporters of custom

@@ -165,6 +165,39 @@ fn parts_sharing_vertices_store_them_once_when_cooked_together() {
 }
 
 #[test]
+fn one_geometry_placed_many_times_costs_a_run_of_the_part_table() {
+    let a = patch(4, 4, [0.0; 3]);
+    let b = patch(2, 3, [1.0, 0.0, 0.0]);
+    let mut parts = vec![a.clone(); 40];
+    parts.extend(vec![b; 10]);
+    let set = cook_mesh_set(&parts, &CookOptions::default()).unwrap();
+    let s = CookedSet::parse(&set).unwrap();
+    assert_eq!(s.header.part_width, 0, "runs");
+    assert_eq!(s.part_count(), 50);
+    for p in 0..50 {
+        assert_eq!(s.part_slot(p), Some(usize::from(p >= 40)));
+    }
+    assert_eq!(s.part_slot(50), None);
+    let decoded = s.decode_parts().unwrap();
+    assert_eq!(decoded[39].indices.len(), a.indices.len());
+    // The runs follow the header: a count of 2, then (slot, length) pairs.
+    let at = part_table_at(&s.header);
+    assert_eq!(set[at..at + 5], [2, 0, 40, 1, 10]);
+    for (k, v, field) in [
+        (2, 41, "part runs"),
+        (2, 0, "part run"),
+        (1, 5, "part slot"),
+    ] {
+        let mut b = set.clone();
+        b[at + k] = v;
+        assert!(
+            matches!(CookedSet::parse(&b), Err(FormatError::BadField { field: f, .. }) if f == field),
+            "{field}"
+        );
+    }
+}
+
+#[test]
 fn small_parts_share_one_frame() {
     // Many small distinct parts: one zstd frame over them beats a frame per stream.
     let parts: Vec<MeshData> = (0..20)
@@ -210,6 +243,21 @@ fn an_empty_set_round_trips() {
     assert!(s.decode().unwrap().is_empty());
 }
 
+/// Where the part table starts: after the header's four bytes and five varints.
+fn part_table_at(h: &farsight_format::CookedSetHeader) -> usize {
+    let mut head = Vec::new();
+    for v in [
+        h.part_count,
+        h.record_count,
+        h.slot_count,
+        h.body_stored_len,
+        h.body_len,
+    ] {
+        varint(v, &mut head);
+    }
+    4 + head.len()
+}
+
 fn varint(mut v: u32, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -250,18 +298,8 @@ fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
     }
     // A part naming a slot the set does not have: the part table follows the
     // header's four bytes and five varints.
-    let mut head = Vec::new();
-    for v in [
-        h.part_count,
-        h.record_count,
-        h.slot_count,
-        h.body_stored_len,
-        h.body_len,
-    ] {
-        varint(v, &mut head);
-    }
     let mut b = set.clone();
-    b[4 + head.len()] = 7;
+    b[part_table_at(&h)] = 7;
     assert!(matches!(
         CookedSet::parse(&b),
         Err(FormatError::BadField {
@@ -272,7 +310,7 @@ fn set_reader_refuses_unknown_versions_and_impossible_sizes() {
     ));
     // The slot table follows the part table: a record of no slots, and a slot
     // whose triangles are not its record's (found when the record is read).
-    let slots_at = 4 + head.len() + h.part_count as usize;
+    let slots_at = part_table_at(&h) + h.part_count as usize;
     assert_eq!(set[slots_at], 1, "one slot in the first record");
     let mut b = set.clone();
     b[slots_at] = 0;
