@@ -9,6 +9,7 @@ use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANS
 use crate::full::bounds;
 use crate::predict::{predict_normals, walk, zigzag, WalkScratch};
 use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
+use crate::walk::Recipe;
 use crate::{FormatError, MeshData};
 
 /// How to cook. The defaults are seed 004's: 16-bit positions and uvs, 16-bit
@@ -419,21 +420,6 @@ fn cook_mesh_welded(
             ];
         }
     }
-    let residuals = |damping: u8| -> Vec<[u16; 4]> {
-        let mut stream = positions.clone();
-        let w = 8 - damping as i32;
-        for &(v, recipe) in &recipes {
-            let (pred, p) = (recipe.predict(&positions, w), positions[v]);
-            stream[v] = [
-                zigzag(p[0].wrapping_sub(pred[0])),
-                zigzag(p[1].wrapping_sub(pred[1])),
-                zigzag(p[2].wrapping_sub(pred[2])),
-                p[3],
-            ];
-        }
-        stream
-    };
-
     let level = opts.meshopt_level;
     let zstd_level = opts.entropy.then_some(opts.zstd_level);
     let vertex_err = |_| FormatError::BadInput {
@@ -445,23 +431,52 @@ fn cook_mesh_welded(
             .map_err(vertex_err)
             .map(|coded| choose_codec(raw, elem, &coded, zstd_level, true))
     };
-    let mut position_damping = 0u8;
-    let mut best_positions: Option<(StreamDesc, Vec<u8>)> = None;
-    let dampings: &[u8] = if pp { &[0, 2, 3, 4] } else { &[0] };
-    for &damping in dampings {
-        let stream = if pp {
-            residuals(damping)
-        } else {
-            positions.clone()
-        };
-        let coded = meshopt::encode_vertex_buffer_level(&stream, level, Some(1));
-        let candidate = encode_vertices(bytemuck::cast_slice(&stream), 8, coded)?;
-        if best_positions
-            .as_ref()
-            .is_none_or(|b| candidate.1.len() < b.1.len())
-        {
-            best_positions = Some(candidate);
-            position_damping = damping;
+    // The positions stream stored smallest over the dampings: (stream, damping).
+    let best_positions_of = |positions: &[[u16; 4]],
+                             recipes: &[(usize, Recipe)]|
+     -> Result<((StreamDesc, Vec<u8>), u8), FormatError> {
+        let mut best: Option<((StreamDesc, Vec<u8>), u8)> = None;
+        let dampings: &[u8] = if pp { &[0, 2, 3, 4] } else { &[0] };
+        for &damping in dampings {
+            let stream = if pp {
+                position_residuals(positions, recipes, damping)
+            } else {
+                positions.to_vec()
+            };
+            let coded = meshopt::encode_vertex_buffer_level(&stream, level, Some(1));
+            let candidate = encode_vertices(bytemuck::cast_slice(&stream), 8, coded)?;
+            if best
+                .as_ref()
+                .is_none_or(|b| candidate.1.len() < b.0 .1.len())
+            {
+                best = Some((candidate, damping));
+            }
+        }
+        Ok(best.expect("at least one damping"))
+    };
+    let (mut best_positions, mut position_damping) = best_positions_of(&positions, &recipes)?;
+    // Vertices that repeat a position (split faces, uv islands): the distinct
+    // positions, walked over the triangles of positions, and a remap per vertex,
+    // where that stores smaller.
+    let mut shared: Option<(u32, u8, Vec<u8>)> = None;
+    if pp {
+        let (distinct, remap, position_indices) = share_positions(&positions, &indices);
+        if distinct.len() < positions.len() {
+            let mut precipes = Vec::new();
+            walk(
+                &position_indices,
+                distinct.len(),
+                &mut WalkScratch::default(),
+                |v, r| precipes.push((v, r)),
+            );
+            let (stream, damping) = best_positions_of(&distinct, &precipes)?;
+            let (remap_codec, remap_bytes) = remap_stream(&remap, zstd_level);
+            if stream.1.len() + remap_bytes.len() + 6 < best_positions.1.len() {
+                best_positions = stream;
+                position_damping = damping;
+                flags |= CookedHeader::SHARED_POSITIONS;
+                shared = Some((distinct.len() as u32, remap_codec, remap_bytes));
+            }
         }
     }
     let mut best_normals = encode_vertices(
@@ -506,7 +521,7 @@ fn cook_mesh_welded(
         }
     }
     let streams = [
-        best_positions.expect("at least one candidate"),
+        best_positions,
         best_normals,
         encode_vertices(
             bytemuck::cast_slice(&tangents),
@@ -536,23 +551,87 @@ fn cook_mesh_welded(
         flags,
         tangent_bits: opts.tangent_bits as u8,
         position_damping,
-        reserved: [0; 2],
+        remap_codec: shared.as_ref().map_or(0, |s| s.1),
+        reserved: 0,
         bounds_min: min,
         bounds_max: max,
         uv_min,
         uv_max,
         streams: [StreamDesc::zeroed(); 5],
-        reserved2: [0; 2],
+        position_count: shared.as_ref().map_or(0, |s| s.0),
+        remap_len: shared.as_ref().map_or(0, |s| s.2.len() as u32),
     };
     let mut body = Vec::new();
     for (i, (desc, bytes)) in streams.into_iter().enumerate() {
         header.streams[i] = desc;
         body.extend_from_slice(&bytes);
     }
+    if let Some((_, _, remap)) = &shared {
+        body.extend_from_slice(remap);
+    }
     let mut out = Vec::with_capacity(std::mem::size_of::<CookedHeader>() + body.len());
     out.extend_from_slice(bytemuck::bytes_of(&header));
     out.extend_from_slice(&body);
     Ok((out, merged))
+}
+
+/// Positions as zigzag residuals of the walk's `recipes`, parallelograms damped by
+/// `damping` (see [`CookedHeader::position_damping`]); w (the tangent sign) kept.
+fn position_residuals(
+    positions: &[[u16; 4]],
+    recipes: &[(usize, Recipe)],
+    damping: u8,
+) -> Vec<[u16; 4]> {
+    let mut stream = positions.to_vec();
+    let w = 8 - damping as i32;
+    for &(v, recipe) in recipes {
+        let (pred, p) = (recipe.predict(positions, w), positions[v]);
+        stream[v] = [
+            zigzag(p[0].wrapping_sub(pred[0])),
+            zigzag(p[1].wrapping_sub(pred[1])),
+            zigzag(p[2].wrapping_sub(pred[2])),
+            p[3],
+        ];
+    }
+    stream
+}
+
+/// The distinct positions (with their w) of vertices in first-use order, numbered
+/// as vertices first use them; each vertex's remap value (0: the next new position,
+/// else how many positions back its one was numbered); the triangles over
+/// positions. Both stay in first-use order, which the decoder's walk needs.
+fn share_positions(positions: &[[u16; 4]], indices: &[u32]) -> (Vec<[u16; 4]>, Vec<u32>, Vec<u32>) {
+    use std::collections::HashMap;
+    let mut id_of: HashMap<[u16; 4], u32> = HashMap::with_capacity(positions.len());
+    let mut distinct = Vec::new();
+    let mut ids = Vec::with_capacity(positions.len());
+    let mut remap = Vec::with_capacity(positions.len());
+    for &p in positions {
+        let next = distinct.len() as u32;
+        let id = *id_of.entry(p).or_insert(next);
+        if id == next {
+            distinct.push(p);
+            remap.push(0);
+        } else {
+            remap.push(next - id);
+        }
+        ids.push(id);
+    }
+    let position_indices = indices.iter().map(|&i| ids[i as usize]).collect();
+    (distinct, remap, position_indices)
+}
+
+/// The remap's values (u32) stored raw or as byte planes through zstd, whichever is
+/// smaller: the codec and the bytes.
+fn remap_stream(remap: &[u32], zstd_level: Option<i32>) -> (u8, Vec<u8>) {
+    let raw: &[u8] = bytemuck::cast_slice(remap);
+    if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(&split_planes(raw, 4), l)) {
+        let limit = MAX_EXPANSION * z.len() as u64 + EXPANSION_SLACK;
+        if !z.is_empty() && z.len() < raw.len() && raw.len() as u64 <= limit {
+            return (Codec::PlanesZstd as u8, z);
+        }
+    }
+    (Codec::Raw as u8, raw.to_vec())
 }
 
 /// How much smaller than the best coding without an entropy layer (raw or meshopt

@@ -19,7 +19,12 @@
 //! over the triangles; positions may lean towards the edge midpoint by the header's
 //! `position_damping`, which the writer picks per record), `PREDICTED_NORMALS` (wrapping residuals against the geometric
 //! normal of the quantised surface) or `PARALLELOGRAM_NORMALS` (zigzag residuals of
-//! the same walk over the octahedral codes); see `predict.rs`. Predictions are exact integer
+//! the same walk over the octahedral codes); see `predict.rs`. With
+//! `SHARED_POSITIONS` the positions stream holds the header's `position_count`
+//! distinct positions (numbered as vertices first use them, predicted by the walk over
+//! the triangles of positions) and a remap follows the five streams: one u32 per
+//! vertex, 0 for the next new position or k for the one numbered k before it, stored
+//! raw or as byte planes through zstd (`remap_codec`, `remap_len`). Predictions are exact integer
 //! arithmetic, so decoding is a pure function of the bytes.
 //!
 //! Each stream is stored raw, meshopt-coded, meshopt-coded then zstd-compressed,
@@ -134,14 +139,20 @@ pub struct CookedHeader {
     /// midpoint. Scanned surfaces, whose vertices carry noise, compress better a little
     /// damped; the writer picks the value that stores smallest.
     pub position_damping: u8,
-    pub reserved: [u8; 2],
+    /// With [`CookedHeader::SHARED_POSITIONS`]: the codec of the position remap
+    /// ([`Codec::Raw`] or [`Codec::PlanesZstd`]); zero otherwise.
+    pub remap_codec: u8,
+    pub reserved: u8,
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
     pub uv_min: [f32; 2],
     pub uv_max: [f32; 2],
     pub streams: [StreamDesc; 5],
-    pub reserved2: [u32; 2],
+    /// With [`CookedHeader::SHARED_POSITIONS`]: the distinct positions the positions
+    /// stream holds, and the remap's stored bytes; zero otherwise.
+    pub position_count: u32,
+    pub remap_len: u32,
 }
 const _: () = assert!(std::mem::size_of::<CookedHeader>() == 144);
 
@@ -159,15 +170,24 @@ impl CookedHeader {
     /// the octahedral codes (smooth normals that are not the surface's own, such as
     /// authored or analytic ones); never with [`Self::PREDICTED_NORMALS`].
     pub const PARALLELOGRAM_NORMALS: u8 = 64;
-    /// Every flag a reader knows.
-    const KNOWN_FLAGS: u8 = 127;
+    /// Vertices share positions: the positions stream holds `position_count`
+    /// distinct positions (predicted by the walk over the triangles of positions),
+    /// and a remap after the five streams gives each vertex its position (see
+    /// [`crate::cooked`]'s module docs). Exporters that split every face or quad
+    /// (flat shading, uv islands) repeat one position on many vertices.
+    pub const SHARED_POSITIONS: u8 = 128;
 
     /// Element size and count of each stream under this header's flags.
     pub fn expected_decoded_len(&self) -> [u64; 5] {
         let n = self.vertex_count as u64;
         let has = |f| if self.flags & f != 0 { n * 4 } else { 0 };
+        let positions = if self.flags & Self::SHARED_POSITIONS != 0 {
+            self.position_count as u64
+        } else {
+            n
+        };
         [
-            n * 8,
+            positions * 8,
             has(Self::HAS_NORMALS),
             has(Self::HAS_TANGENTS),
             has(Self::HAS_UVS),
@@ -181,6 +201,20 @@ impl CookedHeader {
 pub struct CookedMesh<'a> {
     pub header: CookedHeader,
     pub streams: [&'a [u8]; 5],
+    /// The position remap's stored bytes ([`CookedHeader::SHARED_POSITIONS`]), or
+    /// empty.
+    pub remap: &'a [u8],
+}
+
+/// Every bit of the flags has a meaning; the walk's normal prediction needs normals
+/// and excludes the geometric one.
+fn check_flags(flags: u8) -> Result<(), FormatError> {
+    let walked = flags & CookedHeader::PARALLELOGRAM_NORMALS != 0;
+    let normals = flags & (CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS);
+    if walked && normals != CookedHeader::HAS_NORMALS {
+        return Err(bad("flags", flags as u64));
+    }
+    Ok(())
 }
 
 fn bad(field: &'static str, found: u64) -> FormatError {
@@ -218,24 +252,39 @@ impl<'a> CookedMesh<'a> {
         if !(2..=16).contains(&h.normal_bits) {
             return Err(bad("normal_bits", h.normal_bits as u64));
         }
-        if h.flags & !CookedHeader::KNOWN_FLAGS != 0
-            || h.flags & CookedHeader::PARALLELOGRAM_NORMALS != 0
-                && h.flags & (CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS)
-                    != CookedHeader::HAS_NORMALS
-        {
-            return Err(bad("flags", h.flags as u64));
-        }
+        check_flags(h.flags)?;
         if !(2..=16).contains(&h.tangent_bits) {
             return Err(bad("tangent_bits", h.tangent_bits as u64));
         }
         if h.position_damping > 8 {
             return Err(bad("position_damping", h.position_damping as u64));
         }
-        if h.reserved != [0; 2] || h.reserved2 != [0; 2] {
+        let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
+        if h.reserved != 0 || !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0)
+        {
             return Err(FormatError::NonZeroPadding {
                 section: Section::RecordHeader,
                 offset: 13,
             });
+        }
+        if shared {
+            // Every vertex draws one of the positions, and there is one at least.
+            if h.position_count > h.vertex_count || (h.position_count == 0) != (h.vertex_count == 0)
+            {
+                return Err(bad("position_count", h.position_count as u64));
+            }
+            let (stored, decoded) = (h.remap_len as u64, 4 * h.vertex_count as u64);
+            let ok = match h.remap_codec {
+                c if c == Codec::Raw as u8 => stored == decoded,
+                c if c == Codec::PlanesZstd as u8 => {
+                    (stored > 0) == (decoded > 0)
+                        && decoded <= MAX_EXPANSION * stored + EXPANSION_SLACK
+                }
+                c => return Err(bad("remap_codec", c as u64)),
+            };
+            if !ok {
+                return Err(bad("remap_len", stored));
+            }
         }
         if h.index_count % 3 != 0 {
             return Err(bad("index_count", h.index_count as u64));
@@ -317,6 +366,16 @@ impl<'a> CookedMesh<'a> {
             streams[i] = &bytes[at..at + stored as usize];
             at += stored as usize;
         }
+        let left = (bytes.len() - at) as u64;
+        if h.remap_len as u64 > left {
+            return Err(FormatError::LengthPastEnd {
+                section: Section::Stream(Stream::Positions),
+                length: h.remap_len as u64,
+                available: left,
+            });
+        }
+        let remap = &bytes[at..at + h.remap_len as usize];
+        at += remap.len();
         if at != bytes.len() {
             return Err(FormatError::BadField {
                 section: Section::RecordHeader,
@@ -324,7 +383,11 @@ impl<'a> CookedMesh<'a> {
                 found: (bytes.len() - at) as u64,
             });
         }
-        Ok(Self { header: h, streams })
+        Ok(Self {
+            header: h,
+            streams,
+            remap,
+        })
     }
 
     /// Triangles in the record.
@@ -342,13 +405,7 @@ impl<'a> CookedMesh<'a> {
         let b = r.take(6)?;
         (h.position_bits, h.uv_bits, h.normal_bits, h.flags) = (b[0], b[1], b[2], b[3]);
         (h.tangent_bits, h.position_damping) = (b[4], b[5]);
-        if h.flags & !CookedHeader::KNOWN_FLAGS != 0
-            || h.flags & CookedHeader::PARALLELOGRAM_NORMALS != 0
-                && h.flags & (CookedHeader::PREDICTED_NORMALS | CookedHeader::HAS_NORMALS)
-                    != CookedHeader::HAS_NORMALS
-        {
-            return Err(bad("flags", h.flags as u64));
-        }
+        check_flags(h.flags)?;
         for v in h.bounds_min.iter_mut().chain(&mut h.bounds_max) {
             *v = r.f32()?;
         }
@@ -356,6 +413,11 @@ impl<'a> CookedMesh<'a> {
             for v in h.uv_min.iter_mut().chain(&mut h.uv_max) {
                 *v = r.f32()?;
             }
+        }
+        if h.flags & CookedHeader::SHARED_POSITIONS != 0 {
+            h.position_count = r.varint("position_count")?;
+            h.remap_codec = r.byte()?;
+            h.remap_len = r.varint("remap_len")?;
         }
         let expected = h.expected_decoded_len();
         for (i, d) in h.streams.iter_mut().enumerate() {
@@ -409,6 +471,7 @@ pub fn raw_vertex_streams(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
             codec: "meshopt",
         };
         let raw: Vec<u8> = if i == 0 {
+            let n = (d.decoded_len / 8) as usize;
             let v = meshopt::decode_vertex_buffer::<[u16; 4]>(m.streams[i], n).map_err(err)?;
             bytemuck::cast_slice(&v).to_vec()
         } else {
@@ -431,6 +494,7 @@ pub fn raw_vertex_streams(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
     for s in &streams {
         out.extend_from_slice(s);
     }
+    out.extend_from_slice(m.remap);
     Ok(Some(out))
 }
 
@@ -467,6 +531,11 @@ pub fn compact_record(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
     } else if h.uv_min != [0.0; 2] || h.uv_max != [0.0; 2] {
         return Ok(None);
     }
+    if h.flags & CookedHeader::SHARED_POSITIONS != 0 {
+        crate::varint::put(&mut out, h.position_count);
+        out.push(h.remap_codec);
+        crate::varint::put(&mut out, h.remap_len);
+    }
     for (i, d) in h.streams.iter().enumerate() {
         if !compact_has_stream(i, h.flags) {
             if *d != StreamDesc::zeroed() {
@@ -483,6 +552,7 @@ pub fn compact_record(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
     for s in m.streams {
         out.extend_from_slice(s);
     }
+    out.extend_from_slice(m.remap);
     // The compact form must read back to the same record.
     let back = CookedMesh::parse_compact(&out)?;
     if back.header != m.header {

@@ -36,6 +36,11 @@ pub struct DecodeScratch {
     uvs: Vec<[u16; 2]>,
     sums: Vec<[f32; 4]>,
     walk: WalkScratch,
+    /// Shared positions: each vertex's position id, the triangles over positions
+    /// and the distinct positions.
+    remap: Vec<u32>,
+    position_indices: Vec<u32>,
+    shared: Vec<[u16; 4]>,
     pub(crate) zstd: Option<zstd::bulk::Decompressor<'static>>,
     /// A cooked set's body once its zstd frame is undone.
     pub(crate) set_body: Vec<u8>,
@@ -135,19 +140,26 @@ impl CookedMesh<'_> {
 
         let has = |f: u8| h.flags & f != 0;
         let has_uvs = has(CookedHeader::HAS_UVS);
-        let (pp, pu) = (
+        let (mut pp, pu) = (
             has(CookedHeader::PREDICTED_POSITIONS),
             has(CookedHeader::PREDICTED_UVS) && has_uvs,
         );
         // One element past the end, zero: the walk's `Zero` prediction.
         set_len(&mut s.positions, n + 1);
-        self.vertex_stream(
-            0,
-            &mut s.positions[..n],
-            &mut s.bytes,
-            &mut s.padded,
-            &mut s.zstd,
-        )?;
+        if has(CookedHeader::SHARED_POSITIONS) {
+            // The distinct positions, restored by the walk over the triangles of
+            // positions, then each vertex's.
+            self.shared_positions(&out.indices, pp, s)?;
+            pp = false;
+        } else {
+            self.vertex_stream(
+                0,
+                &mut s.positions[..n],
+                &mut s.bytes,
+                &mut s.padded,
+                &mut s.zstd,
+            )?;
+        }
         s.positions[n] = [0; 4];
         if has_uvs {
             set_len(&mut s.uvs, n + 1);
@@ -314,6 +326,83 @@ impl CookedMesh<'_> {
             }
         } else {
             out.uvs.clear();
+        }
+        Ok(())
+    }
+
+    /// [`CookedHeader::SHARED_POSITIONS`]: undoes the remap into vertex positions
+    /// ids, restores the distinct positions (the walk over the triangles of
+    /// positions when `pp`) and gives every vertex its own in `s.positions[..n]`.
+    fn shared_positions(
+        &self,
+        indices: &[u32],
+        pp: bool,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        let h = &self.header;
+        let (n, u) = (h.vertex_count as usize, h.position_count as usize);
+        let err = |codec| FormatError::StreamDecode {
+            stream: Stream::Positions,
+            codec,
+        };
+        set_len(&mut s.remap, n);
+        let d = StreamDesc {
+            codec: h.remap_codec as u32,
+            stored_len: h.remap_len,
+            coded_len: 4 * n as u32,
+            decoded_len: 4 * n as u32,
+        };
+        let bytes = entropy(0, &d, self.remap, &mut s.bytes, &mut s.zstd)?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut s.remap[..]);
+        if d.codec == Codec::PlanesZstd as u32 {
+            join_planes(bytes, dst, 4);
+        } else {
+            // parse() checked a raw remap's length.
+            dst.copy_from_slice(bytes);
+        }
+        // 0: the next new position; k: the one numbered k before it.
+        let mut next = 0u32;
+        for r in &mut s.remap {
+            let k = *r;
+            *r = if k == 0 {
+                next += 1;
+                next - 1
+            } else if k <= next {
+                next - k
+            } else {
+                return Err(err("position remap"));
+            };
+        }
+        if next as usize != u {
+            return Err(err("position remap"));
+        }
+        set_len(&mut s.shared, u + 1);
+        self.vertex_stream(
+            0,
+            &mut s.shared[..u],
+            &mut s.bytes,
+            &mut s.padded,
+            &mut s.zstd,
+        )?;
+        s.shared[u] = [0; 4];
+        if pp {
+            s.position_indices.clear();
+            s.position_indices
+                .extend(indices.iter().map(|&i| s.remap[i as usize]));
+            let w = 8 - h.position_damping as i32;
+            unpredict::<true, false, false, false>(
+                &s.position_indices,
+                u,
+                w,
+                &mut s.shared,
+                &mut [],
+                &mut [],
+                &mut s.walk,
+                &mut s.sums,
+            );
+        }
+        for (p, &r) in s.positions[..n].iter_mut().zip(&s.remap) {
+            *p = s.shared[r as usize];
         }
         Ok(())
     }
