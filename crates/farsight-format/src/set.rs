@@ -811,9 +811,20 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
         if fits(z.len(), raw_vertex_body.len()) {
             candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex), &layout.plain_slots));
         }
-        // The first of the smallest: the order above breaks ties.
+        // The first of the smallest: the order above breaks ties. A body frame costs
+        // decode time over all the records: it must save a sixteenth of the best
+        // body without one (pirate's records, each stream already entropy coded,
+        // saved 0.8 % in a frame that took 7 of its 33 ns per triangle).
         for c in candidates {
-            if c.1.len() < best.1.len() {
+            let len = match c.0 {
+                SetCodec::Zstd => c.1.len() + c.1.len() / 15,
+                SetCodec::Raw => c.1.len(),
+            };
+            let best_len = match best.0 {
+                SetCodec::Zstd => best.1.len() + best.1.len() / 15,
+                SetCodec::Raw => best.1.len(),
+            };
+            if len < best_len {
                 best = c;
             }
         }

@@ -56,18 +56,34 @@ fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
         entropy: false,
         ..opts
     };
-    let records: Vec<Vec<u8>> = ["pirate.obj", "bunny.obj"]
+    let mut records: Vec<Vec<u8>> = ["pirate.obj", "bunny.obj"]
         .iter()
         .flat_map(|name| {
             let m = load_obj(name);
             [cook_mesh(&m, &opts).unwrap(), cook_mesh(&m, &bare).unwrap()]
         })
         .collect();
+    // Quads of four vertices each (uvs 0..1 per quad): vertices share positions.
+    let mut quads = MeshData::default();
+    for q in 0..400u32 {
+        let (x, z) = ((q % 20) as f32, (q / 20) as f32);
+        for (dx, dz) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+            let (px, pz) = (x + dx, z + dz);
+            quads
+                .positions
+                .push([px, 0.3 * (px * 0.7).sin() * (pz * 0.5).cos(), pz]);
+            quads.normals.push([0.0, 1.0, 0.0]);
+            quads.uvs.push([dx, dz]);
+        }
+        let b = 4 * q;
+        quads.indices.extend([b, b + 3, b + 1, b + 1, b + 3, b + 2]);
+    }
+    records.push(cook_mesh(&quads, &opts).unwrap());
     let parsed: Vec<CookedMesh<'_>> = records
         .iter()
         .map(|r| CookedMesh::parse(r).unwrap())
         .collect();
-    // pirate's vertices share positions: the remap's buffers are covered too.
+    // The quads' vertices share positions: the remap's buffers are covered too.
     let shared = farsight_format::CookedHeader::SHARED_POSITIONS;
     assert!(parsed.iter().any(|m| m.header.flags & shared != 0));
     let mut out = MeshData::default();

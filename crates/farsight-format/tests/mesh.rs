@@ -524,66 +524,59 @@ fn split_quads(n: u32) -> MeshData {
 fn vertices_sharing_positions_store_each_once() {
     let n = 20;
     let m = split_quads(n);
-    for entropy in [true, false] {
-        let opts = CookOptions {
-            entropy,
-            generate_tangents: false,
-            ..CookOptions::default()
-        };
-        let rec = cook_mesh(&m, &opts).unwrap();
-        let c = CookedMesh::parse(&rec).unwrap();
-        let h = c.header;
-        assert_ne!(
-            h.flags & CookedHeader::SHARED_POSITIONS,
-            0,
-            "{:#x}",
-            h.flags
-        );
-        assert_eq!(h.vertex_count, 4 * n * n);
-        assert_eq!(h.position_count, (n + 1) * (n + 1));
-        let out = c.decode().unwrap();
-        assert_eq!(out.indices.len(), m.indices.len());
-        // Cells of the grid are whole numbers: a decoded corner rounds to its
-        // source's grid point, and its height is within half a 16-bit step.
-        let step = max_extent([0.0, -0.3, 0.0], [n as f32, 0.3, n as f32]) / 65535.0;
-        let mut seen = HashMap::new();
-        for p in &out.positions {
-            let key = [p[0].round() as i32, p[2].round() as i32];
-            let want = 0.3 * (key[0] as f32 * 0.7).sin() * (key[1] as f32 * 0.5).cos();
-            assert!((p[1] - want).abs() <= step, "{p:?} against {want}");
-            *seen.entry(key).or_insert(0) += 1;
-        }
-        assert_eq!(seen.len(), ((n + 1) * (n + 1)) as usize);
-        // Headers a reader refuses: more positions than vertices, an unknown remap
-        // codec, a remap length past the record.
-        let pc = std::mem::offset_of!(CookedHeader, position_count);
-        let rc = std::mem::offset_of!(CookedHeader, remap_codec);
-        let rl = std::mem::offset_of!(CookedHeader, remap_len);
-        for (off, bytes) in [
-            (pc, (h.vertex_count + 1).to_le_bytes().to_vec()),
-            (rc, vec![7]),
-            (rl, (h.remap_len + 1).to_le_bytes().to_vec()),
-        ] {
-            let mut bad = rec.clone();
-            bad[off..off + bytes.len()].copy_from_slice(&bytes);
-            assert!(CookedMesh::parse(&bad).is_err(), "offset {off}");
-        }
-        if !entropy {
-            // A raw remap: the last vertex naming a position not yet numbered.
-            assert_eq!(h.remap_codec, 0);
-            let mut bad = rec.clone();
-            let last = bad.len() - 4;
-            bad[last..].copy_from_slice(&(h.position_count + 5).to_le_bytes());
-            let c = CookedMesh::parse(&bad).unwrap();
-            assert!(matches!(
-                c.decode(),
-                Err(FormatError::StreamDecode {
-                    codec: "position remap",
-                    ..
-                })
-            ));
-        }
+    let opts = CookOptions {
+        generate_tangents: false,
+        ..CookOptions::default()
+    };
+    let rec = cook_mesh(&m, &opts).unwrap();
+    let c = CookedMesh::parse(&rec).unwrap();
+    let h = c.header;
+    assert_ne!(
+        h.flags & CookedHeader::SHARED_POSITIONS,
+        0,
+        "{:#x}",
+        h.flags
+    );
+    assert_eq!(h.vertex_count, 4 * n * n);
+    assert_eq!(h.position_count, (n + 1) * (n + 1));
+    assert_eq!(h.remap_codec, 3, "byte planes through zstd");
+    let out = c.decode().unwrap();
+    assert_eq!(out.indices.len(), m.indices.len());
+    // Cells of the grid are whole numbers: a decoded corner rounds to its source's
+    // grid point, and its height is within half a 16-bit step.
+    let step = max_extent([0.0, -0.3, 0.0], [n as f32, 0.3, n as f32]) / 65535.0;
+    let mut seen = HashMap::new();
+    for p in &out.positions {
+        let key = [p[0].round() as i32, p[2].round() as i32];
+        let want = 0.3 * (key[0] as f32 * 0.7).sin() * (key[1] as f32 * 0.5).cos();
+        assert!((p[1] - want).abs() <= step, "{p:?} against {want}");
+        *seen.entry(key).or_insert(0) += 1;
     }
+    assert_eq!(seen.len(), ((n + 1) * (n + 1)) as usize);
+    // Headers a reader refuses: more positions than vertices, an unknown remap
+    // codec, a remap length past the record.
+    let pc = std::mem::offset_of!(CookedHeader, position_count);
+    let rc = std::mem::offset_of!(CookedHeader, remap_codec);
+    let rl = std::mem::offset_of!(CookedHeader, remap_len);
+    for (off, bytes) in [
+        (pc, (h.vertex_count + 1).to_le_bytes().to_vec()),
+        (rc, vec![7]),
+        (rl, (h.remap_len + 1).to_le_bytes().to_vec()),
+    ] {
+        let mut bad = rec.clone();
+        bad[off..off + bytes.len()].copy_from_slice(&bytes);
+        assert!(CookedMesh::parse(&bad).is_err(), "offset {off}");
+    }
+    // A remap that fails (its frame or its values): an error, not a panic.
+    let mut failed = 0;
+    for k in 1..=h.remap_len as usize {
+        let mut bad = rec.clone();
+        let at = bad.len() - k;
+        bad[at] ^= 0x5a;
+        let c = CookedMesh::parse(&bad).unwrap();
+        failed += usize::from(c.decode().is_err());
+    }
+    assert!(failed > 0);
 }
 
 /// A grid of 800 triangles with every corner its own vertex, as exporters of custom
