@@ -88,20 +88,23 @@ pub(crate) struct Whole<'a> {
 
 /// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
 /// empty for none: every vertex at a seam vertex's position is locked too), with
-/// the whole mesh's remap and closed parts when the mesh is the cook's only part
-/// (`remap[v]`: the first vertex at `v`'s position; made here when `None`).
+/// the whole mesh's remap and closed parts when the mesh is the cook's only part,
+/// else its own remap when the cook has it (`remap[v]`: the first vertex at `v`'s
+/// position; made here when neither is given).
 pub(crate) fn build(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
     whole: Option<Whole<'_>>,
+    own_remap: Option<Vec<u32>>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
-    let remap: Cow<'_, [u32]> = match whole {
-        Some(w) => Cow::Borrowed(w.remap),
-        None => Cow::Owned(meshopt::generate_position_remap(&adapter)),
+    let remap: Cow<'_, [u32]> = match (whole, own_remap) {
+        (Some(w), _) => Cow::Borrowed(w.remap),
+        (None, Some(r)) => Cow::Owned(r),
+        (None, None) => Cow::Owned(meshopt::generate_position_remap(&adapter)),
     };
     let own = OnceLock::new();
     let closed = whole.map_or(&own, |w| w.closed);
