@@ -36,7 +36,7 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::FormatError;
+use crate::{FormatError, NO_PARENT_ERROR};
 
 /// The twelve identifying bytes every farsight file starts with, shaped as KTX2's:
 /// one byte with the high bit set, six ASCII characters, the closing byte, CR LF,
@@ -537,6 +537,8 @@ const NEW_LINE: &str = if cfg!(target_os = "windows") {
     "\n"
 };
 const INDENTOR: &str = "    ";
+/// ron's text of [`NO_PARENT_ERROR`] (`f32::MAX`).
+const NO_PARENT_ERROR_TEXT: &str = "340282350000000000000000000000000000000.0";
 /// Nesting [`PrettyWriter`] writes; deeper values go to ron (whose limit is 128).
 const MAX_DEPTH: usize = 64;
 
@@ -644,14 +646,27 @@ impl PrettyWriter {
         self.uint(v.unsigned_abs());
     }
 
-    /// ron's float: `-` before a negative NaN, the shortest text that reads back,
-    /// `.0` after an integral value.
-    fn float(&mut self, nan_negative: bool, integral: bool, v: &dyn fmt::Display) -> Written {
+    /// ron's float `v` (an `f32` or `f64`, exact as `f64` but for a NaN's sign,
+    /// given apart; `text` its own `Display`): `-` before a negative NaN, the
+    /// shortest text that reads back,
+    /// `.0` after an integral value. An integral value of magnitude below `2^24`
+    /// is that text as an integer's digits: every integer there has a float of its
+    /// own in either width, so no shorter text reads back to it (`-0` keeps its
+    /// sign).
+    fn float(&mut self, v: f64, negative_nan: bool, text: &dyn fmt::Display) -> Written {
         use std::fmt::Write as _;
-        if nan_negative {
-            self.out.push('-');
+        let integral = v.fract() == 0.0;
+        if integral && v.abs() < 16_777_216.0 {
+            if v.is_sign_negative() {
+                self.out.push('-');
+            }
+            self.uint(v.abs() as u64);
+        } else {
+            if negative_nan {
+                self.out.push('-');
+            }
+            write!(self.out, "{text}").map_err(|_| LeftToRon)?;
         }
-        write!(self.out, "{v}").map_err(|_| LeftToRon)?;
         if integral {
             self.out.push_str(".0");
         }
@@ -722,10 +737,15 @@ impl<'a> serde::Serializer for &'a mut PrettyWriter {
         serialize_u64(u64) => uint,
     }
     fn serialize_f32(self, v: f32) -> Written {
-        self.float(v.is_nan() && v.is_sign_negative(), v.fract() == 0.0, &v)
+        if v == NO_PARENT_ERROR {
+            // Every cluster file's coarsest level has no parent.
+            self.out.push_str(NO_PARENT_ERROR_TEXT);
+            return Ok(());
+        }
+        self.float(v.into(), v.is_nan() && v.is_sign_negative(), &v)
     }
     fn serialize_f64(self, v: f64) -> Written {
-        self.float(v.is_nan() && v.is_sign_negative(), v.fract() == 0.0, &v)
+        self.float(v, v.is_nan() && v.is_sign_negative(), &v)
     }
     fn serialize_char(self, v: char) -> Written {
         self.out.push('\'');
@@ -987,7 +1007,7 @@ mod tests {
         big: u64,
         neg: i64,
         floats: Vec<f32>,
-        doubles: [f64; 4],
+        doubles: Vec<f64>,
         text: Vec<String>,
         chars: Vec<char>,
         none: Option<u8>,
@@ -1031,9 +1051,23 @@ mod tests {
                 f32::NAN,
                 -f32::NAN,
                 16_777_216.0,
+                16_777_215.0,
+                -8_388_607.0,
+                1e7,
+                -3.0,
+                65_536.0,
                 3.402_823_5e38,
             ],
-            doubles: [f64::MAX, 1e300, -1e-300, f64::NAN],
+            doubles: vec![
+                f64::MAX,
+                1e300,
+                -1e-300,
+                f64::NAN,
+                -0.0,
+                16_777_215.0,
+                16_777_216.0,
+                9_007_199_254_740_993.0,
+            ],
             text: [
                 "plain",
                 "",
@@ -1100,6 +1134,13 @@ mod tests {
             })
             .collect();
         assert_eq!(pretty_text(&floats).unwrap(), ron_pretty(&floats));
+        // Integral values around the integer fast path's bound, both widths.
+        let integral: Vec<(f32, f64)> = (-3000..3000)
+            .map(|i: i32| i * 5591)
+            .chain((16_777_200..16_777_230).flat_map(|i: i32| [i, -i]))
+            .map(|i| (i as f32, i as f64))
+            .collect();
+        assert_eq!(pretty_text(&integral).unwrap(), ron_pretty(&integral));
         // A real manifest.
         let manifest = crate::ClusterMeshManifest {
             name: "mesh".into(),
