@@ -29,7 +29,7 @@ use meshopt::{
 
 use crate::dag::RawDag;
 use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagCluster, DagGroup};
-use crate::edges::{find, for_each_single};
+use crate::edges::{find, keep_singles};
 use crate::mesh::Vertex;
 use crate::par;
 use crate::prepare::adapter;
@@ -88,20 +88,23 @@ pub(crate) struct Whole<'a> {
 
 /// Builds the DAG of one mesh (one material) with the locks `seam` (per vertex;
 /// empty for none: every vertex at a seam vertex's position is locked too), with
-/// the whole mesh's remap and closed parts when the mesh is the cook's only part
-/// (`remap[v]`: the first vertex at `v`'s position; made here when `None`).
+/// the whole mesh's remap and closed parts when the mesh is the cook's only part,
+/// else its own remap when the cook has it (`remap[v]`: the first vertex at `v`'s
+/// position; made here when neither is given).
 pub(crate) fn build(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
     whole: Option<Whole<'_>>,
+    own_remap: Option<Vec<u32>>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
-    let remap: Cow<'_, [u32]> = match whole {
-        Some(w) => Cow::Borrowed(w.remap),
-        None => Cow::Owned(meshopt::generate_position_remap(&adapter)),
+    let remap: Cow<'_, [u32]> = match (whole, own_remap) {
+        (Some(w), _) => Cow::Borrowed(w.remap),
+        (None, Some(r)) => Cow::Owned(r),
+        (None, None) => Cow::Owned(meshopt::generate_position_remap(&adapter)),
     };
     let own = OnceLock::new();
     let closed = whole.map_or(&own, |w| w.closed);
@@ -614,23 +617,42 @@ impl Build<'_> {
 /// edges are all such borders (LOD0 has none there; an accepted group opens none
 /// but these; a stuck group leaves a hole whose rim is held), so only the edges
 /// between two locked vertices need counting, not the whole group's.
-struct GroupEdges {
+struct GroupEdges<'a> {
     locked_open: Vec<u64>,
+    mark: &'a [u8],
+    held: &'a [bool],
 }
 
-impl GroupEdges {
-    fn new(b: &Build<'_>, merged: &[u32], mark: &[u8], held: &[bool]) -> Self {
-        let is_locked = |r: u32| mark[r as usize] & 1 != 0 || held[r as usize];
-        Self {
-            locked_open: single_edges(&b.remap, merged, |x, y| is_locked(x) && is_locked(y)),
-        }
+impl<'a> GroupEdges<'a> {
+    fn new(b: &Build<'_>, merged: &[u32], mark: &'a [u8], held: &'a [bool]) -> Self {
+        let mut edges = Self {
+            locked_open: Vec::new(),
+            mark,
+            held,
+        };
+        edges.locked_open = single_edges(&b.remap, merged, |x, y| edges.both_locked(x, y));
+        edges
+    }
+
+    fn both_locked(&self, x: u32, y: u32) -> bool {
+        let locked = |r: u32| self.mark[r as usize] & 1 != 0 || self.held[r as usize];
+        locked(x) && locked(y)
     }
 
     /// Whether `lod` (the group simplified) keeps the surface: every locked border
     /// edge is still there and open, and no other edge is open on a part of LOD0
-    /// that is closed (the cook's level check, applied to the group).
+    /// that is closed (the cook's level check, applied to the group). Once LOD0's
+    /// closed parts are known, only the edges either rule is about are counted:
+    /// those between two locked vertices or touching a closed part (an edge's
+    /// count does not depend on the others, so the answer is the same; on an open
+    /// part of LOD0 that leaves the few locked borders).
     fn keeps_surface(&self, b: &Build<'_>, lod: &[u32]) -> bool {
-        let after = open_edges(&b.remap, lod);
+        let after = match b.closed.get() {
+            Some(closed) => single_edges(&b.remap, lod, |x, y| {
+                closed[x as usize] || closed[y as usize] || self.both_locked(x, y)
+            }),
+            None => open_edges(&b.remap, lod),
+        };
         let mut j = 0;
         for &k in &self.locked_open {
             while j < after.len() && after[j] < k {
@@ -712,9 +734,10 @@ fn single_edges_as<K: Key>(
     let mut hist = Histograms::new(2 * shift, keys.len());
     hist.count(&keys);
     sort_counted(&mut keys, &mut Vec::new(), hist);
-    let mut open = Vec::new();
-    for_each_single(&keys, |k| open.push(k.wide()));
-    open
+    // The single keys moved to the front, then widened at their count (no
+    // growing list).
+    let singles = keep_singles(&mut keys);
+    keys[..singles].iter().map(|k| k.wide()).collect()
 }
 
 /// Per canonical vertex: whether its connected part of `tris` (welded by
@@ -773,7 +796,8 @@ mod tests {
         let lod0: Vec<u32> = tetra.iter().chain(&square).copied().collect();
         let attributes = crate::dag::attributes(&vertices);
         let config = ClusterConfig::default();
-        let b = Build {
+        let remap: Vec<u32> = (0..8).collect();
+        let build = |closed| Build {
             config: config.clod_config(),
             adapter: adapter(&vertices),
             vertices: &vertices,
@@ -782,25 +806,37 @@ mod tests {
                 stride: 20,
             },
             weights: attribute_weights(0.5, 1.0),
-            remap: (0..8).collect::<Vec<u32>>().into(),
+            remap: remap.as_slice().into(),
             lod0: &lod0,
-            closed: &std::sync::OnceLock::new(),
+            closed,
         };
-        let mark = [0, 0, 0, 0, 1, 1, 1, 1u8];
+        let locked = [0, 0, 0, 0, 1, 1, 1, 1u8];
         let held = vec![false; 8];
-        let edges = GroupEdges::new(&b, &lod0, &mark, &held);
-        assert!(edges.keeps_surface(&b, &lod0));
         // A tetrahedron face gone: three open edges on a closed part.
         let opened: Vec<u32> = tetra[3..].iter().chain(&square).copied().collect();
-        assert!(!edges.keeps_surface(&b, &opened));
         // The square's diagonal flipped: same locked border, so kept.
         let flipped: Vec<u32> = tetra.iter().chain(&[4, 5, 7, 5, 6, 7]).copied().collect();
-        assert!(edges.keeps_surface(&b, &flipped));
-        // Half the square gone: two locked border edges dropped.
+        // Half the square gone: two locked border edges dropped; unlocked, the
+        // square's border may recede (an open part).
         let dropped: Vec<u32> = tetra.iter().chain(&square[..3]).copied().collect();
-        assert!(!edges.keeps_surface(&b, &dropped));
-        // Unlocked, the square's border may recede (an open part).
-        let free = GroupEdges::new(&b, &lod0, &[0; 8], &held);
-        assert!(free.keeps_surface(&b, &dropped));
+        let cases: [(&[u32], [u8; 8], bool); 5] = [
+            (&lod0, locked, true),
+            (&opened, locked, false),
+            (&flipped, locked, true),
+            (&dropped, locked, false),
+            (&dropped, [0; 8], true),
+        ];
+        // LOD0's closed parts not known yet (every edge of the result counted),
+        // and known (only the edges the rules are about).
+        let known = std::sync::OnceLock::new();
+        let _ = known.set(super::closed_parts(&remap, &lod0));
+        let unknown: Vec<_> = cases.iter().map(|_| std::sync::OnceLock::new()).collect();
+        for ((lod, mark, keeps), unknown) in cases.into_iter().zip(&unknown) {
+            for closed in [unknown, &known] {
+                let b = build(closed);
+                let edges = GroupEdges::new(&b, &lod0, &mark, &held);
+                assert_eq!(edges.keeps_surface(&b, lod), keeps, "{lod:?} {mark:?}");
+            }
+        }
     }
 }

@@ -290,18 +290,20 @@ pub fn build_dag_locked(
         floats: &attributes,
         stride: ATTRIBUTE_FLOATS * 4,
     };
-    build_dag_with(config, (vertices, stream), indices, seam, None)
+    build_dag_with(config, (vertices, stream), indices, seam, None, None)
 }
 
 /// [`build_dag_locked`] with the attribute stream given (`attributes` over
-/// `vertices`), and what a cook of one part shares with its build
-/// ([`crate::clod::Whole`]).
+/// `vertices`), and what a cook shares with the build of one part: the whole
+/// mesh's weld ([`crate::clod::Whole`]) or the part's own position remap.
 pub(crate) fn build_dag_with(
     config: &ClusterConfig,
     (vertices, attributes): (&[Vertex], Attributes<'_>),
     indices: &[u32],
     seam: &[bool],
     whole: Option<crate::clod::Whole<'_>>,
+    own_remap: Option<Vec<u32>>,
 ) -> BuiltDag {
-    crate::clod::build(config, (vertices, attributes), indices, seam, whole)
+    let va = (vertices, attributes);
+    crate::clod::build(config, va, indices, seam, whole, own_remap)
 }

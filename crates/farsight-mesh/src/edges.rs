@@ -373,6 +373,22 @@ fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
 }
 
 /// Calls `f` with every key that occurs exactly once in `sorted`.
+/// Moves the keys of `sorted` that occur once to its front, in order; returns
+/// how many there are (what [`for_each_single`] visits, without a list to grow).
+pub(crate) fn keep_singles<K: PartialEq + Copy>(sorted: &mut [K]) -> usize {
+    let mut kept = 0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let run = sorted[i..].iter().take_while(|&&k| k == sorted[i]).count();
+        if run == 1 {
+            sorted[kept] = sorted[i];
+            kept += 1;
+        }
+        i += run;
+    }
+    kept
+}
+
 pub(crate) fn for_each_single<K: PartialEq + Copy>(sorted: &[K], mut f: impl FnMut(K)) {
     let mut i = 0;
     while i < sorted.len() {
@@ -398,7 +414,28 @@ pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{EdgeReference, SortedKeys};
+    use super::{for_each_single, keep_singles, EdgeReference, SortedKeys};
+
+    /// The singles moved to the front are the ones `for_each_single` visits.
+    #[test]
+    fn keep_singles_keeps_what_for_each_single_visits() {
+        let mut x = 0x9E37_79B9u32;
+        for len in 0..200 {
+            let mut keys: Vec<u32> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x % (len as u32 / 2 + 1)
+                })
+                .collect();
+            keys.sort_unstable();
+            let mut visited = Vec::new();
+            for_each_single(&keys, |k| visited.push(k));
+            let kept = keep_singles(&mut keys);
+            assert_eq!(keys[..kept], visited[..]);
+        }
+    }
 
     /// A closed tetrahedron pair sharing nothing, plus an open quad, over `n` ids.
     fn reference(n: usize) -> (EdgeReference, Vec<u32>) {

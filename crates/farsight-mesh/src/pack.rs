@@ -237,22 +237,24 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             remap,
             closed: &closed,
         });
-    let (parts, (bounds, packed, reference)) = build_parts(config, &split, whole, || {
-        let bounds = mesh.bounds();
-        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (packed, reference) = par::join(
-            || pack_vertices(source, min, max),
-            || {
-                let lod0: Vec<(&[u32], u32)> = split
-                    .parts
-                    .iter()
-                    .map(|p| (&p.indices[..], p.vertex_base))
-                    .collect();
-                EdgeReference::from_parts(remap().to_vec(), &lod0, whole.map(|w| w.closed))
-            },
-        );
-        (bounds, packed, reference)
-    });
+    let mesh_remap = remap_cell.get().map(Vec::as_slice);
+    let (parts, (bounds, packed, reference)) =
+        build_parts(config, &split, whole, mesh_remap, || {
+            let bounds = mesh.bounds();
+            let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
+            let (packed, reference) = par::join(
+                || pack_vertices(source, min, max),
+                || {
+                    let lod0: Vec<(&[u32], u32)> = split
+                        .parts
+                        .iter()
+                        .map(|p| (&p.indices[..], p.vertex_base))
+                        .collect();
+                    EdgeReference::from_parts(remap().to_vec(), &lod0, whole.map(|w| w.closed))
+                },
+            );
+            (bounds, packed, reference)
+        });
     let built = &parts.built;
     let mut warnings = Vec::new();
     if built.stuck_groups > 0 {

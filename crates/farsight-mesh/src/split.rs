@@ -301,6 +301,7 @@ pub(crate) fn build_parts<S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
     whole: Option<crate::clod::Whole<'_>>,
+    mesh_remap: Option<&[u32]>,
     beside: impl FnOnce() -> S + Send,
 ) -> (PartDags, S) {
     let end = split
@@ -312,18 +313,26 @@ pub(crate) fn build_parts<S: Send>(
         end + 1,
         "one padding vertex past the parts"
     );
+    // Several parts each take their own remap from the mesh's (no second weld).
+    let remaps = match (whole, mesh_remap) {
+        (None, Some(r)) => part_remaps(r, &split.parts),
+        _ => Vec::new(),
+    };
     let build = |p: &MaterialPart| {
         let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
         let attributes = Attributes::in_place(&split.vertices, range.clone());
         // The whole mesh's remap and closed parts are the part's when the part is
         // the whole mesh.
         let whole = whole.filter(|w| w.remap.len() == range.len());
+        let own_remap =
+            (whole.is_none() && !remaps.is_empty()).then(|| remaps[range.clone()].to_vec());
         build_dag_with(
             config,
             (split.part_vertices(p), attributes),
             &p.indices,
             &p.seam,
             whole,
+            own_remap,
         )
     };
     let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
@@ -367,6 +376,36 @@ pub(crate) fn build_parts<S: Send>(
         out.built.stuck_groups += b.stuck_groups;
     }
     (out, beside)
+}
+
+/// Each part's position remap (the part's first vertex at each vertex's position,
+/// part-local), concatenated in vertex order, from the whole mesh's
+/// (`mesh_remap[v]`: the mesh's first vertex at `v`'s position) in one pass,
+/// without hashing the positions again. Each is what
+/// `meshopt::generate_position_remap` gives on the part alone: both take the first
+/// vertex of an equal position (-0 equal to 0, a NaN equal to nothing). A vertex
+/// whose first lies in an earlier part (on a seam) takes the part's first vertex
+/// that shares it.
+pub(crate) fn part_remaps(mesh_remap: &[u32], parts: &[MaterialPart]) -> Vec<u32> {
+    // By the mesh's first vertex: (part + 1, part-local first) of the latest part
+    // that reached it from an earlier one.
+    let mut seam_first = vec![(0u32, 0u32); mesh_remap.len()];
+    let mut out = Vec::with_capacity(mesh_remap.len());
+    for (tag, p) in (1u32..).zip(parts) {
+        let base = p.vertex_base;
+        let own = &mesh_remap[base as usize..(base + p.vertex_count) as usize];
+        out.extend((0u32..).zip(own).map(|(i, &r)| match r.checked_sub(base) {
+            Some(local) => local,
+            None => {
+                let first = &mut seam_first[r as usize];
+                if first.0 != tag {
+                    *first = (tag, i);
+                }
+                first.1
+            }
+        }));
+    }
+    out
 }
 
 /// `f` of every item, in parallel, the largest items (by `size`) started first:
@@ -448,5 +487,54 @@ impl PartDags {
         let (indices, base) = &self.indices[self.part[c] as usize];
         let start = cluster.first_index as usize;
         (&indices[start..start + cluster.index_count as usize], *base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{part_remaps, MaterialPart};
+    use crate::repair::position_remap;
+
+    /// Each part's remap taken from the mesh's equals meshoptimizer's remap of the
+    /// part alone: positions repeated within and across parts, -0 beside 0, NaNs.
+    #[test]
+    fn part_remaps_from_the_mesh_are_the_parts_own_welds() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..20 {
+            let coordinate = |k: u64| match k {
+                0 => -0.0,
+                1 => f32::NAN,
+                2 => 0.0,
+                k => k as f32 * 0.5,
+            };
+            let positions: Vec<[f32; 3]> = (0..300 + round * 40)
+                .map(|_| [0; 3].map(|_| coordinate(next(5))))
+                .collect();
+            let mut parts = Vec::new();
+            let mut base = 0u32;
+            while (base as usize) < positions.len() {
+                let count = (1 + next(90) as u32).min(positions.len() as u32 - base);
+                parts.push(MaterialPart {
+                    name: String::new(),
+                    vertex_base: base,
+                    vertex_count: count,
+                    indices: Vec::new(),
+                    seam: Vec::new(),
+                });
+                base += count;
+            }
+            let remaps = part_remaps(&position_remap(&positions), &parts);
+            assert!(parts.len() > 2);
+            for p in &parts {
+                let range = p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize;
+                assert_eq!(remaps[range.clone()], position_remap(&positions[range])[..]);
+            }
+        }
     }
 }
