@@ -48,6 +48,7 @@ mod meshopt_into;
 mod predict;
 pub mod quant;
 mod reader;
+mod ron_text;
 mod set;
 #[cfg(target_arch = "x86_64")]
 mod simd;
