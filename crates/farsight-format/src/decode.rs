@@ -204,10 +204,15 @@ impl CookedMesh<'_> {
             (true, false, false, true) => {
                 unpredict::<true, false, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
             }
-            (false, true, _, false) => {
+            // Positions already final (shared positions restored them): the uv walk
+            // sums the face normals as it goes.
+            (false, true, true, _) => {
+                unpredict::<false, true, true, false>(idx, n, w, pos, uvs, nor, walk, sums)
+            }
+            (false, true, false, false) => {
                 unpredict::<false, true, false, false>(idx, n, w, pos, uvs, nor, walk, sums)
             }
-            (false, true, _, true) => {
+            (false, true, false, true) => {
                 unpredict::<false, true, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
             }
             (false, false, _, true) => {
@@ -215,7 +220,7 @@ impl CookedMesh<'_> {
             }
             (false, false, _, false) => {}
         }
-        if pn && !pp {
+        if pn && !pp && !pu {
             normal_sums(&s.positions[..n], &out.indices, &mut s.sums);
         }
         let positions = &s.positions[..n];

@@ -149,7 +149,7 @@ pub(crate) fn walk(
 /// zero: a copy of it is the `Zero` recipe, so every recipe is a parallelogram or a
 /// midpoint (`Copy(a)` is the midpoint of `a` and `a`). Every index must be below `n`.
 ///
-/// With `NS` (which needs `PP`), it also sums the face normals into `sums` (resized to
+/// With `NS` (positions restored by this walk, or final already), it also sums the face normals into `sums` (resized to
 /// `n`) exactly as [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
 /// corners are final, saving that pass its second walk over the triangles.
 #[inline(always)]
@@ -167,7 +167,6 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     debug_assert!(!PP || positions.len() == n + 1);
     debug_assert!(!PU || uvs.len() == n + 1);
     debug_assert!(!PN || normals.len() == n + 1);
-    debug_assert!(!NS || PP);
     if NS {
         sums.clear();
         sums.resize(n, [0.0; 4]);

@@ -579,6 +579,57 @@ fn vertices_sharing_positions_store_each_once() {
     assert!(failed > 0);
 }
 
+/// A flat-shaded terrain (every triangle its own three vertices, with its face's
+/// normal, as low-poly exports are): positions shared, and the geometric prediction,
+/// summed by the uv walk once they are restored, decodes every normal exactly as
+/// stored without prediction.
+#[test]
+fn shared_positions_keep_the_geometric_normal_prediction_exact() {
+    let quads = split_quads(24);
+    let mut m = MeshData::default();
+    for t in quads.indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| quads.positions[i as usize]);
+        let (e1, e2) = (
+            [b[0] - a[0], b[1] - a[1], b[2] - a[2]],
+            [c[0] - a[0], c[1] - a[1], c[2] - a[2]],
+        );
+        let f = [
+            e1[1] * e2[2] - e1[2] * e2[1],
+            e1[2] * e2[0] - e1[0] * e2[2],
+            e1[0] * e2[1] - e1[1] * e2[0],
+        ];
+        let l = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
+        for &i in t {
+            m.indices.push(m.positions.len() as u32);
+            m.positions.push(quads.positions[i as usize]);
+            m.normals.push(f.map(|c| c / l));
+            m.uvs.push(quads.uvs[i as usize]);
+        }
+    }
+    let opts = CookOptions {
+        generate_tangents: false,
+        ..CookOptions::default()
+    };
+    let rec = cook_mesh(&m, &opts).unwrap();
+    let c = CookedMesh::parse(&rec).unwrap();
+    let f = c.header.flags;
+    let want = CookedHeader::SHARED_POSITIONS | CookedHeader::PREDICTED_NORMALS;
+    assert_eq!(f & want, want, "{f:#x}");
+    let out = c.decode().unwrap();
+    let plain = cook_mesh(
+        &m,
+        &CookOptions {
+            predict_normals: false,
+            ..opts
+        },
+    )
+    .unwrap();
+    let plain = CookedMesh::parse(&plain).unwrap().decode().unwrap();
+    // The same normals as stored without prediction, vertex for vertex.
+    assert_eq!(out.normals, plain.normals);
+    assert_eq!(out.positions, plain.positions);
+}
+
 /// A grid of 800 triangles with every corner its own vertex, as exporters of custom
 /// normals write them: each corner's normal the smooth one plus noise in its last
 /// bits, and a crease down the middle (a 90 degree fold with two normals per
