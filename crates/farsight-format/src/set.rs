@@ -591,6 +591,33 @@ struct Layout {
     part_slot: Vec<u32>,
 }
 
+#[cfg(feature = "encode")]
+impl Layout {
+    /// The layout of records in their full forms (`coded_full` empty without the
+    /// entropy layer), their compact forms derived.
+    fn new(
+        plain_full: Vec<Vec<u8>>,
+        plain_slots: Vec<Vec<u32>>,
+        coded_full: &[Vec<u8>],
+        coded_slots: Vec<Vec<u32>>,
+        part_slot: Vec<u32>,
+    ) -> Result<Self, FormatError> {
+        let compact_all = |full: &[Vec<u8>]| {
+            full.iter()
+                .map(|f| compact(f))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Self {
+            plain: compact_all(&plain_full)?,
+            coded: compact_all(coded_full)?,
+            plain_full,
+            plain_slots,
+            coded_slots,
+            part_slot,
+        })
+    }
+}
+
 /// The one slot of a record that holds one part.
 #[cfg(feature = "encode")]
 fn whole_slot(full: &[u8]) -> Result<Vec<u32>, FormatError> {
@@ -633,11 +660,13 @@ fn layout_apart(
         .iter()
         .map(|&f| record_of_distinct[distinct.binary_search(&f).expect("a distinct part")])
         .collect();
-    let plain_full: Vec<Vec<u8>> = records.iter().map(|&d| plain_full[d].clone()).collect();
-    let plain = plain_full
+    // Each record's full form, moved out of the distinct parts' (records name
+    // distinct parts once each).
+    let mut plain_full: Vec<Option<Vec<u8>>> = plain_full.into_iter().map(Some).collect();
+    let plain_full: Vec<Vec<u8>> = records
         .iter()
-        .map(|f| compact(f))
-        .collect::<Result<_, _>>()?;
+        .map(|&d| plain_full[d].take().expect("a record names its part once"))
+        .collect();
     let plain_slots = plain_full
         .iter()
         .map(|f| whole_slot(f))
@@ -650,20 +679,11 @@ fn layout_apart(
     } else {
         Vec::new()
     };
-    Ok(Layout {
-        coded: coded_full
-            .iter()
-            .map(|f| compact(f))
-            .collect::<Result<_, _>>()?,
-        coded_slots: coded_full
-            .iter()
-            .map(|f| whole_slot(f))
-            .collect::<Result<_, _>>()?,
-        plain_full,
-        plain,
-        plain_slots,
-        part_slot,
-    })
+    let coded_slots = coded_full
+        .iter()
+        .map(|f| whole_slot(f))
+        .collect::<Result<_, _>>()?;
+    Layout::new(plain_full, plain_slots, &coded_full, coded_slots, part_slot)
 }
 
 /// The distinct parts of each vertex layout (which attributes they have) cooked
@@ -728,20 +748,8 @@ fn layout_together(
     } else {
         (Vec::new(), Vec::new())
     };
-    Ok(Some(Layout {
-        plain: plain_full
-            .iter()
-            .map(|f| compact(f))
-            .collect::<Result<_, _>>()?,
-        coded: coded_full
-            .iter()
-            .map(|f| compact(f))
-            .collect::<Result<_, _>>()?,
-        plain_full,
-        plain_slots,
-        coded_slots,
-        part_slot: first_of.iter().map(|&f| slot_of[f]).collect(),
-    }))
+    let part_slot = first_of.iter().map(|&f| slot_of[f]).collect();
+    Layout::new(plain_full, plain_slots, &coded_full, coded_slots, part_slot).map(Some)
 }
 
 /// A layout written as a set record, its body the smallest of the candidates (see
