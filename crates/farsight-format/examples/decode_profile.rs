@@ -132,12 +132,13 @@ fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::
             .map(|d| format!("{}:{}", d.codec, d.stored_len))
             .collect();
         println!(
-            "  record {r}: {} tris {} verts flags {:#x}: {:.0} ns ({:.1}/tri)  streams {}",
+            "  record {r}: {} tris {} verts flags {:#x}: {:.0} ns ({:.1}/tri, estimated {:.1})  streams {}",
             m.triangle_count(),
             h.vertex_count,
             h.flags,
             ns,
             ns / m.triangle_count().max(1) as f64,
+            m.estimated_decode_ns() / m.triangle_count().max(1) as f64,
             codecs.join(" ")
         );
     }

@@ -55,6 +55,19 @@ pub struct CookOptions {
     /// together, as a single mesh of that extent would), their uvs one range. Off:
     /// each part keeps its own grid.
     pub merge_parts: bool,
+    /// The decode time a record should fit in, in estimated ns per triangle (30 by
+    /// default)
+    /// ([`crate::CookedMesh::estimated_decode_ns`]; 0: no budget). Each stream is
+    /// first coded the smallest way; where the record's estimate is over budget, the
+    /// cook moves streams to faster codings (less entropy coding), the most time
+    /// saved per byte added first, until it fits or the record has grown by
+    /// [`Self::speed_growth`]. A set's body frame is chosen the same way.
+    pub decode_budget: f64,
+    /// How much larger than its smallest coding a record may grow to fit
+    /// [`Self::decode_budget`], as a fraction of its bytes (1/16 by default: a
+    /// sixteenth more bytes kept every corpus mesh within 0.90 of gltfpack's size,
+    /// an eighth did not).
+    pub speed_growth: f64,
 }
 
 impl Default for CookOptions {
@@ -74,6 +87,8 @@ impl Default for CookOptions {
             predict_uvs: true,
             weld_normal_bits: 8,
             merge_parts: true,
+            decode_budget: 30.0,
+            speed_growth: 1.0 / 16.0,
         }
     }
 }
@@ -434,8 +449,8 @@ fn cook_mesh_welded(
     // The positions stream stored smallest over the dampings: (stream, damping).
     let best_positions_of = |positions: &[[u16; 4]],
                              recipes: &[(usize, Recipe)]|
-     -> Result<((StreamDesc, Vec<u8>), u8), FormatError> {
-        let mut best: Option<((StreamDesc, Vec<u8>), u8)> = None;
+     -> Result<(Codings, u8), FormatError> {
+        let mut best: Option<(Codings, u8)> = None;
         let dampings: &[u8] = if pp { &[0, 2, 3, 4] } else { &[0] };
         for &damping in dampings {
             let stream = if pp {
@@ -445,10 +460,7 @@ fn cook_mesh_welded(
             };
             let coded = meshopt::encode_vertex_buffer_level(&stream, level, Some(1));
             let candidate = encode_vertices(bytemuck::cast_slice(&stream), 8, coded)?;
-            if best
-                .as_ref()
-                .is_none_or(|b| candidate.1.len() < b.0 .1.len())
-            {
+            if best.as_ref().is_none_or(|b| candidate.len() < b.0.len()) {
                 best = Some((candidate, damping));
             }
         }
@@ -475,8 +487,8 @@ fn cook_mesh_welded(
             // save an eighth of the positions' bytes (pirate, FlightHelmet and ToyCar,
             // whose vertices mostly have positions of their own, save 3-9 % there and
             // decoded 20-35 % slower; TessTerrain, LowPolyJungle, Fox save 30-60 %).
-            let stored = best_positions.1.len();
-            if stream.1.len() + remap_bytes.len() + 6 < stored - stored / SHARED_MIN_SAVING {
+            let stored = best_positions.len();
+            if stream.len() + remap_bytes.len() + 6 < stored - stored / SHARED_MIN_SAVING {
                 best_positions = stream;
                 position_damping = damping;
                 flags |= CookedHeader::SHARED_POSITIONS;
@@ -495,7 +507,7 @@ fn cook_mesh_welded(
             4,
             meshopt::encode_vertex_buffer_level(&normal_residuals, level, Some(1)),
         )?;
-        if predicted.1.len() <= best_normals.1.len() {
+        if predicted.len() <= best_normals.len() {
             best_normals = predicted;
         } else {
             flags &= !CookedHeader::PREDICTED_NORMALS;
@@ -519,13 +531,13 @@ fn cook_mesh_welded(
             4,
             meshopt::encode_vertex_buffer_level(&residuals, level, Some(1)),
         )?;
-        if walked.1.len() < best_normals.1.len() {
+        if walked.len() < best_normals.len() {
             best_normals = walked;
             flags &= !CookedHeader::PREDICTED_NORMALS;
             flags |= CookedHeader::PARALLELOGRAM_NORMALS;
         }
     }
-    let streams = [
+    let mut streams = [
         best_positions,
         best_normals,
         encode_vertices(
@@ -546,6 +558,20 @@ fn cook_mesh_welded(
             false,
         ),
     ];
+    let triangles = indices.len() / 3;
+    if opts.decode_budget > 0.0 && triangles > 0 {
+        let remap = shared.as_ref().map(|s| (s.0 as usize, s.1, s.2.len()));
+        let fixed = crate::cost::passes_ns(unique, triangles, flags, remap);
+        let smallest: usize = streams.iter().map(Codings::len).sum();
+        let max_bytes = smallest + (smallest as f64 * opts.speed_growth.max(0.0)) as usize;
+        fit_budget(
+            &mut streams,
+            fixed,
+            opts.decode_budget * triangles as f64,
+            max_bytes,
+        );
+    }
+    let streams = streams.map(Codings::into_chosen);
 
     let mut header = CookedHeader {
         vertex_count: unique as u32,
@@ -640,80 +666,153 @@ fn remap_stream(remap: &[u32], zstd_level: Option<i32>) -> (u8, Vec<u8>) {
 }
 
 /// How much smaller than the best coding without an entropy layer (raw or meshopt
-/// alone) a zstd or bucket coding must be to be chosen: 1/16 of its bytes. Below that
-/// the entropy layer costs more decode time than its bytes are worth: on pirate's
-/// tangents meshopt + zstd saved 4.3 % (534 bytes, 0.1 bytes per triangle) and its
-/// zstd pass took about 2 ns of the 28 ns per triangle the whole decode took.
+/// alone) a zstd or bucket coding must be to be chosen by size: 1/16 of its bytes.
+/// Below that the entropy layer costs more decode time than its bytes are worth: on
+/// pirate's tangents meshopt + zstd saved 4.3 % (534 bytes, 0.1 bytes per triangle)
+/// and its zstd pass took about 2 ns of the 28 ns per triangle the whole decode took.
 const ENTROPY_MIN_SAVING: usize = 16;
 
 /// How much of the positions stream shared positions must save to be chosen: 1/8
 /// (see where it is used).
 const SHARED_MIN_SAVING: usize = 8;
 
-/// The smallest coding of a stream whose expansion the reader accepts, except that
-/// one without an entropy layer wins when an entropy-coded one saves less than
-/// 1/[`ENTROPY_MIN_SAVING`] of its bytes.
+/// The codings of one stream the reader accepts, each with its estimated decode time
+/// (`cost.rs`), and the one chosen by size.
+pub(crate) struct Codings {
+    list: Vec<(StreamDesc, Vec<u8>, f64)>,
+    pick: usize,
+}
+
+impl Codings {
+    /// The chosen coding's stored bytes.
+    fn len(&self) -> usize {
+        self.list[self.pick].1.len()
+    }
+
+    fn ns(&self) -> f64 {
+        self.list[self.pick].2
+    }
+
+    fn into_chosen(mut self) -> (StreamDesc, Vec<u8>) {
+        let (desc, bytes, _) = self.list.swap_remove(self.pick);
+        (desc, bytes)
+    }
+}
+
+/// Every coding of a stream whose expansion the reader accepts: raw, meshopt
+/// (`coded`) and, with `zstd_level`, meshopt + zstd, byte planes + zstd and
+/// (`buckets`: vertex streams) the bucket codecs. The one chosen by size is the
+/// smallest, except that one without an entropy layer wins when an entropy-coded
+/// one saves less than 1/[`ENTROPY_MIN_SAVING`] of its bytes.
 fn choose_codec(
     raw: &[u8],
     elem: usize,
     coded: &[u8],
     zstd_level: Option<i32>,
     buckets: bool,
-) -> (StreamDesc, Vec<u8>) {
+) -> Codings {
     let decoded = raw.len() as u64;
     let fits = |stored: u64, coded: u64| {
         let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
         decoded <= limit && coded <= limit && coded <= 2 * decoded + EXPANSION_SLACK
     };
-    let desc = |codec: Codec, stored: usize, coded: usize| StreamDesc {
-        codec: codec as u32,
-        stored_len: stored as u32,
-        coded_len: coded as u32,
-        decoded_len: decoded as u32,
+    let index = !buckets;
+    let mut list: Vec<(StreamDesc, Vec<u8>, f64)> = Vec::new();
+    let offer = |list: &mut Vec<(StreamDesc, Vec<u8>, f64)>,
+                 codec: Codec,
+                 bytes: Vec<u8>,
+                 coded_len: usize| {
+        if (bytes.is_empty() && !raw.is_empty()) || !fits(bytes.len() as u64, coded_len as u64) {
+            return;
+        }
+        let desc = StreamDesc {
+            codec: codec as u32,
+            stored_len: bytes.len() as u32,
+            coded_len: coded_len as u32,
+            decoded_len: decoded as u32,
+        };
+        let ns = if raw.is_empty() {
+            0.0
+        } else {
+            crate::cost::stream_ns(codec, index, bytes.len(), raw.len())
+        };
+        list.push((desc, bytes, ns));
     };
+    offer(&mut list, Codec::Raw, raw.to_vec(), raw.len());
     if raw.is_empty() {
-        return (desc(Codec::Raw, 0, 0), Vec::new());
+        return Codings { list, pick: 0 };
     }
-    let mut best = (desc(Codec::Raw, raw.len(), raw.len()), raw.to_vec());
-    if coded.len() < best.1.len() && fits(coded.len() as u64, coded.len() as u64) {
-        best = (
-            desc(Codec::Meshopt, coded.len(), coded.len()),
-            coded.to_vec(),
-        );
-    }
-    let fast = best.1.len();
-    // Entropy-coded candidates must beat the fast one by the margin.
-    let mut best_len = fast - fast / ENTROPY_MIN_SAVING;
-    if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(coded, l)) {
-        if !z.is_empty() && z.len() < best_len && fits(z.len() as u64, coded.len() as u64) {
-            best_len = z.len();
-            best = (desc(Codec::MeshoptZstd, z.len(), coded.len()), z);
+    offer(&mut list, Codec::Meshopt, coded.to_vec(), coded.len());
+    let fast_count = list.len();
+    if let Some(level) = zstd_level {
+        if let Ok(z) = zstd::bulk::compress(coded, level) {
+            offer(&mut list, Codec::MeshoptZstd, z, coded.len());
         }
-    }
-    let planes = split_planes(raw, elem);
-    if let Some(Ok(z)) = zstd_level.map(|l| zstd::bulk::compress(&planes, l)) {
-        if !z.is_empty() && z.len() < best_len && fits(z.len() as u64, raw.len() as u64) {
-            best_len = z.len();
-            best = (desc(Codec::PlanesZstd, z.len(), raw.len()), z);
+        if let Ok(z) = zstd::bulk::compress(&split_planes(raw, elem), level) {
+            offer(&mut list, Codec::PlanesZstd, z, raw.len());
         }
-    }
-    // The bucket codecs serve vertex streams (u16 components); not the indices.
-    if let (Some(level), true) = (zstd_level, buckets) {
-        let values: Vec<u16> = raw
-            .chunks_exact(2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .collect();
-        for (codec, zigzag) in [(Codec::Buckets, false), (Codec::BucketsZigzag, true)] {
-            let Some(z) = crate::buckets::encode(&values, elem / 2, zigzag, level) else {
-                continue;
-            };
-            if z.len() < best_len && fits(z.len() as u64, values.len() as u64) {
-                best_len = z.len();
-                best = (desc(codec, z.len(), values.len()), z);
+        // The bucket codecs serve vertex streams (u16 components); not the indices.
+        if buckets {
+            let values: Vec<u16> = raw
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect();
+            for (codec, zigzag) in [(Codec::Buckets, false), (Codec::BucketsZigzag, true)] {
+                if let Some(z) = crate::buckets::encode(&values, elem / 2, zigzag, level) {
+                    offer(&mut list, codec, z, values.len());
+                }
             }
         }
     }
-    best
+    // The smallest without an entropy layer (the first on a tie), then any
+    // entropy-coded one that beats it by the margin and the best so far.
+    let mut pick = 0;
+    for (i, c) in list.iter().enumerate().take(fast_count) {
+        if c.1.len() < list[pick].1.len() {
+            pick = i;
+        }
+    }
+    let fast = list[pick].1.len();
+    let mut best_len = fast - fast / ENTROPY_MIN_SAVING;
+    for (i, c) in list.iter().enumerate().skip(fast_count) {
+        if c.1.len() < best_len {
+            best_len = c.1.len();
+            pick = i;
+        }
+    }
+    Codings { list, pick }
+}
+
+/// Trades bytes for decode time across a record's streams while its estimated
+/// decode time (`fixed_ns` for the passes that do not depend on the codings, plus
+/// the chosen codings') is over `budget_ns`: each step moves one stream to a faster
+/// coding, the one that saves the most time per byte it adds (the first on a tie),
+/// as long as the streams together stay within `max_bytes`.
+fn fit_budget(streams: &mut [Codings], fixed_ns: f64, budget_ns: f64, max_bytes: usize) {
+    loop {
+        let total: f64 = fixed_ns + streams.iter().map(Codings::ns).sum::<f64>();
+        if total <= budget_ns {
+            return;
+        }
+        let bytes: usize = streams.iter().map(Codings::len).sum();
+        let mut best: Option<(usize, usize, f64)> = None;
+        for (s, c) in streams.iter().enumerate() {
+            let (now_len, now_ns) = (c.len(), c.ns());
+            for (i, (_, b, ns)) in c.list.iter().enumerate() {
+                if *ns >= now_ns || bytes - now_len + b.len() > max_bytes {
+                    continue;
+                }
+                let rate = (now_ns - ns) / (b.len().saturating_sub(now_len) as f64 + 1.0);
+                if best.is_none_or(|(_, _, r)| rate > r) {
+                    best = Some((s, i, rate));
+                }
+            }
+        }
+        let Some((s, i, _)) = best else {
+            return;
+        };
+        streams[s].pick = i;
+    }
 }
 
 fn uv_bounds(uvs: &[[f32; 2]]) -> ([f32; 2], [f32; 2]) {

@@ -38,6 +38,7 @@ mod container;
 #[cfg(feature = "encode")]
 mod cook;
 mod cooked;
+mod cost;
 mod decode;
 mod describe;
 mod error;

@@ -566,13 +566,24 @@ pub fn cook_mesh_set(
     let mut best = encode_layout(&layout_apart(parts, &first_of, &distinct, opts)?, opts)?;
     if opts.merge_parts {
         if let Some(together) = layout_together(parts, &first_of, &distinct, opts)? {
-            let bytes = encode_layout(&together, opts)?;
-            if bytes.len() < best.len() {
-                best = bytes;
-            }
+            let other = encode_layout(&together, opts)?;
+            // The smaller, unless it is over the decode budget and the other is
+            // faster within the growth allowed.
+            let (small, large) = if other.0.len() < best.0.len() {
+                (other, best)
+            } else {
+                (best, other)
+            };
+            let over = opts.decode_budget > 0.0 && small.1 > opts.decode_budget * small.2;
+            let limit = small.0.len() as f64 * (1.0 + opts.speed_growth.max(0.0));
+            best = if over && large.1 < small.1 && large.0.len() as f64 <= limit {
+                large
+            } else {
+                small
+            };
         }
     }
-    Ok(best)
+    Ok(best.0)
 }
 
 /// The records of a set in each form the writer weighs, with their slots (the
@@ -752,10 +763,29 @@ fn layout_together(
     Layout::new(plain_full, plain_slots, &coded_full, coded_slots, part_slot).map(Some)
 }
 
+/// The estimated decode time of compact records (see `cost.rs`).
+#[cfg(feature = "encode")]
+fn records_ns(records: &[Vec<u8>]) -> f64 {
+    records
+        .iter()
+        .map(|r| CookedMesh::parse_compact(r).map_or(0.0, |m| m.estimated_decode_ns()))
+        .sum()
+}
+
+/// The triangles of a compact record.
+#[cfg(feature = "encode")]
+fn record_triangles(record: &[u8]) -> f64 {
+    CookedMesh::parse_compact(record).map_or(0.0, |m| m.triangle_count() as f64)
+}
+
 /// A layout written as a set record, its body the smallest of the candidates (see
 /// the module docs).
 #[cfg(feature = "encode")]
-fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, FormatError> {
+/// Returns the record, its estimated decode time and the triangles it decodes.
+fn encode_layout(
+    layout: &Layout,
+    opts: &crate::CookOptions,
+) -> Result<(Vec<u8>, f64, f64), FormatError> {
     use rayon::prelude::*;
 
     let zstd = |body: &[u8]| {
@@ -768,40 +798,53 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
         stored > 0 && decoded as u64 <= MAX_EXPANSION * stored as u64 + EXPANSION_SLACK
     };
     let join = |recs: &[Vec<u8>]| -> Vec<u8> { recs.concat() };
-    // (codec, body, the records' lengths, their slots)
+    // Each candidate body with its estimated decode time (its frame, if any, and
+    // its records: `cost.rs`).
+    let estimate = |codec: SetCodec, body: &[u8], records: &[Vec<u8>]| {
+        let frame = match codec {
+            SetCodec::Zstd => {
+                crate::cost::zstd_frame_ns(body.len(), records.iter().map(Vec::len).sum())
+            }
+            SetCodec::Raw => 0.0,
+        };
+        frame + records_ns(records)
+    };
     let plain_body = join(&layout.plain);
-    let mut best = (
+    type Candidate<'a> = (SetCodec, Vec<u8>, Vec<u32>, &'a Vec<Vec<u32>>, f64);
+    let mut candidates: Vec<Candidate<'_>> = vec![(
         SetCodec::Raw,
         plain_body.clone(),
         lengths(&layout.plain),
         &layout.plain_slots,
-    );
+        estimate(SetCodec::Raw, &plain_body, &layout.plain),
+    )];
     if opts.entropy {
+        let mut offer = |codec: SetCodec, body: Vec<u8>, records: &[Vec<u8>], slots| {
+            let decoded = records.iter().map(Vec::len).sum();
+            if codec == SetCodec::Raw || fits(body.len(), decoded) {
+                let ns = estimate(codec, &body, records);
+                candidates.push((codec, body, lengths(records), slots, ns));
+            }
+        };
         let coded_body = join(&layout.coded);
-        let mut candidates = vec![(
+        offer(
             SetCodec::Raw,
             coded_body.clone(),
-            lengths(&layout.coded),
+            &layout.coded,
             &layout.coded_slots,
-        )];
-        let z = zstd(&plain_body)?;
-        if fits(z.len(), plain_body.len()) {
-            candidates.push((
-                SetCodec::Zstd,
-                z,
-                lengths(&layout.plain),
-                &layout.plain_slots,
-            ));
-        }
-        let z = zstd(&coded_body)?;
-        if fits(z.len(), coded_body.len()) {
-            candidates.push((
-                SetCodec::Zstd,
-                z,
-                lengths(&layout.coded),
-                &layout.coded_slots,
-            ));
-        }
+        );
+        offer(
+            SetCodec::Zstd,
+            zstd(&plain_body)?,
+            &layout.plain,
+            &layout.plain_slots,
+        );
+        offer(
+            SetCodec::Zstd,
+            zstd(&coded_body)?,
+            &layout.coded,
+            &layout.coded_slots,
+        );
         // The records without entropy layer, their vertex streams raw, in one frame.
         let raw_vertex: Vec<Vec<u8>> = layout
             .plain_full
@@ -815,29 +858,40 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
             )
             .collect::<Result<_, _>>()?;
         let raw_vertex_body = join(&raw_vertex);
-        let z = zstd(&raw_vertex_body)?;
-        if fits(z.len(), raw_vertex_body.len()) {
-            candidates.push((SetCodec::Zstd, z, lengths(&raw_vertex), &layout.plain_slots));
+        offer(
+            SetCodec::Zstd,
+            zstd(&raw_vertex_body)?,
+            &raw_vertex,
+            &layout.plain_slots,
+        );
+    }
+    // By size, the first of the smallest; a body frame costs decode time over all
+    // the records, so it must save a sixteenth (pirate's records, each stream
+    // already entropy coded, saved 0.8 % in a frame that took 7 of its 33 ns per
+    // triangle).
+    let sized = |c: &Candidate<'_>| match c.0 {
+        SetCodec::Zstd => c.1.len() + c.1.len() / 15,
+        SetCodec::Raw => c.1.len(),
+    };
+    let mut pick = 0;
+    for (i, c) in candidates.iter().enumerate() {
+        if sized(c) < sized(&candidates[pick]) {
+            pick = i;
         }
-        // The first of the smallest: the order above breaks ties. A body frame costs
-        // decode time over all the records: it must save a sixteenth of the best
-        // body without one (pirate's records, each stream already entropy coded,
-        // saved 0.8 % in a frame that took 7 of its 33 ns per triangle).
-        for c in candidates {
-            let len = match c.0 {
-                SetCodec::Zstd => c.1.len() + c.1.len() / 15,
-                SetCodec::Raw => c.1.len(),
-            };
-            let best_len = match best.0 {
-                SetCodec::Zstd => best.1.len() + best.1.len() / 15,
-                SetCodec::Raw => best.1.len(),
-            };
-            if len < best_len {
-                best = c;
+    }
+    // Over the decode budget: the fastest within the growth allowed (the first on
+    // a tie).
+    let triangles: f64 = layout.plain.iter().map(|r| record_triangles(r)).sum();
+    if opts.decode_budget > 0.0 && candidates[pick].4 > opts.decode_budget * triangles {
+        let smallest = candidates.iter().map(|c| c.1.len()).min().unwrap_or(0);
+        let limit = smallest as f64 * (1.0 + opts.speed_growth.max(0.0));
+        for (i, c) in candidates.iter().enumerate() {
+            if c.1.len() as f64 <= limit && c.4 < candidates[pick].4 {
+                pick = i;
             }
         }
     }
-    let (codec, body, lens, slots) = best;
+    let (codec, body, lens, slots, estimated_ns) = candidates.swap_remove(pick);
     let decoded: usize = lens.iter().map(|&l| l as usize).sum();
     let too_big = |what, n: usize| FormatError::BadInput {
         what,
@@ -914,7 +968,7 @@ fn encode_layout(layout: &Layout, opts: &crate::CookOptions) -> Result<Vec<u8>, 
         out.extend_from_slice(&l.to_le_bytes()[..length_width as usize]);
     }
     out.extend_from_slice(&body);
-    Ok(out)
+    Ok((out, estimated_ns, triangles))
 }
 
 /// A cooked record in the compact form sets store.

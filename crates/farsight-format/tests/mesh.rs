@@ -373,9 +373,11 @@ fn full_record_attacks() {
 #[test]
 fn normal_prediction_is_lossless_and_options_are_kept() {
     let m = load_obj("pirate.obj");
-    // One weld for both (each cook keeps the smaller of its welds, which may differ).
+    // One weld for both (each cook keeps the smaller of its welds, which may differ),
+    // codings chosen by size alone.
     let exact = CookOptions {
         weld_normal_bits: 0,
+        decode_budget: 0.0,
         ..Default::default()
     };
     let with = cook_mesh(&m, &exact).unwrap();

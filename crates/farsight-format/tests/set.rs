@@ -447,3 +447,105 @@ fn set_prefixes_and_bit_flips_never_panic() {
         }
     }
 }
+
+#[path = "support/obj.rs"]
+mod obj;
+
+/// A real mesh of the shared corpus (positions, normals, uvs).
+fn real(name: &str) -> MeshData {
+    let path = format!(
+        "{}/../../../shared/data/meshes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    obj::obj_mesh(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The set's estimated decode time over its distinct records, ns.
+fn estimated_ns(set: &[u8]) -> f64 {
+    let s = CookedSet::parse(set).unwrap();
+    let mut buf = Vec::new();
+    let body = s.body(&mut buf, &mut DecodeScratch::default()).unwrap();
+    (0..s.record_count())
+        .map(|r| s.record(body, r).unwrap().estimated_decode_ns())
+        .sum()
+}
+
+fn decoded(set: &[u8]) -> Vec<MeshData> {
+    CookedSet::parse(set).unwrap().decode_parts().unwrap()
+}
+
+#[test]
+fn a_decode_budget_trades_at_most_the_growth_allowed_for_decode_time() {
+    // A real mesh and a set of patches, each cooked by size alone (no budget), under
+    // a budget no coding meets (every trade within the growth is taken) and under
+    // one every coding meets (nothing traded).
+    let meshes = [vec![real("pirate.obj")], parts()];
+    for (i, parts) in meshes.iter().enumerate() {
+        let by_size = CookOptions {
+            decode_budget: 0.0,
+            ..CookOptions::default()
+        };
+        let smallest = cook_mesh_set(parts, &by_size).unwrap();
+        let roomy = CookOptions {
+            decode_budget: 1e9,
+            ..by_size
+        };
+        assert_eq!(cook_mesh_set(parts, &roomy).unwrap(), smallest, "set {i}");
+        for growth in [0.0, 1.0 / 16.0, 0.25] {
+            let tight = CookOptions {
+                decode_budget: 0.01,
+                speed_growth: growth,
+                ..by_size
+            };
+            let fast = cook_mesh_set(parts, &tight).unwrap();
+            let what = format!("set {i}, growth {growth}");
+            // Each record grows by at most the growth over its smallest coding and
+            // the set's body by at most the growth over its smallest candidate: at
+            // most twice over the smallest set, plus the table of a record more.
+            let limit = smallest.len() as f64 * (1.0 + growth) * (1.0 + growth) + 64.0;
+            assert!(
+                fast.len() as f64 <= limit,
+                "{what}: {} > {limit}",
+                fast.len()
+            );
+            assert!(
+                estimated_ns(&fast) <= estimated_ns(&smallest),
+                "{what}: a trade made the estimate slower"
+            );
+            // Codings differ, the decoded values do not.
+            let (a, b) = (decoded(&smallest), decoded(&fast));
+            assert_eq!(a.len(), b.len(), "{what}");
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.indices, y.indices, "{what}");
+                assert_eq!(x.positions, y.positions, "{what}");
+                assert_eq!(x.normals, y.normals, "{what}");
+                assert_eq!(x.tangents, y.tangents, "{what}");
+                assert_eq!(x.uvs, y.uvs, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tight_budget_moves_a_slow_record_to_faster_codings() {
+    // pirate's smallest coding entropy codes every stream; with no room in the
+    // budget and a quarter more bytes allowed, some stream must give its entropy
+    // layer up, and the estimate falls.
+    let parts = vec![real("pirate.obj")];
+    let by_size = CookOptions {
+        decode_budget: 0.0,
+        ..CookOptions::default()
+    };
+    let smallest = cook_mesh_set(&parts, &by_size).unwrap();
+    let fast = cook_mesh_set(
+        &parts,
+        &CookOptions {
+            decode_budget: 0.01,
+            speed_growth: 0.25,
+            ..by_size
+        },
+    )
+    .unwrap();
+    assert!(fast.len() > smallest.len());
+    assert!(estimated_ns(&fast) < 0.9 * estimated_ns(&smallest));
+}
