@@ -510,10 +510,11 @@ fn group_count(level: &PackedLevel) -> u32 {
 }
 
 /// Every source vertex packed into the bounds, in parallel, each thread's run of
-/// vertices encoding a run of one normal or tangent once ([`OctCache`]; the same
+/// vertices encoding each normal or tangent it meets once ([`OctCache`]; the same
 /// bytes as packing each vertex alone).
 fn pack_vertices(source: &[Vertex], min: [f32; 3], max: [f32; 3]) -> Vec<ClusterVertex> {
-    par::map_init(source, OctCache::new, |cache, v| {
+    let init = || OctCache::with_capacity(source.len());
+    par::map_init(source, init, |cache, v| {
         ClusterVertex::pack_cached(&float_vertex(v), min, max, cache)
     })
 }
