@@ -13,6 +13,13 @@ use std::sync::OnceLock;
 
 use crate::sort::{gallop_to, sort_counted, Histograms, Key};
 
+/// The cells [`EdgeReference::from_parts`] shares LOD0's closed parts (by
+/// canonical vertex) and open edges (pairs of canonical vertices) through.
+pub(crate) type SharedLod0<'a> = (
+    Option<&'a OnceLock<Vec<bool>>>,
+    Option<&'a OnceLock<Vec<[u32; 2]>>>,
+);
+
 /// A level's sorted edge keys, in the width its mesh needs.
 pub(crate) enum SortedKeys {
     Narrow(Vec<u32>),
@@ -40,18 +47,20 @@ pub(crate) struct EdgeReference {
 
 impl EdgeReference {
     pub fn new(remap: Vec<u32>, lod0: &[u32]) -> Self {
-        Self::from_parts(remap, &[(lod0, 0)], None)
+        Self::from_parts(remap, &[(lod0, 0)], (None, None))
     }
 
     /// [`Self::new`] with LOD0 given in parts: each part's triangles and what
     /// turns them into source indices (added to each), so no whole index list is
     /// made. `shared` holds [`Self::closed`] when another step (the DAG build of a
     /// one-part mesh) needs it too: whichever comes first makes it, and the other
-    /// takes it.
+    /// takes it; `open_out`, when given, gets LOD0's open edges as pairs of
+    /// canonical vertices (the parts' DAG builds take their closed parts from
+    /// both: [`crate::clod::MeshClosed`]).
     pub fn from_parts(
         remap: Vec<u32>,
         lod0: &[(&[u32], u32)],
-        shared: Option<&OnceLock<Vec<bool>>>,
+        (shared, open_out): SharedLod0<'_>,
     ) -> Self {
         let known = shared.and_then(OnceLock::get);
         let n = remap.len();
@@ -119,6 +128,12 @@ impl EdgeReference {
         debug_assert!(open
             .iter()
             .all(|&k| !this.on_closed((k >> shift) as u32, (k & mask) as u32)));
+        if let Some(cell) = open_out {
+            let pairs = open
+                .iter()
+                .map(|&k| [(k >> shift) as u32, (k & mask) as u32]);
+            let _ = cell.set(pairs.collect());
+        }
         this.lod0_keys = keys;
         this.lod0_open = open;
         this.starts = starts;
