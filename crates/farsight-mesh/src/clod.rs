@@ -422,12 +422,11 @@ impl Build<'_> {
             return vec![0, count as u32];
         }
         let counts: Vec<u32> = clusters.list.iter().map(|c| c.index_count as u32).collect();
-        let welded: Vec<u32> = clusters
-            .list
-            .iter()
-            .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
-            .map(|&v| self.remap[v as usize])
-            .collect();
+        let mut welded: Vec<u32> = Vec::with_capacity(clusters.indices.len());
+        for cl in &clusters.list {
+            let tris = &clusters.indices[cl.index_offset..][..cl.index_count];
+            welded.extend(tris.iter().map(|&v| self.remap[v as usize]));
+        }
         let mut part = vec![0u32; count];
         let parts = if c.partition_spatial {
             meshopt::partition_clusters_with_positions(
@@ -492,19 +491,20 @@ impl Build<'_> {
         mark.fill(0);
         for g in offsets.windows(2) {
             let group = &clusters.list[g[0] as usize..g[1] as usize];
-            let welded = || {
-                group
-                    .iter()
-                    .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
-                    .map(|&v| self.remap[v as usize] as usize)
-            };
-            for r in welded() {
-                if mark[r] & SEEN != 0 {
-                    mark[r] |= LOCKED;
+            // Each cluster's triangles in turn (loops, not a flattened iterator).
+            let tris = |cl: &Cluster| &clusters.indices[cl.index_offset..][..cl.index_count];
+            for cl in group {
+                for &v in tris(cl) {
+                    let r = self.remap[v as usize] as usize;
+                    if mark[r] & SEEN != 0 {
+                        mark[r] |= LOCKED;
+                    }
                 }
             }
-            for r in welded() {
-                mark[r] |= SEEN;
+            for cl in group {
+                for &v in tris(cl) {
+                    mark[self.remap[v as usize] as usize] |= SEEN;
+                }
             }
         }
         for (i, l) in locks.iter_mut().enumerate() {

@@ -84,7 +84,7 @@ impl EdgeReference {
                             return Vec::new();
                         }
                         let mut parent: Vec<u32> = (0..n as u32).collect();
-                        for t in triangles(lod0) {
+                        for_each_triangle(lod0, |t| {
                             let [a, b, c] = t.map(|i| this.remap[i as usize]);
                             for (x, y) in [(a, b), (b, c)] {
                                 let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
@@ -92,7 +92,7 @@ impl EdgeReference {
                                     parent[rx.max(ry) as usize] = rx.min(ry);
                                 }
                             }
-                        }
+                        });
                         parent
                     },
                     || {
@@ -352,33 +352,37 @@ impl EdgeReference {
 /// order within a bucket.
 fn triangle_index(lod0: &[(&[u32], u32)], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
     let mut starts = vec![0u32; n + 1];
-    for t in triangles(lod0) {
+    for_each_triangle(lod0, |t| {
         let a = t[0].min(t[1]).min(t[2]) as usize;
         if let Some(s) = starts.get_mut(a + 1) {
             *s += 1;
         }
-    }
+    });
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
     let mut at = starts.clone();
     let mut pairs = vec![[0u32; 2]; lod0.iter().map(|(t, _)| t.len() / 3).sum()];
-    for t in triangles(lod0) {
+    for_each_triangle(lod0, |t| {
         let [a, b, c] = sorted3(t);
         if let Some(slot) = at.get_mut(a as usize) {
             pairs[*slot as usize] = [b, c];
             *slot += 1;
         }
-    }
+    });
     (starts, pairs)
 }
 
-/// The triangles of parts: `(indices, base)` with `base` added to each index.
-fn triangles<'a>(parts: &'a [(&'a [u32], u32)]) -> impl Iterator<Item = [u32; 3]> + 'a {
-    parts.iter().flat_map(|&(tris, base)| {
-        tris.chunks_exact(3)
-            .map(move |t| [t[0] + base, t[1] + base, t[2] + base])
-    })
+/// `f` of each triangle of parts (`(indices, base)`, `base` added to each
+/// index), in order: loops over each part's triangles (a flattened iterator
+/// costs a branch per triangle on which part it is in).
+#[inline]
+fn for_each_triangle(parts: &[(&[u32], u32)], mut f: impl FnMut([u32; 3])) {
+    for &(tris, base) in parts {
+        for t in tris.chunks_exact(3) {
+            f([t[0] + base, t[1] + base, t[2] + base]);
+        }
+    }
 }
 
 fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {

@@ -148,11 +148,10 @@ impl MaterialSplit {
                 if names.len() < 2 {
                     return (Vec::new(), Vec::new());
                 }
-                let positions: Vec<[f32; 3]> = of_material
-                    .iter()
-                    .flatten()
-                    .flat_map(|s| s.vertices.iter().map(|v| v.position))
-                    .collect();
+                let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
+                for s in of_material.iter().flatten() {
+                    positions.extend(s.vertices.iter().map(|v| v.position));
+                }
                 let remap = position_remap(&positions);
                 // Owner material of each canonical position; MANY when several use it.
                 const NONE: u32 = u32::MAX;
