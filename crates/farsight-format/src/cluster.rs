@@ -17,9 +17,7 @@
 use bytemuck::{Pod, Zeroable};
 use serde::{Deserialize, Serialize};
 
-use crate::quant::{
-    dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, quantize_unorm, unorm_step,
-};
+use crate::quant::{dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, unorm_step};
 use crate::{
     FormatError, Instance, Manifest, RawFile, RecordIndex, RecordTag, Section, Stream, Version,
 };
@@ -69,36 +67,110 @@ pub struct FloatVertex {
     pub uv: [f32; 2],
 }
 
-/// The 16-bit octahedral codes of the last normal and tangent met, by their bits:
-/// packing a mesh whose consecutive vertices repeat a normal (flat shading: a
-/// face's corners) or have no tangent encodes it once per run, not per vertex. The codes are [`oct_encode`]'s, so a
-/// cached pack writes the same bytes as [`ClusterVertex::pack`].
+/// The 16-bit octahedral codes of directions met, by their bits: packing a mesh
+/// whose vertices repeat a normal (flat shading: a face's corners; split vertices
+/// at uv seams, anywhere in the list) or have no tangent encodes it once, not per
+/// vertex. The last normal and tangent are checked first (runs), then a
+/// direct-mapped table of codes keyed by the direction's bits ([`OctCache::with_capacity`];
+/// none in [`OctCache::new`]). The codes are [`oct_encode`]'s, so a cached pack
+/// writes the same bytes as [`ClusterVertex::pack`].
 #[derive(Clone, Debug, Default)]
 pub struct OctCache {
     /// The last normal and tangent met, by their bits, and their codes.
     last: [([u32; 3], [i16; 2]); 2],
+    /// Directions by their bits and their codes, a slot per hash; empty or a
+    /// power of two long.
+    table: Vec<([u32; 3], [i16; 2])>,
+    /// Table lookups and hits so far: a table that rarely hits (smooth meshes,
+    /// every normal distinct) is dropped after [`OCT_TABLE_TRIAL`] lookups.
+    lookups: u32,
+    hits: u32,
 }
 
+/// Lookups after which an [`OctCache`] table that hit under one in eight is dropped.
+const OCT_TABLE_TRIAL: u32 = 1024;
+
+/// A key no direction has but NaN bits, which oct_encode maps to [0, 0]: an empty
+/// slot is a true entry.
+const NAN_KEY: ([u32; 3], [i16; 2]) = ([u32::MAX; 3], [0; 2]);
+
 impl OctCache {
-    /// A cache for packing vertices in order (nothing met yet).
+    /// A cache for packing vertices in order (nothing met yet), remembering the
+    /// last normal and tangent only.
     pub fn new() -> Self {
-        // A key no direction has but NaN bits, which oct_encode maps to [0, 0]:
-        // cached as such.
         Self {
-            last: [([u32::MAX; 3], [0; 2]); 2],
+            last: [NAN_KEY; 2],
+            table: Vec::new(),
+            lookups: 0,
+            hits: 0,
+        }
+    }
+
+    /// [`OctCache::new`] with a table of directions met for packing about
+    /// `vertices` vertices (up to 4096 slots; none under 64 vertices, where
+    /// clearing it would cost more than it saves).
+    pub fn with_capacity(vertices: usize) -> Self {
+        let slots = if vertices < 64 {
+            0
+        } else {
+            vertices.next_power_of_two().min(4096)
+        };
+        Self {
+            last: [NAN_KEY; 2],
+            table: vec![NAN_KEY; slots],
+            lookups: 0,
+            hits: 0,
         }
     }
 
     /// `oct_encode(n, 16)` of a normal (`slot` 0) or a tangent (1), remembered.
+    #[inline]
     fn encode(&mut self, slot: usize, n: [f32; 3]) -> [i16; 2] {
         let key = n.map(f32::to_bits);
-        let (last, code) = &mut self.last[slot];
-        if *last != key {
-            *last = key;
-            *code = oct_encode(n, 16);
+        let last = &mut self.last[slot & 1];
+        if last.0 == key {
+            return last.1;
         }
-        *code
+        let code = self.lookup(key, n);
+        self.last[slot & 1] = (key, code);
+        code
     }
+
+    /// `oct_encode(n, 16)` through the table (`key`: `n`'s bits), when there is one.
+    #[inline(never)]
+    fn lookup(&mut self, key: [u32; 3], n: [f32; 3]) -> [i16; 2] {
+        if self.table.is_empty() {
+            return oct_encode(n, 16);
+        }
+        let h =
+            (key[0] ^ key[1].rotate_left(11) ^ key[2].rotate_left(22)).wrapping_mul(0x9E37_79B1);
+        let at = (h >> 16) as usize & (self.table.len() - 1);
+        let entry = &mut self.table[at];
+        let hit = entry.0 == key;
+        if !hit {
+            *entry = (key, oct_encode(n, 16));
+        }
+        let code = entry.1;
+        self.lookups += 1;
+        self.hits += u32::from(hit);
+        if self.lookups == OCT_TABLE_TRIAL && self.hits < OCT_TABLE_TRIAL / 8 {
+            self.table = Vec::new();
+        }
+        code
+    }
+}
+
+/// `quantize_unorm(x, min, min + extent, 16)` with the extent `max as f64 - min as
+/// f64` given: the same cell (tested), without the floor (a libm call on baseline
+/// x86-64): the clamp makes a negative cell 0, and truncation is the floor of a
+/// value not below zero; NaN casts to 0 either way.
+#[inline]
+fn quantize_16(x: f32, min: f32, extent: f64) -> u16 {
+    const CELLS: f64 = 65536.0;
+    if extent <= 0.0 {
+        return 0;
+    }
+    ((x as f64 - min as f64) / extent * CELLS).clamp(0.0, CELLS - 1.0) as u16
 }
 
 impl ClusterVertex {
@@ -130,7 +202,9 @@ impl ClusterVertex {
         tangent: [i16; 2],
     ) -> Self {
         Self {
-            position: std::array::from_fn(|i| quantize_unorm(v.position[i], min[i], max[i], 16)),
+            position: std::array::from_fn(|i| {
+                quantize_16(v.position[i], min[i], max[i] as f64 - min[i] as f64)
+            }),
             flags: u16::from(v.tangent[3] < 0.0),
             normal,
             tangent,
@@ -810,7 +884,20 @@ mod tests {
     /// their slots, zero, non-finite and signed zeros.
     #[test]
     fn a_cached_pack_is_the_pack() {
-        let mut cache = OctCache::new();
+        // No table; a table of 128 slots that stops paying (kept while its hits
+        // pay); a table that hits (a few hundred directions met again and again,
+        // colliding in their slots).
+        for (cache, distinct) in [
+            (OctCache::new(), 5000),
+            (OctCache::with_capacity(100), 5000),
+            (OctCache::with_capacity(100), 300),
+            (OctCache::with_capacity(5000), 300),
+        ] {
+            cached_pack_is_the_pack(cache, distinct);
+        }
+    }
+
+    fn cached_pack_is_the_pack(mut cache: OctCache, distinct: usize) {
         let mut state = 0x1234_5678u32;
         let mut next = move || {
             state ^= state << 13;
@@ -818,7 +905,12 @@ mod tests {
             state ^= state << 5;
             (state as f32 / u32::MAX as f32) * 2.0 - 1.0
         };
-        let mut dirs: Vec<[f32; 3]> = (0..5000).map(|_| [next(), next(), next()]).collect();
+        let mut dirs: Vec<[f32; 3]> = (0..distinct).map(|_| [next(), next(), next()]).collect();
+        let mut step = distinct / 7;
+        while dirs.len() < 5000 {
+            step = (step * 5 + 3) % distinct;
+            dirs.push(dirs[step]);
+        }
         dirs.extend([
             [0.0; 3],
             [-0.0, 0.0, -0.0],
@@ -838,6 +930,62 @@ mod tests {
                 let want = ClusterVertex::pack(&v, min, max);
                 let got = ClusterVertex::pack_cached(&v, min, max, &mut cache);
                 assert_eq!(got, want, "round {round}, direction {i}: {d:?}");
+            }
+        }
+    }
+
+    /// The packer's position cell is `quantize_unorm`'s at 16 bits: inside, on and
+    /// past the bounds, at cell edges, in flat and wide bounds, and for non-finite
+    /// coordinates.
+    #[test]
+    fn the_packers_position_cell_is_quantize_unorms() {
+        use crate::quant::quantize_unorm;
+        let mut state = 0x9E37_79B9u32;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        };
+        let bounds = [
+            (-1.0f32, 1.0f32),
+            (0.0, 0.0),
+            (3.0, 2.0),
+            (-1e-30, 1e-30),
+            (-7e5, 1e6),
+            (0.1, 0.3),
+        ];
+        for (min, max) in bounds {
+            let extent = max as f64 - min as f64;
+            let mut xs = vec![
+                min,
+                max,
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                0.0,
+            ];
+            for k in 0..=65536u32 {
+                let at = min as f64 + extent * k as f64 / 65536.0;
+                let x = at as f32;
+                xs.extend([
+                    x,
+                    f32::from_bits(x.to_bits().wrapping_add(1)),
+                    f32::from_bits(x.to_bits().wrapping_sub(1)),
+                ]);
+            }
+            for _ in 0..20_000 {
+                let t = next() as f32 / u32::MAX as f32 * 1.2 - 0.1;
+                xs.push(min + (max - min) * t);
+                xs.push(f32::from_bits(next()));
+            }
+            for x in xs {
+                assert_eq!(
+                    quantize_16(x, min, extent),
+                    quantize_unorm(x, min, max, 16),
+                    "{x} in [{min}, {max}]"
+                );
             }
         }
     }

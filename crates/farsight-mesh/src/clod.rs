@@ -72,8 +72,30 @@ struct Build<'a> {
     lod0: &'a [u32],
     /// Per canonical vertex: its connected part of LOD0 has no open edge (made
     /// when a simplification first opens an edge, unless LOD0's edge reference
-    /// made it first).
+    /// made it first; from the whole mesh's when this mesh is a part of a cook
+    /// and those are made: see [`MeshClosed`]).
     closed: &'a OnceLock<Vec<bool>>,
+    /// The whole mesh's closed parts and open edges, when this mesh is one part
+    /// of a cook ([`MeshClosed`]).
+    from_mesh: Option<MeshClosed<'a>>,
+}
+
+/// What a part's build can take its closed parts of LOD0 from: the whole mesh's
+/// closed parts and open edges, which LOD0's edge reference makes (by the mesh's
+/// canonical vertex), and where the part lies in the mesh. A part whose build
+/// needs its closed parts before they are made makes its own (the same values,
+/// so the DAG does not depend on which came first); see [`part_closed`].
+#[derive(Clone, Copy)]
+pub(crate) struct MeshClosed<'a> {
+    pub closed: &'a OnceLock<Vec<bool>>,
+    /// The mesh's open edges of LOD0, as pairs of its canonical vertices.
+    pub open: &'a OnceLock<Vec<[u32; 2]>>,
+    /// The mesh's canonical vertex of each of the part's vertices.
+    pub remap: &'a [u32],
+    /// The part's first vertex in the mesh.
+    pub base: u32,
+    /// Per part vertex: another part uses its position (the part's seam).
+    pub seam: &'a [bool],
 }
 
 /// What a cook of one part hands its DAG build: the mesh's position remap and
@@ -98,6 +120,7 @@ pub(crate) fn build(
     seam: &[bool],
     whole: Option<Whole<'_>>,
     own_remap: Option<Vec<u32>>,
+    from_mesh: Option<MeshClosed<'_>>,
 ) -> BuiltDag {
     let n = vertices.len();
     let adapter = adapter(vertices);
@@ -117,6 +140,7 @@ pub(crate) fn build(
         weights: attribute_weights(config.normal_weight, config.uv_weight),
         lod0: indices,
         closed,
+        from_mesh: from_mesh.filter(|m| m.remap.len() == n),
         remap,
     };
     // Locks that hold for the whole build, by canonical vertex: the seams, then
@@ -398,12 +422,11 @@ impl Build<'_> {
             return vec![0, count as u32];
         }
         let counts: Vec<u32> = clusters.list.iter().map(|c| c.index_count as u32).collect();
-        let welded: Vec<u32> = clusters
-            .list
-            .iter()
-            .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
-            .map(|&v| self.remap[v as usize])
-            .collect();
+        let mut welded: Vec<u32> = Vec::with_capacity(clusters.indices.len());
+        for cl in &clusters.list {
+            let tris = &clusters.indices[cl.index_offset..][..cl.index_count];
+            welded.extend(tris.iter().map(|&v| self.remap[v as usize]));
+        }
         let mut part = vec![0u32; count];
         let parts = if c.partition_spatial {
             meshopt::partition_clusters_with_positions(
@@ -468,19 +491,20 @@ impl Build<'_> {
         mark.fill(0);
         for g in offsets.windows(2) {
             let group = &clusters.list[g[0] as usize..g[1] as usize];
-            let welded = || {
-                group
-                    .iter()
-                    .flat_map(|cl| &clusters.indices[cl.index_offset..][..cl.index_count])
-                    .map(|&v| self.remap[v as usize] as usize)
-            };
-            for r in welded() {
-                if mark[r] & SEEN != 0 {
-                    mark[r] |= LOCKED;
+            // Each cluster's triangles in turn (loops, not a flattened iterator).
+            let tris = |cl: &Cluster| &clusters.indices[cl.index_offset..][..cl.index_count];
+            for cl in group {
+                for &v in tris(cl) {
+                    let r = self.remap[v as usize] as usize;
+                    if mark[r] & SEEN != 0 {
+                        mark[r] |= LOCKED;
+                    }
                 }
             }
-            for r in welded() {
-                mark[r] |= SEEN;
+            for cl in group {
+                for &v in tris(cl) {
+                    mark[self.remap[v as usize] as usize] |= SEEN;
+                }
             }
         }
         for (i, l) in locks.iter_mut().enumerate() {
@@ -672,10 +696,17 @@ impl<'a> GroupEdges<'a> {
 }
 
 impl Build<'_> {
+    /// Whether an edge touches a closed part of LOD0. The closed parts are made
+    /// when first needed: from the whole mesh's when those are made already
+    /// ([`MeshClosed`], [`part_closed`]), else from LOD0 ([`closed_parts`]).
     fn on_closed(&self, key: u64) -> bool {
-        let closed = self
-            .closed
-            .get_or_init(|| closed_parts(&self.remap, self.lod0));
+        let closed = self.closed.get_or_init(|| {
+            let m = self.from_mesh;
+            match m.and_then(|m| Some((m, m.closed.get()?, m.open.get()?))) {
+                Some((m, mesh, open)) => part_closed(&self.remap, self.lod0, &m, mesh, open),
+                None => closed_parts(&self.remap, self.lod0),
+            }
+        });
         let (a, b) = key_ends(key, closed.len());
         closed[a] || closed[b]
     }
@@ -740,11 +771,10 @@ fn single_edges_as<K: Key>(
     keys[..singles].iter().map(|k| k.wide()).collect()
 }
 
-/// Per canonical vertex: whether its connected part of `tris` (welded by
-/// `remap`) has no open edge.
-fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
-    let n = remap.len();
-    let mut parent: Vec<u32> = (0..n as u32).collect();
+/// The union-find forest of the connected parts of `tris` (welded by `remap`),
+/// for [`find`].
+fn components(remap: &[u32], tris: &[u32]) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..remap.len() as u32).collect();
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
         for (x, y) in [(a, b), (b, c)] {
@@ -754,8 +784,63 @@ fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
             }
         }
     }
+    parent
+}
+
+/// Per canonical vertex: whether its connected part of `tris` (welded by
+/// `remap`) has no open edge.
+fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
+    let n = remap.len();
+    let mut parent = components(remap, tris);
     let mut open_root = vec![false; n];
     for k in open_edges(remap, tris) {
+        let r = find(&mut parent, key_ends(k, n).0 as u32);
+        open_root[r as usize] = true;
+    }
+    (0..n as u32)
+        .map(|v| !open_root[find(&mut parent, v) as usize])
+        .collect()
+}
+
+/// [`closed_parts`] of a part (`remap`, its own weld; `tris`, its triangles)
+/// from the whole mesh's closed parts (`mesh_closed`) and open edges
+/// (`mesh_open`), both by the mesh's canonical vertex: the same list (tested).
+/// A part with no seam has the mesh's triangles at its positions to itself, so
+/// its connected parts, their open edges and closed parts are the mesh's there,
+/// read through the mesh's weld. With seams, an edge used once in the part is
+/// either open in the mesh with an end at a position only this part has (its
+/// triangles are all the part's), or joins two seam vertices: the part's own
+/// connected parts are found, then marked open by those mesh edges and by its
+/// seam edges counted among its own triangles (a few: no sort of all its edges).
+fn part_closed(
+    remap: &[u32],
+    tris: &[u32],
+    m: &MeshClosed<'_>,
+    mesh_closed: &[bool],
+    mesh_open: &[[u32; 2]],
+) -> Vec<bool> {
+    let n = remap.len();
+    if !m.seam.contains(&true) {
+        // A vertex that is not canonical is alone in its part: closed.
+        let own = remap.iter().zip(m.remap).enumerate();
+        return own
+            .map(|(v, (&r, &c))| r as usize != v || mesh_closed[c as usize])
+            .collect();
+    }
+    let mut parent = components(remap, tris);
+    let mut open_root = vec![false; n];
+    for &[a, b] in mesh_open {
+        let only_here = [a, b].into_iter().find_map(|x| {
+            let local = x.checked_sub(m.base).filter(|&l| (l as usize) < n)?;
+            (!m.seam[local as usize]).then_some(local)
+        });
+        if let Some(local) = only_here {
+            let r = find(&mut parent, remap[local as usize]);
+            open_root[r as usize] = true;
+        }
+    }
+    let seam_edges = single_edges(remap, tris, |x, y| m.seam[x as usize] && m.seam[y as usize]);
+    for k in seam_edges {
         let r = find(&mut parent, key_ends(k, n).0 as u32);
         open_root[r as usize] = true;
     }
@@ -809,6 +894,7 @@ mod tests {
             remap: remap.as_slice().into(),
             lod0: &lod0,
             closed,
+            from_mesh: None,
         };
         let locked = [0, 0, 0, 0, 1, 1, 1, 1u8];
         let held = vec![false; 8];
@@ -838,5 +924,121 @@ mod tests {
                 assert_eq!(edges.keeps_surface(&b, lod), keeps, "{lod:?} {mark:?}");
             }
         }
+    }
+
+    /// A part's closed parts taken from the whole mesh's closed parts and open
+    /// edges are its own ([`super::closed_parts`] of the part alone): parts with
+    /// and without seams, closed shapes inside one part and split between two
+    /// (closed in the mesh, open in each part), repeated positions, degenerate
+    /// and repeated triangles.
+    #[test]
+    fn a_parts_closed_parts_from_the_meshs_are_its_own() {
+        use super::{closed_parts, key_ends, open_edges, part_closed, MeshClosed};
+        use crate::repair::position_remap;
+        use std::sync::OnceLock;
+        let mut next = crate::test_numbers(0x2545_F491_4F6C_DD1D);
+        let tetra = [0u32, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
+        let mut seamed = 0;
+        for round in 0..200 {
+            let parts = 2 + next(4) as usize;
+            let mut positions: Vec<Vec<[f32; 3]>> = vec![Vec::new(); parts];
+            let mut tris: Vec<Vec<u32>> = vec![Vec::new(); parts];
+            // A shape's four corners at fresh positions (`shared`: the next
+            // round's pool, which other parts reuse).
+            let fresh = |k: u64| [k as f32, (k * 7 % 13) as f32, round as f32];
+            let mut serial = 0u64;
+            for p in 0..parts {
+                let count = 4 + next(30) as usize;
+                for _ in 0..count {
+                    // Private positions, or one of a few shared by every part.
+                    let k = if next(3) == 0 {
+                        next(6)
+                    } else {
+                        100 + 1000 * p as u64 + next(12)
+                    };
+                    positions[p].push(fresh(k));
+                }
+                for _ in 0..next(12) {
+                    let t = [0; 3].map(|_| next(count as u64) as u32);
+                    tris[p].extend(t);
+                }
+                if next(2) == 0 {
+                    // A closed tetrahedron of the part's own.
+                    let at = positions[p].len() as u32;
+                    serial += 1;
+                    for c in 0..4 {
+                        positions[p].push(fresh(50_000 + 10 * serial + c));
+                    }
+                    tris[p].extend(tetra.iter().map(|&i| i + at));
+                }
+            }
+            for _ in 0..next(3) {
+                // A tetrahedron split between two parts: closed in the mesh.
+                let (a, b) = (next(parts as u64) as usize, next(parts as u64) as usize);
+                serial += 1;
+                let corners: Vec<[f32; 3]> =
+                    (0..4).map(|c| fresh(90_000 + 10 * serial + c)).collect();
+                for (p, faces) in [(a, &tetra[..6]), (b, &tetra[6..])] {
+                    let at = positions[p].len() as u32;
+                    positions[p].extend(&corners);
+                    tris[p].extend(faces.iter().map(|&i| i + at));
+                }
+            }
+            let all: Vec<[f32; 3]> = positions.iter().flatten().copied().collect();
+            let mesh_remap = position_remap(&all);
+            let mut bases = Vec::new();
+            let mut global = Vec::new();
+            let mut base = 0u32;
+            for p in 0..parts {
+                bases.push(base);
+                global.extend(tris[p].iter().map(|&i| i + base));
+                base += positions[p].len() as u32;
+            }
+            // A vertex is on a seam when another part uses its position.
+            let mut owner = vec![u32::MAX; all.len()];
+            for p in 0..parts {
+                for v in 0..positions[p].len() {
+                    let o = &mut owner[mesh_remap[bases[p] as usize + v] as usize];
+                    *o = if *o == u32::MAX || *o == p as u32 {
+                        p as u32
+                    } else {
+                        u32::MAX - 1
+                    };
+                }
+            }
+            let mesh_closed = closed_parts(&mesh_remap, &global);
+            let mesh_open: Vec<[u32; 2]> = open_edges(&mesh_remap, &global)
+                .into_iter()
+                .map(|k| {
+                    let (a, b) = key_ends(k, all.len());
+                    [a as u32, b as u32]
+                })
+                .collect();
+            let (closed_cell, open_cell) = (OnceLock::new(), OnceLock::new());
+            let _ = closed_cell.set(mesh_closed.clone());
+            let _ = open_cell.set(mesh_open.clone());
+            for p in 0..parts {
+                let range = bases[p] as usize..bases[p] as usize + positions[p].len();
+                let seam: Vec<bool> = range
+                    .clone()
+                    .map(|v| owner[mesh_remap[v] as usize] == u32::MAX - 1)
+                    .collect();
+                seamed += usize::from(seam.contains(&true));
+                let remap = position_remap(&positions[p]);
+                let m = MeshClosed {
+                    closed: &closed_cell,
+                    open: &open_cell,
+                    remap: &mesh_remap[range],
+                    base: bases[p],
+                    seam: &seam,
+                };
+                assert_eq!(
+                    part_closed(&remap, &tris[p], &m, &mesh_closed, &mesh_open),
+                    closed_parts(&remap, &tris[p]),
+                    "round {round}, part {p}"
+                );
+            }
+        }
+        assert!(seamed > 100, "{seamed} parts with seams");
     }
 }

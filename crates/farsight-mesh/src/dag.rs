@@ -290,7 +290,7 @@ pub fn build_dag_locked(
         floats: &attributes,
         stride: ATTRIBUTE_FLOATS * 4,
     };
-    build_dag_with(config, (vertices, stream), indices, seam, None, None)
+    build_dag_with(config, (vertices, stream), indices, seam, None, None, None)
 }
 
 /// [`build_dag_locked`] with the attribute stream given (`attributes` over
@@ -303,7 +303,8 @@ pub(crate) fn build_dag_with(
     seam: &[bool],
     whole: Option<crate::clod::Whole<'_>>,
     own_remap: Option<Vec<u32>>,
+    from_mesh: Option<crate::clod::MeshClosed<'_>>,
 ) -> BuiltDag {
     let va = (vertices, attributes);
-    crate::clod::build(config, va, indices, seam, whole, own_remap)
+    crate::clod::build(config, va, indices, seam, whole, own_remap, from_mesh)
 }

@@ -13,6 +13,13 @@ use std::sync::OnceLock;
 
 use crate::sort::{gallop_to, sort_counted, Histograms, Key};
 
+/// The cells [`EdgeReference::from_parts`] shares LOD0's closed parts (by
+/// canonical vertex) and open edges (pairs of canonical vertices) through.
+pub(crate) type SharedLod0<'a> = (
+    Option<&'a OnceLock<Vec<bool>>>,
+    Option<&'a OnceLock<Vec<[u32; 2]>>>,
+);
+
 /// A level's sorted edge keys, in the width its mesh needs.
 pub(crate) enum SortedKeys {
     Narrow(Vec<u32>),
@@ -40,18 +47,20 @@ pub(crate) struct EdgeReference {
 
 impl EdgeReference {
     pub fn new(remap: Vec<u32>, lod0: &[u32]) -> Self {
-        Self::from_parts(remap, &[(lod0, 0)], None)
+        Self::from_parts(remap, &[(lod0, 0)], (None, None))
     }
 
     /// [`Self::new`] with LOD0 given in parts: each part's triangles and what
     /// turns them into source indices (added to each), so no whole index list is
     /// made. `shared` holds [`Self::closed`] when another step (the DAG build of a
     /// one-part mesh) needs it too: whichever comes first makes it, and the other
-    /// takes it.
+    /// takes it; `open_out`, when given, gets LOD0's open edges as pairs of
+    /// canonical vertices (the parts' DAG builds take their closed parts from
+    /// both: [`crate::clod::MeshClosed`]).
     pub fn from_parts(
         remap: Vec<u32>,
         lod0: &[(&[u32], u32)],
-        shared: Option<&OnceLock<Vec<bool>>>,
+        (shared, open_out): SharedLod0<'_>,
     ) -> Self {
         let known = shared.and_then(OnceLock::get);
         let n = remap.len();
@@ -75,7 +84,7 @@ impl EdgeReference {
                             return Vec::new();
                         }
                         let mut parent: Vec<u32> = (0..n as u32).collect();
-                        for t in triangles(lod0) {
+                        for_each_triangle(lod0, |t| {
                             let [a, b, c] = t.map(|i| this.remap[i as usize]);
                             for (x, y) in [(a, b), (b, c)] {
                                 let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
@@ -83,7 +92,7 @@ impl EdgeReference {
                                     parent[rx.max(ry) as usize] = rx.min(ry);
                                 }
                             }
-                        }
+                        });
                         parent
                     },
                     || {
@@ -119,6 +128,12 @@ impl EdgeReference {
         debug_assert!(open
             .iter()
             .all(|&k| !this.on_closed((k >> shift) as u32, (k & mask) as u32)));
+        if let Some(cell) = open_out {
+            let pairs = open
+                .iter()
+                .map(|&k| [(k >> shift) as u32, (k & mask) as u32]);
+            let _ = cell.set(pairs.collect());
+        }
         this.lod0_keys = keys;
         this.lod0_open = open;
         this.starts = starts;
@@ -337,33 +352,37 @@ impl EdgeReference {
 /// order within a bucket.
 fn triangle_index(lod0: &[(&[u32], u32)], n: usize) -> (Vec<u32>, Vec<[u32; 2]>) {
     let mut starts = vec![0u32; n + 1];
-    for t in triangles(lod0) {
+    for_each_triangle(lod0, |t| {
         let a = t[0].min(t[1]).min(t[2]) as usize;
         if let Some(s) = starts.get_mut(a + 1) {
             *s += 1;
         }
-    }
+    });
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
     let mut at = starts.clone();
     let mut pairs = vec![[0u32; 2]; lod0.iter().map(|(t, _)| t.len() / 3).sum()];
-    for t in triangles(lod0) {
+    for_each_triangle(lod0, |t| {
         let [a, b, c] = sorted3(t);
         if let Some(slot) = at.get_mut(a as usize) {
             pairs[*slot as usize] = [b, c];
             *slot += 1;
         }
-    }
+    });
     (starts, pairs)
 }
 
-/// The triangles of parts: `(indices, base)` with `base` added to each index.
-fn triangles<'a>(parts: &'a [(&'a [u32], u32)]) -> impl Iterator<Item = [u32; 3]> + 'a {
-    parts.iter().flat_map(|&(tris, base)| {
-        tris.chunks_exact(3)
-            .map(move |t| [t[0] + base, t[1] + base, t[2] + base])
-    })
+/// `f` of each triangle of parts (`(indices, base)`, `base` added to each
+/// index), in order: loops over each part's triangles (a flattened iterator
+/// costs a branch per triangle on which part it is in).
+#[inline]
+fn for_each_triangle(parts: &[(&[u32], u32)], mut f: impl FnMut([u32; 3])) {
+    for &(tris, base) in parts {
+        for t in tris.chunks_exact(3) {
+            f([t[0] + base, t[1] + base, t[2] + base]);
+        }
+    }
 }
 
 fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {

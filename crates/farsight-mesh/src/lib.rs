@@ -78,3 +78,14 @@ pub use validate::{check_cluster_levels, check_cluster_materials, uniform_cut};
 pub fn simplifier_attributes(vertices: &[Vertex]) -> Vec<f32> {
     dag::attributes(vertices)
 }
+
+/// The unit tests' xorshift generator: `next(n)` is a number below `n`.
+#[cfg(test)]
+pub(crate) fn test_numbers(mut x: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}

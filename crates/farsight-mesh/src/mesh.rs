@@ -39,20 +39,21 @@ impl SubMesh {
     }
 
     /// Bounds of the vertices the triangles use (empty box when there are none).
+    /// Each used vertex is taken once (a vertex is about six corners), in vertex
+    /// order: for finite positions (the importers refuse others) the box of the
+    /// corners taken in any order, up to the sign of a zero bound.
     pub fn bounds(&self) -> Aabb {
-        // Four boxes grown side by side: one box grown index after index waits
+        let mut used = vec![false; self.vertices.len()];
+        for &i in &self.indices {
+            used[i as usize] = true;
+        }
+        // Four boxes grown side by side: one box grown vertex after vertex waits
         // on its own last min and max every step.
         let mut b = [Aabb::EMPTY; 4];
-        let grow =
-            |b: &mut Aabb, i: u32| *b = b.grow(Vec3::from(self.vertices[i as usize].position));
-        let mut chunks = self.indices.chunks_exact(4);
-        for c in &mut chunks {
-            for k in 0..4 {
-                grow(&mut b[k], c[k]);
+        for (v, (p, &u)) in self.vertices.iter().zip(&used).enumerate() {
+            if u {
+                b[v & 3] = b[v & 3].grow(Vec3::from(p.position));
             }
-        }
-        for &i in chunks.remainder() {
-            grow(&mut b[0], i);
         }
         b[0].union(b[1]).union(b[2].union(b[3]))
     }
@@ -134,5 +135,51 @@ impl ImportedScene {
     /// The first mesh (under [`TransformMode::Apply`], the only one).
     pub fn into_mesh(mut self) -> (Mesh, Vec<Warning>) {
         (self.meshes.swap_remove(0), self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SubMesh, Vertex};
+    use farsight_geom::Aabb;
+    use glam::Vec3;
+
+    /// A sub-mesh's bounds are the box of its triangles' corners grown corner by
+    /// corner: unused vertices (far out) left out, repeated corners, zeros of
+    /// both signs (compared as values).
+    #[test]
+    fn bounds_are_the_box_of_the_corners() {
+        let mut next = crate::test_numbers(0x5851_F42D_4C95_7F2D);
+        for round in 0..300 {
+            let n = 1 + next(60) as usize;
+            let coordinate = |k: u64| match k {
+                0 => -0.0,
+                1 => 1e30,
+                k => k as f32 * 0.75 - 20.0,
+            };
+            let vertices: Vec<Vertex> = (0..n)
+                .map(|_| Vertex {
+                    position: [0; 3].map(|_| coordinate(next(60))),
+                    ..Vertex::default()
+                })
+                .collect();
+            let indices: Vec<u32> = (0..3 * next(40)).map(|_| next(n as u64) as u32).collect();
+            let mut want = Aabb::EMPTY;
+            for &i in &indices {
+                want = want.grow(Vec3::from(vertices[i as usize].position));
+            }
+            let mesh = SubMesh {
+                name: String::new(),
+                material: String::new(),
+                vertices,
+                indices,
+                has_tangents: false,
+            };
+            let got = mesh.bounds();
+            assert!(
+                got.min == want.min && got.max == want.max,
+                "round {round}: {got:?} against {want:?}"
+            );
+        }
     }
 }

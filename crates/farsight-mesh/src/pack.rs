@@ -238,8 +238,16 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             closed: &closed,
         });
     let mesh_remap = remap_cell.get().map(Vec::as_slice);
-    let (parts, (bounds, packed, reference)) =
-        build_parts(config, &split, whole, mesh_remap, || {
+    // Several parts: each takes its closed parts of LOD0 from the whole mesh's
+    // closed parts and open edges, which LOD0's edge reference makes.
+    let (mesh_closed, mesh_open) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+    let shared_closed = whole.map_or(&mesh_closed, |w| w.closed);
+    let (parts, (bounds, packed, reference)) = build_parts(
+        config,
+        &split,
+        whole,
+        (mesh_remap, Some((&mesh_closed, &mesh_open))),
+        || {
             let bounds = mesh.bounds();
             let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
             let (packed, reference) = par::join(
@@ -250,11 +258,13 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
                         .iter()
                         .map(|p| (&p.indices[..], p.vertex_base))
                         .collect();
-                    EdgeReference::from_parts(remap().to_vec(), &lod0, whole.map(|w| w.closed))
+                    let shared = (Some(shared_closed), Some(&mesh_open));
+                    EdgeReference::from_parts(remap().to_vec(), &lod0, shared)
                 },
             );
             (bounds, packed, reference)
-        });
+        },
+    );
     let built = &parts.built;
     let mut warnings = Vec::new();
     if built.stuck_groups > 0 {
@@ -510,10 +520,11 @@ fn group_count(level: &PackedLevel) -> u32 {
 }
 
 /// Every source vertex packed into the bounds, in parallel, each thread's run of
-/// vertices encoding a run of one normal or tangent once ([`OctCache`]; the same
+/// vertices encoding each normal or tangent it meets once ([`OctCache`]; the same
 /// bytes as packing each vertex alone).
 fn pack_vertices(source: &[Vertex], min: [f32; 3], max: [f32; 3]) -> Vec<ClusterVertex> {
-    par::map_init(source, OctCache::new, |cache, v| {
+    let init = || OctCache::with_capacity(source.len());
+    par::map_init(source, init, |cache, v| {
         ClusterVertex::pack_cached(&float_vertex(v), min, max, cache)
     })
 }

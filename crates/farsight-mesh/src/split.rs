@@ -12,7 +12,7 @@
 use meshopt::SimplifyVertex;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::dag::{
     attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
@@ -148,11 +148,10 @@ impl MaterialSplit {
                 if names.len() < 2 {
                     return (Vec::new(), Vec::new());
                 }
-                let positions: Vec<[f32; 3]> = of_material
-                    .iter()
-                    .flatten()
-                    .flat_map(|s| s.vertices.iter().map(|v| v.position))
-                    .collect();
+                let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
+                for s in of_material.iter().flatten() {
+                    positions.extend(s.vertices.iter().map(|v| v.position));
+                }
                 let remap = position_remap(&positions);
                 // Owner material of each canonical position; MANY when several use it.
                 const NONE: u32 = u32::MAX;
@@ -279,6 +278,10 @@ where
     }
 }
 
+/// The cells of the whole mesh's closed parts and open edges of LOD0 (see
+/// [`build_parts`]).
+pub(crate) type MeshLod0<'a> = (&'a OnceLock<Vec<bool>>, &'a OnceLock<Vec<[u32; 2]>>);
+
 /// Per-part simplifier inputs of [`MaterialSplit::raw_builds`].
 #[derive(Clone, Debug)]
 pub struct RawInput {
@@ -297,11 +300,15 @@ pub struct RawInput {
 /// reads each part's attributes in place from it ([`Attributes::in_place`]), so
 /// no attribute stream is copied. `beside` (work that needs no DAG) runs on the
 /// first thread that finds no part left to start, and its result comes back too.
+/// `mesh_lod0` holds the cells of the whole mesh's closed parts and open edges
+/// of LOD0 (by its canonical vertex, `mesh_remap`'s) that `beside` fills: a part
+/// takes its own closed parts from them when they are filled in time
+/// ([`crate::clod::MeshClosed`]).
 pub(crate) fn build_parts<S: Send>(
     config: &ClusterConfig,
     split: &MaterialSplit,
     whole: Option<crate::clod::Whole<'_>>,
-    mesh_remap: Option<&[u32]>,
+    (mesh_remap, mesh_lod0): (Option<&[u32]>, Option<MeshLod0<'_>>),
     beside: impl FnOnce() -> S + Send,
 ) -> (PartDags, S) {
     let end = split
@@ -326,6 +333,16 @@ pub(crate) fn build_parts<S: Send>(
         let whole = whole.filter(|w| w.remap.len() == range.len());
         let own_remap =
             (whole.is_none() && !remaps.is_empty()).then(|| remaps[range.clone()].to_vec());
+        let from_mesh = match (whole, mesh_remap, mesh_lod0) {
+            (None, Some(remap), Some((closed, open))) => Some(crate::clod::MeshClosed {
+                closed,
+                open,
+                remap: &remap[range.clone()],
+                base: p.vertex_base,
+                seam: &p.seam,
+            }),
+            _ => None,
+        };
         build_dag_with(
             config,
             (split.part_vertices(p), attributes),
@@ -333,6 +350,7 @@ pub(crate) fn build_parts<S: Send>(
             &p.seam,
             whole,
             own_remap,
+            from_mesh,
         )
     };
     let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
@@ -499,13 +517,7 @@ mod tests {
     /// part alone: positions repeated within and across parts, -0 beside 0, NaNs.
     #[test]
     fn part_remaps_from_the_mesh_are_the_parts_own_welds() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = crate::test_numbers(0x2545_F491_4F6C_DD1D);
         for round in 0..20 {
             let coordinate = |k: u64| match k {
                 0 => -0.0,
