@@ -23,6 +23,9 @@ struct Cooked {
     /// is what decoding it decodes.
     set: Vec<u8>,
     set_tris: usize,
+    /// The same set cooked by size alone (no decode budget): what the budget buys.
+    by_size: Vec<u8>,
+    by_size_tris: usize,
     /// Records as the format writes them (meshopt + zstd per stream).
     records: Vec<Vec<u8>>,
     /// The same records with the entropy layer off (meshopt streams only).
@@ -79,11 +82,19 @@ fn cook_all() -> Vec<Cooked> {
         .map(|(name, parts)| {
             let set = cook_mesh_set(&parts, &opts).unwrap();
             let set_tris = set_triangles(&set);
+            let by_size_opts = CookOptions {
+                decode_budget: 0.0,
+                ..opts
+            };
+            let by_size = cook_mesh_set(&parts, &by_size_opts).unwrap();
+            let by_size_tris = set_triangles(&by_size);
             Cooked {
                 name,
                 tris: triangles(&parts),
                 set,
                 set_tris,
+                by_size,
+                by_size_tris,
                 records: parts.iter().map(|m| cook_mesh(m, &opts).unwrap()).collect(),
                 plain: parts
                     .iter()
@@ -178,10 +189,12 @@ fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> f64 {
 fn stage_table(cooked: &[Cooked]) {
     eprintln!("farsight-format decode, best of 300 runs (ns per triangle, one thread)");
     eprintln!("(set: the set record, per triangle it decodes; the other columns decode one record per part)");
+    eprintln!("(by size: the set cooked without a decode budget, decoded in the same run)");
     eprintln!(
-        "{:<13} {:>8} {:>8} {:>11} {:>10} {:>12} {:>13} {:>11} {:>10}",
+        "{:<13} {:>8} {:>8} {:>8} {:>11} {:>10} {:>12} {:>13} {:>11} {:>10}",
         "mesh",
         "set",
+        "by size",
         "full",
         "no entropy",
         "bare",
@@ -224,10 +237,16 @@ fn stage_table(cooked: &[Cooked]) {
             set.decode_into(&mut meshes, &mut scratch).unwrap();
             meshes.len()
         }) / ck.set_tris as f64;
+        let by_size = CookedSet::parse(&ck.by_size).unwrap();
+        let by_size_ns = best_of(300, || {
+            by_size.decode_into(&mut meshes, &mut scratch).unwrap();
+            meshes.len()
+        }) / ck.by_size_tris as f64;
         eprintln!(
-            "{:<13} {:>8.1} {:>8.1} {:>11.1} {:>10.1} {:>12.1} {:>13.1} {:>11.2} {:>10.2}",
+            "{:<13} {:>8.1} {:>8.1} {:>8.1} {:>11.1} {:>10.1} {:>12.1} {:>13.1} {:>11.2} {:>10.2}",
             ck.name,
             set_ns,
+            by_size_ns,
             full,
             plain,
             bare,
