@@ -549,8 +549,9 @@ impl<'a> CookedSet<'a> {
 /// parts that cook to the same bytes stored once) and, with
 /// [`crate::CookOptions::merge_parts`], cooked together (the distinct parts of each
 /// vertex layout in one record), the smaller kept; the body stored the smallest
-/// way. Parts are cooked on the rayon pool; the bytes do not depend on the thread
-/// count.
+/// way. Where the smaller is over [`crate::CookOptions::decode_budget`], the faster
+/// of each pair within [`crate::CookOptions::speed_growth`] is kept instead. Parts
+/// are cooked on the rayon pool; the bytes do not depend on the thread count.
 #[cfg(feature = "encode")]
 pub fn cook_mesh_set(
     parts: &[MeshData],
@@ -779,9 +780,10 @@ fn record_triangles(record: &[u8]) -> f64 {
 }
 
 /// A layout written as a set record, its body the smallest of the candidates (see
-/// the module docs).
+/// the module docs) or, over [`crate::CookOptions::decode_budget`], the fastest
+/// within [`crate::CookOptions::speed_growth`] of the smallest. Returns the record,
+/// its estimated decode time and the triangles it decodes.
 #[cfg(feature = "encode")]
-/// Returns the record, its estimated decode time and the triangles it decodes.
 fn encode_layout(
     layout: &Layout,
     opts: &crate::CookOptions,
