@@ -13,12 +13,25 @@
 //! one record per part, printed beside it. Tangents are kept where the
 //! source has them (FlightHelmet) and not generated elsewhere, and normals are not
 //! invented for a mesh without them (bunny), as gltfpack does.
+//!
+//! The second table decodes both files side by side, one thread, best of
+//! `FARSIGHT_BENCH_RUNS` (default 200) interleaved runs: gltfpack's as a loader
+//! would, zstd over its BIN chunk, then meshoptimizer's decoders and filters on every
+//! compressed buffer view (`peer_decode`; what that leaves is quantised, which a
+//! renderer uploads as it is under KHR_mesh_quantization), against our cooked set
+//! decoded to what a renderer uploads from it (f32 positions, unit normals and
+//! tangents, f32 uvs, u32 indices).
+
+// One FFI call per buffer view into buffers reused between runs, so that the peer
+// is timed without the safe wrappers' allocation and zero fill: meshoptimizer's
+// decoders write at most `count * stride` bytes, which each destination holds.
+#![allow(unsafe_code)]
 
 mod format_common;
 
 use std::process::Command;
 
-use farsight_format::{cook_mesh, cook_mesh_set, CookOptions};
+use farsight_format::{cook_mesh, cook_mesh_set, CookOptions, CookedSet, DecodeScratch};
 use format_common::{bench_meshes, glb_bin_chunk, triangles, write_gltf};
 
 fn main() {
@@ -51,6 +64,7 @@ fn main() {
         "ratio written"
     );
     let mut worst = ("", 0.0f64);
+    let mut decoded = Vec::new();
     for (name, parts) in bench_meshes() {
         let tris = triangles(&parts) as f64;
         let input = write_gltf(&parts, &dir.join(name), name);
@@ -73,7 +87,10 @@ fn main() {
             plain.extend_from_slice(&cook_mesh(m, &opts).unwrap());
             per_part += cook_mesh(m, &cooked_opts).unwrap().len();
         }
-        let fmt = cook_mesh_set(&parts, &cooked_opts).unwrap().len();
+        let set = cook_mesh_set(&parts, &cooked_opts).unwrap();
+        let fmt = set.len();
+        let zglb = zstd::bulk::compress(glb_bin_chunk(&glb), 19).unwrap();
+        decoded.push((name, tris, set, zglb, peer_views(&glb)));
         let ours = zstd::bulk::compress(&plain, 19).unwrap().len();
         let ratio = ours as f64 / theirs as f64;
         let ratio_part = per_part as f64 / theirs as f64;
@@ -97,4 +114,184 @@ fn main() {
         "bytes per triangle; worst ratio of the file as written to gltfpack+zstd: {} {:.3} (target <= 0.9)",
         worst.0, worst.1
     );
+    decode_table(&decoded);
+}
+
+/// How a compressed buffer view is coded (EXT_meshopt_compression).
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Attributes,
+    Triangles,
+    Indices,
+}
+
+/// The filter applied after decoding (EXT_meshopt_compression).
+#[derive(Clone, Copy, Debug)]
+enum Filter {
+    None,
+    Octahedral,
+    Quaternion,
+    Exponential,
+}
+
+/// One compressed buffer view of gltfpack's output: where its bytes lie in the BIN
+/// chunk and what decodes them.
+#[derive(Debug)]
+struct PeerView {
+    offset: usize,
+    length: usize,
+    stride: usize,
+    count: usize,
+    mode: Mode,
+    filter: Filter,
+}
+
+/// Every EXT_meshopt_compression buffer view of a GLB that gltfpack wrote.
+fn peer_views(glb: &[u8]) -> Vec<PeerView> {
+    use gltf::json::Value;
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let root: Value = gltf::json::deserialize::from_slice(&glb[20..20 + json_len]).unwrap();
+    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut views = Vec::new();
+    for view in root["bufferViews"].as_array().unwrap() {
+        let Some(ext) = view.pointer("/extensions/EXT_meshopt_compression") else {
+            continue;
+        };
+        assert_eq!(
+            num(ext, "buffer"),
+            0,
+            "compressed views live in the BIN chunk"
+        );
+        views.push(PeerView {
+            offset: num(ext, "byteOffset"),
+            length: num(ext, "byteLength"),
+            stride: num(ext, "byteStride"),
+            count: num(ext, "count"),
+            mode: match text(ext, "mode").as_str() {
+                "ATTRIBUTES" => Mode::Attributes,
+                "TRIANGLES" => Mode::Triangles,
+                "INDICES" => Mode::Indices,
+                m => panic!("unknown EXT_meshopt_compression mode {m}"),
+            },
+            filter: match text(ext, "filter").as_str() {
+                "" | "NONE" => Filter::None,
+                "OCTAHEDRAL" => Filter::Octahedral,
+                "QUATERNION" => Filter::Quaternion,
+                "EXPONENTIAL" => Filter::Exponential,
+                f => panic!("unknown EXT_meshopt_compression filter {f}"),
+            },
+        });
+    }
+    views
+}
+
+/// Decodes gltfpack's file as a loader does: zstd over the BIN chunk into `bin`,
+/// then every compressed view into its buffer of `out` (grown once, reused).
+/// Returns the bytes decoded.
+fn peer_decode(
+    zbin: &[u8],
+    views: &[PeerView],
+    bin: &mut Vec<u8>,
+    out: &mut Vec<Vec<u8>>,
+    z: &mut zstd::bulk::Decompressor<'static>,
+) -> usize {
+    use meshopt::ffi;
+    bin.clear();
+    bin.reserve(zbin.len() * 64 + (1 << 16));
+    z.decompress_to_buffer(zbin, bin).unwrap();
+    out.resize_with(views.len(), Vec::new);
+    let mut total = 0;
+    for (v, dst) in views.iter().zip(out.iter_mut()) {
+        let size = v.count * v.stride;
+        if dst.len() != size {
+            dst.resize(size, 0);
+        }
+        let src = &bin[v.offset..v.offset + v.length];
+        // SAFETY: `dst` holds `count * stride` bytes, all that each decoder and filter
+        // writes; `src` is readable for its length, and the decoders check every read
+        // against it.
+        let rc = unsafe {
+            let d = dst.as_mut_ptr().cast();
+            match v.mode {
+                Mode::Attributes => {
+                    ffi::meshopt_decodeVertexBuffer(d, v.count, v.stride, src.as_ptr(), src.len())
+                }
+                Mode::Triangles => {
+                    ffi::meshopt_decodeIndexBuffer(d, v.count, v.stride, src.as_ptr(), src.len())
+                }
+                Mode::Indices => {
+                    ffi::meshopt_decodeIndexSequence(d, v.count, v.stride, src.as_ptr(), src.len())
+                }
+            }
+        };
+        assert_eq!(rc, 0, "meshopt refused gltfpack's view {v:?}");
+        // SAFETY: as above; each filter rewrites the `count * stride` bytes in place.
+        unsafe {
+            let d = dst.as_mut_ptr().cast();
+            match v.filter {
+                Filter::None => {}
+                Filter::Octahedral => ffi::meshopt_decodeFilterOct(d, v.count, v.stride),
+                Filter::Quaternion => ffi::meshopt_decodeFilterQuat(d, v.count, v.stride),
+                Filter::Exponential => ffi::meshopt_decodeFilterExp(d, v.count, v.stride),
+            }
+        }
+        total += size;
+    }
+    total
+}
+
+/// What the decode table times for one mesh: its name, triangles, our cooked set,
+/// gltfpack's BIN chunk after zstd -19, and gltfpack's compressed views.
+type DecodeCase = (&'static str, f64, Vec<u8>, Vec<u8>, Vec<PeerView>);
+
+/// Decode time per triangle, gltfpack's file against our cooked set, interleaved.
+fn decode_table(files: &[DecodeCase]) {
+    let runs: usize = std::env::var("FARSIGHT_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(200);
+    println!(
+        "\ndecode, ns per triangle, one thread, best of {runs} interleaved runs (ours: to f32 arrays; gltfpack's: zstd + meshopt decoders and filters, left quantised)"
+    );
+    println!(
+        "{:<13} {:>7} {:>10} {:>10} {:>8}",
+        "mesh", "tris", "gltfpack", "ours", "ratio"
+    );
+    let mut z = zstd::bulk::Decompressor::new().unwrap();
+    let (mut bin, mut out) = (Vec::new(), Vec::new());
+    let (mut meshes, mut scratch) = (Vec::new(), DecodeScratch::default());
+    let mut worst = [("", 0.0f64, 0.0f64); 2]; // from 1,000 triangles, under
+    for (name, tris, set, zbin, views) in files {
+        let set = CookedSet::parse(set).unwrap();
+        let (mut peer, mut ours) = (f64::MAX, f64::MAX);
+        for _ in 0..runs {
+            let t = std::time::Instant::now();
+            std::hint::black_box(peer_decode(zbin, views, &mut bin, &mut out, &mut z));
+            peer = peer.min(t.elapsed().as_nanos() as f64);
+            let t = std::time::Instant::now();
+            set.decode_into(&mut meshes, &mut scratch).unwrap();
+            std::hint::black_box(&meshes);
+            ours = ours.min(t.elapsed().as_nanos() as f64);
+        }
+        let (peer, ours) = (peer / tris, ours / tris);
+        println!(
+            "{:<13} {:>7} {:>10.1} {:>10.1} {:>8.2}",
+            name,
+            tris,
+            peer,
+            ours,
+            ours / peer
+        );
+        let w = &mut worst[usize::from(*tris < 1000.0)];
+        if ours > w.1 {
+            *w = (name, ours, peer);
+        }
+    }
+    for (what, (name, ours, peer)) in ["from 1,000 triangles", "under 1,000"].iter().zip(worst) {
+        println!(
+            "worst decode {what}: {name} {ours:.1} ns per triangle (gltfpack's file {peer:.1}, ratio {:.2})",
+            ours / peer
+        );
+    }
 }

@@ -79,9 +79,22 @@ fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::
         at += 4 + len;
     }
     let off = |name: &str| flags.split(',').any(|f| f == name);
+    // `as-gltfpack`: the options of the gltfpack comparison (no tangents or normals
+    // generated, 8-bit tangents), as `format_gltfpack` cooks.
+    let like_gltfpack = flags.split(',').any(|f| f == "as-gltfpack");
+    let base = if like_gltfpack {
+        CookOptions {
+            tangent_bits: 8,
+            generate_tangents: false,
+            generate_normals: false,
+            ..CookOptions::default()
+        }
+    } else {
+        CookOptions::default()
+    };
     let opts = CookOptions {
         entropy: !off("no-entropy"),
-        ..CookOptions::default()
+        ..base
     };
     let set_bytes = cook_mesh_set(&parts, &opts)?;
     let set = CookedSet::parse(&set_bytes)?;

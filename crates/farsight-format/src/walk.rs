@@ -14,16 +14,33 @@ const EDGES_PER_VERTEX: usize = 8;
 pub(crate) struct WalkScratch {
     visited: Vec<bool>,
     counts: Vec<u8>,
-    edges: Vec<[u32; 2]>,
+    edges: Vec<EdgeBlock>,
 }
 
+/// One vertex's remembered outgoing edges, `[to, opposite]` each, in one cache line:
+/// the walk writes three vertices' blocks per triangle, so a block that straddles
+/// two lines would cost two misses where one does.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct EdgeBlock([[u32; 2]; EDGES_PER_VERTEX]);
+
 impl WalkScratch {
+    /// Room for `n` vertices' edges. Only ever grows: an edge slot is read only below
+    /// its vertex's count, so stale slots need no clearing, and a walk over fewer
+    /// vertices (a shared-positions record walks its positions, then its vertices)
+    /// must not shrink the table the next walk refills.
+    fn grow_edges(&mut self, n: usize) {
+        if self.edges.len() < n {
+            self.edges.resize(n, EdgeBlock::default());
+        }
+    }
+
     /// The third corner of the first remembered triangle holding the directed edge
     /// `b -> a`: the neighbour across `a -> b`.
     #[inline(always)]
     fn opposite(&self, b: u32, a: u32) -> Option<u32> {
-        let base = b as usize * EDGES_PER_VERTEX;
-        self.edges[base..base + self.counts[b as usize] as usize]
+        let c = self.counts[b as usize] as usize;
+        self.edges[b as usize].0[..c]
             .iter()
             .find(|e| e[0] == a)
             .map(|e| e[1])
@@ -38,7 +55,7 @@ impl WalkScratch {
             let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
             let c = self.counts[from] as usize;
             if c < EDGES_PER_VERTEX {
-                self.edges[from * EDGES_PER_VERTEX + c] = [to, opp];
+                self.edges[from].0[c] = [to, opp];
                 self.counts[from] += 1;
             }
         }
@@ -101,7 +118,7 @@ pub(crate) fn walk(
     s.visited.resize(n, false);
     s.counts.clear();
     s.counts.resize(n, 0);
-    s.edges.resize(n * EDGES_PER_VERTEX, [0; 2]);
+    s.grow_edges(n);
     let mut last = None;
     for t in indices.chunks_exact(3) {
         for k in 0..3 {
@@ -113,8 +130,8 @@ pub(crate) fn walk(
             let (va, vb) = (s.visited[a as usize], s.visited[b as usize]);
             let recipe = if va && vb {
                 // The neighbour across a->b holds the directed edge b->a.
-                let base = b as usize * EDGES_PER_VERTEX;
-                let found = s.edges[base..base + s.counts[b as usize] as usize]
+                let c = s.counts[b as usize] as usize;
+                let found = s.edges[b as usize].0[..c]
                     .iter()
                     .find(|e| e[0] == a)
                     .map(|e| e[1]);
@@ -174,7 +191,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     let s = scratch;
     s.counts.clear();
     s.counts.resize(n, 0);
-    s.edges.resize(n * EDGES_PER_VERTEX, [0; 2]);
+    s.grow_edges(n);
     let zero = n as u32;
     // First-use order (what the writer's fetch reordering gives): every vertex is met
     // first when it equals `next`, so "visited" is `v < next` and needs no table.
