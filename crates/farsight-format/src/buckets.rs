@@ -42,10 +42,7 @@ pub(crate) fn encode(values: &[u16], c: usize, zigzag: bool, level: i32) -> Opti
     // repeats zstd would code as many short sequences, which cost decode time for
     // next to no bytes (measured: the same sizes to 0.1 %, 0.6-0.8 ns per triangle
     // less decode on pirate and FlightHelmet).
-    let mut zc = zstd::bulk::Compressor::new(level).ok()?;
-    zc.set_parameter(zstd::zstd_safe::CParameter::MinMatch(7))
-        .ok()?;
-    let z = zc.compress(&buckets).ok()?;
+    let z = crate::cook::zstd_frame(&buckets, level, Some(7))?;
     let packed = bits.finish();
     let mut out = Vec::with_capacity(4 + z.len() + packed.len());
     out.extend_from_slice(&(z.len() as u32).to_le_bytes());

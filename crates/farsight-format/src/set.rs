@@ -791,7 +791,7 @@ fn encode_layout(
     use rayon::prelude::*;
 
     let zstd = |body: &[u8]| {
-        zstd::bulk::compress(body, opts.zstd_level).map_err(|_| FormatError::BadInput {
+        crate::cook::zstd_frame(body, opts.zstd_level, None).ok_or(FormatError::BadInput {
             what: "zstd compression failed",
             found: body.len() as u64,
         })
