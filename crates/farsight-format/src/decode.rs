@@ -365,20 +365,18 @@ impl CookedMesh<'_> {
             // parse() checked a raw remap's length.
             dst.copy_from_slice(bytes);
         }
-        // 0: the next new position; k: the one numbered k before it.
-        let mut next = 0u32;
+        // 0: the next new position; k: the one numbered k before it. Both are
+        // `next - k`; branch-free, since new and repeated positions alternate without
+        // a pattern a predictor could learn, and a k past the first position is
+        // found after the loop.
+        let (mut next, mut bad) = (0u32, false);
         for r in &mut s.remap {
             let k = *r;
-            *r = if k == 0 {
-                next += 1;
-                next - 1
-            } else if k <= next {
-                next - k
-            } else {
-                return Err(err("position remap"));
-            };
+            bad |= k > next;
+            *r = next.wrapping_sub(k);
+            next += u32::from(k == 0);
         }
-        if next as usize != u {
+        if bad || next as usize != u {
             return Err(err("position remap"));
         }
         set_len(&mut s.shared, u + 1);
