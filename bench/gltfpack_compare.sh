@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Cooked-table size against gltfpack@1.3.0 at the same bit depths, both followed by
 # zstd -19. Installs gltfpack with npm into $TMPDIR/farsight-gltfpack-tool and prints
-# bytes per triangle and the ratio per mesh (issue 3 target: ratio <= 0.9).
+# bytes per triangle and the ratio per mesh (issue 3 target: ratio <= 0.9), then both
+# files decoded side by side, ns per triangle on one thread (FARSIGHT_BENCH_RUNS
+# interleaved runs, default 200).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tool="${TMPDIR:-/tmp}/farsight-gltfpack-tool"
