@@ -599,6 +599,16 @@ pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
         // The element sizes of the streams (indices and 4-byte vertex streams,
         // 8-byte positions), with every plane's bounds known to the loop.
         match elem {
+            #[cfg(target_arch = "x86_64")]
+            4 => {
+                let p: [&[u8]; 4] = std::array::from_fn(|b| &planes[b * n..(b + 1) * n]);
+                let done = crate::simd::join_planes4(p, out);
+                for (i, o) in out.chunks_exact_mut(4).enumerate().skip(done) {
+                    o.copy_from_slice(&[p[0][i], p[1][i], p[2][i], p[3][i]]);
+                }
+                return;
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             4 => return join_planes_n::<4>(planes, out, n),
             8 => return join_planes_n::<8>(planes, out, n),
             _ => {}

@@ -394,6 +394,37 @@ pub(crate) fn dequantize_uvs(
     n
 }
 
+/// [`crate::cooked::join_planes`] for 4-byte elements (indices, normals, uvs, the
+/// shared-positions remap): 16 elements a step, each byte plane loaded 16 bytes at a
+/// time and interleaved by SSE2's byte and word unpacks. `p` is the four planes of
+/// `n` bytes each and `out` the `4 n` bytes; joins whole steps of 16 and returns how
+/// many elements that was (the caller joins the rest).
+#[inline(always)]
+pub(crate) fn join_planes4(p: [&[u8]; 4], out: &mut [u8]) -> usize {
+    let blocks = p[0].len() / 16;
+    for (k, o) in out.chunks_exact_mut(64).take(blocks).enumerate() {
+        let at = 16 * k;
+        let load = |plane: &[u8]| -> __m128i {
+            let bytes: [u8; 16] = plane[at..at + 16].try_into().expect("16 bytes");
+            bytemuck::cast(bytes)
+        };
+        let (a, b, c, d) = (load(p[0]), load(p[1]), load(p[2]), load(p[3]));
+        // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+        let joined: [__m128i; 4] = unsafe {
+            let (ab_lo, ab_hi) = (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b));
+            let (cd_lo, cd_hi) = (_mm_unpacklo_epi8(c, d), _mm_unpackhi_epi8(c, d));
+            [
+                _mm_unpacklo_epi16(ab_lo, cd_lo),
+                _mm_unpackhi_epi16(ab_lo, cd_lo),
+                _mm_unpacklo_epi16(ab_hi, cd_hi),
+                _mm_unpackhi_epi16(ab_hi, cd_hi),
+            ]
+        };
+        o.copy_from_slice(&bytemuck::cast::<[__m128i; 4], [u8; 64]>(joined));
+    }
+    16 * blocks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
