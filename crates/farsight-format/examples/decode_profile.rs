@@ -4,7 +4,10 @@
 //!
 //! `cargo run --release -p farsight-format --example decode_profile -- IN.obj [RUNS]
 //! [OPTIONS]`, OPTIONS a comma-separated list of `no-positions`, `no-uvs`,
-//! `no-normals` (predictions off) and `no-entropy`.
+//! `no-normals` (predictions off) and `no-entropy`. IN may also be a `.parts` file
+//! (the format bench's `FARSIGHT_BENCH_DUMP`), cooked as one set (options
+//! `no-entropy`, `as-gltfpack`: cooked as the gltfpack comparison cooks, and
+//! `save=OUT.set`), or a `.set` file saved so, decoded without cooking.
 
 use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
 
@@ -21,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let runs: usize = args.get(2).map_or(Ok(2000), |r| r.parse())?;
     let flags = args.get(3).map_or("", String::as_str);
-    if input.ends_with(".parts") {
+    if input.ends_with(".parts") || input.ends_with(".set") {
         return profile_set(input, runs, flags);
     }
     let m = obj::obj_mesh(input)?;
@@ -70,7 +73,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// as one set and prints where its decode spends its time.
 fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::error::Error>> {
     use farsight_format::{cook_mesh_set, CookedSet, FullMesh};
-    let bytes = std::fs::read(path)?;
+    let bytes = if path.ends_with(".set") {
+        Vec::new()
+    } else {
+        std::fs::read(path)?
+    };
     let mut parts = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -96,7 +103,16 @@ fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::
         entropy: !off("no-entropy"),
         ..base
     };
-    let set_bytes = cook_mesh_set(&parts, &opts)?;
+    // A `.set` file is a cooked set written by an earlier run (`save=PATH` among the
+    // options): decoded as it is, so a profiler sees the decode alone.
+    let set_bytes = if path.ends_with(".set") {
+        std::fs::read(path)?
+    } else {
+        cook_mesh_set(&parts, &opts)?
+    };
+    if let Some(out) = flags.split(',').find_map(|f| f.strip_prefix("save=")) {
+        std::fs::write(out, &set_bytes)?;
+    }
     let set = CookedSet::parse(&set_bytes)?;
     let best = |f: &mut dyn FnMut()| {
         let mut best = f64::MAX;

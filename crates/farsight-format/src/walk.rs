@@ -229,6 +229,25 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                 }
                 next += 1;
             }
+        } else if t == [next, next + 1, next + 2] {
+            // Three new vertices (nearly every triangle of a flat-shaded mesh): the
+            // general loop's recipes without its lookups. Corner 0 copies the last
+            // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
+            // the two, since corner 1 has no remembered edge yet.
+            let last = if next > 0 { next - 1 } else { zero };
+            let (v0, v1) = (next, next + 1);
+            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (next + 2, v0, v1)] {
+                if PP {
+                    restore_if::<4, 3>(positions, v as usize, [a, b, a], 0);
+                }
+                if PU {
+                    restore_if::<2, 2>(uvs, v as usize, [a, b, a], 0);
+                }
+                if PN {
+                    restore_if::<2, 2>(normals, v as usize, [a, b, a], 0);
+                }
+            }
+            next += 3;
         } else {
             for k in 0..3 {
                 let v = t[k];
