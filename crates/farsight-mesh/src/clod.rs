@@ -29,7 +29,7 @@ use meshopt::{
 
 use crate::dag::RawDag;
 use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagCluster, DagGroup};
-use crate::edges::{find, keep_singles};
+use crate::edges::{flatten, keep_singles, union};
 use crate::mesh::Vertex;
 use crate::par;
 use crate::prepare::adapter;
@@ -771,19 +771,16 @@ fn single_edges_as<K: Key>(
     keys[..singles].iter().map(|k| k.wide()).collect()
 }
 
-/// The union-find forest of the connected parts of `tris` (welded by `remap`),
-/// for [`find`].
+/// The connected parts of `tris` (welded by `remap`): each vertex's root (its
+/// part's smallest id), from a flattened union-find forest.
 fn components(remap: &[u32], tris: &[u32]) -> Vec<u32> {
     let mut parent: Vec<u32> = (0..remap.len() as u32).collect();
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
-        for (x, y) in [(a, b), (b, c)] {
-            let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
-            if rx != ry {
-                parent[rx.max(ry) as usize] = rx.min(ry);
-            }
-        }
+        union(&mut parent, a, b);
+        union(&mut parent, b, c);
     }
+    flatten(&mut parent);
     parent
 }
 
@@ -791,15 +788,12 @@ fn components(remap: &[u32], tris: &[u32]) -> Vec<u32> {
 /// `remap`) has no open edge.
 fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
     let n = remap.len();
-    let mut parent = components(remap, tris);
+    let root = components(remap, tris);
     let mut open_root = vec![false; n];
     for k in open_edges(remap, tris) {
-        let r = find(&mut parent, key_ends(k, n).0 as u32);
-        open_root[r as usize] = true;
+        open_root[root[key_ends(k, n).0] as usize] = true;
     }
-    (0..n as u32)
-        .map(|v| !open_root[find(&mut parent, v) as usize])
-        .collect()
+    root.iter().map(|&r| !open_root[r as usize]).collect()
 }
 
 /// [`closed_parts`] of a part (`remap`, its own weld; `tris`, its triangles)
@@ -827,7 +821,7 @@ fn part_closed(
             .map(|(v, (&r, &c))| r as usize != v || mesh_closed[c as usize])
             .collect();
     }
-    let mut parent = components(remap, tris);
+    let root = components(remap, tris);
     let mut open_root = vec![false; n];
     for &[a, b] in mesh_open {
         let only_here = [a, b].into_iter().find_map(|x| {
@@ -835,18 +829,14 @@ fn part_closed(
             (!m.seam[local as usize]).then_some(local)
         });
         if let Some(local) = only_here {
-            let r = find(&mut parent, remap[local as usize]);
-            open_root[r as usize] = true;
+            open_root[root[remap[local as usize] as usize] as usize] = true;
         }
     }
     let seam_edges = single_edges(remap, tris, |x, y| m.seam[x as usize] && m.seam[y as usize]);
     for k in seam_edges {
-        let r = find(&mut parent, key_ends(k, n).0 as u32);
-        open_root[r as usize] = true;
+        open_root[root[key_ends(k, n).0] as usize] = true;
     }
-    (0..n as u32)
-        .map(|v| !open_root[find(&mut parent, v) as usize])
-        .collect()
+    root.iter().map(|&r| !open_root[r as usize]).collect()
 }
 
 #[cfg(test)]
