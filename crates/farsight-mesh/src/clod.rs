@@ -174,9 +174,9 @@ pub(crate) fn build(
         pending.list.clear();
         pending.indices.clear();
         // The groups of a level are independent: each reads the level's locks and
-        // marks, and the held vertices, which only a stuck group of this level
-        // changes, and only at its own vertices (any it shares with another group
-        // are locked by the marks anyway). So they simplify in parallel and are
+        // marks (the held vertices among them, as the level began; only a stuck
+        // group of this level adds to them, once every group is simplified, and
+        // only at its own vertices). So they simplify in parallel and are
         // recorded in order, the same DAG on any number of threads.
         let groups = offsets.len() - 1;
         let range = |g: usize| offsets[g] as usize..offsets[g + 1] as usize;
@@ -184,7 +184,6 @@ pub(crate) fn build(
             clusters: &clusters,
             locks: &locks,
             mark: &mark,
-            held: &held,
         };
         let outcomes = if groups >= PARALLEL_GROUPS {
             par::map_range(groups, |g| b.simplify_group(&level, range(g)))
@@ -316,8 +315,9 @@ fn merge_bounds(group: &[Cluster]) -> Bounds {
 struct Level<'a> {
     clusters: &'a Clusters,
     locks: &'a [SimplifyVertex],
+    /// Bit 0: locked (a border between groups, or held); see
+    /// [`Build::lock_borders`].
     mark: &'a [u8],
-    held: &'a [bool],
 }
 
 /// A group's simplification: stuck (its bounds, error `f32::MAX`), or its bounds
@@ -344,7 +344,7 @@ impl Build<'_> {
         }
         let target = ((merged.len() / 3) as f32 * c.simplify_ratio) as usize * 3;
         let mut bounds = merge_bounds(group);
-        let simplified = self.simplify(&merged, level.locks, level.mark, level.held, target);
+        let simplified = self.simplify(&merged, level.locks, level.mark, target);
         match simplified {
             Some((s, error)) if s.len() as f32 <= merged.len() as f32 * c.simplify_threshold => {
                 bounds.error = (bounds.error * c.simplify_error_merge_previous).max(error)
@@ -476,7 +476,7 @@ impl Build<'_> {
     }
 
     /// Locks every position two groups share (and the held ones), per vertex, and
-    /// marks them in `mark` (bit 0, by canonical vertex).
+    /// marks both in `mark` (bit 0, by canonical vertex).
     fn lock_borders(
         &self,
         clusters: &Clusters,
@@ -507,10 +507,15 @@ impl Build<'_> {
                 }
             }
         }
+        // The held vertices are locked too: bit 0 then says "locked" alone, one
+        // load where the group surface checks ask it of every edge's ends.
+        for (m, &h) in mark.iter_mut().zip(held) {
+            *m |= u8::from(h) * LOCKED;
+        }
         for (i, l) in locks.iter_mut().enumerate() {
             let r = self.remap[i] as usize;
             let mut f = SimplifyVertex::None;
-            if mark[r] & LOCKED != 0 || held[r] {
+            if mark[r] & LOCKED != 0 {
                 f |= SimplifyVertex::Lock;
             }
             if protect[i] {
@@ -529,7 +534,6 @@ impl Build<'_> {
         merged: &[u32],
         locks: &[SimplifyVertex],
         mark: &[u8],
-        held: &[bool],
         target: usize,
     ) -> Option<(Vec<u32>, f32)> {
         let c = &self.config;
@@ -562,7 +566,7 @@ impl Build<'_> {
             );
             (lod, error)
         };
-        let edges = GroupEdges::new(self, merged, mark, held);
+        let edges = GroupEdges::new(self, merged, mark);
         // The candidates in order; the first that keeps the surface and reaches
         // the target is taken, else the smallest that keeps the surface.
         let mut best: Option<(Vec<u32>, f32)> = None;
@@ -643,23 +647,22 @@ impl Build<'_> {
 /// between two locked vertices need counting, not the whole group's.
 struct GroupEdges<'a> {
     locked_open: Vec<u64>,
+    /// Bit 0: locked (a border between groups, or held).
     mark: &'a [u8],
-    held: &'a [bool],
 }
 
 impl<'a> GroupEdges<'a> {
-    fn new(b: &Build<'_>, merged: &[u32], mark: &'a [u8], held: &'a [bool]) -> Self {
+    fn new(b: &Build<'_>, merged: &[u32], mark: &'a [u8]) -> Self {
         let mut edges = Self {
             locked_open: Vec::new(),
             mark,
-            held,
         };
         edges.locked_open = single_edges(&b.remap, merged, |x, y| edges.both_locked(x, y));
         edges
     }
 
     fn both_locked(&self, x: u32, y: u32) -> bool {
-        let locked = |r: u32| self.mark[r as usize] & 1 != 0 || self.held[r as usize];
+        let locked = |r: u32| self.mark[r as usize] & 1 != 0;
         locked(x) && locked(y)
     }
 
@@ -887,7 +890,6 @@ mod tests {
             from_mesh: None,
         };
         let locked = [0, 0, 0, 0, 1, 1, 1, 1u8];
-        let held = vec![false; 8];
         // A tetrahedron face gone: three open edges on a closed part.
         let opened: Vec<u32> = tetra[3..].iter().chain(&square).copied().collect();
         // The square's diagonal flipped: same locked border, so kept.
@@ -910,7 +912,7 @@ mod tests {
         for ((lod, mark, keeps), unknown) in cases.into_iter().zip(&unknown) {
             for closed in [unknown, &known] {
                 let b = build(closed);
-                let edges = GroupEdges::new(&b, &lod0, &mark, &held);
+                let edges = GroupEdges::new(&b, &lod0, &mark);
                 assert_eq!(edges.keeps_surface(&b, lod), keeps, "{lod:?} {mark:?}");
             }
         }
