@@ -166,11 +166,15 @@ pub(crate) fn build(
     }
     let mut pending = Clusters::default();
     let mut locks = vec![SimplifyVertex::None; n];
-    let mut mark = vec![0u8; n];
+    let mut marks = BorderMarks {
+        mark: vec![0u8; n],
+        seen_in: Vec::new(),
+        next_group: 1,
+    };
     let mut depth = 0u32;
     while clusters.list.len() > 1 {
         let offsets = b.partition(&mut clusters);
-        b.lock_borders(&clusters, &offsets, &held, &protect, &mut mark, &mut locks);
+        b.lock_borders(&clusters, &offsets, &held, &protect, &mut marks, &mut locks);
         pending.list.clear();
         pending.indices.clear();
         // The groups of a level are independent: each reads the level's locks and
@@ -183,7 +187,7 @@ pub(crate) fn build(
         let level = Level {
             clusters: &clusters,
             locks: &locks,
-            mark: &mark,
+            mark: &marks.mark,
         };
         let outcomes = if groups >= PARALLEL_GROUPS {
             par::map_range(groups, |g| b.simplify_group(&level, range(g)))
@@ -318,6 +322,16 @@ struct Level<'a> {
     /// Bit 0: locked (a border between groups, or held); see
     /// [`Build::lock_borders`].
     mark: &'a [u8],
+}
+
+/// The marks [`Build::lock_borders`] makes per level: bit 0 of `mark`, locked
+/// (a position two groups share, or held), by canonical vertex; `seen_in`, the
+/// id of the last group that met each position (made at the first level; ids
+/// grow over the whole build, `next_group` is the next, so it is never cleared).
+struct BorderMarks {
+    mark: Vec<u8>,
+    seen_in: Vec<u32>,
+    next_group: u32,
 }
 
 /// A group's simplification: stuck (its bounds, error `f32::MAX`), or its bounds
@@ -476,34 +490,41 @@ impl Build<'_> {
     }
 
     /// Locks every position two groups share (and the held ones), per vertex, and
-    /// marks both in `mark` (bit 0, by canonical vertex).
+    /// marks both in `marks.mark` (bit 0, by canonical vertex).
     fn lock_borders(
         &self,
         clusters: &Clusters,
         offsets: &[u32],
         held: &[bool],
         protect: &[bool],
-        mark: &mut [u8],
+        marks: &mut BorderMarks,
         locks: &mut [SimplifyVertex],
     ) {
         const LOCKED: u8 = 1;
-        const SEEN: u8 = 2;
+        let BorderMarks {
+            mark,
+            seen_in,
+            next_group,
+        } = marks;
         mark.fill(0);
+        if seen_in.is_empty() {
+            *seen_in = vec![0; mark.len()];
+        }
+        // One pass: a position is locked when a group meets it that an earlier
+        // group of this level stamped (ids from `first` on are this level's).
+        let first = *next_group;
         for g in offsets.windows(2) {
+            let id = *next_group;
+            *next_group += 1;
             let group = &clusters.list[g[0] as usize..g[1] as usize];
             // Each cluster's triangles in turn (loops, not a flattened iterator).
             let tris = |cl: &Cluster| &clusters.indices[cl.index_offset..][..cl.index_count];
             for cl in group {
                 for &v in tris(cl) {
                     let r = self.remap[v as usize] as usize;
-                    if mark[r] & SEEN != 0 {
-                        mark[r] |= LOCKED;
-                    }
-                }
-            }
-            for cl in group {
-                for &v in tris(cl) {
-                    mark[self.remap[v as usize] as usize] |= SEEN;
+                    let s = seen_in[r];
+                    mark[r] |= u8::from(s >= first && s != id) * LOCKED;
+                    seen_in[r] = id;
                 }
             }
         }
