@@ -533,16 +533,12 @@ impl Build<'_> {
         for (m, &h) in mark.iter_mut().zip(held) {
             *m |= u8::from(h) * LOCKED;
         }
-        for (i, l) in locks.iter_mut().enumerate() {
-            let r = self.remap[i] as usize;
-            let mut f = SimplifyVertex::None;
-            if mark[r] & LOCKED != 0 {
-                f |= SimplifyVertex::Lock;
-            }
-            if protect[i] {
-                f |= SimplifyVertex::Protect;
-            }
-            *l = f;
+        // Each vertex's flags from its bits, without a branch: `Lock` is bit 0
+        // (`LOCKED`), `Protect` bit 1.
+        const _: () =
+            assert!(SimplifyVertex::Lock.bits() == LOCKED && SimplifyVertex::Protect.bits() == 2);
+        for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
+            *l = SimplifyVertex::from_bits_retain((mark[r as usize] & LOCKED) | (u8::from(p) << 1));
         }
     }
 
