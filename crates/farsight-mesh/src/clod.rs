@@ -29,7 +29,7 @@ use meshopt::{
 
 use crate::dag::RawDag;
 use crate::dag::{attribute_weights, Attributes, BuiltDag, ClusterConfig, DagCluster, DagGroup};
-use crate::edges::{find, keep_singles};
+use crate::edges::{flatten, keep_singles, union};
 use crate::mesh::Vertex;
 use crate::par;
 use crate::prepare::adapter;
@@ -166,25 +166,28 @@ pub(crate) fn build(
     }
     let mut pending = Clusters::default();
     let mut locks = vec![SimplifyVertex::None; n];
-    let mut mark = vec![0u8; n];
+    let mut marks = BorderMarks {
+        mark: vec![0u8; n],
+        seen_in: Vec::new(),
+        next_group: 1,
+    };
     let mut depth = 0u32;
     while clusters.list.len() > 1 {
         let offsets = b.partition(&mut clusters);
-        b.lock_borders(&clusters, &offsets, &held, &protect, &mut mark, &mut locks);
+        b.lock_borders(&clusters, &offsets, &held, &protect, &mut marks, &mut locks);
         pending.list.clear();
         pending.indices.clear();
         // The groups of a level are independent: each reads the level's locks and
-        // marks, and the held vertices, which only a stuck group of this level
-        // changes, and only at its own vertices (any it shares with another group
-        // are locked by the marks anyway). So they simplify in parallel and are
+        // marks (the held vertices among them, as the level began; only a stuck
+        // group of this level adds to them, once every group is simplified, and
+        // only at its own vertices). So they simplify in parallel and are
         // recorded in order, the same DAG on any number of threads.
         let groups = offsets.len() - 1;
         let range = |g: usize| offsets[g] as usize..offsets[g + 1] as usize;
         let level = Level {
             clusters: &clusters,
             locks: &locks,
-            mark: &mark,
-            held: &held,
+            mark: &marks.mark,
         };
         let outcomes = if groups >= PARALLEL_GROUPS {
             par::map_range(groups, |g| b.simplify_group(&level, range(g)))
@@ -316,8 +319,19 @@ fn merge_bounds(group: &[Cluster]) -> Bounds {
 struct Level<'a> {
     clusters: &'a Clusters,
     locks: &'a [SimplifyVertex],
+    /// Bit 0: locked (a border between groups, or held); see
+    /// [`Build::lock_borders`].
     mark: &'a [u8],
-    held: &'a [bool],
+}
+
+/// The marks [`Build::lock_borders`] makes per level: bit 0 of `mark`, locked
+/// (a position two groups share, or held), by canonical vertex; `seen_in`, the
+/// id of the last group that met each position (made at the first level; ids
+/// grow over the whole build, `next_group` is the next, so it is never cleared).
+struct BorderMarks {
+    mark: Vec<u8>,
+    seen_in: Vec<u32>,
+    next_group: u32,
 }
 
 /// A group's simplification: stuck (its bounds, error `f32::MAX`), or its bounds
@@ -344,7 +358,7 @@ impl Build<'_> {
         }
         let target = ((merged.len() / 3) as f32 * c.simplify_ratio) as usize * 3;
         let mut bounds = merge_bounds(group);
-        let simplified = self.simplify(&merged, level.locks, level.mark, level.held, target);
+        let simplified = self.simplify(&merged, level.locks, level.mark, target);
         match simplified {
             Some((s, error)) if s.len() as f32 <= merged.len() as f32 * c.simplify_threshold => {
                 bounds.error = (bounds.error * c.simplify_error_merge_previous).max(error)
@@ -476,47 +490,55 @@ impl Build<'_> {
     }
 
     /// Locks every position two groups share (and the held ones), per vertex, and
-    /// marks them in `mark` (bit 0, by canonical vertex).
+    /// marks both in `marks.mark` (bit 0, by canonical vertex).
     fn lock_borders(
         &self,
         clusters: &Clusters,
         offsets: &[u32],
         held: &[bool],
         protect: &[bool],
-        mark: &mut [u8],
+        marks: &mut BorderMarks,
         locks: &mut [SimplifyVertex],
     ) {
         const LOCKED: u8 = 1;
-        const SEEN: u8 = 2;
+        let BorderMarks {
+            mark,
+            seen_in,
+            next_group,
+        } = marks;
         mark.fill(0);
+        if seen_in.is_empty() {
+            *seen_in = vec![0; mark.len()];
+        }
+        // One pass: a position is locked when a group meets it that an earlier
+        // group of this level stamped (ids from `first` on are this level's).
+        let first = *next_group;
         for g in offsets.windows(2) {
+            let id = *next_group;
+            *next_group += 1;
             let group = &clusters.list[g[0] as usize..g[1] as usize];
             // Each cluster's triangles in turn (loops, not a flattened iterator).
             let tris = |cl: &Cluster| &clusters.indices[cl.index_offset..][..cl.index_count];
             for cl in group {
                 for &v in tris(cl) {
                     let r = self.remap[v as usize] as usize;
-                    if mark[r] & SEEN != 0 {
-                        mark[r] |= LOCKED;
-                    }
-                }
-            }
-            for cl in group {
-                for &v in tris(cl) {
-                    mark[self.remap[v as usize] as usize] |= SEEN;
+                    let s = seen_in[r];
+                    mark[r] |= u8::from(s >= first && s != id) * LOCKED;
+                    seen_in[r] = id;
                 }
             }
         }
-        for (i, l) in locks.iter_mut().enumerate() {
-            let r = self.remap[i] as usize;
-            let mut f = SimplifyVertex::None;
-            if mark[r] & LOCKED != 0 || held[r] {
-                f |= SimplifyVertex::Lock;
-            }
-            if protect[i] {
-                f |= SimplifyVertex::Protect;
-            }
-            *l = f;
+        // The held vertices are locked too: bit 0 then says "locked" alone, one
+        // load where the group surface checks ask it of every edge's ends.
+        for (m, &h) in mark.iter_mut().zip(held) {
+            *m |= u8::from(h) * LOCKED;
+        }
+        // Each vertex's flags from its bits, without a branch: `Lock` is bit 0
+        // (`LOCKED`), `Protect` bit 1.
+        const _: () =
+            assert!(SimplifyVertex::Lock.bits() == LOCKED && SimplifyVertex::Protect.bits() == 2);
+        for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
+            *l = SimplifyVertex::from_bits_retain((mark[r as usize] & LOCKED) | (u8::from(p) << 1));
         }
     }
 
@@ -529,7 +551,6 @@ impl Build<'_> {
         merged: &[u32],
         locks: &[SimplifyVertex],
         mark: &[u8],
-        held: &[bool],
         target: usize,
     ) -> Option<(Vec<u32>, f32)> {
         let c = &self.config;
@@ -562,7 +583,7 @@ impl Build<'_> {
             );
             (lod, error)
         };
-        let edges = GroupEdges::new(self, merged, mark, held);
+        let edges = GroupEdges::new(self, merged, mark);
         // The candidates in order; the first that keeps the surface and reaches
         // the target is taken, else the smallest that keeps the surface.
         let mut best: Option<(Vec<u32>, f32)> = None;
@@ -643,23 +664,22 @@ impl Build<'_> {
 /// between two locked vertices need counting, not the whole group's.
 struct GroupEdges<'a> {
     locked_open: Vec<u64>,
+    /// Bit 0: locked (a border between groups, or held).
     mark: &'a [u8],
-    held: &'a [bool],
 }
 
 impl<'a> GroupEdges<'a> {
-    fn new(b: &Build<'_>, merged: &[u32], mark: &'a [u8], held: &'a [bool]) -> Self {
+    fn new(b: &Build<'_>, merged: &[u32], mark: &'a [u8]) -> Self {
         let mut edges = Self {
             locked_open: Vec::new(),
             mark,
-            held,
         };
         edges.locked_open = single_edges(&b.remap, merged, |x, y| edges.both_locked(x, y));
         edges
     }
 
     fn both_locked(&self, x: u32, y: u32) -> bool {
-        let locked = |r: u32| self.mark[r as usize] & 1 != 0 || self.held[r as usize];
+        let locked = |r: u32| self.mark[r as usize] & 1 != 0;
         locked(x) && locked(y)
     }
 
@@ -771,19 +791,16 @@ fn single_edges_as<K: Key>(
     keys[..singles].iter().map(|k| k.wide()).collect()
 }
 
-/// The union-find forest of the connected parts of `tris` (welded by `remap`),
-/// for [`find`].
+/// The connected parts of `tris` (welded by `remap`): each vertex's root (its
+/// part's smallest id), from a flattened union-find forest.
 fn components(remap: &[u32], tris: &[u32]) -> Vec<u32> {
     let mut parent: Vec<u32> = (0..remap.len() as u32).collect();
     for t in tris.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|v| remap[v as usize]);
-        for (x, y) in [(a, b), (b, c)] {
-            let (rx, ry) = (find(&mut parent, x), find(&mut parent, y));
-            if rx != ry {
-                parent[rx.max(ry) as usize] = rx.min(ry);
-            }
-        }
+        union(&mut parent, a, b);
+        union(&mut parent, b, c);
     }
+    flatten(&mut parent);
     parent
 }
 
@@ -791,15 +808,12 @@ fn components(remap: &[u32], tris: &[u32]) -> Vec<u32> {
 /// `remap`) has no open edge.
 fn closed_parts(remap: &[u32], tris: &[u32]) -> Vec<bool> {
     let n = remap.len();
-    let mut parent = components(remap, tris);
+    let root = components(remap, tris);
     let mut open_root = vec![false; n];
     for k in open_edges(remap, tris) {
-        let r = find(&mut parent, key_ends(k, n).0 as u32);
-        open_root[r as usize] = true;
+        open_root[root[key_ends(k, n).0] as usize] = true;
     }
-    (0..n as u32)
-        .map(|v| !open_root[find(&mut parent, v) as usize])
-        .collect()
+    root.iter().map(|&r| !open_root[r as usize]).collect()
 }
 
 /// [`closed_parts`] of a part (`remap`, its own weld; `tris`, its triangles)
@@ -827,7 +841,7 @@ fn part_closed(
             .map(|(v, (&r, &c))| r as usize != v || mesh_closed[c as usize])
             .collect();
     }
-    let mut parent = components(remap, tris);
+    let root = components(remap, tris);
     let mut open_root = vec![false; n];
     for &[a, b] in mesh_open {
         let only_here = [a, b].into_iter().find_map(|x| {
@@ -835,18 +849,14 @@ fn part_closed(
             (!m.seam[local as usize]).then_some(local)
         });
         if let Some(local) = only_here {
-            let r = find(&mut parent, remap[local as usize]);
-            open_root[r as usize] = true;
+            open_root[root[remap[local as usize] as usize] as usize] = true;
         }
     }
     let seam_edges = single_edges(remap, tris, |x, y| m.seam[x as usize] && m.seam[y as usize]);
     for k in seam_edges {
-        let r = find(&mut parent, key_ends(k, n).0 as u32);
-        open_root[r as usize] = true;
+        open_root[root[key_ends(k, n).0] as usize] = true;
     }
-    (0..n as u32)
-        .map(|v| !open_root[find(&mut parent, v) as usize])
-        .collect()
+    root.iter().map(|&r| !open_root[r as usize]).collect()
 }
 
 #[cfg(test)]
@@ -897,7 +907,6 @@ mod tests {
             from_mesh: None,
         };
         let locked = [0, 0, 0, 0, 1, 1, 1, 1u8];
-        let held = vec![false; 8];
         // A tetrahedron face gone: three open edges on a closed part.
         let opened: Vec<u32> = tetra[3..].iter().chain(&square).copied().collect();
         // The square's diagonal flipped: same locked border, so kept.
@@ -920,7 +929,7 @@ mod tests {
         for ((lod, mark, keeps), unknown) in cases.into_iter().zip(&unknown) {
             for closed in [unknown, &known] {
                 let b = build(closed);
-                let edges = GroupEdges::new(&b, &lod0, &mark, &held);
+                let edges = GroupEdges::new(&b, &lod0, &mark);
                 assert_eq!(edges.keeps_surface(&b, lod), keeps, "{lod:?} {mark:?}");
             }
         }

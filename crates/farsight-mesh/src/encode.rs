@@ -86,7 +86,7 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
         .enumerate()
         .flat_map(|(g, m)| (0..m.levels.len()).map(move |li| (g, li)))
         .collect();
-    let sources: Vec<Vec<u32>> = par::map(&order, |&(g, li)| {
+    let compact: Vec<Compact> = par::map(&order, |&(g, li)| {
         scratch.with(|remap| level_sources(&meshes[g].levels[li], remap))
     });
     let mut writer = FileWriter::new(Version::Streamed);
@@ -95,8 +95,8 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
         .iter()
         .map(|m| Vec::with_capacity(m.levels.len()))
         .collect();
-    for (&(g, li), sources) in order.iter().zip(&sources) {
-        let header = level_header(meshes[g], li, sources.len());
+    for (&(g, li), compact) in order.iter().zip(&compact) {
+        let header = level_header(meshes[g], li, compact.sources.len());
         let len = header.record_len();
         let record = writer.reserve_record(RecordTag::CLUSTER_LEVEL, len);
         debug_assert_eq!(
@@ -152,63 +152,65 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
         let i = record.0 as usize;
         let (g, li) = order[i];
         let mesh = meshes[g];
-        let (level, sources) = (&mesh.levels[li], &sources[i]);
-        scratch.with(|remap| {
-            headers[i].write_record(out, &level.clusters, |vertices, slots| {
-                write_level(level, sources, &mesh.packed, remap, vertices, slots)
-            })
+        let level = &mesh.levels[li];
+        headers[i].write_record(out, &level.clusters, |vertices, slots| {
+            write_level(level, &compact[i], &mesh.packed, vertices, slots)
         })?;
         Ok::<(), CookError>(())
     })
 }
 
-/// A level's compact vertex list: its source vertices in first-use order.
-/// `remap` is all `u32::MAX` before and after.
-fn level_sources(level: &PackedLevel, remap: &mut [u32]) -> Vec<u32> {
+/// A level's compact vertex list: its source vertices in first-use order, and
+/// each of the level's indices as a position in that list (what its record
+/// stores, copied as it stands).
+struct Compact {
+    sources: Vec<u32>,
+    local: Vec<u32>,
+}
+
+/// The level's [`Compact`] list. `remap` is all `u32::MAX` before and after.
+fn level_sources(level: &PackedLevel, remap: &mut [u32]) -> Compact {
     // Branch-free: every index is written at the list's end, which moves on
     // only for a vertex not seen before (about one index in five at level 0, too
     // many for a predictable branch).
     let mut sources = vec![0u32; level.indices.len().min(remap.len()) + 1];
+    let mut local = Vec::with_capacity(level.indices.len());
     let mut len = 0;
     for &v in &level.indices {
         let r = &mut remap[v as usize];
         let new = *r == u32::MAX;
         sources[len] = v;
         *r = if new { len as u32 } else { *r };
+        local.push(*r);
         len += usize::from(new);
     }
     sources.truncate(len);
     for &v in &sources {
         remap[v as usize] = u32::MAX;
     }
-    sources
+    Compact { sources, local }
 }
 
-/// Writes a level's vertices (`packed` in `sources` order) and each cluster's
-/// triangles, as indices into that list, at the start of its slot (the record
-/// writer pads the slots). `remap` is all `u32::MAX` before and after.
+/// Writes a level's vertices (`packed` in its compact list's order) and each
+/// cluster's triangles, as positions in that list, at the start of its slot
+/// (the record writer pads the slots).
 fn write_level(
     level: &PackedLevel,
-    sources: &[u32],
+    compact: &Compact,
     packed: &[ClusterVertex],
-    remap: &mut [u32],
     vertices: &mut [ClusterVertex],
     slots: &mut [u32],
 ) {
-    for ((i, &v), out) in sources.iter().enumerate().zip(vertices.iter_mut()) {
-        remap[v as usize] = i as u32;
+    for (&v, out) in compact.sources.iter().zip(vertices.iter_mut()) {
         *out = packed[v as usize];
     }
     let slot_len = 3 * CLUSTER_SLOT_TRIANGLES as usize;
     for (c, slot) in slots.chunks_exact_mut(slot_len).enumerate() {
         // A cluster too large for its slot is cut here and refused by the record
         // check (its triangle count is past the slot).
-        for (out, &v) in slot.iter_mut().zip(level.cluster_triangles(c)) {
-            *out = remap[v as usize];
-        }
-    }
-    for &v in sources {
-        remap[v as usize] = u32::MAX;
+        let tris = &compact.local[level.offsets[c] as usize..level.offsets[c + 1] as usize];
+        let n = tris.len().min(slot.len());
+        slot[..n].copy_from_slice(&tris[..n]);
     }
 }
 

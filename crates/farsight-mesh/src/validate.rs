@@ -36,7 +36,15 @@ pub fn check_cluster_materials(
                 .get(expected as usize)
                 .map_or((0, 0), |p| (p.vertex_base, p.vertex_count));
             let tris = l.cluster_triangles(cluster);
-            // A part's vertices are one range: one subtraction and compare each.
+            // A part's vertices are one range: one subtraction each, and the
+            // largest offset compared once (a loop without an exit vectorises);
+            // the first vertex out of range is looked for only when there is one.
+            let largest = tris
+                .iter()
+                .fold(0, |m: u32, &v| m.max(v.wrapping_sub(base)));
+            if largest < count {
+                continue;
+            }
             if let Some(&v) = tris.iter().find(|&&v| v.wrapping_sub(base) >= count) {
                 return Err(CookError::MixedMaterials {
                     level,
