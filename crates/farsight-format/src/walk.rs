@@ -229,14 +229,15 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                 }
                 next += 1;
             }
-        } else if t == [next, next + 1, next + 2] {
+        } else if t[0] == next && t[1] == t[0] + 1 && t[2] == t[1] + 1 {
             // Three new vertices (nearly every triangle of a flat-shaded mesh): the
             // general loop's recipes without its lookups. Corner 0 copies the last
             // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
             // the two, since corner 1 has no remembered edge yet.
             let last = if next > 0 { next - 1 } else { zero };
-            let (v0, v1) = (next, next + 1);
-            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (next + 2, v0, v1)] {
+            // (Every index is below `n`, so none of these sums overflows.)
+            let [v0, v1, v2] = t;
+            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
                 if PP {
                     restore_if::<4, 3>(positions, v as usize, [a, b, a], 0);
                 }
@@ -247,7 +248,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                     restore_if::<2, 2>(normals, v as usize, [a, b, a], 0);
                 }
             }
-            next += 3;
+            next = v2 + 1;
         } else {
             for k in 0..3 {
                 let v = t[k];
@@ -562,6 +563,30 @@ mod tests {
                 // Any order.
                 _ => {}
             }
+            round_trip(&idx, n, &mut rng);
+        }
+    }
+
+    #[test]
+    fn triangles_of_three_new_vertices_restore_what_the_encoder_walked() {
+        // Flat-shaded soups (every triangle its own three vertices, the decoder's
+        // fresh-triangle path) with triangles over earlier vertices mixed in, in
+        // first-use order, from the first triangle and after a first shared one.
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for case in 0..200 {
+            let tris = rng.random_range(1..50);
+            let n = 3 * tris + 2;
+            let (mut idx, mut fresh) = (Vec::new(), 0u32);
+            for t in 0..tris {
+                if (t > 0 || case % 2 == 1) && rng.random_bool(0.25) {
+                    let m = (fresh as usize).max(3) as u32;
+                    idx.extend((0..3).map(|_| rng.random_range(0..m)));
+                } else {
+                    idx.extend([fresh, fresh + 1, fresh + 2]);
+                    fresh += 3;
+                }
+            }
+            first_use_order(&mut idx, n);
             round_trip(&idx, n, &mut rng);
         }
     }
