@@ -46,6 +46,16 @@ impl WalkScratch {
             .map(|e| e[1])
     }
 
+    /// [`Self::remember_edges`] for a triangle of three vertices met for the first
+    /// time, none of which has an edge yet: each corner's first slot.
+    #[inline(always)]
+    fn remember_fresh(&mut self, [v0, v1, v2]: [u32; 3]) {
+        for (from, to, opp) in [(v0, v1, v2), (v1, v2, v0), (v2, v0, v1)] {
+            self.edges[from as usize].0[0] = [to, opp];
+            self.counts[from as usize] = 1;
+        }
+    }
+
     /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
     /// [`EDGES_PER_VERTEX`] per vertex. Encoder and decoder both call this after each
     /// triangle, so their parallelogram lookups agree.
@@ -249,6 +259,13 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                 }
             }
             next = v2 + 1;
+            s.remember_fresh(t);
+            if NS {
+                let [ia, ib, ic] = t.map(|i| i as usize);
+                let f = face_normal(positions[ia], positions[ib], positions[ic]);
+                add_face(sums, [ia, ib, ic], f);
+            }
+            continue;
         } else {
             for k in 0..3 {
                 let v = t[k];
