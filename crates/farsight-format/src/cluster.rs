@@ -353,14 +353,16 @@ impl<'a> ClusterLevel<'a> {
             vertices,
             indices,
         };
-        level.validate()?;
+        level.validate(true)?;
         Ok(level)
     }
 
     /// The checks of [`Self::parse`] past the byte layout: every cluster's floats,
-    /// triangle count, material, slot indices and padding, and the header's totals.
-    /// One pass over the arrays.
-    fn validate(&self) -> Result<(), FormatError> {
+    /// triangle count, material, slot indices and padding (`check_padding`; false
+    /// only where the caller has just padded every slot itself, see
+    /// [`ClusterLevelHeader::write_record`]), and the header's totals. One pass over
+    /// the arrays.
+    fn validate(&self, check_padding: bool) -> Result<(), FormatError> {
         let mut triangles = 0u64;
         let vertex_count = self.header.vertex_count;
         for (c, info) in self.clusters.iter().enumerate() {
@@ -397,9 +399,11 @@ impl<'a> ClusterLevel<'a> {
                     vertex_count,
                 });
             }
-            for pad in slot[3 * n as usize..].chunks_exact(3) {
-                if pad[0] != pad[1] || pad[1] != pad[2] {
-                    return Err(bad("padding triangle not zero-area", c as u64));
+            if check_padding {
+                for pad in slot[3 * n as usize..].chunks_exact(3) {
+                    if pad[0] != pad[1] || pad[1] != pad[2] {
+                        return Err(bad("padding triangle not zero-area", c as u64));
+                    }
                 }
             }
         }
@@ -482,7 +486,7 @@ pub fn encode_cluster_level(
         vertices,
         indices,
     }
-    .validate()?;
+    .validate(true)?;
     let mut out = Vec::with_capacity(
         64 + clusters.len() * CLUSTER_INFO_BYTES + vertices.len() * 32 + indices.len() * 4,
     );
@@ -507,7 +511,10 @@ impl ClusterLevelHeader {
     /// vertex list and, in each cluster's slot, its `3 * triangle_count` real
     /// indices; the rest of every slot is padded here. The record is then checked
     /// as [`ClusterLevel::parse`] would check it (what [`encode_cluster_level`]
-    /// does, without a buffer of its own).
+    /// does, without a buffer of its own), but for the padding written here: every
+    /// index past a cluster's `3 * triangle_count` repeats the slot's first, so each
+    /// padding triangle is zero-area by construction (a count past the slot fails
+    /// the check of counts).
     pub fn write_record(
         &self,
         out: &mut [u8],
@@ -551,7 +558,7 @@ impl ClusterLevelHeader {
             vertices,
             indices: slots,
         }
-        .validate()
+        .validate(false)
     }
 }
 
