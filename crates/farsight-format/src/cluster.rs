@@ -181,7 +181,9 @@ impl ClusterVertex {
     }
 
     /// [`ClusterVertex::pack`] with the direction codes taken from `cache`: the same
-    /// vertex, faster where directions repeat.
+    /// vertex, faster where directions repeat. Inlined into the caller's loop, where
+    /// the bounds' extents and the cache's fields stay in registers.
+    #[inline]
     pub fn pack_cached(
         v: &FloatVertex,
         min: [f32; 3],
@@ -194,6 +196,7 @@ impl ClusterVertex {
         Self::pack_codes(v, min, max, normal, tangent)
     }
 
+    #[inline]
     fn pack_codes(
         v: &FloatVertex,
         min: [f32; 3],
