@@ -181,7 +181,9 @@ impl ClusterVertex {
     }
 
     /// [`ClusterVertex::pack`] with the direction codes taken from `cache`: the same
-    /// vertex, faster where directions repeat.
+    /// vertex, faster where directions repeat. Inlined into the caller's loop, where
+    /// the bounds' extents and the cache's fields stay in registers.
+    #[inline]
     pub fn pack_cached(
         v: &FloatVertex,
         min: [f32; 3],
@@ -194,6 +196,7 @@ impl ClusterVertex {
         Self::pack_codes(v, min, max, normal, tangent)
     }
 
+    #[inline]
     fn pack_codes(
         v: &FloatVertex,
         min: [f32; 3],
@@ -353,14 +356,17 @@ impl<'a> ClusterLevel<'a> {
             vertices,
             indices,
         };
-        level.validate()?;
+        level.validate(true)?;
         Ok(level)
     }
 
     /// The checks of [`Self::parse`] past the byte layout: every cluster's floats,
-    /// triangle count, material, slot indices and padding, and the header's totals.
-    /// One pass over the arrays.
-    fn validate(&self) -> Result<(), FormatError> {
+    /// triangle count, material, slot indices and padding (`check_padding`; false
+    /// only where the caller has just padded every slot with its first index, see
+    /// [`ClusterLevelHeader::write_record`]: then neither the padding nor its
+    /// indices are looked at again), and the header's totals. One pass over the
+    /// arrays.
+    fn validate(&self, check_padding: bool) -> Result<(), FormatError> {
         let mut triangles = 0u64;
         let vertex_count = self.header.vertex_count;
         for (c, info) in self.clusters.iter().enumerate() {
@@ -383,9 +389,16 @@ impl<'a> ClusterLevel<'a> {
             }
             triangles += n as u64;
             let slot = &self.indices[c * slot_len()..(c + 1) * slot_len()];
+            // Where the caller padded the slot, each padding index repeats the
+            // slot's first, so the real indices are all there is to check.
+            let checked = if check_padding {
+                slot
+            } else {
+                &slot[..3 * n as usize]
+            };
             // One branch-free reduction per slot; the position is looked up only
-            // on failure.
-            if slot.iter().fold(0u32, |m, &v| m.max(v)) >= vertex_count {
+            // on failure (the first past the end is a real index either way).
+            if checked.iter().fold(0u32, |m, &v| m.max(v)) >= vertex_count {
                 let (i, &v) = slot
                     .iter()
                     .enumerate()
@@ -397,16 +410,20 @@ impl<'a> ClusterLevel<'a> {
                     vertex_count,
                 });
             }
-            for pad in slot[3 * n as usize..].chunks_exact(3) {
-                if pad[0] != pad[1] || pad[1] != pad[2] {
-                    return Err(bad("padding triangle not zero-area", c as u64));
+            if check_padding {
+                for pad in slot[3 * n as usize..].chunks_exact(3) {
+                    if pad[0] != pad[1] || pad[1] != pad[2] {
+                        return Err(bad("padding triangle not zero-area", c as u64));
+                    }
                 }
             }
         }
         if triangles != self.header.triangle_count as u64 {
             return Err(bad("triangle_count", self.header.triangle_count as u64));
         }
-        if self.vertices.iter().any(|v| v.flags > 1 || v.reserved != 0) {
+        // Branch-free: a flag past bit 0 or a reserved bit, or'd over the list.
+        let stray = |v: &ClusterVertex| u32::from(v.flags & !1) | v.reserved;
+        if self.vertices.iter().fold(0, |all, v| all | stray(v)) != 0 {
             return Err(bad("vertex flags", 0));
         }
         Ok(())
@@ -482,7 +499,7 @@ pub fn encode_cluster_level(
         vertices,
         indices,
     }
-    .validate()?;
+    .validate(true)?;
     let mut out = Vec::with_capacity(
         64 + clusters.len() * CLUSTER_INFO_BYTES + vertices.len() * 32 + indices.len() * 4,
     );
@@ -507,7 +524,10 @@ impl ClusterLevelHeader {
     /// vertex list and, in each cluster's slot, its `3 * triangle_count` real
     /// indices; the rest of every slot is padded here. The record is then checked
     /// as [`ClusterLevel::parse`] would check it (what [`encode_cluster_level`]
-    /// does, without a buffer of its own).
+    /// does, without a buffer of its own), but for the padding written here: every
+    /// index past a cluster's `3 * triangle_count` repeats the slot's first, so each
+    /// padding triangle is zero-area by construction (a count past the slot fails
+    /// the check of counts).
     pub fn write_record(
         &self,
         out: &mut [u8],
@@ -551,7 +571,7 @@ impl ClusterLevelHeader {
             vertices,
             indices: slots,
         }
-        .validate()
+        .validate(false)
     }
 }
 
@@ -1056,6 +1076,46 @@ mod tests {
             })
             .unwrap_err();
         assert!(matches!(err, FormatError::VertexIndexOutOfRange { .. }));
+        // So is one at a real index past the first (its position as a reader
+        // reports it), and a vertex with a stray flag or reserved bit.
+        let err = header
+            .write_record(bytemuck::cast_slice_mut(&mut out), &clusters, |v, s| {
+                v.copy_from_slice(&vertices);
+                for (slot, t) in s.chunks_exact_mut(slot_len()).zip(tris) {
+                    slot[..t.len()].copy_from_slice(t);
+                }
+                s[slot_len() + 2] = 7;
+            })
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            FormatError::VertexIndexOutOfRange {
+                position,
+                index: 7,
+                vertex_count: 5
+            } if position == slot_len() as u64 + 2
+        ));
+        for stray in [
+            |v: &mut ClusterVertex| v.flags = 2,
+            |v: &mut ClusterVertex| v.reserved = 1 << 31,
+        ] {
+            let err = header
+                .write_record(bytemuck::cast_slice_mut(&mut out), &clusters, |v, s| {
+                    v.copy_from_slice(&vertices);
+                    stray(&mut v[4]);
+                    for (slot, t) in s.chunks_exact_mut(slot_len()).zip(tris) {
+                        slot[..t.len()].copy_from_slice(t);
+                    }
+                })
+                .unwrap_err();
+            assert!(matches!(
+                err,
+                FormatError::BadField {
+                    field: "vertex flags",
+                    ..
+                }
+            ));
+        }
         // A buffer of the wrong length is refused.
         let mut short = vec![0u32; header.record_len() / 4 - 1];
         assert!(header

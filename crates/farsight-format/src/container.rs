@@ -360,32 +360,31 @@ impl FileWriter {
         let table_len = at;
         let first_record = align_up(dir_end, RECORD_ALIGN);
 
-        let mut head = Vec::with_capacity(MANIFEST_START + manifest.len() + 32 + first_record);
-        head.extend_from_slice(&IDENTIFIER);
-        head.extend_from_slice(&(self.version as u32).to_le_bytes());
-        head.extend_from_slice(&[0; 8]); // checksum, reserved
-        head.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
-        head.extend_from_slice(manifest);
-        head.resize(table_length_word_at(head.len()), 0);
-        head.extend_from_slice(&(table_len as u64).to_le_bytes());
-        let table_start = head.len();
+        let length_word = table_length_word_at(MANIFEST_START + manifest.len());
+        let table_start = length_word + 8;
         debug_assert_eq!(table_start % RECORD_ALIGN, 0);
-        head.extend_from_slice(&(self.records.len() as u32).to_le_bytes());
-        head.extend_from_slice(&[0; 4]);
-        for (r, &offset) in self.records.iter().zip(&offsets) {
-            head.extend_from_slice(&r.tag.0);
-            head.extend_from_slice(&[0; 4]);
-            head.extend_from_slice(&(offset as u64).to_le_bytes());
-            head.extend_from_slice(&(r.len() as u64).to_le_bytes());
-        }
-        head.resize(table_start + first_record, 0);
+        let head_len = table_start + first_record;
 
         // Zeroed blocks (fresh pages come zeroed from the system: no zeroing pass),
-        // cut into the head and one piece per record.
+        // cut into the head and one piece per record. The head is written in
+        // place (its gaps and reserved words are the zeros already there).
         let blocks = (table_start + table_len) / RECORD_ALIGN;
         let mut out: Vec<Block> = vec![[0; RECORD_ALIGN]; blocks];
-        let (head_out, mut rest) = out.as_flattened_mut().split_at_mut(head.len());
-        head_out.copy_from_slice(&head);
+        let (head, mut rest) = out.as_flattened_mut().split_at_mut(head_len);
+        let mut put = |at: usize, bytes: &[u8]| head[at..at + bytes.len()].copy_from_slice(bytes);
+        put(0, &IDENTIFIER);
+        put(12, &(self.version as u32).to_le_bytes());
+        // 16..24: checksum (below) and reserved.
+        put(24, &(manifest.len() as u64).to_le_bytes());
+        put(MANIFEST_START, manifest);
+        put(length_word, &(table_len as u64).to_le_bytes());
+        put(table_start, &(self.records.len() as u32).to_le_bytes());
+        for (i, (r, &offset)) in self.records.iter().zip(&offsets).enumerate() {
+            let entry = table_start + 8 + ENTRY_SIZE * i;
+            put(entry, &r.tag.0);
+            put(entry + 8, &(offset as u64).to_le_bytes());
+            put(entry + 16, &(r.len() as u64).to_le_bytes());
+        }
         // The work: reserved records filled whole (then hashed), stored records
         // copied in chunks (so one large record also spreads over the cores).
         let mut tasks: Vec<Task<'_>> = Vec::with_capacity(self.records.len());
@@ -443,12 +442,12 @@ impl FileWriter {
                 let at = table_start + 8 + ENTRY_SIZE * i + 4;
                 out[at..at + 4].copy_from_slice(&record_crc.to_le_bytes());
             }
-            let crc = crc32fast::hash(&out[20..head.len()]);
+            let crc = crc32fast::hash(&out[20..head_len]);
             out[16..20].copy_from_slice(&crc.to_le_bytes());
             return Ok(out);
         }
         let mut crc = crc32fast::Hasher::new();
-        crc.update(&head[20..]);
+        crc.update(&out[20..head_len]);
         let mut end = first_record;
         for ((r, &offset), &record_crc) in self.records.iter().zip(&offsets).zip(&crcs) {
             crc.update(&[0; RECORD_ALIGN][..offset - end]);

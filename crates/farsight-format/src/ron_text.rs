@@ -196,7 +196,15 @@ impl PrettyWriter {
     /// sign).
     fn float(&mut self, v: f64, negative_nan: bool, text: &dyn fmt::Display) -> Written {
         use std::fmt::Write as _;
-        let integral = v.fract() == 0.0;
+        // `v.fract() == 0.0` without its libm `trunc`: below 2^52 the truncating
+        // cast is exact for an integral value and changes any other; from there
+        // every finite f64 is integral (infinities and NaN are not).
+        const EXACT: f64 = 4_503_599_627_370_496.0;
+        let integral = if v.abs() < EXACT {
+            v as i64 as f64 == v
+        } else {
+            v.is_finite()
+        };
         if integral && v.abs() < 16_777_216.0 {
             if v.is_sign_negative() {
                 self.out.push('-');
@@ -573,6 +581,17 @@ mod tests {
                 16_777_215.0,
                 16_777_216.0,
                 9_007_199_254_740_993.0,
+                // Around 2^52, where the integral test changes method.
+                4_503_599_627_370_495.5,
+                -4_503_599_627_370_495.5,
+                4_503_599_627_370_496.0,
+                4_503_599_627_370_497.0,
+                -4_503_599_627_370_496.0,
+                9.5e15,
+                123_456.75,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::MIN_POSITIVE,
             ],
             text: [
                 "plain",
