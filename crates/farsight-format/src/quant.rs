@@ -141,9 +141,7 @@ pub fn oct_encode(n: [f32; 3], bits: u32) -> [i16; 2] {
         ];
         num[i] = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
         den[i] = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        if bits < NEVER_FAR_BITS {
-            far |= d[0] * m[0] + d[1] * m[1] + d[2] * m[2] <= 0.0;
-        }
+        far |= d[0] * m[0] + d[1] * m[1] + d[2] * m[2] <= 0.0;
     }
     if far {
         return oct_encode_far(&codes, m, inv);
@@ -160,23 +158,10 @@ pub fn oct_encode(n: [f32; 3], bits: u32) -> [i16; 2] {
     codes[best]
 }
 
-/// Bit depths from which no candidate of [`oct_encode`] is on the far side: the
-/// four codes are corners of the grid cell holding `n`'s projection, at most
-/// `sqrt(2) / s` from it in the octahedral square, and the unfold is continuous
-/// there with slopes of magnitude at most 1 per coordinate, so a candidate's point
-/// is within `sqrt(6) / s` of `n`'s point on the octahedron (whose length is at
-/// least `1 / sqrt(3)`): an angle under `asin(3 sqrt(2) / s)`, 2 degrees at
-/// `s = 127` (8 bits), where the dot product is far above f64's rounding. Tested
-/// against the check at every depth.
-const NEVER_FAR_BITS: u32 = 8;
-
-/// `x.floor()` for `|x| < 2^22` (callers: `|x| <= 32767`), without a libm call or
-/// a saturating cast: adding and taking away `1.5 * 2^23` rounds `x` to the
-/// nearest integer (exact below `2^22`), one too high where that rounded up.
+/// `x.floor()` for `|x| < 2^23`, without a libm call.
 #[inline]
 fn floor_small(x: f32) -> f32 {
-    const ROUND: f32 = 12_582_912.0;
-    let t = (x + ROUND) - ROUND;
+    let t = x as i32 as f32;
     if t > x {
         t - 1.0
     } else {
@@ -277,189 +262,6 @@ mod tests {
             }
         }
         best
-    }
-
-    /// [`oct_encode`] as it was before the far-side check was limited to low bit
-    /// depths and the floor changed: the reference every fast path must equal.
-    fn oct_encode_reference(n: [f32; 3], bits: u32) -> [i16; 2] {
-        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-        if len.is_nan() || len <= 0.0 || !len.is_finite() {
-            return [0, 0];
-        }
-        let n = [n[0] / len, n[1] / len, n[2] / len];
-        let p = oct_project(n);
-        let s = oct_scale(bits);
-        let inv = 1.0 / s;
-        let floor_old = |x: f32| {
-            let t = x as i32 as f32;
-            if t > x {
-                t - 1.0
-            } else {
-                t
-            }
-        };
-        let (fx, fy) = (floor_old(p[0] * s), floor_old(p[1] * s));
-        let m = n.map(|x| x as f64);
-        let codes: [[i16; 2]; 4] = std::array::from_fn(|i| {
-            let (dx, dy) = ((i & 1) as f32, (i >> 1) as f32);
-            [(fx + dx).clamp(-s, s) as i16, (fy + dy).clamp(-s, s) as i16]
-        });
-        let mut num = [0.0f64; 4];
-        let mut den = [0.0f64; 4];
-        let mut far = false;
-        for i in 0..4 {
-            let d = oct_unfold(codes[i], inv).map(|x| x as f64);
-            let c = [
-                d[1] * m[2] - d[2] * m[1],
-                d[2] * m[0] - d[0] * m[2],
-                d[0] * m[1] - d[1] * m[0],
-            ];
-            num[i] = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-            den[i] = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            far |= d[0] * m[0] + d[1] * m[1] + d[2] * m[2] <= 0.0;
-        }
-        if far {
-            return oct_encode_far(&codes, m, inv);
-        }
-        let mut best = 0;
-        for i in 1..4 {
-            best = if num[i] * den[best] < num[best] * den[i] {
-                i
-            } else {
-                best
-            };
-        }
-        codes[best]
-    }
-
-    /// Directions that stress the encoder: random ones, axes and near-axis ones,
-    /// the octahedron's edges and faces' centres, nudged by a few ulps, exact code
-    /// directions and midpoints between neighbouring codes (near-ties), at scales
-    /// from tiny to huge.
-    fn hard_directions(count: usize, seed: u64) -> Vec<[f32; 3]> {
-        let mut state = seed;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-        let nudge = |x: f32, k: i32| {
-            if x == 0.0 {
-                f32::from_bits(k.unsigned_abs()) * if k < 0 { -1.0 } else { 1.0 }
-            } else {
-                f32::from_bits((x.to_bits() as i32 + k) as u32)
-            }
-        };
-        let mut out = Vec::with_capacity(count);
-        let specials = [
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [1.0, 1.0, 0.0],
-            [1.0, 0.0, 1.0],
-            [0.0, 1.0, 1.0],
-            [1.0, 1.0, 1.0],
-            [0.5, 0.25, 0.25],
-        ];
-        while out.len() < count {
-            let r = next();
-            let n: [f32; 3] = match r % 6 {
-                0 | 1 => [unit(next()), unit(next()), unit(next())],
-                2 => {
-                    // A special direction with signs and a few ulps of noise.
-                    let b = specials[(next() % specials.len() as u64) as usize];
-                    std::array::from_fn(|k| {
-                        let sign = if next() & 1 == 0 { 1.0 } else { -1.0 };
-                        nudge(b[k] * sign, (next() % 9) as i32 - 4)
-                    })
-                }
-                3 | 4 => {
-                    // A code's direction or the midpoint of two neighbouring
-                    // codes, at a random depth, nudged.
-                    let bits = 2 + (next() % 15) as u32;
-                    let s = oct_scale(bits) as i32;
-                    let q = |r: u64| (r % (2 * s as u64 + 1)) as i32 - s;
-                    let a = [q(next()) as i16, q(next()) as i16];
-                    let da = oct_decode(a, bits);
-                    let d = if r % 6 == 3 {
-                        da
-                    } else {
-                        let b = [
-                            (a[0] as i32 + (next() % 2) as i32).min(s) as i16,
-                            (a[1] as i32 + (next() % 2) as i32).min(s) as i16,
-                        ];
-                        let db = oct_decode(b, bits);
-                        std::array::from_fn(|k| (da[k] + db[k]) * 0.5)
-                    };
-                    std::array::from_fn(|k| nudge(d[k], (next() % 5) as i32 - 2))
-                }
-                _ => {
-                    // Near an axis.
-                    let axis = (next() % 3) as usize;
-                    let mut n = [0.0f32; 3];
-                    for (k, x) in n.iter_mut().enumerate() {
-                        *x = if k == axis {
-                            if next() & 1 == 0 {
-                                1.0
-                            } else {
-                                -1.0
-                            }
-                        } else {
-                            unit(next()) * 2f32.powi(-((next() % 40) as i32))
-                        };
-                    }
-                    n
-                }
-            };
-            let scale = [1.0f32, 1e-18, 3e-20, 1e18, 0.001, 1000.0][(next() % 6) as usize];
-            out.push(n.map(|x| x * scale));
-        }
-        out
-    }
-
-    #[test]
-    fn the_encoder_is_the_reference_on_hard_directions_at_every_depth() {
-        let dirs = hard_directions(
-            if cfg!(debug_assertions) {
-                60_000
-            } else {
-                400_000
-            },
-            7,
-        );
-        for bits in 2..=16 {
-            for n in &dirs {
-                assert_eq!(
-                    oct_encode(*n, bits),
-                    oct_encode_reference(*n, bits),
-                    "{n:?} at {bits} bits"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_fast_floor_is_the_floor() {
-        let mut x = -40_000.0f32;
-        while x <= 40_000.0 {
-            for y in [
-                x,
-                f32::from_bits(x.to_bits() + 1),
-                -x,
-                x * 0.999_97,
-                x.round(),
-            ] {
-                // The old floor (through a saturating cast), bit for bit, and the
-                // floor by value.
-                let t = y as i32 as f32;
-                let old = if t > y { t - 1.0 } else { t };
-                assert_eq!(floor_small(y).to_bits(), old.to_bits(), "{y}");
-                assert_eq!(floor_small(y), y.floor(), "{y}");
-            }
-            x += 0.123_456;
-        }
     }
 
     /// Angle in degrees between `n` and the decoded code, in f64.
