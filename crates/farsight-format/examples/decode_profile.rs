@@ -13,6 +13,8 @@ use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshDat
 
 #[path = "../tests/support/obj.rs"]
 mod obj;
+#[path = "support/parts.rs"]
+mod parts;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -72,19 +74,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// A `.parts` file (from the format bench's `FARSIGHT_BENCH_DUMP`): cooks the parts
 /// as one set and prints where its decode spends its time.
 fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::error::Error>> {
-    use farsight_format::{cook_mesh_set, CookedSet, FullMesh};
-    let bytes = if path.ends_with(".set") {
+    use farsight_format::{cook_mesh_set, CookedSet};
+    let parts = if path.ends_with(".set") {
         Vec::new()
     } else {
-        std::fs::read(path)?
+        parts::load(path)?
     };
-    let mut parts = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into()?) as usize;
-        parts.push(FullMesh::parse(&bytes[at + 4..at + 4 + len])?.to_mesh());
-        at += 4 + len;
-    }
     let off = |name: &str| flags.split(',').any(|f| f == name);
     // `as-gltfpack`: the options of the gltfpack comparison (no tangents or normals
     // generated, 8-bit tangents), as `format_gltfpack` cooks.

@@ -7,20 +7,11 @@
 //!
 //! `cargo run --release -p farsight-format --example zstd_frames -- RUNS A.parts B.parts ...`
 
-use farsight_format::{cook_mesh, CookOptions, CookedMesh, FullMesh};
+use farsight_format::{cook_mesh, CookOptions, CookedMesh};
 use zstd::zstd_safe::{CParameter, ParamSwitch};
 
-fn parts(path: &str) -> Result<Vec<farsight_format::MeshData>, Box<dyn std::error::Error>> {
-    let bytes = std::fs::read(path)?;
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into()?) as usize;
-        out.push(FullMesh::parse(&bytes[at + 4..at + 4 + len])?.to_mesh());
-        at += 4 + len;
-    }
-    Ok(out)
-}
+#[path = "support/parts.rs"]
+mod parts;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -32,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut z = zstd::bulk::Decompressor::new()?;
     let mut out = Vec::with_capacity(1 << 24);
     for path in &args[2..] {
-        for m in parts(path)? {
+        for m in parts::load(path)? {
             let record = cook_mesh(&m, &opts)?;
             let cooked = CookedMesh::parse(&record)?;
             // Each zstd frame the cook wrote, undone: what the cook compressed.

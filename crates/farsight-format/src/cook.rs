@@ -941,6 +941,12 @@ mod tests {
         // A skew Huffman saves little on: raw literals, at most 1/16 larger.
         let mild: Vec<u8> = (0..1500).map(|_| rng.random_range(0..200u8)).collect();
         let (ours, plain) = (frame(&mild), zstd::bulk::compress(&mild, 19).unwrap());
+        assert_eq!(
+            literals_type(&plain),
+            Some(2),
+            "plain zstd codes these with Huffman"
+        );
+        assert_ne!(literals_type(&ours), Some(2), "mild: raw literals chosen");
         assert!(ours.len() <= plain.len() + plain.len() / 16);
         assert_eq!(back(&ours, mild.len()), mild);
     }

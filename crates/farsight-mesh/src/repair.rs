@@ -242,6 +242,13 @@ fn small_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
 mod tests {
     use super::remove_duplicates;
 
+    /// meshoptimizer's position weld, the reference the welds are tested against.
+    fn meshopt_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
+        let adapter =
+            meshopt::VertexDataAdapter::new(bytemuck::cast_slice(positions), 12, 0).unwrap();
+        meshopt::generate_position_remap(&adapter)
+    }
+
     /// The pairwise weld of a few vertices is meshoptimizer's: repeated positions,
     /// -0 beside 0, NaNs, every size up to the threshold and past it.
     #[test]
@@ -259,11 +266,9 @@ mod tests {
             let positions: Vec<[f32; 3]> = (0..n)
                 .map(|_| [0; 3].map(|_| coordinate(next(kinds))))
                 .collect();
-            let adapter =
-                meshopt::VertexDataAdapter::new(bytemuck::cast_slice(&positions), 12, 0).unwrap();
             assert_eq!(
                 super::small_position_remap(&positions),
-                meshopt::generate_position_remap(&adapter),
+                meshopt_position_remap(&positions),
                 "{positions:?}"
             );
         }
@@ -288,11 +293,9 @@ mod tests {
             let positions: Vec<[f32; 3]> = (0..n)
                 .map(|_| [0; 3].map(|_| coordinate(next(kinds))))
                 .collect();
-            let adapter =
-                meshopt::VertexDataAdapter::new(bytemuck::cast_slice(&positions), 12, 0).unwrap();
             assert_eq!(
                 super::hashed_position_remap(&positions),
-                meshopt::generate_position_remap(&adapter),
+                meshopt_position_remap(&positions),
                 "round {round}, {n} positions"
             );
         }
