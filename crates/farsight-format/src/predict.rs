@@ -128,6 +128,7 @@ pub(crate) fn predicted_code(s: [f32; 4], scale: f32) -> [i16; 2] {
     ]
 }
 
-pub(crate) use crate::walk::{unpredict, unzigzag, WalkScratch};
+pub(crate) use crate::unwalk::unpredict;
+pub(crate) use crate::walk::{unzigzag, WalkScratch};
 #[cfg(feature = "encode")]
 pub(crate) use crate::walk::{walk, zigzag};
