@@ -319,9 +319,20 @@ pub(crate) fn restore<const C: usize>(
             let v = _mm_sub_epi32(wide(a), _mm_add_epi32(wide(c), _mm_set1_epi32(32768)));
             _mm_add_epi32(v, wide(b))
         } else if w == 0 {
-            // The midpoint (a + b) / 2.
-            let v = _mm_srli_epi32::<1>(_mm_add_epi32(wide(a), wide(b)));
-            _mm_sub_epi32(v, _mm_set1_epi32(32768))
+            // The midpoint (a + b) / 2, as (a & b) + ((a ^ b) >> 1) in the 16-bit
+            // lanes (exact, no overflow). Not the 32-bit (wide(a) + wide(b)) >> 1:
+            // LLVM rewrote that into this very form but, sharing a's widening with
+            // the w = 8 branch above, widened a against itself rather than zero
+            // there too, a miscompile that restored wrong uvs in a non-inlined
+            // walk (rustc 1.95, `unpredict` tried `#[inline(never)]`; the test
+            // `every_instance_the_decoder_calls_restores_what_the_encoder_walked`
+            // did not reproduce it, a standalone `unpredict` did).
+            let (la, lb) = (load(a), load(b));
+            let m = _mm_add_epi16(
+                _mm_and_si128(la, lb),
+                _mm_srli_epi16::<1>(_mm_xor_si128(la, lb)),
+            );
+            _mm_sub_epi32(_mm_unpacklo_epi16(m, zero), _mm_set1_epi32(32768))
         } else {
             let lanes = |p: [u16; 4]| _mm_xor_si128(load(p), bias);
             let (a, b, c) = (lanes(a), lanes(b), lanes(c));

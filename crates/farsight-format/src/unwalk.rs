@@ -478,3 +478,107 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
     // SAFETY: the caller's promise.
     unsafe { *at_mut(values, slot) = out };
 }
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use crate::walk::{unzigzag, walk, WalkScratch};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Positions, uvs and normals.
+    type Tables = (Vec<[u16; 4]>, Vec<[u16; 2]>, Vec<[u16; 2]>);
+
+    /// One instance of the walk in a function of its own (as the decode has it, not
+    /// inlined into the test); returns the restored positions, uvs and normals.
+    #[inline(never)]
+    fn run<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+        indices: &[u32],
+        n: usize,
+        w: i32,
+        residuals: &Tables,
+    ) -> Tables {
+        let (mut p, mut u, mut o) = residuals.clone();
+        let mut sums = Vec::new();
+        super::unpredict::<PP, PU, NS, PN>(
+            indices,
+            n,
+            w,
+            &mut p,
+            &mut u,
+            &mut o,
+            &mut WalkScratch::default(),
+            &mut sums,
+        );
+        (p, u, o)
+    }
+
+    #[test]
+    fn every_instance_the_decoder_calls_restores_what_the_encoder_walked() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for case in 0..300 {
+            let n = rng.random_range(1..40usize);
+            // Triangles mostly in first-use order (new vertices, repeats of the
+            // last ones, three new at once), some degenerate or out of order.
+            let (mut idx, mut next) = (Vec::new(), 0u32);
+            for _ in 0..rng.random_range(0..40) {
+                for _ in 0..3 {
+                    let fresh = rng.random_bool(0.4) && (next as usize) < n;
+                    idx.push(if fresh {
+                        next += 1;
+                        next - 1
+                    } else if case % 4 == 0 {
+                        rng.random_range(0..n as u32)
+                    } else {
+                        rng.random_range(0..next.max(1))
+                    });
+                }
+            }
+            let w = rng.random_range(0..=8);
+            let values = |rng: &mut ChaCha8Rng| -> Vec<[u16; 4]> {
+                (0..n).map(|_| [0; 4].map(|_| rng.random())).collect()
+            };
+            let (p0, u0, o0) = (values(&mut rng), values(&mut rng), values(&mut rng));
+            // The encoder's walk and recipes restore the expected values from the
+            // residuals (`Recipe::predict` is the reference parallelogram).
+            let (mut wp, mut wu, mut wo) = (p0.clone(), u0.clone(), o0.clone());
+            walk(&idx, n, &mut WalkScratch::default(), |v, r| {
+                let (p, u, o) = (r.predict(&wp, w), r.predict(&wu, 8), r.predict(&wo, 8));
+                for k in 0..3 {
+                    wp[v][k] = p[k].wrapping_add(unzigzag(p0[v][k]));
+                }
+                for k in 0..2 {
+                    wu[v][k] = u[k].wrapping_add(unzigzag(u0[v][k]));
+                    wo[v][k] = o[k].wrapping_add(unzigzag(o0[v][k]));
+                }
+            });
+            let with_zero =
+                |v: &[[u16; 4]]| -> Vec<[u16; 4]> { v.iter().copied().chain([[0; 4]]).collect() };
+            let two = |v: &[[u16; 4]]| -> Vec<[u16; 2]> {
+                v.iter().map(|a| [a[0], a[1]]).chain([[0; 2]]).collect()
+            };
+            let (rp, ru, ro) = (with_zero(&p0), two(&u0), two(&o0));
+            let (ep, eu, eo) = (with_zero(&wp), two(&wu), two(&wo));
+            let res = (rp.clone(), ru.clone(), ro.clone());
+            macro_rules! check {
+                ($pp:literal, $pu:literal, $ns:literal, $pn:literal) => {{
+                    let (p, u, o) = run::<$pp, $pu, $ns, $pn>(&idx, n, w, &res);
+                    let what = format!("case {case}, {:?}", ($pp, $pu, $ns, $pn));
+                    assert_eq!(&p, if $pp { &ep } else { &rp }, "positions, {what}");
+                    assert_eq!(&u, if $pu { &eu } else { &ru }, "uvs, {what}");
+                    assert_eq!(&o, if $pn { &eo } else { &ro }, "normals, {what}");
+                }};
+            }
+            // The decoder's instances (`CookedMesh::stages`, `shared_positions`).
+            check!(true, true, true, false);
+            check!(true, false, true, false);
+            check!(true, true, false, false);
+            check!(true, true, false, true);
+            check!(true, false, false, false);
+            check!(true, false, false, true);
+            check!(false, true, true, false);
+            check!(false, true, false, false);
+            check!(false, true, false, true);
+            check!(false, false, false, true);
+        }
+    }
+}
