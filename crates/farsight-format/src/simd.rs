@@ -100,6 +100,48 @@ pub(crate) fn stages(
     }
 }
 
+/// `CookedMesh::shared_positions` in a function of its own, compiled for AVX2 with
+/// BMI2 when `WIDE` (the AVX2 and AVX-512 tiers), else for the baseline. Inlined
+/// into the decode instead, it made the compiler allocate the registers of the
+/// decode's other loops worse (ToyCar, which has no shared positions, ran 2 % more
+/// instructions); compiled for the baseline alone, as it was, its bit unpacking and
+/// walk ran 3 % of LowPolyJungle's decode slower.
+#[inline(always)]
+pub(crate) fn shared_positions<const WIDE: bool>(
+    mesh: &crate::CookedMesh<'_>,
+    indices: &[u32],
+    pp: bool,
+    scratch: &mut crate::DecodeScratch,
+) -> Result<(), crate::FormatError> {
+    use crate::{CookedMesh, DecodeScratch, FormatError};
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    fn avx2(
+        m: &CookedMesh<'_>,
+        i: &[u32],
+        pp: bool,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        m.shared_positions(i, pp, s)
+    }
+    #[inline(never)]
+    fn baseline(
+        m: &CookedMesh<'_>,
+        i: &[u32],
+        pp: bool,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        m.shared_positions(i, pp, s)
+    }
+    if WIDE {
+        assert!(Tier::detect() >= Tier::Avx2, "AVX2 code on this CPU");
+        // SAFETY: the CPU has every feature the function is compiled for (asserted
+        // above).
+        unsafe { avx2(mesh, indices, pp, scratch) }
+    } else {
+        baseline(mesh, indices, pp, scratch)
+    }
+}
+
 /// `(b - a) x (c - a)` of quantised positions in f32 lanes (x, y, z, +0.0): see
 /// `predict::face_normal`.
 #[inline(always)]
