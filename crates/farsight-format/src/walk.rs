@@ -35,9 +35,11 @@ impl WalkScratch {
 
     /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
     /// [`EDGES_PER_VERTEX`] per vertex. Encoder and decoder both call this after each
-    /// triangle, so their parallelogram lookups agree.
+    /// triangle (the decoder's form is in `unwalk.rs`), so their parallelogram lookups
+    /// agree.
+    #[cfg(feature = "encode")]
     #[inline(always)]
-    pub(crate) fn remember_edges(&mut self, t: &[u32]) {
+    fn remember_edges(&mut self, t: &[u32]) {
         for k in 0..3 {
             let (from, to, opp) = (t[k] as usize, t[(k + 1) % 3], t[(k + 2) % 3]);
             let c = self.counts[from] as usize;
