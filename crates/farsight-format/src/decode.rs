@@ -149,6 +149,9 @@ impl CookedMesh<'_> {
         if has(CookedHeader::SHARED_POSITIONS) {
             // The distinct positions, restored by the walk over the triangles of
             // positions, then each vertex's.
+            #[cfg(target_arch = "x86_64")]
+            crate::simd::shared_positions::<WIDE>(self, &out.indices, pp, s)?;
+            #[cfg(not(target_arch = "x86_64"))]
             self.shared_positions(&out.indices, pp, s)?;
             pp = false;
         } else {
@@ -338,7 +341,11 @@ impl CookedMesh<'_> {
     /// [`CookedHeader::SHARED_POSITIONS`]: undoes the remap into vertex positions
     /// ids, restores the distinct positions (the walk over the triangles of
     /// positions when `pp`) and gives every vertex its own in `s.positions[..n]`.
-    fn shared_positions(
+    /// Inlined into a function per instruction set (`simd::shared_positions`), so
+    /// that it too runs AVX2 and BMI2 code where the CPU has them (its bit unpacking
+    /// and walk are most of a shared-positions decode).
+    #[inline(always)]
+    pub(crate) fn shared_positions(
         &self,
         indices: &[u32],
         pp: bool,
@@ -388,10 +395,13 @@ impl CookedMesh<'_> {
             &mut s.zstd,
         )?;
         s.shared[u] = [0; 4];
+        // Local slices: through `s` every store made the compiler reload the
+        // vectors' pointers and lengths.
+        let remap = &s.remap[..n];
         if pp {
             s.position_indices.clear();
             s.position_indices
-                .extend(indices.iter().map(|&i| s.remap[i as usize]));
+                .extend(indices.iter().map(|&i| remap[i as usize]));
             let w = 8 - h.position_damping as i32;
             unpredict::<true, false, false, false>(
                 &s.position_indices,
@@ -404,8 +414,9 @@ impl CookedMesh<'_> {
                 &mut s.sums,
             );
         }
-        for (p, &r) in s.positions[..n].iter_mut().zip(&s.remap) {
-            *p = s.shared[r as usize];
+        let shared = &s.shared[..=u];
+        for (p, &r) in s.positions[..n].iter_mut().zip(remap) {
+            *p = shared[r as usize];
         }
         Ok(())
     }

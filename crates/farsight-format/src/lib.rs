@@ -53,6 +53,7 @@ mod ron_text;
 mod set;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod unwalk;
 mod varint;
 mod walk;
 

@@ -100,6 +100,48 @@ pub(crate) fn stages(
     }
 }
 
+/// `CookedMesh::shared_positions` in a function of its own, compiled for AVX2 with
+/// BMI2 when `WIDE` (the AVX2 and AVX-512 tiers), else for the baseline. Inlined
+/// into the decode instead, it made the compiler allocate the registers of the
+/// decode's other loops worse (ToyCar, which has no shared positions, ran 2 % more
+/// instructions); compiled for the baseline alone, as it was, its bit unpacking and
+/// walk ran 3 % of LowPolyJungle's decode slower.
+#[inline(always)]
+pub(crate) fn shared_positions<const WIDE: bool>(
+    mesh: &crate::CookedMesh<'_>,
+    indices: &[u32],
+    pp: bool,
+    scratch: &mut crate::DecodeScratch,
+) -> Result<(), crate::FormatError> {
+    use crate::{CookedMesh, DecodeScratch, FormatError};
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    fn avx2(
+        m: &CookedMesh<'_>,
+        i: &[u32],
+        pp: bool,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        m.shared_positions(i, pp, s)
+    }
+    #[inline(never)]
+    fn baseline(
+        m: &CookedMesh<'_>,
+        i: &[u32],
+        pp: bool,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        m.shared_positions(i, pp, s)
+    }
+    if WIDE {
+        assert!(Tier::detect() >= Tier::Avx2, "AVX2 code on this CPU");
+        // SAFETY: the CPU has every feature the function is compiled for (asserted
+        // above).
+        unsafe { avx2(mesh, indices, pp, scratch) }
+    } else {
+        baseline(mesh, indices, pp, scratch)
+    }
+}
+
 /// `(b - a) x (c - a)` of quantised positions in f32 lanes (x, y, z, +0.0): see
 /// `predict::face_normal`.
 #[inline(always)]
@@ -319,9 +361,20 @@ pub(crate) fn restore<const C: usize>(
             let v = _mm_sub_epi32(wide(a), _mm_add_epi32(wide(c), _mm_set1_epi32(32768)));
             _mm_add_epi32(v, wide(b))
         } else if w == 0 {
-            // The midpoint (a + b) / 2.
-            let v = _mm_srli_epi32::<1>(_mm_add_epi32(wide(a), wide(b)));
-            _mm_sub_epi32(v, _mm_set1_epi32(32768))
+            // The midpoint (a + b) / 2, as (a & b) + ((a ^ b) >> 1) in the 16-bit
+            // lanes (exact, no overflow). Not the 32-bit (wide(a) + wide(b)) >> 1:
+            // LLVM rewrote that into this very form but, sharing a's widening with
+            // the w = 8 branch above, widened a against itself rather than zero
+            // there too, a miscompile that restored wrong uvs in a non-inlined
+            // walk (rustc 1.95, `unpredict` tried `#[inline(never)]`; the test
+            // `every_instance_the_decoder_calls_restores_what_the_encoder_walked`
+            // did not reproduce it, a standalone `unpredict` did).
+            let (la, lb) = (load(a), load(b));
+            let m = _mm_add_epi16(
+                _mm_and_si128(la, lb),
+                _mm_srli_epi16::<1>(_mm_xor_si128(la, lb)),
+            );
+            _mm_sub_epi32(_mm_unpacklo_epi16(m, zero), _mm_set1_epi32(32768))
         } else {
             let lanes = |p: [u16; 4]| _mm_xor_si128(load(p), bias);
             let (a, b, c) = (lanes(a), lanes(b), lanes(c));

@@ -3,18 +3,16 @@
 //! place and sums face normals on the way): both remember the same edges and make
 //! the same recipes, so positions and uvs predicted from it decode exactly.
 
-use crate::predict::{add_face, face_normal};
-
 /// Outgoing edges remembered per vertex for the parallelogram lookup; a vertex with
 /// more simply forgets the rest (both sides forget the same ones).
-const EDGES_PER_VERTEX: usize = 8;
+pub(crate) const EDGES_PER_VERTEX: usize = 8;
 
 /// Reusable buffers of [`walk_positions`].
 #[derive(Default)]
 pub(crate) struct WalkScratch {
-    visited: Vec<bool>,
-    counts: Vec<u8>,
-    edges: Vec<EdgeBlock>,
+    pub(crate) visited: Vec<bool>,
+    pub(crate) counts: Vec<u8>,
+    pub(crate) edges: Vec<EdgeBlock>,
 }
 
 /// One vertex's remembered outgoing edges, `[to, opposite]` each, in one cache line:
@@ -22,43 +20,24 @@ pub(crate) struct WalkScratch {
 /// two lines would cost two misses where one does.
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
-struct EdgeBlock([[u32; 2]; EDGES_PER_VERTEX]);
+pub(crate) struct EdgeBlock(pub(crate) [[u32; 2]; EDGES_PER_VERTEX]);
 
 impl WalkScratch {
     /// Room for `n` vertices' edges. Only ever grows: an edge slot is read only below
     /// its vertex's count, so stale slots need no clearing, and a walk over fewer
     /// vertices (a shared-positions record walks its positions, then its vertices)
     /// must not shrink the table the next walk refills.
-    fn grow_edges(&mut self, n: usize) {
+    pub(crate) fn grow_edges(&mut self, n: usize) {
         if self.edges.len() < n {
             self.edges.resize(n, EdgeBlock::default());
         }
     }
 
-    /// The third corner of the first remembered triangle holding the directed edge
-    /// `b -> a`: the neighbour across `a -> b`.
-    #[inline(always)]
-    fn opposite(&self, b: u32, a: u32) -> Option<u32> {
-        let c = self.counts[b as usize] as usize;
-        self.edges[b as usize].0[..c]
-            .iter()
-            .find(|e| e[0] == a)
-            .map(|e| e[1])
-    }
-
-    /// [`Self::remember_edges`] for a triangle of three vertices met for the first
-    /// time, none of which has an edge yet: each corner's first slot.
-    #[inline(always)]
-    fn remember_fresh(&mut self, [v0, v1, v2]: [u32; 3]) {
-        for (from, to, opp) in [(v0, v1, v2), (v1, v2, v0), (v2, v0, v1)] {
-            self.edges[from as usize].0[0] = [to, opp];
-            self.counts[from as usize] = 1;
-        }
-    }
-
     /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
     /// [`EDGES_PER_VERTEX`] per vertex. Encoder and decoder both call this after each
-    /// triangle, so their parallelogram lookups agree.
+    /// triangle (the decoder's form is in `unwalk.rs`), so their parallelogram lookups
+    /// agree.
+    #[cfg(feature = "encode")]
     #[inline(always)]
     fn remember_edges(&mut self, t: &[u32]) {
         for k in 0..3 {
@@ -169,268 +148,6 @@ pub(crate) fn walk(
     }
 }
 
-/// The decoder's side of [`walk`]: replaces the zigzag residuals in `positions`
-/// (components 0..3; w is kept) and `uvs` by the values, in the walk's order and with
-/// its recipes, in one pass without building recipes. `PP`/`PU` say which of the two
-/// hold residuals. Both slices carry one extra element at index `n`, which must be
-/// zero: a copy of it is the `Zero` recipe, so every recipe is a parallelogram or a
-/// midpoint (`Copy(a)` is the midpoint of `a` and `a`). Every index must be below `n`.
-///
-/// With `NS` (positions restored by this walk, or final already), it also sums the face normals into `sums` (resized to
-/// `n`) exactly as [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
-/// corners are final, saving that pass its second walk over the triangles.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
-    indices: &[u32],
-    n: usize,
-    position_weight: i32,
-    positions: &mut [[u16; 4]],
-    uvs: &mut [[u16; 2]],
-    normals: &mut [[u16; 2]],
-    scratch: &mut WalkScratch,
-    sums: &mut Vec<[f32; 4]>,
-) {
-    debug_assert!(!PP || positions.len() == n + 1);
-    debug_assert!(!PU || uvs.len() == n + 1);
-    debug_assert!(!PN || normals.len() == n + 1);
-    if NS {
-        sums.clear();
-        sums.resize(n, [0.0; 4]);
-    }
-    let s = scratch;
-    s.counts.clear();
-    s.counts.resize(n, 0);
-    s.grow_edges(n);
-    let zero = n as u32;
-    // First-use order (what the writer's fetch reordering gives): every vertex is met
-    // first when it equals `next`, so "visited" is `v < next` and needs no table.
-    // Triangles whose first two corners are known and whose third is known or `next`
-    // (nearly all of them) take the branch-free path; a triangle that breaks the order
-    // hands the rest of the walk to the general loop.
-    let mut next = 0u32;
-    let mut broken = None;
-    'tris: for (ti, t) in indices.chunks_exact(3).enumerate() {
-        let t = [t[0], t[1], t[2]];
-        if t[0] < next && t[1] < next && t[2] <= next {
-            // Corner 2 is new exactly when it is `next` (a branch that mispredicts
-            // often; two branch-free forms that restored slot `next` either way, into
-            // the slot or into a dump slot, both measured 2-3 ns per triangle slower:
-            // the work on the half of triangles that add no vertex costs more than
-            // the misses).
-            if t[2] == next {
-                let (pc, found) = match s.opposite(t[1], t[0]) {
-                    Some(c) => (c, true),
-                    None => (t[0], false),
-                };
-                let slot = next as usize;
-                if PP {
-                    let w = if found { position_weight } else { 0 };
-                    restore_if::<4, 3>(positions, slot, [t[0], t[1], pc], w);
-                }
-                if PU || PN {
-                    let w = if found { 8 } else { 0 };
-                    if PU {
-                        restore_if::<2, 2>(uvs, slot, [t[0], t[1], pc], w);
-                    }
-                    if PN {
-                        restore_if::<2, 2>(normals, slot, [t[0], t[1], pc], w);
-                    }
-                }
-                next += 1;
-            }
-        } else if t[0] == next && t[1] == t[0] + 1 && t[2] == t[1] + 1 {
-            // Three new vertices (nearly every triangle of a flat-shaded mesh): the
-            // general loop's recipes without its lookups. Corner 0 copies the last
-            // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
-            // the two, since corner 1 has no remembered edge yet.
-            let last = if next > 0 { next - 1 } else { zero };
-            // (Every index is below `n`, so none of these sums overflows.)
-            let [v0, v1, v2] = t;
-            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
-                if PP {
-                    restore_if::<4, 3>(positions, v as usize, [a, b, a], 0);
-                }
-                if PU {
-                    restore_if::<2, 2>(uvs, v as usize, [a, b, a], 0);
-                }
-                if PN {
-                    restore_if::<2, 2>(normals, v as usize, [a, b, a], 0);
-                }
-            }
-            next = v2 + 1;
-            s.remember_fresh(t);
-            if NS {
-                let [ia, ib, ic] = t.map(|i| i as usize);
-                let f = face_normal(positions[ia], positions[ib], positions[ic]);
-                add_face(sums, [ia, ib, ic], f);
-            }
-            continue;
-        } else {
-            for k in 0..3 {
-                let v = t[k];
-                if v < next {
-                    continue;
-                }
-                if v != next {
-                    broken = Some((ti, k));
-                    break 'tris;
-                }
-                let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
-                let last = if next > 0 { next - 1 } else { zero };
-                let (pa, pb, pc) = recipe(s, a, b, a < next, b < next, last);
-                if PP {
-                    restore::<4, 3>(positions, v as usize, pa, pb, pc, position_weight);
-                }
-                if PU {
-                    restore::<2, 2>(uvs, v as usize, pa, pb, pc, 8);
-                }
-                if PN {
-                    restore::<2, 2>(normals, v as usize, pa, pb, pc, 8);
-                }
-                next += 1;
-            }
-        }
-        s.remember_edges(&t);
-        if NS {
-            let [ia, ib, ic] = t.map(|i| i as usize);
-            let f = face_normal(positions[ia], positions[ib], positions[ic]);
-            add_face(sums, [ia, ib, ic], f);
-        }
-    }
-    let Some((ti, k0)) = broken else {
-        for v in next as usize..n {
-            if PP {
-                restore::<4, 3>(positions, v, zero, zero, None, 8);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, zero, zero, None, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, zero, zero, None, 8);
-            }
-        }
-        return;
-    };
-    // The general walk from triangle `ti`, corner `k0` on, with the visited table.
-    s.visited.clear();
-    s.visited.resize(n, false);
-    s.visited[..next as usize].fill(true);
-    let mut last = if next > 0 { next - 1 } else { zero };
-    for (i, t) in indices.chunks_exact(3).enumerate().skip(ti) {
-        let t = [t[0], t[1], t[2]];
-        let first = if i == ti { k0 } else { 0 };
-        for k in first..3 {
-            let v = t[k] as usize;
-            if s.visited[v] {
-                continue;
-            }
-            let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
-            let (va, vb) = (s.visited[a as usize], s.visited[b as usize]);
-            let (pa, pb, pc) = recipe(s, a, b, va, vb, last);
-            if PP {
-                restore::<4, 3>(positions, v, pa, pb, pc, position_weight);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, pa, pb, pc, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, pa, pb, pc, 8);
-            }
-            s.visited[v] = true;
-            last = v as u32;
-        }
-        s.remember_edges(&t);
-        if NS {
-            let [ia, ib, ic] = t.map(|i| i as usize);
-            let f = face_normal(positions[ia], positions[ib], positions[ic]);
-            add_face(sums, [ia, ib, ic], f);
-        }
-    }
-    for v in 0..n {
-        if !s.visited[v] {
-            if PP {
-                restore::<4, 3>(positions, v, zero, zero, None, 8);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, zero, zero, None, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, zero, zero, None, 8);
-            }
-        }
-    }
-}
-
-/// The decoder's recipe for a new vertex whose triangle's other corners are `a` and
-/// `b` (known when `va`, `vb`), as [`walk`] makes it: corners (a, b, Some(c)) for a
-/// parallelogram, (a, b, None) for a midpoint, and `Copy(x)` as (x, x, None).
-#[inline(always)]
-fn recipe(
-    s: &WalkScratch,
-    a: u32,
-    b: u32,
-    va: bool,
-    vb: bool,
-    last: u32,
-) -> (u32, u32, Option<u32>) {
-    if va && vb {
-        (a, b, s.opposite(b, a))
-    } else if va {
-        (a, a, None)
-    } else if vb {
-        (b, b, None)
-    } else {
-        (last, last, None)
-    }
-}
-
-/// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
-/// [`parallelogram`] of weight `w` when `c` is given, else the midpoint of `a`, `b`
-/// (the weight-0 parallelogram).
-#[inline(always)]
-fn restore<const N: usize, const C: usize>(
-    values: &mut [[u16; N]],
-    v: usize,
-    a: u32,
-    b: u32,
-    c: Option<u32>,
-    w: i32,
-) {
-    let (c, w) = match c {
-        Some(c) => (c, w),
-        None => (a, 0),
-    };
-    restore_if::<N, C>(values, v, [a, b, c], w);
-}
-
-/// [`restore`] of slot `slot` from corners `[a, b, c]` as the weight-`w` parallelogram
-/// (weight 0: the midpoint of `a` and `b`).
-#[inline(always)]
-fn restore_if<const N: usize, const C: usize>(
-    values: &mut [[u16; N]],
-    slot: usize,
-    [a, b, c]: [u32; 3],
-    w: i32,
-) {
-    let (pa, pb, pc) = (values[a as usize], values[b as usize], values[c as usize]);
-    #[cfg(target_arch = "x86_64")]
-    {
-        // Four lanes either way; a [u16; 2] rides in the low two.
-        let wide =
-            |p: [u16; N]| -> [u16; 4] { std::array::from_fn(|i| if i < N { p[i] } else { 0 }) };
-        let r = crate::simd::restore::<C>(wide(pa), wide(pb), wide(pc), wide(values[slot]), w);
-        values[slot] = std::array::from_fn(|i| r[i]);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let r = &mut values[slot];
-        for i in 0..C {
-            r[i] = parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(unzigzag(r[i]));
-        }
-    }
-}
-
 /// The parallelogram prediction `a + b - c` leaned towards the midpoint of `a` and
 /// `b` by `w` (0..=8): `((a + b)(8 + w) - 2 w c) / 16`, rounded down, clamped to the
 /// code range. `w = 8` is exactly `a + b - c`, `w = 0` the midpoint. The x86_64
@@ -460,6 +177,7 @@ pub(crate) fn unzigzag(z: u16) -> u16 {
 mod tests {
     use super::*;
     use crate::predict::normal_sums;
+    use crate::unwalk::unpredict;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

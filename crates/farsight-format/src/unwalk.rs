@@ -1,0 +1,584 @@
+//! The decoder's side of the parallelogram walk ([`unpredict`]; the encoder's is
+//! `walk.rs`): restores positions, uvs and normals from their residuals in the walk's
+//! order and sums the face normals on the way.
+//!
+//! Unsafe code: unchecked indexing of the per-vertex tables in the per-triangle fast
+//! paths, and nothing else. Every triangle reads and writes a dozen table entries
+//! (three corners' values, the new vertex's slot, three corners' edge counts and
+//! blocks, three normal sums), each a bounds check in safe Rust the compiler cannot
+//! drop, since the indices come from the stream. Without them (and with the edge
+//! table as two local slices, see [`Edges`]) a decode of ToyCar runs 7.9 % fewer
+//! instructions, of LowPolyJungle 5.4 % (callgrind). Soundness does not rest on the
+//! callers:
+//! [`unpredict`] asserts on entry that every index is below `n` (one vectorised pass
+//! over the indices) and that every table it reads holds the entries the walk can
+//! name (`n + 1` values, `n` counts, sums and edge blocks). Inside, every index the
+//! fast paths use is a triangle corner (below `n`), the zero element `n`, the last
+//! vertex met (below `n`), or an edge table entry clamped to `n`; each unsafe block
+//! says which. The rarely taken general walk and the tail stay checked.
+
+#![allow(unsafe_code)]
+
+use crate::predict::{add_face, face_normal};
+use crate::walk::{EdgeBlock, WalkScratch, EDGES_PER_VERTEX};
+
+/// `s[i]` without the bounds check.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+unsafe fn at<T: Copy>(s: &[T], i: usize) -> T {
+    debug_assert!(i < s.len());
+    // SAFETY: the caller's promise.
+    unsafe { *s.get_unchecked(i) }
+}
+
+/// `&mut s[i]` without the bounds check.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+unsafe fn at_mut<T>(s: &mut [T], i: usize) -> &mut T {
+    debug_assert!(i < s.len());
+    // SAFETY: the caller's promise.
+    unsafe { s.get_unchecked_mut(i) }
+}
+
+/// The walk's edge table as two local slices of `n` entries each, so the
+/// per-triangle loop keeps their addresses in registers (through `&mut WalkScratch`
+/// every byte store to a count made the compiler reload both `Vec`s' pointers).
+struct Edges<'a> {
+    /// Per vertex, how many of its block's slots hold edges (at most
+    /// [`EDGES_PER_VERTEX`]).
+    counts: &'a mut [u8],
+    blocks: &'a mut [EdgeBlock],
+}
+
+impl Edges<'_> {
+    /// The third corner of the first remembered triangle holding the directed edge
+    /// `b -> a` (the neighbour across `a -> b`), clamped to `zero` (the zero
+    /// element's index, `n`): entries below a vertex's count were all written by
+    /// this walk from corners below `n`, so the clamp never changes one, but it keeps
+    /// every index the caller derives from the answer in range without relying on
+    /// that.
+    ///
+    /// # Safety
+    /// `b < self.counts.len() <= self.blocks.len()`.
+    #[inline(always)]
+    unsafe fn opposite(&self, b: u32, a: u32, zero: u32) -> Option<u32> {
+        // SAFETY: the caller's promise; a count is at most EDGES_PER_VERTEX (the
+        // slicing checks it, once).
+        let (c, block) = unsafe {
+            (
+                at(self.counts, b as usize) as usize,
+                &at_ref(self.blocks, b as usize).0,
+            )
+        };
+        block[..c]
+            .iter()
+            .find(|e| e[0] == a)
+            .map(|e| e[1].min(zero))
+    }
+
+    /// Remembers triangle `t`'s three directed edges with their opposite vertex, up to
+    /// [`EDGES_PER_VERTEX`] per vertex, as the encoder's walk does after each
+    /// triangle (`WalkScratch::remember_edges`).
+    ///
+    /// # Safety
+    /// Every corner below `self.counts.len() <= self.blocks.len()`.
+    #[inline(always)]
+    unsafe fn remember(&mut self, [v0, v1, v2]: [u32; 3]) {
+        for (from, to, opp) in [(v0, v1, v2), (v1, v2, v0), (v2, v0, v1)] {
+            // SAFETY: `from` is a corner (the caller's promise).
+            let c = unsafe { at_mut(self.counts, from as usize) };
+            let k = *c as usize;
+            if k < EDGES_PER_VERTEX {
+                *c += 1;
+                // SAFETY: as above; `k` is checked against the block's length.
+                unsafe { at_mut(self.blocks, from as usize).0[k] = [to, opp] };
+            }
+        }
+    }
+
+    /// [`Self::remember`] for a triangle of three vertices met for the first time,
+    /// none of which has an edge yet: each corner's first slot.
+    ///
+    /// # Safety
+    /// As [`Self::remember`].
+    #[inline(always)]
+    unsafe fn remember_fresh(&mut self, [v0, v1, v2]: [u32; 3]) {
+        for (from, to, opp) in [(v0, v1, v2), (v1, v2, v0), (v2, v0, v1)] {
+            // SAFETY: `from` is a corner (the caller's promise).
+            unsafe {
+                at_mut(self.blocks, from as usize).0[0] = [to, opp];
+                *at_mut(self.counts, from as usize) = 1;
+            }
+        }
+    }
+
+    /// [`Self::opposite`], bounds-checked (the general walk's form).
+    fn opposite_checked(&self, b: u32, a: u32, zero: u32) -> Option<u32> {
+        assert!((b as usize) < self.counts.len() && self.counts.len() <= self.blocks.len());
+        // SAFETY: checked just above.
+        unsafe { self.opposite(b, a, zero) }
+    }
+
+    /// [`Self::remember`], bounds-checked (the general walk's form).
+    fn remember_checked(&mut self, t: [u32; 3]) {
+        let n = self.counts.len();
+        assert!(t.iter().all(|&v| (v as usize) < n) && n <= self.blocks.len());
+        // SAFETY: checked just above.
+        unsafe { self.remember(t) }
+    }
+}
+
+/// `&s[i]` without the bounds check.
+///
+/// # Safety
+/// `i < s.len()`.
+#[inline(always)]
+unsafe fn at_ref<T>(s: &[T], i: usize) -> &T {
+    debug_assert!(i < s.len());
+    // SAFETY: the caller's promise.
+    unsafe { s.get_unchecked(i) }
+}
+
+/// The face normal of triangle `t` added to its corners' sums, without bounds checks.
+///
+/// # Safety
+/// Every corner below `positions.len()` and `sums.len()`.
+#[inline(always)]
+unsafe fn sum_face(positions: &[[u16; 4]], sums: &mut [[f32; 4]], t: [u32; 3]) {
+    let [ia, ib, ic] = t.map(|i| i as usize);
+    // SAFETY: the caller's promise.
+    unsafe {
+        let f = face_normal(at(positions, ia), at(positions, ib), at(positions, ic));
+        for i in [ia, ib, ic] {
+            let s = at_mut(sums, i);
+            *s = add4(*s, f);
+        }
+    }
+}
+
+/// `s + f` lane by lane, as [`add_face`] adds.
+#[inline(always)]
+fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::simd::add4(s, f)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::array::from_fn(|k| s[k] + f[k])
+    }
+}
+
+/// The decoder's side of [`crate::walk::walk`]: replaces the zigzag residuals in
+/// `positions` (components 0..3; w is kept), `uvs` and `normals` by the values, in the
+/// walk's order and with its recipes, in one pass without building recipes.
+/// `PP`/`PU`/`PN` say which of the three hold residuals. Each such slice carries one
+/// extra element at index `n`, which must be zero: a copy of it is the `Zero` recipe,
+/// so every recipe is a parallelogram or a midpoint (`Copy(a)` is the midpoint of `a`
+/// and `a`).
+///
+/// With `NS` (positions restored by this walk, or final already), it also sums the
+/// face normals into `sums` (resized to `n`) exactly as
+/// [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
+/// corners are final, saving that pass its second walk over the triangles.
+///
+/// # Panics
+/// If an index is not below `n`, or a slice the flags name is shorter than `n + 1`
+/// (callers check indices against the vertex count first: a panic here is a bug).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    indices: &[u32],
+    n: usize,
+    position_weight: i32,
+    positions: &mut [[u16; 4]],
+    uvs: &mut [[u16; 2]],
+    normals: &mut [[u16; 2]],
+    scratch: &mut WalkScratch,
+    sums: &mut Vec<[f32; 4]>,
+) {
+    // What every unsafe block below relies on, checked once.
+    assert!(n < u32::MAX as usize, "{n} vertices");
+    assert!(!(PP || NS) || positions.len() > n, "positions table");
+    assert!(!PU || uvs.len() > n, "uvs table");
+    assert!(!PN || normals.len() > n, "normals table");
+    let max = indices.iter().fold(0u32, |m, &i| m.max(i));
+    assert!(
+        indices.is_empty() || (max as usize) < n,
+        "index {max} of {n}"
+    );
+    if NS {
+        sums.clear();
+        sums.resize(n, [0.0; 4]);
+    }
+    let sums = &mut sums[..];
+    let s = scratch;
+    s.counts.clear();
+    s.counts.resize(n, 0);
+    s.grow_edges(n);
+    let mut edges = Edges {
+        counts: &mut s.counts[..n],
+        blocks: &mut s.edges[..n],
+    };
+    let visited = &mut s.visited;
+    let zero = n as u32;
+    let (tris, _) = indices.as_chunks::<3>();
+    // First-use order (what the writer's fetch reordering gives): every vertex is met
+    // first when it equals `next`, so "visited" is `v < next` and needs no table.
+    // Triangles whose first two corners are known and whose third is known or `next`
+    // (nearly all of them) take the branch-free path; a triangle that breaks the order
+    // hands the rest of the walk to the general loop.
+    let mut next = 0u32;
+    let mut broken = None;
+    'tris: for (ti, &t) in tris.iter().enumerate() {
+        if t[0] < next && t[1] < next && t[2] <= next {
+            // Corner 2 is new exactly when it is `next` (a branch that mispredicts
+            // often; two branch-free forms that restored slot `next` either way, into
+            // the slot or into a dump slot, both measured 2-3 ns per triangle slower:
+            // the work on the half of triangles that add no vertex costs more than
+            // the misses).
+            if t[2] == next {
+                // SAFETY: t[1] is a corner, below n, the edge table's length.
+                let found = unsafe { edges.opposite(t[1], t[0], zero) };
+                let (pc, found) = match found {
+                    Some(c) => (c, true),
+                    None => (t[0], false),
+                };
+                let slot = next as usize;
+                let from = [t[0], t[1], pc];
+                // SAFETY (the three blocks): the slot is corner 2 and the sources
+                // corners or `pc`, at most `zero`; each restored table holds n + 1.
+                if PP {
+                    let w = if found { position_weight } else { 0 };
+                    unsafe { restore_unchecked::<4, 3>(positions, slot, from, w) };
+                }
+                if PU || PN {
+                    let w = if found { 8 } else { 0 };
+                    if PU {
+                        unsafe { restore_unchecked::<2, 2>(uvs, slot, from, w) };
+                    }
+                    if PN {
+                        unsafe { restore_unchecked::<2, 2>(normals, slot, from, w) };
+                    }
+                }
+                next += 1;
+            }
+        } else if t[0] == next && t[1] == t[0] + 1 && t[2] == t[1] + 1 {
+            // Three new vertices (nearly every triangle of a flat-shaded mesh): the
+            // general loop's recipes without its lookups. Corner 0 copies the last
+            // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
+            // the two, since corner 1 has no remembered edge yet.
+            let last = if next > 0 { next - 1 } else { zero };
+            let [v0, v1, v2] = t;
+            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
+                // SAFETY (the three blocks): `v` is a corner, `a` and `b` corners or
+                // `last`, below n or the zero element n; each table holds n + 1.
+                if PP {
+                    unsafe { restore_unchecked::<4, 3>(positions, v as usize, [a, b, a], 0) };
+                }
+                if PU {
+                    unsafe { restore_unchecked::<2, 2>(uvs, v as usize, [a, b, a], 0) };
+                }
+                if PN {
+                    unsafe { restore_unchecked::<2, 2>(normals, v as usize, [a, b, a], 0) };
+                }
+            }
+            next = v2 + 1;
+            // SAFETY: corners, below n, the edge table's length.
+            unsafe { edges.remember_fresh(t) };
+            if NS {
+                // SAFETY: corners, below n = sums.len() < positions.len().
+                unsafe { sum_face(positions, sums, t) };
+            }
+            continue;
+        } else {
+            for k in 0..3 {
+                let v = t[k];
+                if v < next {
+                    continue;
+                }
+                if v != next {
+                    broken = Some((ti, k));
+                    break 'tris;
+                }
+                let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+                let last = if next > 0 { next - 1 } else { zero };
+                let (pa, pb, pc) = recipe(&edges, a, b, a < next, b < next, last, zero);
+                if PP {
+                    restore::<4, 3>(positions, v as usize, pa, pb, pc, position_weight);
+                }
+                if PU {
+                    restore::<2, 2>(uvs, v as usize, pa, pb, pc, 8);
+                }
+                if PN {
+                    restore::<2, 2>(normals, v as usize, pa, pb, pc, 8);
+                }
+                next += 1;
+            }
+        }
+        // SAFETY: corners, below n, the edge table's length.
+        unsafe { edges.remember(t) };
+        if NS {
+            // SAFETY: corners, below n = sums.len() < positions.len().
+            unsafe { sum_face(positions, sums, t) };
+        }
+    }
+    let Some((ti, k0)) = broken else {
+        for v in next as usize..n {
+            if PP {
+                restore::<4, 3>(positions, v, zero, zero, None, 8);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, zero, zero, None, 8);
+            }
+            if PN {
+                restore::<2, 2>(normals, v, zero, zero, None, 8);
+            }
+        }
+        return;
+    };
+    // The general walk from triangle `ti`, corner `k0` on, with the visited table.
+    visited.clear();
+    visited.resize(n, false);
+    visited[..next as usize].fill(true);
+    let mut last = if next > 0 { next - 1 } else { zero };
+    for (i, &t) in tris.iter().enumerate().skip(ti) {
+        let first = if i == ti { k0 } else { 0 };
+        for k in first..3 {
+            let v = t[k] as usize;
+            if visited[v] {
+                continue;
+            }
+            let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+            let (va, vb) = (visited[a as usize], visited[b as usize]);
+            let (pa, pb, pc) = recipe(&edges, a, b, va, vb, last, zero);
+            if PP {
+                restore::<4, 3>(positions, v, pa, pb, pc, position_weight);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, pa, pb, pc, 8);
+            }
+            if PN {
+                restore::<2, 2>(normals, v, pa, pb, pc, 8);
+            }
+            visited[v] = true;
+            last = v as u32;
+        }
+        edges.remember_checked(t);
+        if NS {
+            let [ia, ib, ic] = t.map(|i| i as usize);
+            let f = face_normal(positions[ia], positions[ib], positions[ic]);
+            add_face(sums, [ia, ib, ic], f);
+        }
+    }
+    for (v, &seen) in visited.iter().enumerate() {
+        if !seen {
+            if PP {
+                restore::<4, 3>(positions, v, zero, zero, None, 8);
+            }
+            if PU {
+                restore::<2, 2>(uvs, v, zero, zero, None, 8);
+            }
+            if PN {
+                restore::<2, 2>(normals, v, zero, zero, None, 8);
+            }
+        }
+    }
+}
+
+/// The decoder's recipe for a new vertex whose triangle's other corners are `a` and
+/// `b` (known when `va`, `vb`), as the encoder's walk makes it: corners (a, b,
+/// Some(c)) for a parallelogram, (a, b, None) for a midpoint, and `Copy(x)` as (x,
+/// x, None).
+#[inline(always)]
+fn recipe(
+    edges: &Edges<'_>,
+    a: u32,
+    b: u32,
+    va: bool,
+    vb: bool,
+    last: u32,
+    zero: u32,
+) -> (u32, u32, Option<u32>) {
+    if va && vb {
+        (a, b, edges.opposite_checked(b, a, zero))
+    } else if va {
+        (a, a, None)
+    } else if vb {
+        (b, b, None)
+    } else {
+        (last, last, None)
+    }
+}
+
+/// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
+/// parallelogram of weight `w` when `c` is given, else the midpoint of `a`, `b`
+/// (the weight-0 parallelogram). Bounds-checked (the general walk's form).
+#[inline(always)]
+fn restore<const N: usize, const C: usize>(
+    values: &mut [[u16; N]],
+    v: usize,
+    a: u32,
+    b: u32,
+    c: Option<u32>,
+    w: i32,
+) {
+    let (c, w) = match c {
+        Some(c) => (c, w),
+        None => (a, 0),
+    };
+    let slots = [a as usize, b as usize, c as usize, v];
+    assert!(slots.iter().all(|&i| i < values.len()));
+    // SAFETY: every slot checked just above.
+    unsafe { restore_unchecked::<N, C>(values, v, [a, b, c], w) };
+}
+
+/// [`restore`] of slot `slot` from corners `[a, b, c]` as the weight-`w`
+/// parallelogram (weight 0: the midpoint of `a` and `b`), without bounds checks.
+///
+/// # Safety
+/// `slot`, `a`, `b` and `c` below `values.len()`.
+#[inline(always)]
+unsafe fn restore_unchecked<const N: usize, const C: usize>(
+    values: &mut [[u16; N]],
+    slot: usize,
+    [a, b, c]: [u32; 3],
+    w: i32,
+) {
+    // SAFETY: the caller's promise.
+    let (pa, pb, pc, r) = unsafe {
+        (
+            at(values, a as usize),
+            at(values, b as usize),
+            at(values, c as usize),
+            at(values, slot),
+        )
+    };
+    #[cfg(target_arch = "x86_64")]
+    let out: [u16; N] = {
+        // Four lanes either way; a [u16; 2] rides in the low two.
+        let wide =
+            |p: [u16; N]| -> [u16; 4] { std::array::from_fn(|i| if i < N { p[i] } else { 0 }) };
+        let r = crate::simd::restore::<C>(wide(pa), wide(pb), wide(pc), wide(r), w);
+        std::array::from_fn(|i| r[i])
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let out: [u16; N] = std::array::from_fn(|i| {
+        if i < C {
+            crate::walk::parallelogram(pa[i], pb[i], pc[i], w)
+                .wrapping_add(crate::walk::unzigzag(r[i]))
+        } else {
+            r[i]
+        }
+    });
+    // SAFETY: the caller's promise.
+    unsafe { *at_mut(values, slot) = out };
+}
+
+#[cfg(all(test, feature = "encode"))]
+mod tests {
+    use crate::walk::{unzigzag, walk, WalkScratch};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Positions, uvs and normals.
+    type Tables = (Vec<[u16; 4]>, Vec<[u16; 2]>, Vec<[u16; 2]>);
+
+    /// One instance of the walk in a function of its own (as the decode has it, not
+    /// inlined into the test); returns the restored positions, uvs and normals.
+    #[inline(never)]
+    fn run<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+        indices: &[u32],
+        n: usize,
+        w: i32,
+        residuals: &Tables,
+    ) -> Tables {
+        let (mut p, mut u, mut o) = residuals.clone();
+        let mut sums = Vec::new();
+        super::unpredict::<PP, PU, NS, PN>(
+            indices,
+            n,
+            w,
+            &mut p,
+            &mut u,
+            &mut o,
+            &mut WalkScratch::default(),
+            &mut sums,
+        );
+        (p, u, o)
+    }
+
+    #[test]
+    fn every_instance_the_decoder_calls_restores_what_the_encoder_walked() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for case in 0..300 {
+            let n = rng.random_range(1..40usize);
+            // Triangles mostly in first-use order (new vertices, repeats of the
+            // last ones, three new at once), some degenerate or out of order.
+            let (mut idx, mut next) = (Vec::new(), 0u32);
+            for _ in 0..rng.random_range(0..40) {
+                for _ in 0..3 {
+                    let fresh = rng.random_bool(0.4) && (next as usize) < n;
+                    idx.push(if fresh {
+                        next += 1;
+                        next - 1
+                    } else if case % 4 == 0 {
+                        rng.random_range(0..n as u32)
+                    } else {
+                        rng.random_range(0..next.max(1))
+                    });
+                }
+            }
+            let w = rng.random_range(0..=8);
+            let values = |rng: &mut ChaCha8Rng| -> Vec<[u16; 4]> {
+                (0..n).map(|_| [0; 4].map(|_| rng.random())).collect()
+            };
+            let (p0, u0, o0) = (values(&mut rng), values(&mut rng), values(&mut rng));
+            // The encoder's walk and recipes restore the expected values from the
+            // residuals (`Recipe::predict` is the reference parallelogram).
+            let (mut wp, mut wu, mut wo) = (p0.clone(), u0.clone(), o0.clone());
+            walk(&idx, n, &mut WalkScratch::default(), |v, r| {
+                let (p, u, o) = (r.predict(&wp, w), r.predict(&wu, 8), r.predict(&wo, 8));
+                for k in 0..3 {
+                    wp[v][k] = p[k].wrapping_add(unzigzag(p0[v][k]));
+                }
+                for k in 0..2 {
+                    wu[v][k] = u[k].wrapping_add(unzigzag(u0[v][k]));
+                    wo[v][k] = o[k].wrapping_add(unzigzag(o0[v][k]));
+                }
+            });
+            let with_zero =
+                |v: &[[u16; 4]]| -> Vec<[u16; 4]> { v.iter().copied().chain([[0; 4]]).collect() };
+            let two = |v: &[[u16; 4]]| -> Vec<[u16; 2]> {
+                v.iter().map(|a| [a[0], a[1]]).chain([[0; 2]]).collect()
+            };
+            let (rp, ru, ro) = (with_zero(&p0), two(&u0), two(&o0));
+            let (ep, eu, eo) = (with_zero(&wp), two(&wu), two(&wo));
+            let res = (rp.clone(), ru.clone(), ro.clone());
+            macro_rules! check {
+                ($pp:literal, $pu:literal, $ns:literal, $pn:literal) => {{
+                    let (p, u, o) = run::<$pp, $pu, $ns, $pn>(&idx, n, w, &res);
+                    let what = format!("case {case}, {:?}", ($pp, $pu, $ns, $pn));
+                    assert_eq!(&p, if $pp { &ep } else { &rp }, "positions, {what}");
+                    assert_eq!(&u, if $pu { &eu } else { &ru }, "uvs, {what}");
+                    assert_eq!(&o, if $pn { &eo } else { &ro }, "normals, {what}");
+                }};
+            }
+            // The decoder's instances (`CookedMesh::stages`, `shared_positions`).
+            check!(true, true, true, false);
+            check!(true, false, true, false);
+            check!(true, true, false, false);
+            check!(true, true, false, true);
+            check!(true, false, false, false);
+            check!(true, false, false, true);
+            check!(false, true, true, false);
+            check!(false, true, false, false);
+            check!(false, true, false, true);
+            check!(false, false, false, true);
+        }
+    }
+}
