@@ -592,9 +592,17 @@ impl Build<'_> {
                 // `clod_build` never leaves a group empty (a cluster needs a triangle).
                 lod.extend_from_slice(&merged[..3]);
             }
+            // A result no smaller than the best kept so far is not taken whether
+            // it keeps the surface or not, and reaches no target the best missed
+            // (the best would have ended the search): its check is skipped (on
+            // cakeBirthday a third of the candidates, 1.5% of the cook). Only the
+            // first candidate's `keeps` is read, and it meets no best.
+            if best.as_ref().is_some_and(|(b, _)| lod.len() >= b.len()) {
+                return (false, false);
+            }
             let reached = lod.len() <= target;
             let keeps = edges.keeps_surface(self, &lod);
-            if keeps && best.as_ref().is_none_or(|(b, _)| lod.len() < b.len()) {
+            if keeps {
                 best = Some((lod, error));
             }
             (keeps, keeps && reached)
