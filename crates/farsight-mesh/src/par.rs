@@ -44,13 +44,15 @@ impl Drop for Restore {
     }
 }
 
-/// Runs a cook: inline on this thread when it is `small` (see [`small`]) or
-/// already inline, else on a rayon worker. Called from outside the pool,
+/// Runs a cook: inline on this thread when it is `small` (see [`small`]), already
+/// inline, or on a pool of one thread (where no step can run beside another, and
+/// rayon's hand-overs and splitting are all cost: 0.1-0.4% of a one-thread cook
+/// of 285 to 400,000 triangles), else on a rayon worker. Called from outside the pool,
 /// every parallel step would be handed to the pool and waited for on its own (a
 /// wake-up and a hand-back each, tens of microseconds); entering the pool once
 /// makes the steps plain work-stealing joins. Inside the pool it just runs `f`.
 pub(crate) fn cook<R: Send>(small: bool, f: impl FnOnce() -> R + Send) -> R {
-    if inline() || small {
+    if inline() || small || rayon::current_num_threads() == 1 {
         let _restore = Restore(INLINE.with(|c| c.replace(true)));
         f()
     } else {
