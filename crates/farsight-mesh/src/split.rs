@@ -353,10 +353,21 @@ pub(crate) fn build_parts<S: Send>(
             from_mesh,
         )
     };
-    let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    let (mut built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    // The merged DAG grows from the first part's groups and clusters, taken as
+    // they stand (its group ids need no offset): a one-part mesh, most small
+    // ones, copies and allocates nothing here.
+    let (groups, clusters) = built.first_mut().map_or_else(Default::default, |b| {
+        let g = std::mem::take(&mut b.dag.groups);
+        (g, std::mem::take(&mut b.dag.clusters))
+    });
     let mut out = PartDags {
         built: BuiltDag {
-            dag: RawDag::default(),
+            dag: RawDag {
+                groups,
+                clusters,
+                indices: Vec::new(),
+            },
             locked_vertices: 0,
             stuck_groups: 0,
         },
@@ -364,12 +375,19 @@ pub(crate) fn build_parts<S: Send>(
         part: Vec::new(),
     };
     let dag = &mut out.built.dag;
+    for g in &mut dag.groups {
+        g.material = 0;
+    }
+    let rest = built.iter().skip(1);
     dag.groups
-        .reserve(built.iter().map(|b| b.dag.groups.len()).sum());
+        .reserve(rest.clone().map(|b| b.dag.groups.len()).sum());
     dag.clusters
-        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
+        .reserve(rest.map(|b| b.dag.clusters.len()).sum());
+    // The first part's clusters are already in (empty vectors taken from it).
+    let first_clusters = dag.clusters.len();
     out.part
-        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
+        .reserve(first_clusters + built.iter().map(|b| b.dag.clusters.len()).sum::<usize>());
+    out.part.extend(std::iter::repeat_n(0, first_clusters));
     for ((m, part), b) in split.parts.iter().enumerate().zip(built) {
         let g0 = dag.groups.len() as u32;
         dag.groups
