@@ -18,7 +18,7 @@ use crate::dag::{
     attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
 use crate::mesh::{Mesh, SubMesh, Vertex};
-use crate::repair::position_remap;
+use crate::repair::{position_remap, position_remap_by};
 
 /// Vertices copied by one task of the split.
 const COPY_CHUNK: usize = 1 << 14;
@@ -69,8 +69,7 @@ impl MaterialSplit {
             .parts
             .last()
             .map_or(0, |p| p.vertex_base + p.vertex_count) as usize;
-        let positions: Vec<[f32; 3]> = self.vertices[..n].iter().map(|v| v.position).collect();
-        position_remap(&positions)
+        position_remap_by(&self.vertices[..n], |v| v.position)
     }
 
     /// [`Self::new`], but with one material (no seams to find) `remap` is left
