@@ -414,24 +414,25 @@ impl FileWriter {
                 }
             }
         };
-        // One task (a file of one small record) runs here: nothing to spread.
+        let mut crcs: Vec<u32> = self.records.iter().map(|r| r.crc).collect();
         #[cfg(feature = "encode")]
-        let filled: Vec<Option<(RecordIndex, u32)>> = if tasks.len() > 1 {
+        if tasks.len() > 1 {
             use rayon::prelude::*;
-            tasks
+            let filled: Vec<Option<(RecordIndex, u32)>> = std::mem::take(&mut tasks)
                 .into_par_iter()
                 .with_max_len(1)
                 .map(run)
-                .collect::<Result<_, E>>()?
-        } else {
-            tasks.into_iter().map(run).collect::<Result<_, E>>()?
-        };
-        #[cfg(not(feature = "encode"))]
-        let filled: Vec<Option<(RecordIndex, u32)>> =
-            tasks.into_iter().map(run).collect::<Result<_, E>>()?;
-        let mut crcs: Vec<u32> = self.records.iter().map(|r| r.crc).collect();
-        for (index, crc) in filled.into_iter().flatten() {
-            crcs[index.0 as usize] = crc;
+                .collect::<Result<_, E>>()?;
+            for (index, crc) in filled.into_iter().flatten() {
+                crcs[index.0 as usize] = crc;
+            }
+        }
+        // What is left (one task, a file of one small record: nothing to spread)
+        // runs here, its CRC put straight in (no list of results).
+        for task in tasks {
+            if let Some((index, crc)) = run(task)? {
+                crcs[index.0 as usize] = crc;
+            }
         }
 
         let mut out = out.into_flattened();

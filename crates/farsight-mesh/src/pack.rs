@@ -282,7 +282,12 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
         });
     }
     let levels = stamp_with(&built.dag, config.max_levels, &|c| parts.triangles(c));
-    let materials: Vec<String> = split.parts.iter().map(|p| p.name.clone()).collect();
+    // The parts' names move into the mesh: nothing reads them after the build.
+    let materials: Vec<String> = split
+        .parts
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.name))
+        .collect();
     split.vertices.truncate(n);
     let vertices = std::mem::take(&mut split.vertices);
     Ok(Unchecked {
@@ -342,19 +347,22 @@ fn stamp_with<'t>(
         }
     };
     // Each group's clusters, in cluster order: `members[start[g]..start[g + 1]]`
-    // (one counting pass, no list per group).
-    let mut start = vec![0usize; groups.len() + 1];
+    // (one counting pass, no list per group). The counts sit one slot further
+    // on, so the placing pass moves each group's cursor `start[g + 1]` from its
+    // first member to its end, which is the next group's start: no second array
+    // of cursors.
+    let mut start = vec![0usize; groups.len() + 2];
     for c in &dag.clusters {
-        start[c.group as usize + 1] += 1;
+        start[c.group as usize + 2] += 1;
     }
     for g in 0..groups.len() {
-        start[g + 1] += start[g];
+        start[g + 2] += start[g + 1];
     }
     let mut members = vec![0usize; dag.clusters.len()];
-    let mut at = start.clone();
     for (i, c) in dag.clusters.iter().enumerate() {
-        members[at[c.group as usize]] = i;
-        at[c.group as usize] += 1;
+        let at = &mut start[c.group as usize + 1];
+        members[*at] = i;
+        *at += 1;
     }
     let clusters_of = |g: usize| &members[start[g]..start[g + 1]];
     // One serial pass decides every group's parent error, the chains of the stuck

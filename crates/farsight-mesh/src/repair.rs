@@ -162,13 +162,19 @@ const SMALL_WELD: usize = 48;
 /// position remap: coordinates compared as floats, so -0 equals 0 and a NaN
 /// equals nothing; tested equal to it on random inputs, where it is not called).
 pub(crate) fn position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
-    if positions.is_empty() {
+    position_remap_by(positions, |p| *p)
+}
+
+/// [`position_remap`] of the positions `position` reads from `items` in place
+/// (a mesh's vertices), with no copy of them gathered first.
+pub(crate) fn position_remap_by<T>(items: &[T], position: impl Fn(&T) -> [f32; 3]) -> Vec<u32> {
+    if items.is_empty() {
         return Vec::new();
     }
-    if positions.len() <= SMALL_WELD {
-        return small_position_remap(positions);
+    if items.len() <= SMALL_WELD {
+        return small_position_remap(items, position);
     }
-    hashed_position_remap(positions)
+    hashed_position_remap(items, position)
 }
 
 /// [`position_remap`] past a few vertices: meshoptimizer's algorithm (an open
@@ -179,16 +185,16 @@ pub(crate) fn position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
 /// the first vertex of a position is the one entered, and every later vertex at
 /// that position (floats equal, so the same bits but for the zero's sign) probes
 /// the same slots until it meets it; a NaN equals nothing and enters itself.
-fn hashed_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
+fn hashed_position_remap<T>(items: &[T], position: impl Fn(&T) -> [f32; 3]) -> Vec<u32> {
     const EMPTY: u32 = u32::MAX;
-    let n = positions.len();
+    let n = items.len();
     // At least a quarter of the slots stay empty (meshoptimizer's sizing), so a
     // probe always ends.
     let slots = (n + n / 4).next_power_of_two();
     let mask = slots - 1;
     let mut table = vec![EMPTY; slots];
     let mut out = Vec::with_capacity(n);
-    for (i, p) in positions.iter().enumerate() {
+    for (i, p) in items.iter().map(&position).enumerate() {
         let [x, y, z] = p.map(|c| {
             let bits = c.to_bits();
             let bits = if bits == 0x8000_0000 { 0 } else { bits };
@@ -204,7 +210,7 @@ fn hashed_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
                 table[at] = i as u32;
                 break i as u32;
             }
-            let q = &positions[e as usize];
+            let q = position(&items[e as usize]);
             if q[0] == p[0] && q[1] == p[1] && q[2] == p[2] {
                 break e;
             }
@@ -216,20 +222,22 @@ fn hashed_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
     out
 }
 
-/// [`position_remap`] of a few vertices: each compared with the first vertices
-/// of the positions before it.
-fn small_position_remap(positions: &[[f32; 3]]) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::with_capacity(positions.len());
-    let mut firsts: Vec<u32> = Vec::with_capacity(positions.len());
-    for (i, p) in positions.iter().enumerate() {
-        let same = |&f: &u32| {
-            let q = positions[f as usize];
-            q[0] == p[0] && q[1] == p[1] && q[2] == p[2]
-        };
-        let first = match firsts.iter().find(|f| same(f)) {
-            Some(&f) => f,
+/// [`position_remap`] of a few vertices (at most [`SMALL_WELD`]): each compared
+/// with the first vertices of the positions before it, kept on the stack (no
+/// allocation but the answer's).
+fn small_position_remap<T>(items: &[T], position: impl Fn(&T) -> [f32; 3]) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(items.len());
+    let mut firsts = [[0.0f32; 3]; SMALL_WELD];
+    let mut first_of = [0u32; SMALL_WELD];
+    let mut count = 0;
+    for (i, p) in items.iter().map(&position).enumerate() {
+        let same = |q: &[f32; 3]| q[0] == p[0] && q[1] == p[1] && q[2] == p[2];
+        let first = match firsts[..count].iter().position(same) {
+            Some(k) => first_of[k],
             None => {
-                firsts.push(i as u32);
+                firsts[count] = p;
+                first_of[count] = i as u32;
+                count += 1;
                 i as u32
             }
         };
@@ -250,7 +258,8 @@ mod tests {
     }
 
     /// The pairwise weld of a few vertices is meshoptimizer's: repeated positions,
-    /// -0 beside 0, NaNs, every size up to the threshold and past it.
+    /// -0 beside 0, NaNs, every size up to the threshold and past it (through
+    /// `position_remap`, which welds pairwise up to the threshold).
     #[test]
     fn a_small_weld_is_meshoptimizers() {
         let mut next = crate::test_numbers(0x9E37_79B9_7F4A_7C15);
@@ -267,7 +276,7 @@ mod tests {
                 .map(|_| [0; 3].map(|_| coordinate(next(kinds))))
                 .collect();
             assert_eq!(
-                super::small_position_remap(&positions),
+                super::position_remap(&positions),
                 meshopt_position_remap(&positions),
                 "{positions:?}"
             );
@@ -294,7 +303,7 @@ mod tests {
                 .map(|_| [0; 3].map(|_| coordinate(next(kinds))))
                 .collect();
             assert_eq!(
-                super::hashed_position_remap(&positions),
+                super::hashed_position_remap(&positions, |p| *p),
                 meshopt_position_remap(&positions),
                 "round {round}, {n} positions"
             );

@@ -18,7 +18,7 @@ use crate::dag::{
     attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
 use crate::mesh::{Mesh, SubMesh, Vertex};
-use crate::repair::position_remap;
+use crate::repair::{position_remap, position_remap_by};
 
 /// Vertices copied by one task of the split.
 const COPY_CHUNK: usize = 1 << 14;
@@ -69,8 +69,7 @@ impl MaterialSplit {
             .parts
             .last()
             .map_or(0, |p| p.vertex_base + p.vertex_count) as usize;
-        let positions: Vec<[f32; 3]> = self.vertices[..n].iter().map(|v| v.position).collect();
-        position_remap(&positions)
+        position_remap_by(&self.vertices[..n], |v| v.position)
     }
 
     /// [`Self::new`], but with one material (no seams to find) `remap` is left
@@ -353,10 +352,21 @@ pub(crate) fn build_parts<S: Send>(
             from_mesh,
         )
     };
-    let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    let (mut built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    // The merged DAG grows from the first part's groups and clusters, taken as
+    // they stand (its group ids need no offset): a one-part mesh, most small
+    // ones, copies and allocates nothing here.
+    let (groups, clusters) = built.first_mut().map_or_else(Default::default, |b| {
+        let g = std::mem::take(&mut b.dag.groups);
+        (g, std::mem::take(&mut b.dag.clusters))
+    });
     let mut out = PartDags {
         built: BuiltDag {
-            dag: RawDag::default(),
+            dag: RawDag {
+                groups,
+                clusters,
+                indices: Vec::new(),
+            },
             locked_vertices: 0,
             stuck_groups: 0,
         },
@@ -364,12 +374,19 @@ pub(crate) fn build_parts<S: Send>(
         part: Vec::new(),
     };
     let dag = &mut out.built.dag;
+    for g in &mut dag.groups {
+        g.material = 0;
+    }
+    let rest = built.iter().skip(1);
     dag.groups
-        .reserve(built.iter().map(|b| b.dag.groups.len()).sum());
+        .reserve(rest.clone().map(|b| b.dag.groups.len()).sum());
     dag.clusters
-        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
+        .reserve(rest.map(|b| b.dag.clusters.len()).sum());
+    // The first part's clusters are already in (empty vectors taken from it).
+    let first_clusters = dag.clusters.len();
     out.part
-        .reserve(built.iter().map(|b| b.dag.clusters.len()).sum());
+        .reserve(first_clusters + built.iter().map(|b| b.dag.clusters.len()).sum::<usize>());
+    out.part.extend(std::iter::repeat_n(0, first_clusters));
     for ((m, part), b) in split.parts.iter().enumerate().zip(built) {
         let g0 = dag.groups.len() as u32;
         dag.groups
