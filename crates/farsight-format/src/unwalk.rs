@@ -307,16 +307,15 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                 }
                 let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
                 let last = if next > 0 { next - 1 } else { zero };
-                let (pa, pb, pc) = recipe(&edges, a, b, a < next, b < next, last, zero);
-                if PP {
-                    restore::<4, 3>(positions, v as usize, pa, pb, pc, position_weight);
-                }
-                if PU {
-                    restore::<2, 2>(uvs, v as usize, pa, pb, pc, 8);
-                }
-                if PN {
-                    restore::<2, 2>(normals, v as usize, pa, pb, pc, 8);
-                }
+                let from = recipe(&edges, a, b, a < next, b < next, last, zero);
+                restore_all::<PP, PU, PN>(
+                    positions,
+                    uvs,
+                    normals,
+                    v as usize,
+                    from,
+                    position_weight,
+                );
                 next += 1;
             }
         }
@@ -329,15 +328,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     }
     let Some((ti, k0)) = broken else {
         for v in next as usize..n {
-            if PP {
-                restore::<4, 3>(positions, v, zero, zero, None, 8);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, zero, zero, None, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, zero, zero, None, 8);
-            }
+            restore_all::<PP, PU, PN>(positions, uvs, normals, v, (zero, zero, None), 8);
         }
         return;
     };
@@ -355,16 +346,8 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
             let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
             let (va, vb) = (visited[a as usize], visited[b as usize]);
-            let (pa, pb, pc) = recipe(&edges, a, b, va, vb, last, zero);
-            if PP {
-                restore::<4, 3>(positions, v, pa, pb, pc, position_weight);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, pa, pb, pc, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, pa, pb, pc, 8);
-            }
+            let from = recipe(&edges, a, b, va, vb, last, zero);
+            restore_all::<PP, PU, PN>(positions, uvs, normals, v, from, position_weight);
             visited[v] = true;
             last = v as u32;
         }
@@ -377,15 +360,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     }
     for (v, &seen) in visited.iter().enumerate() {
         if !seen {
-            if PP {
-                restore::<4, 3>(positions, v, zero, zero, None, 8);
-            }
-            if PU {
-                restore::<2, 2>(uvs, v, zero, zero, None, 8);
-            }
-            if PN {
-                restore::<2, 2>(normals, v, zero, zero, None, 8);
-            }
+            restore_all::<PP, PU, PN>(positions, uvs, normals, v, (zero, zero, None), 8);
         }
     }
 }
@@ -412,6 +387,29 @@ fn recipe(
         (b, b, None)
     } else {
         (last, last, None)
+    }
+}
+
+/// [`restore`] of vertex `v` in each table the flags name, from the recipe
+/// `(a, b, c)`: positions with `position_weight`, uvs and normals with the plain
+/// parallelogram. Bounds-checked (the general walk's form).
+#[inline(always)]
+fn restore_all<const PP: bool, const PU: bool, const PN: bool>(
+    positions: &mut [[u16; 4]],
+    uvs: &mut [[u16; 2]],
+    normals: &mut [[u16; 2]],
+    v: usize,
+    (a, b, c): (u32, u32, Option<u32>),
+    position_weight: i32,
+) {
+    if PP {
+        restore::<4, 3>(positions, v, a, b, c, position_weight);
+    }
+    if PU {
+        restore::<2, 2>(uvs, v, a, b, c, 8);
+    }
+    if PN {
+        restore::<2, 2>(normals, v, a, b, c, 8);
     }
 }
 
