@@ -365,8 +365,11 @@ impl CookedMesh<'_> {
         // `next - k`; branch-free, since new and repeated positions alternate without
         // a pattern a predictor could learn, and a k past the first position is
         // found after the loop.
-        let (mut next, mut bad) = (0u32, false);
-        for r in &mut s.remap {
+        #[cfg(target_arch = "x86_64")]
+        let (mut next, mut bad, done) = crate::simd::unremap(&mut s.remap, 0);
+        #[cfg(not(target_arch = "x86_64"))]
+        let (mut next, mut bad, done) = (0u32, false, 0);
+        for r in &mut s.remap[done..] {
             let k = *r;
             bad |= k > next;
             *r = next.wrapping_sub(k);

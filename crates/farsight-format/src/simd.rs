@@ -526,6 +526,39 @@ pub(crate) fn join_planes4(p: [&[u8]; 4], out: &mut [u8]) -> usize {
     16 * blocks
 }
 
+/// The shared-positions remap undone four entries at a time (`CookedMesh::
+/// shared_positions`): each entry `k` becomes `next - k`, where `next` counts the
+/// zeros before it from `next` on, and a `k` above its `next` is flagged. Returns
+/// the count after the entries done, whether one was flagged, and how many were
+/// done (a multiple of four; the caller runs the rest). The running count is a
+/// prefix sum of the zero lanes, so the loop has no chain through memory and no
+/// branch; the same values as the scalar loop.
+pub(crate) fn unremap(remap: &mut [u32], next: u32) -> (u32, bool, usize) {
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let sign = _mm_set1_epi32(i32::MIN);
+        let (mut base, mut bad) = (_mm_set1_epi32(next as i32), _mm_setzero_si128());
+        let done = remap.len() / 4 * 4;
+        for c in remap.chunks_exact_mut(4) {
+            let k: __m128i = bytemuck::cast(<[u32; 4]>::try_from(&*c).expect("4 entries"));
+            // -1 where the entry is a new position; its inclusive prefix sum is
+            // minus the count of new positions up to and including each lane.
+            let z = _mm_cmpeq_epi32(k, _mm_setzero_si128());
+            let p = _mm_add_epi32(z, _mm_slli_si128::<4>(z));
+            let p = _mm_add_epi32(p, _mm_slli_si128::<8>(p));
+            // `next` before each lane: the base plus the new ones before it.
+            let at = _mm_add_epi32(base, _mm_sub_epi32(z, p));
+            // k > next, unsigned.
+            let over = _mm_cmpgt_epi32(_mm_xor_si128(k, sign), _mm_xor_si128(at, sign));
+            bad = _mm_or_si128(bad, over);
+            c.copy_from_slice(&bytemuck::cast::<__m128i, [u32; 4]>(_mm_sub_epi32(at, k)));
+            base = _mm_sub_epi32(base, _mm_shuffle_epi32::<0xFF>(p));
+        }
+        let next = bytemuck::cast::<__m128i, [u32; 4]>(base)[0];
+        (next, _mm_movemask_epi8(bad) != 0, done)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,6 +566,43 @@ mod tests {
     use crate::quant::{oct_decode_inv, oct_scale};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn unremap_gives_the_scalar_loop_values() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..400 {
+            let n = rng.random_range(0..40usize);
+            let start = if case % 3 == 0 {
+                rng.random()
+            } else {
+                rng.random_range(0..4)
+            };
+            let remap: Vec<u32> = (0..n)
+                .map(|i| match rng.random_range(0..4) {
+                    0 | 1 => 0,
+                    2 => rng.random_range(0..=i as u32 + 1),
+                    _ => rng.random(),
+                })
+                .collect();
+            let (mut want, mut next, mut bad) = (remap.clone(), start, false);
+            for r in &mut want {
+                let k = *r;
+                bad |= k > next;
+                *r = next.wrapping_sub(k);
+                next = next.wrapping_add(u32::from(k == 0));
+            }
+            let mut got = remap.clone();
+            let (mut gnext, gbad, done) = unremap(&mut got, start);
+            let mut gbad = gbad;
+            for r in &mut got[done..] {
+                let k = *r;
+                gbad |= k > gnext;
+                *r = gnext.wrapping_sub(k);
+                gnext = gnext.wrapping_add(u32::from(k == 0));
+            }
+            assert_eq!((got, gnext, gbad), (want, next, bad), "case {case}");
+        }
+    }
 
     fn bits3(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
         v.iter().map(|a| a.map(f32::to_bits)).collect()
