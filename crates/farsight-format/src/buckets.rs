@@ -139,22 +139,13 @@ pub(crate) fn decode(
             }
             continue;
         }
-        // The component a constant too: its three stores per read then index a
-        // chunk of known length at known offsets, without bounds checks (with a
-        // run-time component they were a sixth of the unpacking's instructions).
-        macro_rules! unpack {
-            ($($z:literal, $c:literal, $k:literal);*) => {
-                match (zigzag, c, comp) {
-                    $(($z, $c, $k) => unpack::<$z, $c, $k>(ks, out, packed, pos),)*
-                    _ => unpack_any(ks, out, c, comp, zigzag, packed, pos),
-                }
-            };
-        }
-        pos = unpack!(
-            false, 4, 0; false, 4, 1; false, 4, 2; false, 4, 3;
-            true, 4, 0; true, 4, 1; true, 4, 2; true, 4, 3;
-            false, 2, 0; false, 2, 1; true, 2, 0; true, 2, 1
-        );
+        pos = match (zigzag, c) {
+            (false, 4) => unpack::<false, 4>(ks, out, comp, packed, pos),
+            (true, 2) => unpack::<true, 2>(ks, out, comp, packed, pos),
+            (false, 2) => unpack::<false, 2>(ks, out, comp, packed, pos),
+            (true, 4) => unpack::<true, 4>(ks, out, comp, packed, pos),
+            _ => unpack_any(ks, out, c, comp, zigzag, packed, pos),
+        };
     }
     if pos.div_ceil(8) != packed.len() {
         return Err(BucketError::Bits);
@@ -186,8 +177,8 @@ static BUCKET: [[u32; 3]; 256] = {
 };
 
 /// The 64 bits of `packed` from bit `pos` on (the low `64 - pos % 8` of them
-/// meaningful), bits past its end read as zeros. Read in place: the last 8 bytes
-/// are read through [`tail_word`] rather than copying the stream to pad it.
+/// meaningful), bits past its end read as zeros (the last 8 bytes through
+/// [`tail_word`]).
 #[inline(always)]
 fn bits_at(packed: &[u8], pos: usize) -> u64 {
     let at = pos >> 3;
@@ -210,50 +201,77 @@ fn tail_word(packed: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Unpacks component `COMP` of every `C`-component element of `out` from its buckets
+/// Unpacks component `comp` of every `C`-component element of `out` from its buckets
 /// `ks` and the packed bits from bit `pos` on; returns the bit position after them.
 /// Three values per 64-bit read (at most 3 x 15 bits past a 7-bit offset). Bits past
-/// the end of `packed` read as zeros (the caller checks the count afterwards).
+/// the end of `packed` read as zeros (the caller checks the count afterwards). `C` is
+/// a power of two (2 or 4) and `comp` below it.
 #[inline(always)]
-fn unpack<const ZIGZAG: bool, const C: usize, const COMP: usize>(
+fn unpack<const ZIGZAG: bool, const C: usize>(
     ks: &[u8],
     out: &mut [u16],
+    comp: usize,
     packed: &[u8],
     mut pos: usize,
 ) -> usize {
+    const { assert!(C.is_power_of_two()) };
     // One index over buckets and elements (the zipped chunk iterators kept five
     // counters and spilled them in the loop).
     let elems = out.as_chunks_mut::<C>().0;
     let n = ks.len().min(elems.len());
     let (ks, elems) = (&ks[..n], &mut elems[..n]);
     let mut i = 0;
-    // Straight from `packed` while 8 bytes are there to read; the triple that reads
-    // past its end and the values after it through `tail_word` (off the hot loop).
+    // Straight from `packed` while 8 bytes are there to read; the values after
+    // that through `unpack_tail` (off the hot loop).
     while i + 3 <= n {
         let at = pos >> 3;
         let word = match packed.get(at..at + 8) {
             Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
             None => break,
         } >> (pos & 7);
-        pos = triple::<ZIGZAG, C, COMP>(&ks[i..i + 3], &mut elems[i..i + 3], word, pos);
+        pos = triple::<ZIGZAG, C>(&ks[i..i + 3], &mut elems[i..i + 3], comp, word, pos);
         i += 3;
     }
-    while i < n {
-        let (v, m) = value::<ZIGZAG>(ks[i], bits_at(packed, pos));
-        elems[i][COMP] = v;
-        pos += m as usize;
-        i += 1;
+    if i < n {
+        pos = unpack_tail::<ZIGZAG, C>(&ks[i..], &mut elems[i..], comp, packed, pos);
     }
     pos
 }
 
-/// Three values of component `COMP` from buckets `k` into the three elements of
+/// [`unpack`]'s last values, from the bytes left copied once with zeros after
+/// them: fewer than 8 where its loop ran out of bytes, and at most two values' bits
+/// (under 5 bytes) where it ran out of triples. Out of line, so that the hot loop
+/// keeps its registers.
+#[inline(never)]
+fn unpack_tail<const ZIGZAG: bool, const C: usize>(
+    ks: &[u8],
+    elems: &mut [[u16; C]],
+    comp: usize,
+    packed: &[u8],
+    pos: usize,
+) -> usize {
+    let base = (pos >> 3).min(packed.len());
+    let left = &packed[base..];
+    let mut tail = [0u8; 24];
+    let k = left.len().min(16);
+    tail[..k].copy_from_slice(&left[..k]);
+    let mut at = pos - 8 * base;
+    for (&k, e) in ks.iter().zip(elems) {
+        let (v, m) = value::<ZIGZAG>(k, bits_at(&tail, at));
+        e[comp & (C - 1)] = v;
+        at += m as usize;
+    }
+    8 * base + at
+}
+
+/// Three values of component `comp` from buckets `k` into the three elements of
 /// `o`, their bits at the bottom of `word` (read at bit `pos`); returns the bit
 /// position after them.
 #[inline(always)]
-fn triple<const ZIGZAG: bool, const C: usize, const COMP: usize>(
+fn triple<const ZIGZAG: bool, const C: usize>(
     k: &[u8],
     o: &mut [[u16; C]],
+    comp: usize,
     mut word: u64,
     pos: usize,
 ) -> usize {
@@ -262,9 +280,11 @@ fn triple<const ZIGZAG: bool, const C: usize, const COMP: usize>(
     let (v1, m1) = value::<ZIGZAG>(k[1], word);
     word >>= m1;
     let (v2, m2) = value::<ZIGZAG>(k[2], word);
-    o[0][COMP] = v0;
-    o[1][COMP] = v1;
-    o[2][COMP] = v2;
+    // `comp < C`, a power of two: the mask drops the bounds checks.
+    let comp = comp & (C - 1);
+    o[0][comp] = v0;
+    o[1][comp] = v1;
+    o[2][comp] = v2;
     pos + (m0 + m1 + m2) as usize
 }
 

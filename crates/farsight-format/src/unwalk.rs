@@ -275,7 +275,10 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     // hands the rest of the walk to the general loop.
     let mut next = 0u32;
     let mut broken = None;
-    'tris: for (ti, &t) in tris.iter().enumerate() {
+    // The triangle's number is found from the iterator when the order breaks
+    // rather than counted per triangle (the count lived on the stack).
+    let mut walked = tris.iter();
+    'tris: while let Some(&t) = walked.next() {
         if t[0] < next && t[1] < next && t[2] <= next {
             // Corner 2 is new exactly when it is `next` (a branch that mispredicts
             // often; two branch-free forms that restored slot `next` either way, into
@@ -348,7 +351,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                     continue;
                 }
                 if v != next {
-                    broken = Some((ti, k));
+                    broken = Some((tris.len() - walked.len() - 1, k));
                     break 'tris;
                 }
                 let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
