@@ -278,7 +278,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     // The triangle's number is found from the iterator when the order breaks
     // rather than counted per triangle (the count lived on the stack).
     let mut walked = tris.iter();
-    'tris: while let Some(&t) = walked.next() {
+    // `t` is a reference into the index buffer: a local copy of the triangle, which
+    // the general case indexes with a run-time corner, lived on the stack.
+    'tris: while let Some(t) = walked.next() {
         if t[0] < next && t[1] < next && t[2] <= next {
             // Corner 2 is new exactly when it is `next` (a branch that mispredicts
             // often; two branch-free forms that restored slot `next` either way, into
@@ -320,7 +322,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
             // the two, since corner 1 has no remembered edge yet.
             let last = if next > 0 { next - 1 } else { zero };
-            let [v0, v1, v2] = t;
+            let [v0, v1, v2] = *t;
             for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
                 // SAFETY (the three blocks): `v` is a corner, `a` and `b` corners or
                 // `last`, below n or the zero element n; each table holds n + 1.
@@ -336,12 +338,12 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
             next = v2 + 1;
             // SAFETY: corners, below n, the edge table's length.
-            unsafe { edges.remember_fresh(t) };
+            unsafe { edges.remember_fresh(*t) };
             if NS {
                 // SAFETY: corners, below n = sums.len() < positions.len(); the
                 // three sums are set here first (+0.0 plus the face, as the sum
                 // from zeroed sums adds).
-                unsafe { sum_fresh_face(positions, sums, t) };
+                unsafe { sum_fresh_face(positions, sums, *t) };
             }
             continue;
         } else {
@@ -372,10 +374,10 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
         }
         // SAFETY: corners, below n, the edge table's length.
-        unsafe { edges.remember(t) };
+        unsafe { edges.remember(*t) };
         if NS {
             // SAFETY: corners, below n = sums.len() < positions.len().
-            unsafe { sum_face(positions, sums, t) };
+            unsafe { sum_face(positions, sums, *t) };
         }
     }
     // Vertices from `next` on were not met by the in-order walk: their sums and
