@@ -394,12 +394,9 @@ pub(crate) fn restore<const C: usize>(
         let bias = _mm_set1_epi16(i16::MIN);
         let keep = _mm_cvtsi64_si128(-1i64 << (16 * C));
         // Off the walk's chain (the residual does not depend on earlier vertices):
-        // the unzigzagged residual plus the offset the prediction comes back with,
-        // and the kept lanes as they are.
-        let r = load(r);
-        let z = _mm_sub_epi16(_mm_setzero_si128(), _mm_and_si128(r, _mm_set1_epi16(1)));
-        let add = _mm_add_epi16(_mm_xor_si128(_mm_srli_epi16::<1>(r), z), bias);
-        let add = _mm_or_si128(_mm_andnot_si128(keep, add), _mm_and_si128(keep, r));
+        // the residual (unzigzagged already) plus the offset the prediction comes
+        // back with, and the kept lanes as they are (one add of a constant).
+        let add = _mm_add_epi16(load(r), _mm_andnot_si128(keep, bias));
         // On the chain from one restored vertex to the next, as few steps as the
         // weight allows: the prediction offset by -32768 in 32-bit lanes.
         let zero = _mm_setzero_si128();
@@ -683,8 +680,7 @@ mod tests {
             let want = |n: usize| -> [u16; 4] {
                 std::array::from_fn(|k| {
                     if k < n {
-                        crate::walk::parallelogram(a[k], b[k], c[k], w)
-                            .wrapping_add(crate::walk::unzigzag(r[k]))
+                        crate::walk::parallelogram(a[k], b[k], c[k], w).wrapping_add(r[k])
                     } else {
                         r[k]
                     }

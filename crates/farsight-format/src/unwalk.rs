@@ -257,6 +257,19 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         sums.resize(n, [0.0; 4]);
     }
     let sums = &mut sums[..];
+    // Every vertex below n is restored exactly once, from vertices restored before
+    // it or the zero element n: its residual is unzigzagged here, in one pass the
+    // wide tiers vectorise, rather than per vertex on the walk (7 instructions a
+    // restore, 2.5 % of ToyCar's decode).
+    if PP {
+        unzigzag_all::<4, 3>(&mut positions[..n]);
+    }
+    if PU {
+        unzigzag_all::<2, 2>(&mut uvs[..n]);
+    }
+    if PN {
+        unzigzag_all::<2, 2>(&mut normals[..n]);
+    }
     let s = scratch;
     s.counts.truncate(n);
     s.counts.resize(n, 0);
@@ -426,6 +439,17 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     }
 }
 
+/// The first `C` components of every element unzigzagged in place (the residuals
+/// the walk adds to its predictions).
+#[inline(always)]
+fn unzigzag_all<const N: usize, const C: usize>(values: &mut [[u16; N]]) {
+    for v in values {
+        for x in &mut v[..C] {
+            *x = crate::walk::unzigzag(*x);
+        }
+    }
+}
+
 /// The decoder's recipe for a new vertex whose triangle's other corners are `a` and
 /// `b` (known when `va`, `vb`), as the encoder's walk makes it: corners (a, b,
 /// Some(c)) for a parallelogram, (a, b, None) for a midpoint, and `Copy(x)` as (x,
@@ -474,7 +498,8 @@ fn restore_all<const PP: bool, const PU: bool, const PN: bool>(
     }
 }
 
-/// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
+/// `values[v]` = prediction + residual (unzigzagged by [`unzigzag_all`] when the
+/// walk began) on the first `C` components: the
 /// parallelogram of weight `w` when `c` is given, else the midpoint of `a`, `b`
 /// (the weight-0 parallelogram). Bounds-checked (the general walk's form).
 #[inline(always)]
@@ -528,8 +553,7 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
     #[cfg(not(target_arch = "x86_64"))]
     let out: [u16; N] = std::array::from_fn(|i| {
         if i < C {
-            crate::walk::parallelogram(pa[i], pb[i], pc[i], w)
-                .wrapping_add(crate::walk::unzigzag(r[i]))
+            crate::walk::parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(r[i])
         } else {
             r[i]
         }
