@@ -262,7 +262,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     // wide tiers vectorise, rather than per vertex on the walk (7 instructions a
     // restore, 2.5 % of ToyCar's decode).
     if PP {
-        unzigzag_all::<4, 3>(&mut positions[..n]);
+        unzigzag_positions(&mut positions[..n]);
     }
     if PU {
         unzigzag_all::<2, 2>(&mut uvs[..n]);
@@ -450,6 +450,23 @@ fn unzigzag_all<const N: usize, const C: usize>(values: &mut [[u16; N]]) {
     }
 }
 
+/// [`unzigzag_all`] of positions (three of four lanes) as u64 arithmetic on whole
+/// elements, which LLVM vectorises with full-width loads and stores (the loop over
+/// three lanes stored them one by one).
+#[inline(always)]
+fn unzigzag_positions(values: &mut [[u16; 4]]) {
+    const LOW: u64 = 0x0000_0001_0001_0001;
+    const HALF: u64 = 0x0000_7fff_7fff_7fff;
+    const KEEP: u64 = 0xffff_0000_0000_0000;
+    for v in bytemuck::cast_slice_mut::<[u16; 4], u64>(values) {
+        let x = *v;
+        let z = x & LOW;
+        // 0xffff in each lane whose low bit is set: z * 0xffff, lane by lane.
+        let neg = (z << 16).wrapping_sub(z);
+        *v = (((x >> 1) & HALF) ^ neg) | (x & KEEP);
+    }
+}
+
 /// The decoder's recipe for a new vertex whose triangle's other corners are `a` and
 /// `b` (known when `va`, `vb`), as the encoder's walk makes it: corners (a, b,
 /// Some(c)) for a parallelogram, (a, b, None) for a midpoint, and `Copy(x)` as (x,
@@ -593,6 +610,27 @@ mod tests {
             &mut sums,
         );
         (p, u, o)
+    }
+
+    #[test]
+    fn positions_unzigzag_as_the_lane_by_lane_form() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let edge = [0u16, 1, 2, 3, 0x7fff, 0x8000, 0xfffe, 0xffff];
+        let mut v: Vec<[u16; 4]> = (0..2000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    [0; 4].map(|_| edge[rng.random_range(0..edge.len())])
+                } else {
+                    [0; 4].map(|_| rng.random())
+                }
+            })
+            .collect();
+        let want: Vec<[u16; 4]> = v
+            .iter()
+            .map(|p| [unzigzag(p[0]), unzigzag(p[1]), unzigzag(p[2]), p[3]])
+            .collect();
+        super::unzigzag_positions(&mut v);
+        assert_eq!(v, want);
     }
 
     #[test]
