@@ -384,17 +384,9 @@ impl CookedMesh<'_> {
         // Local slices: through `s` every store made the compiler reload the
         // vectors' pointers and lengths.
         let remap = &s.remap[..n];
-        // The gathers below read with `get` and a zero fallback, never taken
-        // (indices are below n, checked before; ids below u, checked above): a
-        // select rather than a panic branch, which LLVM vectorises in the wide
-        // tiers (0.5 % of LowPolyJungle's decode instructions).
         if pp {
-            s.position_indices.clear();
-            s.position_indices.extend(
-                indices
-                    .iter()
-                    .map(|&i| remap.get(i as usize).copied().unwrap_or(0)),
-            );
+            set_len(&mut s.position_indices, indices.len());
+            crate::unwalk::gather(remap, indices, &mut s.position_indices);
             let w = 8 - h.position_damping as i32;
             unpredict::<true, false, false, false>(
                 &s.position_indices,
@@ -408,9 +400,7 @@ impl CookedMesh<'_> {
             );
         }
         let shared = &s.shared[..=u];
-        for (p, &r) in s.positions[..n].iter_mut().zip(remap) {
-            *p = shared.get(r as usize).copied().unwrap_or([0; 4]);
-        }
+        crate::unwalk::gather(shared, remap, &mut s.positions[..n]);
         Ok(())
     }
 
