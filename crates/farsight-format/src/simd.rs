@@ -146,8 +146,8 @@ pub(crate) fn shared_positions<const WIDE: bool>(
 /// the CPU has them (its bit unpacking uses BMI2's flag-free shifts), else for the
 /// baseline; the same bits either way (integer operations only). Inlined into the
 /// decode, every change to it moved the register allocation of the walk that shares
-/// the function (a change that saved 0.5 % of ToyCar's instructions in the unpacking
-/// cost 2 % in the walk).
+/// the function (a change that made the unpacking cheaper made ToyCar's walk 1 %
+/// of the decode's instructions dearer).
 pub(crate) fn buckets(
     stored: &[u8],
     c: usize,

@@ -271,7 +271,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         "index {max} of {n}"
     );
     // The sums and edge counts are not zeroed up front (a pass over 17 bytes per
-    // vertex, 3 % of ToyCar's decode instructions): the in-order walk zeroes each
+    // vertex, 2 % of ToyCar's decode instructions): the in-order walk zeroes each
     // vertex's when it restores the vertex, before any triangle adds to them, and
     // the rest are zeroed where that walk stops. Only the elements past the last
     // walk's are zero-filled here, by growing.
@@ -283,7 +283,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     // Every vertex below n is restored exactly once, from vertices restored before
     // it or the zero element n: its residual is unzigzagged here, in one pass the
     // wide tiers vectorise, rather than per vertex on the walk (7 instructions a
-    // restore, 2.5 % of ToyCar's decode).
+    // restore, 1.5 % of ToyCar's decode).
     if PP {
         unzigzag_positions(&mut positions[..n]);
     }
