@@ -628,7 +628,7 @@ mod tests {
     #[test]
     fn joined_planes_are_the_split_elements_for_every_element_size() {
         for elem in [2usize, 4, 8, 12] {
-            for n in [0usize, 1, 3, 17, 256] {
+            for n in [0usize, 1, 3, 17, 53, 100, 256] {
                 let raw: Vec<u8> = (0..n * elem).map(|i| (i * 7 + elem) as u8).collect();
                 let planes = split_planes(&raw, elem);
                 let mut out = vec![0xAA; raw.len()];

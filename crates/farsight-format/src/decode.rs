@@ -17,11 +17,13 @@
 
 use bytemuck::Pod;
 
+#[cfg(not(target_arch = "x86_64"))]
+use crate::buckets;
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
+use crate::meshopt_into;
 use crate::predict::{normal_sums, oct_code_scale, predicted_code, unpredict, WalkScratch};
 use crate::quant::{dequantize_unorm, oct_decode_inv, oct_scale, unorm_step};
-use crate::{buckets, meshopt_into};
 use crate::{FormatError, MeshData, Stream};
 
 /// Buffers a decoder reuses between records: the entropy layer's output, the quantised
@@ -29,7 +31,6 @@ use crate::{FormatError, MeshData, Stream};
 #[derive(Default)]
 pub struct DecodeScratch {
     bytes: Vec<u8>,
-    padded: Vec<u8>,
     positions: Vec<[u16; 4]>,
     normals: Vec<[i16; 2]>,
     tangents: Vec<[i16; 2]>,
@@ -155,31 +156,19 @@ impl CookedMesh<'_> {
             self.shared_positions(&out.indices, pp, s)?;
             pp = false;
         } else {
-            self.vertex_stream(
-                0,
-                &mut s.positions[..n],
-                &mut s.bytes,
-                &mut s.padded,
-                &mut s.zstd,
-            )?;
+            self.vertex_stream(0, &mut s.positions[..n], &mut s.bytes, &mut s.zstd)?;
         }
         s.positions[n] = [0; 4];
         if has_uvs {
             set_len(&mut s.uvs, n + 1);
-            self.vertex_stream(3, &mut s.uvs[..n], &mut s.bytes, &mut s.padded, &mut s.zstd)?;
+            self.vertex_stream(3, &mut s.uvs[..n], &mut s.bytes, &mut s.zstd)?;
             s.uvs[n] = [0; 2];
         }
         // Normals predicted by the walk are restored in it: decode them first.
         let pnp = has(CookedHeader::HAS_NORMALS) && has(CookedHeader::PARALLELOGRAM_NORMALS);
         if pnp {
             set_len(&mut s.normals, n + 1);
-            self.vertex_stream(
-                1,
-                &mut s.normals[..n],
-                &mut s.bytes,
-                &mut s.padded,
-                &mut s.zstd,
-            )?;
+            self.vertex_stream(1, &mut s.normals[..n], &mut s.bytes, &mut s.zstd)?;
             s.normals[n] = [0; 2];
         }
         let (idx, pos, uvs, walk) = (&out.indices, &mut s.positions, &mut s.uvs, &mut s.walk);
@@ -256,7 +245,7 @@ impl CookedMesh<'_> {
             let nb = h.normal_bits as u32;
             if !pnp {
                 set_len(&mut s.normals, n);
-                self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
+                self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.zstd)?;
             }
             let inv = 1.0 / oct_scale(nb);
             set_len(&mut out.normals, n);
@@ -294,7 +283,7 @@ impl CookedMesh<'_> {
         }
         if has(CookedHeader::HAS_TANGENTS) {
             set_len(&mut s.tangents, n);
-            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.padded, &mut s.zstd)?;
+            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
             let inv = 1.0 / oct_scale(h.tangent_bits as u32);
             set_len(&mut out.tangents, n);
             #[cfg(target_arch = "x86_64")]
@@ -376,8 +365,11 @@ impl CookedMesh<'_> {
         // `next - k`; branch-free, since new and repeated positions alternate without
         // a pattern a predictor could learn, and a k past the first position is
         // found after the loop.
-        let (mut next, mut bad) = (0u32, false);
-        for r in &mut s.remap {
+        #[cfg(target_arch = "x86_64")]
+        let (mut next, mut bad, done) = crate::simd::unremap(&mut s.remap, 0);
+        #[cfg(not(target_arch = "x86_64"))]
+        let (mut next, mut bad, done) = (0u32, false, 0);
+        for r in &mut s.remap[done..] {
             let k = *r;
             bad |= k > next;
             *r = next.wrapping_sub(k);
@@ -387,21 +379,14 @@ impl CookedMesh<'_> {
             return Err(err("position remap"));
         }
         set_len(&mut s.shared, u + 1);
-        self.vertex_stream(
-            0,
-            &mut s.shared[..u],
-            &mut s.bytes,
-            &mut s.padded,
-            &mut s.zstd,
-        )?;
+        self.vertex_stream(0, &mut s.shared[..u], &mut s.bytes, &mut s.zstd)?;
         s.shared[u] = [0; 4];
         // Local slices: through `s` every store made the compiler reload the
         // vectors' pointers and lengths.
         let remap = &s.remap[..n];
         if pp {
-            s.position_indices.clear();
-            s.position_indices
-                .extend(indices.iter().map(|&i| remap[i as usize]));
+            set_len(&mut s.position_indices, indices.len());
+            crate::unwalk::gather(remap, indices, &mut s.position_indices);
             let w = 8 - h.position_damping as i32;
             unpredict::<true, false, false, false>(
                 &s.position_indices,
@@ -415,9 +400,7 @@ impl CookedMesh<'_> {
             );
         }
         let shared = &s.shared[..=u];
-        for (p, &r) in s.positions[..n].iter_mut().zip(remap) {
-            *p = shared[r as usize];
-        }
+        crate::unwalk::gather(shared, remap, &mut s.positions[..n]);
         Ok(())
     }
 
@@ -435,7 +418,6 @@ impl CookedMesh<'_> {
         i: usize,
         out: &mut [T],
         buf: &mut Vec<u8>,
-        padded: &mut Vec<u8>,
         zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
     ) -> Result<(), FormatError> {
         if out.is_empty() {
@@ -451,8 +433,11 @@ impl CookedMesh<'_> {
             let values: &mut [u16] = bytemuck::cast_slice_mut(out);
             let zigzag = d.codec == Codec::BucketsZigzag as u32;
             let c = std::mem::size_of::<T>() / 2;
-            return buckets::decode(self.streams[i], c, zigzag, values, buf, padded, z)
-                .map_err(|_| err("buckets"));
+            #[cfg(target_arch = "x86_64")]
+            let r = crate::simd::buckets(self.streams[i], c, zigzag, values, buf, z);
+            #[cfg(not(target_arch = "x86_64"))]
+            let r = buckets::decode(self.streams[i], c, zigzag, values, buf, z);
+            return r.map_err(|_| err("buckets"));
         }
         let bytes = entropy(i, d, self.streams[i], buf, zstd)?;
         let dst: &mut [u8] = bytemuck::cast_slice_mut(out);

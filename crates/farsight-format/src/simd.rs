@@ -142,6 +142,54 @@ pub(crate) fn shared_positions<const WIDE: bool>(
     }
 }
 
+/// `buckets::decode` in a function of its own, compiled for AVX2 with BMI2 where
+/// the CPU has them (its bit unpacking uses BMI2's flag-free shifts), else for the
+/// baseline; the same bits either way (integer operations only). Inlined into the
+/// decode, every change to it moved the register allocation of the walk that shares
+/// the function (a change that made the unpacking cheaper made ToyCar's walk 1 %
+/// of the decode's instructions dearer).
+pub(crate) fn buckets(
+    stored: &[u8],
+    c: usize,
+    zigzag: bool,
+    out: &mut [u16],
+    scratch: &mut Vec<u8>,
+    zstd: &mut zstd::bulk::Decompressor<'static>,
+) -> Result<(), crate::buckets::BucketError> {
+    use crate::buckets::{decode, BucketError};
+    type Z = zstd::bulk::Decompressor<'static>;
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[inline(never)]
+    fn avx2(
+        st: &[u8],
+        c: usize,
+        zz: bool,
+        o: &mut [u16],
+        b: &mut Vec<u8>,
+        z: &mut Z,
+    ) -> Result<(), BucketError> {
+        decode(st, c, zz, o, b, z)
+    }
+    #[inline(never)]
+    fn baseline(
+        st: &[u8],
+        c: usize,
+        zz: bool,
+        o: &mut [u16],
+        b: &mut Vec<u8>,
+        z: &mut Z,
+    ) -> Result<(), BucketError> {
+        decode(st, c, zz, o, b, z)
+    }
+    if Tier::detect() >= Tier::Avx2 {
+        // SAFETY: the CPU has every feature the function is compiled for (checked
+        // just above).
+        unsafe { avx2(stored, c, zigzag, out, scratch, zstd) }
+    } else {
+        baseline(stored, c, zigzag, out, scratch, zstd)
+    }
+}
+
 /// `(b - a) x (c - a)` of quantised positions in f32 lanes (x, y, z, +0.0): see
 /// `predict::face_normal`.
 #[inline(always)]
@@ -346,12 +394,9 @@ pub(crate) fn restore<const C: usize>(
         let bias = _mm_set1_epi16(i16::MIN);
         let keep = _mm_cvtsi64_si128(-1i64 << (16 * C));
         // Off the walk's chain (the residual does not depend on earlier vertices):
-        // the unzigzagged residual plus the offset the prediction comes back with,
-        // and the kept lanes as they are.
-        let r = load(r);
-        let z = _mm_sub_epi16(_mm_setzero_si128(), _mm_and_si128(r, _mm_set1_epi16(1)));
-        let add = _mm_add_epi16(_mm_xor_si128(_mm_srli_epi16::<1>(r), z), bias);
-        let add = _mm_or_si128(_mm_andnot_si128(keep, add), _mm_and_si128(keep, r));
+        // the residual (unzigzagged already) plus the offset the prediction comes
+        // back with, and the kept lanes as they are (one add of a constant).
+        let add = _mm_add_epi16(load(r), _mm_andnot_si128(keep, bias));
         // On the chain from one restored vertex to the next, as few steps as the
         // weight allows: the prediction offset by -32768 in 32-bit lanes.
         let zero = _mm_setzero_si128();
@@ -451,9 +496,54 @@ pub(crate) fn dequantize_uvs(
 /// shared-positions remap): 16 elements a step, each byte plane loaded 16 bytes at a
 /// time and interleaved by SSE2's byte and word unpacks. `p` is the four planes of
 /// `n` bytes each and `out` the `4 n` bytes; joins whole steps of 16 and returns how
-/// many elements that was (the caller joins the rest).
+/// many elements that was (the caller joins the rest). Where the CPU has AVX2, 32
+/// elements a step first ([`join_planes4_avx2`]), then the rest of the steps of 16.
 #[inline(always)]
 pub(crate) fn join_planes4(p: [&[u8]; 4], out: &mut [u8]) -> usize {
+    let wide = if Tier::detect() >= Tier::Avx2 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { join_planes4_avx2(p, out) }
+    } else {
+        0
+    };
+    let p = p.map(|plane| &plane[wide..]);
+    wide + join_planes4_sse2(p, &mut out[4 * wide..])
+}
+
+/// [`join_planes4`] 32 elements a step in AVX2: the same unpacks in each 128-bit
+/// half, whose four results then hold elements 0-3 and 16-19, 4-7 and 20-23, 8-11
+/// and 24-27, 12-15 and 28-31; a lane permute puts them in order. Returns how many
+/// elements it joined.
+#[target_feature(enable = "avx2")]
+fn join_planes4_avx2(p: [&[u8]; 4], out: &mut [u8]) -> usize {
+    let blocks = p[0].len() / 32;
+    for (k, o) in out.chunks_exact_mut(128).take(blocks).enumerate() {
+        let at = 32 * k;
+        let load = |plane: &[u8]| -> __m256i {
+            let bytes: [u8; 32] = plane[at..at + 32].try_into().expect("32 bytes");
+            bytemuck::cast(bytes)
+        };
+        let (a, b, c, d) = (load(p[0]), load(p[1]), load(p[2]), load(p[3]));
+        let (ab_lo, ab_hi) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
+        let (cd_lo, cd_hi) = (_mm256_unpacklo_epi8(c, d), _mm256_unpackhi_epi8(c, d));
+        let r0 = _mm256_unpacklo_epi16(ab_lo, cd_lo);
+        let r1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
+        let r2 = _mm256_unpacklo_epi16(ab_hi, cd_hi);
+        let r3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
+        let joined: [__m256i; 4] = [
+            _mm256_permute2x128_si256::<0x20>(r0, r1),
+            _mm256_permute2x128_si256::<0x20>(r2, r3),
+            _mm256_permute2x128_si256::<0x31>(r0, r1),
+            _mm256_permute2x128_si256::<0x31>(r2, r3),
+        ];
+        o.copy_from_slice(&bytemuck::cast::<[__m256i; 4], [u8; 128]>(joined));
+    }
+    32 * blocks
+}
+
+/// [`join_planes4`] in SSE2, 16 elements a step.
+#[inline(always)]
+fn join_planes4_sse2(p: [&[u8]; 4], out: &mut [u8]) -> usize {
     let blocks = p[0].len() / 16;
     for (k, o) in out.chunks_exact_mut(64).take(blocks).enumerate() {
         let at = 16 * k;
@@ -478,6 +568,39 @@ pub(crate) fn join_planes4(p: [&[u8]; 4], out: &mut [u8]) -> usize {
     16 * blocks
 }
 
+/// The shared-positions remap undone four entries at a time (`CookedMesh::
+/// shared_positions`): each entry `k` becomes `next - k`, where `next` counts the
+/// zeros before it from `next` on, and a `k` above its `next` is flagged. Returns
+/// the count after the entries done, whether one was flagged, and how many were
+/// done (a multiple of four; the caller runs the rest). The running count is a
+/// prefix sum of the zero lanes, so the loop has no chain through memory and no
+/// branch; the same values as the scalar loop.
+pub(crate) fn unremap(remap: &mut [u32], next: u32) -> (u32, bool, usize) {
+    // SAFETY: SSE2 is in the x86_64 baseline; registers only.
+    unsafe {
+        let sign = _mm_set1_epi32(i32::MIN);
+        let (mut base, mut bad) = (_mm_set1_epi32(next as i32), _mm_setzero_si128());
+        let done = remap.len() / 4 * 4;
+        for c in remap.chunks_exact_mut(4) {
+            let k: __m128i = bytemuck::cast(<[u32; 4]>::try_from(&*c).expect("4 entries"));
+            // -1 where the entry is a new position; its inclusive prefix sum is
+            // minus the count of new positions up to and including each lane.
+            let z = _mm_cmpeq_epi32(k, _mm_setzero_si128());
+            let p = _mm_add_epi32(z, _mm_slli_si128::<4>(z));
+            let p = _mm_add_epi32(p, _mm_slli_si128::<8>(p));
+            // `next` before each lane: the base plus the new ones before it.
+            let at = _mm_add_epi32(base, _mm_sub_epi32(z, p));
+            // k > next, unsigned.
+            let over = _mm_cmpgt_epi32(_mm_xor_si128(k, sign), _mm_xor_si128(at, sign));
+            bad = _mm_or_si128(bad, over);
+            c.copy_from_slice(&bytemuck::cast::<__m128i, [u32; 4]>(_mm_sub_epi32(at, k)));
+            base = _mm_sub_epi32(base, _mm_shuffle_epi32::<0xFF>(p));
+        }
+        let next = bytemuck::cast::<__m128i, [u32; 4]>(base)[0];
+        (next, _mm_movemask_epi8(bad) != 0, done)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,6 +608,43 @@ mod tests {
     use crate::quant::{oct_decode_inv, oct_scale};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn unremap_gives_the_scalar_loop_values() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for case in 0..400 {
+            let n = rng.random_range(0..40usize);
+            let start = if case % 3 == 0 {
+                rng.random()
+            } else {
+                rng.random_range(0..4)
+            };
+            let remap: Vec<u32> = (0..n)
+                .map(|i| match rng.random_range(0..4) {
+                    0 | 1 => 0,
+                    2 => rng.random_range(0..=i as u32 + 1),
+                    _ => rng.random(),
+                })
+                .collect();
+            let (mut want, mut next, mut bad) = (remap.clone(), start, false);
+            for r in &mut want {
+                let k = *r;
+                bad |= k > next;
+                *r = next.wrapping_sub(k);
+                next = next.wrapping_add(u32::from(k == 0));
+            }
+            let mut got = remap.clone();
+            let (mut gnext, gbad, done) = unremap(&mut got, start);
+            let mut gbad = gbad;
+            for r in &mut got[done..] {
+                let k = *r;
+                gbad |= k > gnext;
+                *r = gnext.wrapping_sub(k);
+                gnext = gnext.wrapping_add(u32::from(k == 0));
+            }
+            assert_eq!((got, gnext, gbad), (want, next, bad), "case {case}");
+        }
+    }
 
     fn bits3(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
         v.iter().map(|a| a.map(f32::to_bits)).collect()
@@ -565,8 +725,7 @@ mod tests {
             let want = |n: usize| -> [u16; 4] {
                 std::array::from_fn(|k| {
                     if k < n {
-                        crate::walk::parallelogram(a[k], b[k], c[k], w)
-                            .wrapping_add(crate::walk::unzigzag(r[k]))
+                        crate::walk::parallelogram(a[k], b[k], c[k], w).wrapping_add(r[k])
                     } else {
                         r[k]
                     }

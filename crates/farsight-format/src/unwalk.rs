@@ -3,7 +3,8 @@
 //! order and sums the face normals on the way.
 //!
 //! Unsafe code: unchecked indexing of the per-vertex tables in the per-triangle fast
-//! paths, and nothing else. Every triangle reads and writes a dozen table entries
+//! paths and in [`gather`] (the shared-positions lookups, every index asserted
+//! below the table's length first), and nothing else. Every triangle reads and writes a dozen table entries
 //! (three corners' values, the new vertex's slot, three corners' edge counts and
 //! blocks, three normal sums), each a bounds check in safe Rust the compiler cannot
 //! drop, since the indices come from the stream. Without them (and with the edge
@@ -42,6 +43,28 @@ unsafe fn at_mut<T>(s: &mut [T], i: usize) -> &mut T {
     debug_assert!(i < s.len());
     // SAFETY: the caller's promise.
     unsafe { s.get_unchecked_mut(i) }
+}
+
+/// `table[i]` for every `i` of `idx` into `out` (the shared-positions walk's
+/// triangles over positions, and each vertex's position): the indices checked
+/// against the table once, in one vectorised pass, then read without a bounds
+/// check each (a branch and a compare per element otherwise, 7 % of
+/// LightsPunctualLamp's decode).
+///
+/// # Panics
+/// If an index is not below `table.len()`.
+#[inline(always)]
+pub(crate) fn gather<T: Copy>(table: &[T], idx: &[u32], out: &mut [T]) {
+    let max = idx.iter().fold(0u32, |m, &i| m.max(i));
+    assert!(
+        idx.is_empty() || (max as usize) < table.len(),
+        "index {max} of {}",
+        table.len()
+    );
+    for (o, &i) in out.iter_mut().zip(idx) {
+        // SAFETY: every index is below the table's length (asserted above).
+        *o = unsafe { at(table, i as usize) };
+    }
 }
 
 /// The walk's edge table as two local slices of `n` entries each, so the
@@ -160,6 +183,42 @@ unsafe fn sum_face(positions: &[[u16; 4]], sums: &mut [[f32; 4]], t: [u32; 3]) {
     }
 }
 
+/// [`sum_face`] for a triangle of three vertices met for the first time: each
+/// corner's sum set to +0.0 plus the face normal (the bits `add4` gives on a
+/// zeroed sum: a -0.0 lane becomes +0.0).
+///
+/// # Safety
+/// As [`sum_face`].
+#[inline(always)]
+unsafe fn sum_fresh_face(positions: &[[u16; 4]], sums: &mut [[f32; 4]], t: [u32; 3]) {
+    let [ia, ib, ic] = t.map(|i| i as usize);
+    // SAFETY: the caller's promise.
+    unsafe {
+        let f = face_normal(at(positions, ia), at(positions, ib), at(positions, ic));
+        let f = add4([0.0; 4], f);
+        for i in [ia, ib, ic] {
+            *at_mut(sums, i) = f;
+        }
+    }
+}
+
+/// Vertex `v`, met for the first time by the in-order walk: no remembered edges
+/// yet and (with `NS`) a zero face-normal sum, set here rather than by a pass
+/// over every vertex first.
+///
+/// # Safety
+/// `v < edges.counts.len()` and, with `NS`, `v < sums.len()`.
+#[inline(always)]
+unsafe fn fresh<const NS: bool>(edges: &mut Edges<'_>, sums: &mut [[f32; 4]], v: usize) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        *at_mut(edges.counts, v) = 0;
+        if NS {
+            *at_mut(sums, v) = [0.0; 4];
+        }
+    }
+}
+
 /// `s + f` lane by lane, as [`add_face`] adds.
 #[inline(always)]
 fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
@@ -211,13 +270,31 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         indices.is_empty() || (max as usize) < n,
         "index {max} of {n}"
     );
+    // The sums and edge counts are not zeroed up front (a pass over 17 bytes per
+    // vertex, 2 % of ToyCar's decode instructions): the in-order walk zeroes each
+    // vertex's when it restores the vertex, before any triangle adds to them, and
+    // the rest are zeroed where that walk stops. Only the elements past the last
+    // walk's are zero-filled here, by growing.
     if NS {
-        sums.clear();
+        sums.truncate(n);
         sums.resize(n, [0.0; 4]);
     }
     let sums = &mut sums[..];
+    // Every vertex below n is restored exactly once, from vertices restored before
+    // it or the zero element n: its residual is unzigzagged here, in one pass the
+    // wide tiers vectorise, rather than per vertex on the walk (7 instructions a
+    // restore, 1.5 % of ToyCar's decode).
+    if PP {
+        unzigzag_positions(&mut positions[..n]);
+    }
+    if PU {
+        unzigzag_all::<2, 2>(&mut uvs[..n]);
+    }
+    if PN {
+        unzigzag_all::<2, 2>(&mut normals[..n]);
+    }
     let s = scratch;
-    s.counts.clear();
+    s.counts.truncate(n);
     s.counts.resize(n, 0);
     s.grow_edges(n);
     let mut edges = Edges {
@@ -234,7 +311,12 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     // hands the rest of the walk to the general loop.
     let mut next = 0u32;
     let mut broken = None;
-    'tris: for (ti, &t) in tris.iter().enumerate() {
+    // The triangle's number is found from the iterator when the order breaks
+    // rather than counted per triangle (the count lived on the stack).
+    let mut walked = tris.iter();
+    // `t` is a reference into the index buffer: a local copy of the triangle, which
+    // the general case indexes with a run-time corner, lived on the stack.
+    'tris: while let Some(t) = walked.next() {
         if t[0] < next && t[1] < next && t[2] <= next {
             // Corner 2 is new exactly when it is `next` (a branch that mispredicts
             // often; two branch-free forms that restored slot `next` either way, into
@@ -249,6 +331,9 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                     None => (t[0], false),
                 };
                 let slot = next as usize;
+                // SAFETY: the slot is corner 2, below n, the length of the counts
+                // and (with NS) of the sums.
+                unsafe { fresh::<NS>(&mut edges, sums, slot) };
                 let from = [t[0], t[1], pc];
                 // SAFETY (the three blocks): the slot is corner 2 and the sources
                 // corners or `pc`, at most `zero`; each restored table holds n + 1.
@@ -273,7 +358,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
             // the two, since corner 1 has no remembered edge yet.
             let last = if next > 0 { next - 1 } else { zero };
-            let [v0, v1, v2] = t;
+            let [v0, v1, v2] = *t;
             for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
                 // SAFETY (the three blocks): `v` is a corner, `a` and `b` corners or
                 // `last`, below n or the zero element n; each table holds n + 1.
@@ -289,10 +374,12 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
             next = v2 + 1;
             // SAFETY: corners, below n, the edge table's length.
-            unsafe { edges.remember_fresh(t) };
+            unsafe { edges.remember_fresh(*t) };
             if NS {
-                // SAFETY: corners, below n = sums.len() < positions.len().
-                unsafe { sum_face(positions, sums, t) };
+                // SAFETY: corners, below n = sums.len() < positions.len(); the
+                // three sums are set here first (+0.0 plus the face, as the sum
+                // from zeroed sums adds).
+                unsafe { sum_fresh_face(positions, sums, *t) };
             }
             continue;
         } else {
@@ -302,12 +389,15 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
                     continue;
                 }
                 if v != next {
-                    broken = Some((ti, k));
+                    broken = Some((tris.len() - walked.len() - 1, k));
                     break 'tris;
                 }
                 let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
                 let last = if next > 0 { next - 1 } else { zero };
                 let from = recipe(&edges, a, b, a < next, b < next, last, zero);
+                // SAFETY: `v` is a corner, below n, the length of the counts and
+                // (with NS) of the sums.
+                unsafe { fresh::<NS>(&mut edges, sums, v as usize) };
                 restore_all::<PP, PU, PN>(
                     positions,
                     uvs,
@@ -320,11 +410,17 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
         }
         // SAFETY: corners, below n, the edge table's length.
-        unsafe { edges.remember(t) };
+        unsafe { edges.remember(*t) };
         if NS {
             // SAFETY: corners, below n = sums.len() < positions.len().
-            unsafe { sum_face(positions, sums, t) };
+            unsafe { sum_face(positions, sums, *t) };
         }
+    }
+    // Vertices from `next` on were not met by the in-order walk: their sums and
+    // counts are zeroed now (unused vertices keep zero sums; the general walk
+    // below adds to them and reads the counts).
+    if NS {
+        sums[next as usize..].fill([0.0; 4]);
     }
     let Some((ti, k0)) = broken else {
         for v in next as usize..n {
@@ -332,6 +428,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         }
         return;
     };
+    edges.counts[next as usize..].fill(0);
     // The general walk from triangle `ti`, corner `k0` on, with the visited table.
     visited.clear();
     visited.resize(n, false);
@@ -362,6 +459,34 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         if !seen {
             restore_all::<PP, PU, PN>(positions, uvs, normals, v, (zero, zero, None), 8);
         }
+    }
+}
+
+/// The first `C` components of every element unzigzagged in place (the residuals
+/// the walk adds to its predictions).
+#[inline(always)]
+fn unzigzag_all<const N: usize, const C: usize>(values: &mut [[u16; N]]) {
+    for v in values {
+        for x in &mut v[..C] {
+            *x = crate::walk::unzigzag(*x);
+        }
+    }
+}
+
+/// [`unzigzag_all`] of positions (three of four lanes) as u64 arithmetic on whole
+/// elements, which LLVM vectorises with full-width loads and stores (the loop over
+/// three lanes stored them one by one).
+#[inline(always)]
+fn unzigzag_positions(values: &mut [[u16; 4]]) {
+    const LOW: u64 = 0x0000_0001_0001_0001;
+    const HALF: u64 = 0x0000_7fff_7fff_7fff;
+    const KEEP: u64 = 0xffff_0000_0000_0000;
+    for v in bytemuck::cast_slice_mut::<[u16; 4], u64>(values) {
+        let x = *v;
+        let z = x & LOW;
+        // 0xffff in each lane whose low bit is set: z * 0xffff, lane by lane.
+        let neg = (z << 16).wrapping_sub(z);
+        *v = (((x >> 1) & HALF) ^ neg) | (x & KEEP);
     }
 }
 
@@ -413,7 +538,8 @@ fn restore_all<const PP: bool, const PU: bool, const PN: bool>(
     }
 }
 
-/// `values[v]` = prediction + unzigzag(residual) on the first `C` components: the
+/// `values[v]` = prediction + residual (unzigzagged by [`unzigzag_all`] when the
+/// walk began) on the first `C` components: the
 /// parallelogram of weight `w` when `c` is given, else the midpoint of `a`, `b`
 /// (the weight-0 parallelogram). Bounds-checked (the general walk's form).
 #[inline(always)]
@@ -467,8 +593,7 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
     #[cfg(not(target_arch = "x86_64"))]
     let out: [u16; N] = std::array::from_fn(|i| {
         if i < C {
-            crate::walk::parallelogram(pa[i], pb[i], pc[i], w)
-                .wrapping_add(crate::walk::unzigzag(r[i]))
+            crate::walk::parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(r[i])
         } else {
             r[i]
         }
@@ -508,6 +633,27 @@ mod tests {
             &mut sums,
         );
         (p, u, o)
+    }
+
+    #[test]
+    fn positions_unzigzag_as_the_lane_by_lane_form() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let edge = [0u16, 1, 2, 3, 0x7fff, 0x8000, 0xfffe, 0xffff];
+        let mut v: Vec<[u16; 4]> = (0..2000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    [0; 4].map(|_| edge[rng.random_range(0..edge.len())])
+                } else {
+                    [0; 4].map(|_| rng.random())
+                }
+            })
+            .collect();
+        let want: Vec<[u16; 4]> = v
+            .iter()
+            .map(|p| [unzigzag(p[0]), unzigzag(p[1]), unzigzag(p[2]), p[3]])
+            .collect();
+        super::unzigzag_positions(&mut v);
+        assert_eq!(v, want);
     }
 
     #[test]
