@@ -43,15 +43,32 @@ impl SubMesh {
     /// order: for finite positions (the importers refuse others) the box of the
     /// corners taken in any order, up to the sign of a zero bound.
     pub fn bounds(&self) -> Aabb {
+        // Which vertices are used: a bit each on the stack for a small sub-mesh
+        // (no allocation), else a flag each.
+        const STACK_VERTICES: usize = 4096;
+        if self.vertices.len() <= STACK_VERTICES {
+            let mut used = [0u64; STACK_VERTICES / 64];
+            for &i in &self.indices {
+                let i = i as usize;
+                used[i >> 6] |= 1 << (i & 63);
+            }
+            return self.used_bounds(|v| used[v >> 6] >> (v & 63) & 1 != 0);
+        }
         let mut used = vec![false; self.vertices.len()];
         for &i in &self.indices {
             used[i as usize] = true;
         }
+        self.used_bounds(|v| used[v])
+    }
+
+    /// The box of the vertices `used` says are used, in vertex order.
+    #[inline]
+    fn used_bounds(&self, used: impl Fn(usize) -> bool) -> Aabb {
         // Four boxes grown side by side: one box grown vertex after vertex waits
         // on its own last min and max every step.
         let mut b = [Aabb::EMPTY; 4];
-        for (v, (p, &u)) in self.vertices.iter().zip(&used).enumerate() {
-            if u {
+        for (v, p) in self.vertices.iter().enumerate() {
+            if used(v) {
                 b[v & 3] = b[v & 3].grow(Vec3::from(p.position));
             }
         }
