@@ -126,8 +126,6 @@ impl MaterialSplit {
             ranges.push((at, count as u32));
             at += count as u32;
         }
-        // The vertex and index copies, and the welding that finds the seams
-        // (from the sub-meshes' positions), run side by side.
         let parallel = at as usize >= PARALLEL_SPLIT_MIN;
         let part_indices = |m: usize| {
             let mut part = Vec::with_capacity(subs_of(m).map(|s| s.indices.len()).sum());
@@ -138,76 +136,91 @@ impl MaterialSplit {
             }
             part
         };
-        let ((vertices, indices), (remap, seams)) = join_if(
-            parallel,
-            || {
-                // Room is kept for the padding vertex a cook adds for the build
-                // (see [`build_parts`]). In parallel: zeroed, so the copy can fill
-                // it in pieces; else copied straight in (no zeroing pass).
-                if !parallel {
-                    let mut vertices = Vec::with_capacity(at as usize + 1);
+        // The seams: each position's owner material (MANY when several use
+        // it), from the position remap.
+        let seams_of = |remap: &[u32]| -> Vec<Vec<bool>> {
+            const NONE: u32 = u32::MAX;
+            const MANY: u32 = u32::MAX - 1;
+            let mut owner = vec![NONE; remap.len()];
+            for (m, &(base, count)) in ranges.iter().enumerate() {
+                for &r in &remap[base as usize..(base + count) as usize] {
+                    let o = &mut owner[r as usize];
+                    *o = match *o {
+                        NONE => m as u32,
+                        x if x == m as u32 => x,
+                        _ => MANY,
+                    };
+                }
+            }
+            ranges
+                .iter()
+                .map(|&(base, count)| {
+                    remap[base as usize..(base + count) as usize]
+                        .iter()
+                        .map(|&r| owner[r as usize] == MANY)
+                        .collect()
+                })
+                .collect()
+        };
+        let ((vertices, indices), (remap, seams)) = if parallel {
+            // The vertex and index copies, and the welding that finds the seams
+            // (from the sub-meshes' positions), side by side.
+            rayon::join(
+                || {
+                    // Room is kept for the padding vertex a cook adds for the
+                    // build (see [`build_parts`]): zeroed, so the copy can fill
+                    // it in pieces.
+                    let mut vertices = vec![Vertex::default(); at as usize + 1];
+                    vertices.truncate(at as usize);
+                    let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
+                    let mut rest = &mut vertices[..];
                     for s in in_order() {
-                        vertices.extend_from_slice(&s.vertices);
+                        let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
+                        copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
+                        rest = after;
                     }
-                    // The parts' indices are made below, where the parts are.
-                    return (vertices, Vec::new());
-                }
-                let mut vertices = vec![Vertex::default(); at as usize + 1];
-                vertices.truncate(at as usize);
-                let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
-                let mut rest = &mut vertices[..];
-                for s in in_order() {
-                    let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
-                    copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
-                    rest = after;
-                }
-                let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
-                let ((), indices) = rayon::join(
-                    || copies.into_par_iter().for_each(copy),
-                    || -> Vec<Vec<u32>> {
-                        (0..material_count)
-                            .into_par_iter()
-                            .map(part_indices)
-                            .collect()
-                    },
-                );
-                (vertices, indices)
-            },
-            || {
-                if material_count < 2 {
-                    return (Vec::new(), Vec::new());
-                }
-                let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
-                for s in in_order() {
-                    positions.extend(s.vertices.iter().map(|v| v.position));
-                }
-                let remap = position_remap(&positions);
-                // Owner material of each canonical position; MANY when several use it.
-                const NONE: u32 = u32::MAX;
-                const MANY: u32 = u32::MAX - 1;
-                let mut owner = vec![NONE; positions.len()];
-                for (m, &(base, count)) in ranges.iter().enumerate() {
-                    for &r in &remap[base as usize..(base + count) as usize] {
-                        let o = &mut owner[r as usize];
-                        *o = match *o {
-                            NONE => m as u32,
-                            x if x == m as u32 => x,
-                            _ => MANY,
-                        };
+                    let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
+                    let ((), indices) = rayon::join(
+                        || copies.into_par_iter().for_each(copy),
+                        || -> Vec<Vec<u32>> {
+                            (0..material_count)
+                                .into_par_iter()
+                                .map(part_indices)
+                                .collect()
+                        },
+                    );
+                    (vertices, indices)
+                },
+                || {
+                    if material_count < 2 {
+                        return (Vec::new(), Vec::new());
                     }
-                }
-                let seams = ranges
-                    .iter()
-                    .map(|&(base, count)| {
-                        remap[base as usize..(base + count) as usize]
-                            .iter()
-                            .map(|&r| owner[r as usize] == MANY)
-                            .collect()
-                    })
-                    .collect();
+                    let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
+                    for s in in_order() {
+                        positions.extend(s.vertices.iter().map(|v| v.position));
+                    }
+                    let remap = position_remap(&positions);
+                    let seams = seams_of(&remap);
+                    (remap, seams)
+                },
+            )
+        } else {
+            // Copied straight in (no zeroing pass), room kept for the padding
+            // vertex; the seams welded from the copy (no list of positions).
+            // The parts' indices are made below, where the parts are.
+            let mut vertices = Vec::with_capacity(at as usize + 1);
+            for s in in_order() {
+                vertices.extend_from_slice(&s.vertices);
+            }
+            let (remap, seams) = if material_count < 2 {
+                (Vec::new(), Vec::new())
+            } else {
+                let remap = position_remap_by(&vertices, |v| v.position);
+                let seams = seams_of(&remap);
                 (remap, seams)
-            },
-        );
+            };
+            ((vertices, Vec::new()), (remap, seams))
+        };
         let mut seams = seams.into_iter();
         let mut indices = indices.into_iter();
         let parts = ranges
@@ -289,21 +302,6 @@ impl MaterialSplit {
                 locks: Self::part_locks(p),
             })
             .collect()
-    }
-}
-
-/// `rayon::join(a, b)` when `parallel`, else `a` then `b` on this thread.
-fn join_if<A, B, RA, RB>(parallel: bool, a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    if parallel {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
     }
 }
 
