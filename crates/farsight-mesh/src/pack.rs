@@ -344,12 +344,15 @@ fn stamp_with<'t>(
     let n = dag.level_count().min(max_levels);
     let last = n as u32 - 1;
     // The pass's scratch in two allocations: floats (`p`, then each group's
-    // parent error) and counts (`start`, `members`, then each level's size).
+    // parent error) and counts (`start`, `members`, each level's size, then
+    // each level's groups).
     let mut floats = vec![0.0f32; n + groups.len()];
     let (p, parent_error_of) = floats.split_at_mut(n);
-    let mut counts = vec![0usize; groups.len() + 2 + dag.clusters.len() + 2 * n];
+    let mut counts = vec![0usize; 2 * (groups.len() + 2) + dag.clusters.len() + 3 * n];
     let (start, rest) = counts.split_at_mut(groups.len() + 2);
-    let (members, size) = rest.split_at_mut(dag.clusters.len());
+    let (members, rest) = rest.split_at_mut(dag.clusters.len());
+    let (size, rest) = rest.split_at_mut(2 * n);
+    let (level_start, level_groups) = rest.split_at_mut(n + 2);
     // P[j]: largest finite parent error of level j's own (non-terminal) groups.
     for g in dag
         .groups
@@ -384,10 +387,23 @@ fn stamp_with<'t>(
     }
     let (start, members) = (&*start, &*members);
     let clusters_of = |g: usize| &members[start[g]..start[g + 1]];
+    // Each level's own groups, in id order, the same way:
+    // `level_groups[level_start[j]..level_start[j + 1]]`.
+    for g in groups.iter().filter(|g| g.depth <= last) {
+        level_start[g.depth as usize + 2] += 1;
+    }
+    for j in 0..n {
+        level_start[j + 2] += level_start[j + 1];
+    }
+    for (gi, g) in groups.iter().enumerate().filter(|(_, g)| g.depth <= last) {
+        let at = &mut level_start[g.depth as usize + 1];
+        level_groups[*at] = gi;
+        *at += 1;
+    }
+    let (level_start, level_groups) = (&*level_start, &*level_groups);
     // One serial pass decides every group's parent error, the chains of the stuck
     // groups ((group, a[] indexed by level)) and each level's size; then the
-    // levels fill in parallel, each allocated once at its size, each taking its
-    // own groups (those at its depth) in id order.
+    // levels fill in parallel, each allocated once at its size.
     let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
     // (clusters, indices) per level.
     let (size_clusters, size_indices) = size.split_at_mut(n);
@@ -451,10 +467,8 @@ fn stamp_with<'t>(
             level.indices.extend(tris.iter().map(|&i| i + base));
             level.offsets.push(level.indices.len() as u32);
         };
-        for (gi, g) in groups.iter().enumerate() {
-            if g.depth as usize != k {
-                continue;
-            }
+        for &gi in &level_groups[level_start[k]..level_start[k + 1]] {
+            let g = &groups[gi];
             let group_in_level = group_count(&level);
             for &c in clusters_of(gi) {
                 let cl = &dag.clusters[c];
