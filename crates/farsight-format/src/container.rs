@@ -288,9 +288,10 @@ impl FileWriter {
     /// [`FileWriter::finish`], writing every reserved record in place:
     /// `fill(index, bytes)` gets the record's bytes (its reserved length, zeroed,
     /// 16-byte aligned in memory) and writes them. With the `encode` feature the
-    /// records are filled in parallel (the first touch of a large file's pages, most
-    /// of its cost, spreads over the cores). The bytes do not depend on the thread
-    /// count; on an error (the first in record order) no file is returned.
+    /// records of a large file are filled in parallel (the first touch of its pages,
+    /// most of its cost, spreads over the cores); a small one's in order on the
+    /// calling thread. The bytes do not depend on the thread count; on an error
+    /// (the first in record order) no file is returned.
     pub fn finish_filled<M, E, F>(self, manifest: &M, fill: F) -> Result<Vec<u8>, E>
     where
         M: Manifest,
@@ -372,7 +373,6 @@ impl FileWriter {
         let mut out = vec![0u8; file_len];
         out[MANIFEST_START..MANIFEST_START + manifest_len].copy_from_slice(&text);
         drop(text);
-        let small = table_len <= SMALL_TABLE;
 
         // The head is written in place (its gaps and reserved words are the zeros
         // already there), then each record's piece cut off the rest.
@@ -413,7 +413,7 @@ impl FileWriter {
             }
         };
         #[cfg(feature = "encode")]
-        let parallel = !small && rayon::current_num_threads() > 1;
+        let parallel = table_len > SMALL_TABLE && rayon::current_num_threads() > 1;
         #[cfg(not(feature = "encode"))]
         let parallel = false;
         if parallel {
@@ -510,6 +510,7 @@ fn record_tasks<'a, E>(
 /// Tables up to this long make a small file ([`FileWriter::layout`]): its records
 /// are filled in order on the calling thread (handing a record of a few dozen
 /// kilobytes to another thread costs more than writing it).
+#[cfg(feature = "encode")]
 const SMALL_TABLE: usize = 1 << 18;
 
 /// Room kept for the manifest's text before it is written (most are under a
