@@ -36,7 +36,7 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::ron_text::manifest_text;
+use crate::ron_text::write_manifest;
 use crate::FormatError;
 
 /// The twelve identifying bytes every farsight file starts with, shaped as KTX2's:
@@ -288,9 +288,10 @@ impl FileWriter {
     /// [`FileWriter::finish`], writing every reserved record in place:
     /// `fill(index, bytes)` gets the record's bytes (its reserved length, zeroed,
     /// 16-byte aligned in memory) and writes them. With the `encode` feature the
-    /// records are filled in parallel (the first touch of a large file's pages, most
-    /// of its cost, spreads over the cores). The bytes do not depend on the thread
-    /// count; on an error (the first in record order) no file is returned.
+    /// records of a large file are filled in parallel (the first touch of its pages,
+    /// most of its cost, spreads over the cores); a small one's in order on the
+    /// calling thread. The bytes do not depend on the thread count; on an error
+    /// (the first in record order) no file is returned.
     pub fn finish_filled<M, E, F>(self, manifest: &M, fill: F) -> Result<Vec<u8>, E>
     where
         M: Manifest,
@@ -322,8 +323,7 @@ impl FileWriter {
         if let Some(e) = bad {
             return Err(e.into());
         }
-        let text = manifest_text(manifest)?;
-        self.layout(text.as_bytes(), &fill)
+        self.layout(manifest, &fill)
     }
 
     /// Writes the file to `path` (see [`FileWriter::finish`]).
@@ -345,63 +345,61 @@ impl FileWriter {
     /// it stands and each record's CRC (from [`FileWriter::add_record`], or computed
     /// right after a reserved record is filled, while it is in cache) and padding are
     /// combined in, which gives the CRC-32 of the whole range.
-    fn layout<E, F>(&self, manifest: &[u8], fill: &F) -> Result<Vec<u8>, E>
+    fn layout<M, E, F>(&self, manifest: &M, fill: &F) -> Result<Vec<u8>, E>
     where
+        M: Manifest,
         E: From<FormatError> + Send,
         F: Fn(RecordIndex, &mut [u8]) -> Result<(), E> + Sync,
     {
         let dir_end = 8 + ENTRY_SIZE * self.records.len();
-        let mut offsets = Vec::with_capacity(self.records.len());
-        let mut at = align_up(dir_end, RECORD_ALIGN);
-        for r in &self.records {
-            offsets.push(at);
-            at = align_up(at + r.len(), RECORD_ALIGN);
-        }
-        let table_len = at;
         let first_record = align_up(dir_end, RECORD_ALIGN);
+        let table_len = self
+            .records
+            .iter()
+            .fold(first_record, |at, r| align_up(at + r.len(), RECORD_ALIGN));
 
-        let length_word = table_length_word_at(MANIFEST_START + manifest.len());
+        // The manifest's text first, after the header's place (so its length is
+        // known), then the file taken zeroed from the allocator (fresh pages come
+        // zeroed from the system: no zeroing pass; calloc often knows a block
+        // fresh from the heap's top is zero too) and the text copied in.
+        let mut text: Vec<u8> = Vec::with_capacity(MANIFEST_GUESS);
+        write_manifest(manifest, &mut text)?;
+        let manifest_len = text.len();
+        let length_word = table_length_word_at(MANIFEST_START + manifest_len);
         let table_start = length_word + 8;
         debug_assert_eq!(table_start % RECORD_ALIGN, 0);
         let head_len = table_start + first_record;
+        let file_len = table_start + table_len;
+        let mut out = vec![0u8; file_len];
+        out[MANIFEST_START..MANIFEST_START + manifest_len].copy_from_slice(&text);
+        drop(text);
 
-        // Zeroed blocks (fresh pages come zeroed from the system: no zeroing pass),
-        // cut into the head and one piece per record. The head is written in
-        // place (its gaps and reserved words are the zeros already there).
-        let blocks = (table_start + table_len) / RECORD_ALIGN;
-        let mut out: Vec<Block> = vec![[0; RECORD_ALIGN]; blocks];
-        let (head, mut rest) = out.as_flattened_mut().split_at_mut(head_len);
+        // The head is written in place (its gaps and reserved words are the zeros
+        // already there), then each record's piece cut off the rest.
+        let (head, rest) = out.split_at_mut(head_len);
         let mut put = |at: usize, bytes: &[u8]| head[at..at + bytes.len()].copy_from_slice(bytes);
         put(0, &IDENTIFIER);
         put(12, &(self.version as u32).to_le_bytes());
         // 16..24: checksum (below) and reserved.
-        put(24, &(manifest.len() as u64).to_le_bytes());
-        put(MANIFEST_START, manifest);
+        put(24, &(manifest_len as u64).to_le_bytes());
         put(length_word, &(table_len as u64).to_le_bytes());
         put(table_start, &(self.records.len() as u32).to_le_bytes());
-        for (i, (r, &offset)) in self.records.iter().zip(&offsets).enumerate() {
+        let mut offset = first_record;
+        for (i, r) in self.records.iter().enumerate() {
             let entry = table_start + 8 + ENTRY_SIZE * i;
             put(entry, &r.tag.0);
+            // Each record's CRC in the entry's reserved word while the file is
+            // written (a filled record's once it is filled); a version other than
+            // [`Version::Streamed`] zeroes them again below.
+            put(entry + 4, &r.crc.to_le_bytes());
             put(entry + 8, &(offset as u64).to_le_bytes());
             put(entry + 16, &(r.len() as u64).to_le_bytes());
+            offset = align_up(offset + r.len(), RECORD_ALIGN);
         }
+        let crc_at = |index: RecordIndex| table_start + 8 + ENTRY_SIZE * index.0 as usize + 4;
         // The work: reserved records filled whole (then hashed), stored records
-        // copied in chunks (so one large record also spreads over the cores).
-        let mut tasks: Vec<Task<'_>> = Vec::with_capacity(self.records.len());
-        let mut end = first_record;
-        for (i, (r, &offset)) in self.records.iter().zip(&offsets).enumerate() {
-            let (_, from) = std::mem::take(&mut rest).split_at_mut(offset - end);
-            let (piece, after) = from.split_at_mut(r.len());
-            if r.reserved.is_some() {
-                tasks.push(Task::Fill(RecordIndex(i as u32), piece));
-            } else {
-                for (to, from) in piece.chunks_mut(COPY_CHUNK).zip(r.bytes.chunks(COPY_CHUNK)) {
-                    tasks.push(Task::Copy(from, to));
-                }
-            }
-            rest = after;
-            end = offset + r.len();
-        }
+        // copied in chunks (so one large record also spreads over the cores). A
+        // small file, or one thread, does it in order here (no list of tasks).
         let run = |task: Task<'_>| -> Result<Option<(RecordIndex, u32)>, E> {
             match task {
                 Task::Fill(index, piece) => {
@@ -414,51 +412,64 @@ impl FileWriter {
                 }
             }
         };
-        let mut crcs: Vec<u32> = self.records.iter().map(|r| r.crc).collect();
         #[cfg(feature = "encode")]
-        if tasks.len() > 1 {
-            use rayon::prelude::*;
-            let filled: Vec<Option<(RecordIndex, u32)>> = std::mem::take(&mut tasks)
-                .into_par_iter()
-                .with_max_len(1)
-                .map(run)
-                .collect::<Result<_, E>>()?;
-            for (index, crc) in filled.into_iter().flatten() {
-                crcs[index.0 as usize] = crc;
+        let parallel = table_len > SMALL_TABLE && rayon::current_num_threads() > 1;
+        #[cfg(not(feature = "encode"))]
+        let parallel = false;
+        if parallel {
+            #[cfg(feature = "encode")]
+            {
+                use rayon::prelude::*;
+                let mut tasks: Vec<Task<'_>> = Vec::with_capacity(self.records.len());
+                record_tasks(&self.records, first_record, rest, |task| {
+                    tasks.push(task);
+                    Ok::<(), E>(())
+                })?;
+                let filled: Vec<Option<(RecordIndex, u32)>> = tasks
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .map(run)
+                    .collect::<Result<_, E>>()?;
+                for (index, crc) in filled.into_iter().flatten() {
+                    let at = crc_at(index);
+                    head[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+                }
             }
-        }
-        // What is left (one task, a file of one small record: nothing to spread)
-        // runs here, its CRC put straight in (no list of results).
-        for task in tasks {
-            if let Some((index, crc)) = run(task)? {
-                crcs[index.0 as usize] = crc;
-            }
+        } else {
+            record_tasks(&self.records, first_record, rest, |task| {
+                if let Some((index, crc)) = run(task)? {
+                    let at = crc_at(index);
+                    head[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+                }
+                Ok::<(), E>(())
+            })?;
         }
 
-        let mut out = out.into_flattened();
         if self.version == Version::Streamed {
-            // Each record's CRC in its directory entry's reserved word; the header
-            // checksum over the head alone.
-            for (i, &record_crc) in crcs.iter().enumerate() {
-                let at = table_start + 8 + ENTRY_SIZE * i + 4;
-                out[at..at + 4].copy_from_slice(&record_crc.to_le_bytes());
-            }
+            // The header checksum over the head alone (the records' CRCs in it).
             let crc = crc32fast::hash(&out[20..head_len]);
             out[16..20].copy_from_slice(&crc.to_le_bytes());
             return Ok(out);
         }
+        // Each record's CRC taken back out of its entry (the word is zero here).
         let mut crc = crc32fast::Hasher::new();
-        crc.update(&out[20..head_len]);
         let mut end = first_record;
-        for ((r, &offset), &record_crc) in self.records.iter().zip(&offsets).zip(&crcs) {
-            crc.update(&[0; RECORD_ALIGN][..offset - end]);
-            crc.combine(&crc32fast::Hasher::new_with_initial_len(
-                record_crc,
+        let mut record_crcs = crc32fast::Hasher::new();
+        for (i, r) in self.records.iter().enumerate() {
+            let at = crc_at(RecordIndex(i as u32));
+            let word: [u8; 4] = out[at..at + 4].try_into().expect("four bytes");
+            out[at..at + 4].fill(0);
+            let offset = align_up(end, RECORD_ALIGN);
+            record_crcs.update(&[0; RECORD_ALIGN][..offset - end]);
+            record_crcs.combine(&crc32fast::Hasher::new_with_initial_len(
+                u32::from_le_bytes(word),
                 r.len() as u64,
             ));
             end = offset + r.len();
         }
-        crc.update(&[0; RECORD_ALIGN][..table_len - end]);
+        record_crcs.update(&[0; RECORD_ALIGN][..table_len - end]);
+        crc.update(&out[20..head_len]);
+        crc.combine(&record_crcs);
         out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
         debug_assert_eq!(out.len(), table_start + table_len);
         debug_assert_eq!(
@@ -469,7 +480,42 @@ impl FileWriter {
     }
 }
 
-type Block = [u8; RECORD_ALIGN];
+/// Hands `sink` each record's piece of `rest` (the table past the directory, from
+/// `first_record` on) as a task, in record order: a reserved record's whole piece
+/// to fill, a stored record's in chunks to copy.
+fn record_tasks<'a, E>(
+    records: &'a [Record],
+    first_record: usize,
+    mut rest: &'a mut [u8],
+    mut sink: impl FnMut(Task<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut end = first_record;
+    for (i, r) in records.iter().enumerate() {
+        let offset = align_up(end, RECORD_ALIGN);
+        let (_, from) = std::mem::take(&mut rest).split_at_mut(offset - end);
+        let (piece, after) = from.split_at_mut(r.len());
+        if r.reserved.is_some() {
+            sink(Task::Fill(RecordIndex(i as u32), piece))?;
+        } else {
+            for (to, from) in piece.chunks_mut(COPY_CHUNK).zip(r.bytes.chunks(COPY_CHUNK)) {
+                sink(Task::Copy(from, to))?;
+            }
+        }
+        rest = after;
+        end = offset + r.len();
+    }
+    Ok(())
+}
+
+/// Tables up to this long make a small file ([`FileWriter::layout`]): its records
+/// are filled in order on the calling thread (handing a record of a few dozen
+/// kilobytes to another thread costs more than writing it).
+#[cfg(feature = "encode")]
+const SMALL_TABLE: usize = 1 << 18;
+
+/// Room kept for the manifest's text before it is written (most are under a
+/// kilobyte; a longer one grows the buffer).
+const MANIFEST_GUESS: usize = 1024;
 
 /// Bytes of a stored record copied by one task of [`FileWriter::layout`].
 const COPY_CHUNK: usize = 1 << 18;

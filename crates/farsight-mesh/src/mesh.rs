@@ -43,14 +43,31 @@ impl SubMesh {
     /// order: for finite positions (the importers refuse others) the box of the
     /// corners taken in any order, up to the sign of a zero bound.
     pub fn bounds(&self) -> Aabb {
+        // Which vertices are used: a flag each, on the stack for a small
+        // sub-mesh (no allocation).
+        const STACK_VERTICES: usize = 1024;
+        if self.vertices.len() <= STACK_VERTICES {
+            let mut used = [false; STACK_VERTICES];
+            for &i in &self.indices {
+                used[i as usize] = true;
+            }
+            return self.used_bounds(used[..self.vertices.len()].iter().copied());
+        }
         let mut used = vec![false; self.vertices.len()];
         for &i in &self.indices {
             used[i as usize] = true;
         }
+        self.used_bounds(used.iter().copied())
+    }
+
+    /// The box of the vertices `used` (a flag per vertex) says are used, in
+    /// vertex order.
+    #[inline]
+    fn used_bounds(&self, used: impl Iterator<Item = bool>) -> Aabb {
         // Four boxes grown side by side: one box grown vertex after vertex waits
         // on its own last min and max every step.
         let mut b = [Aabb::EMPTY; 4];
-        for (v, (p, &u)) in self.vertices.iter().zip(&used).enumerate() {
+        for (v, (p, u)) in self.vertices.iter().zip(used).enumerate() {
             if u {
                 b[v & 3] = b[v & 3].grow(Vec3::from(p.position));
             }

@@ -96,26 +96,28 @@ fn small(mesh: &Mesh) -> bool {
 /// positions across seams; either can leave an edge used by one triangle where
 /// LOD0 is closed (ToyCar, AntiqueCamera, SubpassScene). The checks stay as they
 /// are: a DAG is kept only when it passes them.
-fn fallback_configs(config: &ClusterConfig) -> Vec<ClusterConfig> {
-    // Room for all three at once: growing a list made for one reallocates it
-    // (about 330 instructions, 0.4% of a 12-triangle cook).
-    let mut out = Vec::with_capacity(3);
-    out.push(*config);
+fn fallback_configs(config: &ClusterConfig) -> ([ClusterConfig; 3], usize) {
+    // On the stack: a list of up to three is not worth an allocation (about 250
+    // instructions of a 12-triangle cook).
+    let mut out = [*config; 3];
+    let mut len = 1;
     if config.fallback_sloppy {
-        out.push(ClusterConfig {
+        out[len] = ClusterConfig {
             fallback_sloppy: false,
             ..*config
-        });
+        };
+        len += 1;
     }
     if config.permissive || config.fallback_permissive {
-        let last = *out.last().unwrap_or(config);
-        out.push(ClusterConfig {
+        let last = out[len - 1];
+        out[len] = ClusterConfig {
             permissive: false,
             fallback_permissive: false,
             ..last
-        });
+        };
+        len += 1;
     }
-    out
+    (out, len)
 }
 
 /// Whether a refusal is about topology (an open edge or a crack), which a
@@ -136,7 +138,8 @@ fn cook_checked<T>(
     check: impl Fn(&Unchecked) -> Result<T, CookError>,
 ) -> Result<(Unchecked, T), CookError> {
     config.validate()?;
-    let configs = fallback_configs(config);
+    let (configs, len) = fallback_configs(config);
+    let configs = &configs[..len];
     let mut refused: Option<CookError> = None;
     for (i, c) in configs.iter().enumerate() {
         let mut cook = cook_unchecked(mesh, c)?;
@@ -176,6 +179,9 @@ pub fn cook_clusters_encoded(
         Ok((cook.mesh, bytes?))
     })
 }
+
+/// A part's LOD0 triangles (its own vertex ids) and its first vertex.
+type PartLod0<'a> = (&'a [u32], u32);
 
 /// A stamped cook whose trust checks have not run yet.
 struct Unchecked {
@@ -256,13 +262,21 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             let (packed, reference) = par::join(
                 || pack_vertices(source, min, max),
                 || {
-                    let lod0: Vec<(&[u32], u32)> = split
-                        .parts
-                        .iter()
-                        .map(|p| (&p.indices[..], p.vertex_base))
-                        .collect();
+                    // One part (most small meshes): its list on the stack.
+                    let (one, many): ([PartLod0<'_>; 1], Vec<PartLod0<'_>>);
+                    let lod0: &[PartLod0<'_>] = if let [p] = &split.parts[..] {
+                        one = [(&p.indices[..], p.vertex_base)];
+                        &one
+                    } else {
+                        many = split
+                            .parts
+                            .iter()
+                            .map(|p| (&p.indices[..], p.vertex_base))
+                            .collect();
+                        &many
+                    };
                     let shared = (Some(shared_closed), Some(&mesh_open));
-                    EdgeReference::from_parts(remap().to_vec(), &lod0, shared)
+                    EdgeReference::from_parts(remap().to_vec(), lod0, shared)
                 },
             );
             (bounds, packed, reference)
@@ -329,8 +343,17 @@ fn stamp_with<'t>(
     let groups = nest_groups(dag);
     let n = dag.level_count().min(max_levels);
     let last = n as u32 - 1;
+    // The pass's scratch in two allocations: floats (`p`, then each group's
+    // parent error) and counts (`start`, `members`, each level's size, then
+    // each level's groups).
+    let mut floats = vec![0.0f32; n + groups.len()];
+    let (p, parent_error_of) = floats.split_at_mut(n);
+    let mut counts = vec![0usize; 2 * (groups.len() + 2) + dag.clusters.len() + 3 * n];
+    let (start, rest) = counts.split_at_mut(groups.len() + 2);
+    let (members, rest) = rest.split_at_mut(dag.clusters.len());
+    let (size, rest) = rest.split_at_mut(2 * n);
+    let (level_start, level_groups) = rest.split_at_mut(n + 2);
     // P[j]: largest finite parent error of level j's own (non-terminal) groups.
-    let mut p = vec![0.0f32; n];
     for g in dag
         .groups
         .iter()
@@ -351,27 +374,39 @@ fn stamp_with<'t>(
     // on, so the placing pass moves each group's cursor `start[g + 1]` from its
     // first member to its end, which is the next group's start: no second array
     // of cursors.
-    let mut start = vec![0usize; groups.len() + 2];
     for c in &dag.clusters {
         start[c.group as usize + 2] += 1;
     }
     for g in 0..groups.len() {
         start[g + 2] += start[g + 1];
     }
-    let mut members = vec![0usize; dag.clusters.len()];
     for (i, c) in dag.clusters.iter().enumerate() {
         let at = &mut start[c.group as usize + 1];
         members[*at] = i;
         *at += 1;
     }
+    let (start, members) = (&*start, &*members);
     let clusters_of = |g: usize| &members[start[g]..start[g + 1]];
+    // Each level's own groups, in id order, the same way:
+    // `level_groups[level_start[j]..level_start[j + 1]]`.
+    for g in groups.iter().filter(|g| g.depth <= last) {
+        level_start[g.depth as usize + 2] += 1;
+    }
+    for j in 0..n {
+        level_start[j + 2] += level_start[j + 1];
+    }
+    for (gi, g) in groups.iter().enumerate().filter(|(_, g)| g.depth <= last) {
+        let at = &mut level_start[g.depth as usize + 1];
+        level_groups[*at] = gi;
+        *at += 1;
+    }
+    let (level_start, level_groups) = (&*level_start, &*level_groups);
     // One serial pass decides every group's parent error, the chains of the stuck
-    // groups ((group, a[] indexed by level)) and each level's groups and size;
-    // then the levels fill in parallel, each allocated once at its size.
+    // groups ((group, a[] indexed by level)) and each level's size; then the
+    // levels fill in parallel, each allocated once at its size.
     let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
-    let mut parent_error_of = vec![0.0f32; groups.len()];
-    let mut groups_at: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut size = vec![(0usize, 0usize); n]; // (clusters, indices) per level
+    // (clusters, indices) per level.
+    let (size_clusters, size_indices) = size.split_at_mut(n);
     let group_size = |gi: usize| -> (usize, usize) {
         let c = clusters_of(gi);
         let indices = c.iter().map(|&c| dag.clusters[c].index_count as usize);
@@ -401,8 +436,9 @@ fn stamp_with<'t>(
             chains.push((gi, a));
             // Copied into every coarser level.
             let (c, i) = group_size(gi);
-            for s in &mut size[j + 1..] {
-                *s = (s.0 + c, s.1 + i);
+            for k in j + 1..n {
+                size_clusters[k] += c;
+                size_indices[k] += i;
             }
             e
         } else if g.depth == last {
@@ -410,12 +446,14 @@ fn stamp_with<'t>(
         } else {
             g.error
         };
-        groups_at[j].push(gi);
         let (c, i) = group_size(gi);
-        size[j] = (size[j].0 + c, size[j].1 + i);
+        size_clusters[j] += c;
+        size_indices[j] += i;
     }
+    let (size_clusters, size_indices) = (&*size_clusters, &*size_indices);
+    let parent_error_of = &*parent_error_of;
     let fill = |k: usize| -> PackedLevel {
-        let (cluster_count, index_count) = size[k];
+        let (cluster_count, index_count) = (size_clusters[k], size_indices[k]);
         let mut level = PackedLevel {
             clusters: Vec::with_capacity(cluster_count),
             indices: Vec::with_capacity(index_count),
@@ -429,7 +467,7 @@ fn stamp_with<'t>(
             level.indices.extend(tris.iter().map(|&i| i + base));
             level.offsets.push(level.indices.len() as u32);
         };
-        for &gi in &groups_at[k] {
+        for &gi in &level_groups[level_start[k]..level_start[k + 1]] {
             let g = &groups[gi];
             let group_in_level = group_count(&level);
             for &c in clusters_of(gi) {

@@ -17,7 +17,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::dag::{
     attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
-use crate::mesh::{Mesh, SubMesh, Vertex};
+use crate::mesh::{Mesh, Vertex};
 use crate::repair::{position_remap, position_remap_by};
 
 /// Vertices copied by one task of the split.
@@ -75,119 +75,162 @@ impl MaterialSplit {
     /// [`Self::new`], but with one material (no seams to find) `remap` is left
     /// empty, for [`Self::weld`] to fill off the serial path.
     pub(crate) fn new_unwelded(mesh: &Mesh) -> Self {
+        // Material ids by first appearance. A mesh of one material (most) keeps
+        // no list of names or of sub-mesh materials: every sub-mesh is part 0.
+        let first = mesh.submeshes.first().map(|s| s.material.as_str());
+        let one = mesh
+            .submeshes
+            .iter()
+            .all(|s| Some(s.material.as_str()) == first);
         let mut names: Vec<&str> = Vec::new();
-        let mut of_submesh = Vec::with_capacity(mesh.submeshes.len());
-        for s in &mesh.submeshes {
-            let m = match names.iter().position(|&n| n == s.material) {
-                Some(m) => m,
-                None => {
-                    names.push(&s.material);
-                    names.len() - 1
-                }
-            };
-            of_submesh.push(m);
+        let mut of_submesh = Vec::new();
+        if !one {
+            of_submesh.reserve(mesh.submeshes.len());
+            for s in &mesh.submeshes {
+                let m = match names.iter().position(|&n| n == s.material) {
+                    Some(m) => m,
+                    None => {
+                        names.push(&s.material);
+                        names.len() - 1
+                    }
+                };
+                of_submesh.push(m);
+            }
         }
+        let material_count = if one {
+            usize::from(first.is_some())
+        } else {
+            names.len()
+        };
+        let name_of = |m: usize| {
+            if one {
+                first.unwrap_or_default()
+            } else {
+                names[m]
+            }
+        };
         // Each material's sub-meshes, in order, and its vertex range.
-        let of_material: Vec<Vec<&SubMesh>> = (0..names.len())
-            .map(|m| {
-                let subs = mesh.submeshes.iter().zip(&of_submesh);
-                subs.filter(|(_, &o)| o == m).map(|(s, _)| s).collect()
-            })
-            .collect();
-        let mut ranges = Vec::with_capacity(names.len());
+        let subs_of = |m: usize| {
+            let of = &of_submesh;
+            mesh.submeshes
+                .iter()
+                .enumerate()
+                .filter(move |&(i, _)| of.get(i).is_none_or(|&o| o == m))
+                .map(|(_, s)| s)
+        };
+        let in_order = || (0..material_count).flat_map(subs_of);
+        let mut ranges = Vec::with_capacity(material_count);
         let mut at = 0u32;
-        for subs in &of_material {
-            let count: usize = subs.iter().map(|s| s.vertices.len()).sum();
+        for m in 0..material_count {
+            let count: usize = subs_of(m).map(|s| s.vertices.len()).sum();
             ranges.push((at, count as u32));
             at += count as u32;
         }
-        // The vertex and index copies, and the welding that finds the seams
-        // (from the sub-meshes' positions), run side by side.
         let parallel = at as usize >= PARALLEL_SPLIT_MIN;
-        let part_indices = |subs: &Vec<&SubMesh>| {
-            let mut part = Vec::with_capacity(subs.iter().map(|s| s.indices.len()).sum());
+        let part_indices = |m: usize| {
+            let mut part = Vec::with_capacity(subs_of(m).map(|s| s.indices.len()).sum());
             let mut local = 0u32;
-            for s in subs {
+            for s in subs_of(m) {
                 part.extend(s.indices.iter().map(|&i| i + local));
                 local += s.vertices.len() as u32;
             }
             part
         };
-        let ((vertices, indices), (remap, seams)) = join_if(
-            parallel,
-            || {
-                // Room is kept for the padding vertex a cook adds for the build
-                // (see [`build_parts`]). In parallel: zeroed, so the copy can fill
-                // it in pieces; else copied straight in (no zeroing pass).
-                if !parallel {
-                    let mut vertices = Vec::with_capacity(at as usize + 1);
-                    for s in of_material.iter().flatten() {
-                        vertices.extend_from_slice(&s.vertices);
+        // The seams: each position's owner material (MANY when several use
+        // it), from the position remap.
+        let seams_of = |remap: &[u32]| -> Vec<Vec<bool>> {
+            const NONE: u32 = u32::MAX;
+            const MANY: u32 = u32::MAX - 1;
+            let mut owner = vec![NONE; remap.len()];
+            for (m, &(base, count)) in ranges.iter().enumerate() {
+                for &r in &remap[base as usize..(base + count) as usize] {
+                    let o = &mut owner[r as usize];
+                    *o = match *o {
+                        NONE => m as u32,
+                        x if x == m as u32 => x,
+                        _ => MANY,
+                    };
+                }
+            }
+            ranges
+                .iter()
+                .map(|&(base, count)| {
+                    remap[base as usize..(base + count) as usize]
+                        .iter()
+                        .map(|&r| owner[r as usize] == MANY)
+                        .collect()
+                })
+                .collect()
+        };
+        let ((vertices, indices), (remap, seams)) = if parallel {
+            // The vertex and index copies, and the welding that finds the seams
+            // (from the sub-meshes' positions), side by side.
+            rayon::join(
+                || {
+                    // Room is kept for the padding vertex a cook adds for the
+                    // build (see [`build_parts`]): zeroed, so the copy can fill
+                    // it in pieces.
+                    let mut vertices = vec![Vertex::default(); at as usize + 1];
+                    vertices.truncate(at as usize);
+                    let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
+                    let mut rest = &mut vertices[..];
+                    for s in in_order() {
+                        let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
+                        copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
+                        rest = after;
                     }
-                    let indices = of_material.iter().map(part_indices).collect();
-                    return (vertices, indices);
-                }
-                let mut vertices = vec![Vertex::default(); at as usize + 1];
-                vertices.truncate(at as usize);
-                let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
-                let mut rest = &mut vertices[..];
-                for s in of_material.iter().flatten() {
-                    let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
-                    copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
-                    rest = after;
-                }
-                let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
-                let ((), indices) = rayon::join(
-                    || copies.into_par_iter().for_each(copy),
-                    || -> Vec<Vec<u32>> { of_material.par_iter().map(part_indices).collect() },
-                );
-                (vertices, indices)
-            },
-            || {
-                if names.len() < 2 {
-                    return (Vec::new(), Vec::new());
-                }
-                let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
-                for s in of_material.iter().flatten() {
-                    positions.extend(s.vertices.iter().map(|v| v.position));
-                }
-                let remap = position_remap(&positions);
-                // Owner material of each canonical position; MANY when several use it.
-                const NONE: u32 = u32::MAX;
-                const MANY: u32 = u32::MAX - 1;
-                let mut owner = vec![NONE; positions.len()];
-                for (m, &(base, count)) in ranges.iter().enumerate() {
-                    for &r in &remap[base as usize..(base + count) as usize] {
-                        let o = &mut owner[r as usize];
-                        *o = match *o {
-                            NONE => m as u32,
-                            x if x == m as u32 => x,
-                            _ => MANY,
-                        };
+                    let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
+                    let ((), indices) = rayon::join(
+                        || copies.into_par_iter().for_each(copy),
+                        || -> Vec<Vec<u32>> {
+                            (0..material_count)
+                                .into_par_iter()
+                                .map(part_indices)
+                                .collect()
+                        },
+                    );
+                    (vertices, indices)
+                },
+                || {
+                    if material_count < 2 {
+                        return (Vec::new(), Vec::new());
                     }
-                }
-                let seams = ranges
-                    .iter()
-                    .map(|&(base, count)| {
-                        remap[base as usize..(base + count) as usize]
-                            .iter()
-                            .map(|&r| owner[r as usize] == MANY)
-                            .collect()
-                    })
-                    .collect();
+                    let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
+                    for s in in_order() {
+                        positions.extend(s.vertices.iter().map(|v| v.position));
+                    }
+                    let remap = position_remap(&positions);
+                    let seams = seams_of(&remap);
+                    (remap, seams)
+                },
+            )
+        } else {
+            // Copied straight in (no zeroing pass), room kept for the padding
+            // vertex; the seams welded from the copy (no list of positions).
+            // The parts' indices are made below, where the parts are.
+            let mut vertices = Vec::with_capacity(at as usize + 1);
+            for s in in_order() {
+                vertices.extend_from_slice(&s.vertices);
+            }
+            let (remap, seams) = if material_count < 2 {
+                (Vec::new(), Vec::new())
+            } else {
+                let remap = position_remap_by(&vertices, |v| v.position);
+                let seams = seams_of(&remap);
                 (remap, seams)
-            },
-        );
+            };
+            ((vertices, Vec::new()), (remap, seams))
+        };
         let mut seams = seams.into_iter();
-        let parts = names
+        let mut indices = indices.into_iter();
+        let parts = ranges
             .iter()
-            .zip(&ranges)
-            .zip(indices)
-            .map(|((name, &(base, count)), indices)| MaterialPart {
-                name: (*name).to_owned(),
+            .enumerate()
+            .map(|(m, &(base, count))| MaterialPart {
+                name: name_of(m).to_owned(),
                 vertex_base: base,
                 vertex_count: count,
-                indices,
+                indices: indices.next().unwrap_or_else(|| part_indices(m)),
                 seam: seams.next().unwrap_or_else(|| vec![false; count as usize]),
             })
             .collect();
@@ -259,21 +302,6 @@ impl MaterialSplit {
                 locks: Self::part_locks(p),
             })
             .collect()
-    }
-}
-
-/// `rayon::join(a, b)` when `parallel`, else `a` then `b` on this thread.
-fn join_if<A, B, RA, RB>(parallel: bool, a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    if parallel {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
     }
 }
 
@@ -383,10 +411,14 @@ pub(crate) fn build_parts<S: Send>(
     dag.clusters
         .reserve(rest.map(|b| b.dag.clusters.len()).sum());
     // The first part's clusters are already in (empty vectors taken from it).
+    // One part: no list of parts (every cluster is part 0).
+    let several = built.len() > 1;
     let first_clusters = dag.clusters.len();
-    out.part
-        .reserve(first_clusters + built.iter().map(|b| b.dag.clusters.len()).sum::<usize>());
-    out.part.extend(std::iter::repeat_n(0, first_clusters));
+    if several {
+        out.part
+            .reserve(first_clusters + built.iter().map(|b| b.dag.clusters.len()).sum::<usize>());
+        out.part.extend(std::iter::repeat_n(0, first_clusters));
+    }
     for ((m, part), b) in split.parts.iter().enumerate().zip(built) {
         let g0 = dag.groups.len() as u32;
         dag.groups
@@ -404,8 +436,10 @@ pub(crate) fn build_parts<S: Send>(
                 },
                 ..*c
             }));
-        out.part
-            .extend(std::iter::repeat_n(m as u32, b.dag.clusters.len()));
+        if several {
+            out.part
+                .extend(std::iter::repeat_n(m as u32, b.dag.clusters.len()));
+        }
         out.indices.push((b.dag.indices, part.vertex_base));
         out.built.locked_vertices += b.locked_vertices;
         out.built.stuck_groups += b.stuck_groups;
@@ -510,7 +544,7 @@ pub(crate) struct PartDags {
     pub built: BuiltDag,
     /// Per part: its DAG's indices (the part's own vertex ids) and its first vertex.
     pub indices: Vec<(Vec<u32>, u32)>,
-    /// The part of each cluster of `built.dag`.
+    /// The part of each cluster of `built.dag`; empty for one part.
     pub part: Vec<u32>,
 }
 
@@ -519,7 +553,8 @@ impl PartDags {
     /// ids of [`MaterialSplit::vertices`].
     pub fn triangles(&self, c: usize) -> (&[u32], u32) {
         let cluster = &self.built.dag.clusters[c];
-        let (indices, base) = &self.indices[self.part[c] as usize];
+        let part = self.part.get(c).map_or(0, |&p| p as usize);
+        let (indices, base) = &self.indices[part];
         let start = cluster.first_index as usize;
         (&indices[start..start + cluster.index_count as usize], *base)
     }
