@@ -166,18 +166,15 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
             Sorted::Cut(c) => cuts.push(c),
         }
     }
-    let mut all_open: Vec<u64> = per_level
-        .iter()
-        .flat_map(|l| l.open().iter().copied())
-        .collect();
-    all_open.sort_unstable();
-    all_open.dedup();
+    // Each level's open edges, sorted (a cut's open edge is no crack when it is
+    // open in some level alone).
+    let level_open: Vec<&[u64]> = per_level.iter().map(LevelEdges::open).collect();
     let errors: Vec<Option<CookError>> = par::map_range(cuts.len(), |c| {
         let (keys, plan) = (&cuts[c], &plans[c]);
         let open_edges = match keys {
-            CutKeys::Whole(open) => reference.crack_count(open, &all_open),
+            CutKeys::Whole(open) => reference.crack_count(open, &level_open),
             CutKeys::Delta(minus, plus) => {
-                reference.cracks_between(per_level[plan.base].keys(), minus, plus, &all_open)
+                reference.cracks_between(per_level[plan.base].keys(), minus, plus, &level_open)
             }
         };
         (open_edges > 0).then_some(CookError::CrackInCut {
@@ -339,7 +336,7 @@ mod tests {
             }
             let plan = CutPlan::new(levels, t);
             let whole: Vec<u32> = uniform_cut(levels, t).collect();
-            let whole = reference.crack_count(&reference.open_keys(&whole), &all_open);
+            let whole = reference.crack_count(&reference.open_keys(&whole), &[&all_open]);
             let (mut minus, mut plus) = (Vec::new(), Vec::new());
             for (l, level) in levels.iter().enumerate() {
                 for (c, info) in level.clusters.iter().enumerate() {
@@ -354,7 +351,7 @@ mod tests {
             let base = &per_level[plan.base].2;
             out.push((
                 whole,
-                reference.cracks_from_base(base, &minus, &plus, &all_open),
+                reference.cracks_from_base(base, &minus, &plus, &[&all_open]),
             ));
         }
         out
