@@ -113,17 +113,23 @@ fn oct_unfold(q: [i16; 2], inv_scale: f32) -> [f32; 3] {
 /// depths) ranks after every near one.
 pub fn oct_encode(n: [f32; 3], bits: u32) -> [i16; 2] {
     debug_assert!((2..=16).contains(&bits));
-    // The packers' depth with its scale a constant.
+    // The packers' depth with its scale a constant (and on x86_64 with AVX, the
+    // ranks four to a register).
+    #[cfg(target_arch = "x86_64")]
+    if bits == 16 && rank4_sse2::avx() {
+        return rank4_sse2::oct_encode16_avx(n);
+    }
     if bits == 16 {
-        oct_encode_scaled(n, oct_scale(16))
+        oct_encode_scaled::<false>(n, oct_scale(16))
     } else {
-        oct_encode_scaled(n, oct_scale(bits))
+        oct_encode_scaled::<false>(n, oct_scale(bits))
     }
 }
 
-/// [`oct_encode`] with `s`, `oct_scale` of the depth.
+/// [`oct_encode`] with `s`, `oct_scale` of the depth; `AVX`: the ranks in AVX
+/// lanes (x86_64, inlined into a function compiled for AVX only).
 #[inline(always)]
-fn oct_encode_scaled(n: [f32; 3], s: f32) -> [i16; 2] {
+fn oct_encode_scaled<const AVX: bool>(n: [f32; 3], s: f32) -> [i16; 2] {
     let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
     if len.is_nan() || len <= 0.0 || !len.is_finite() {
         return [0, 0];
@@ -136,7 +142,7 @@ fn oct_encode_scaled(n: [f32; 3], s: f32) -> [i16; 2] {
     // data-dependent branch (the choice is unpredictable, and mispredictions were
     // most of the old encoder's time).
     #[cfg(target_arch = "x86_64")]
-    let (codes, num, den, far) = rank4_sse2::candidates(p, s, inv, n);
+    let (codes, num, den, far) = rank4_sse2::candidates::<AVX>(p, s, inv, n);
     #[cfg(not(target_arch = "x86_64"))]
     let (codes, num, den, far) = candidates(p, s, inv, m);
     if far {
@@ -208,39 +214,146 @@ fn ranks(codes: &[[i16; 2]; 4], inv: f32, m: [f64; 3]) -> ([f64; 4], [f64; 4], b
 mod rank4_sse2 {
     use std::arch::x86_64::*;
 
+    /// Whether the CPU runs AVX (std caches the answer).
     #[inline(always)]
-    pub(super) fn candidates(p: [f32; 2], s: f32, inv: f32, n: [f32; 3]) -> super::Candidates {
-        // SAFETY: SSE2 is part of the x86_64 baseline; no memory is touched.
-        unsafe { candidates_sse2(p, s, inv, n) }
+    pub(super) fn avx() -> bool {
+        std::arch::is_x86_feature_detected!("avx")
     }
 
-    /// `candidates`: `floor_small` of `p * s` (`p` is within [-1, 1], so the
+    /// `oct_encode(n, 16)` compiled for AVX, its ranks four to a register.
+    pub(super) fn oct_encode16_avx(n: [f32; 3]) -> [i16; 2] {
+        assert!(avx());
+        // SAFETY: the CPU runs AVX (asserted; the caller checked); no memory is
+        // touched but through values.
+        unsafe { encode16_avx(n) }
+    }
+
+    #[target_feature(enable = "avx")]
+    unsafe fn encode16_avx(n: [f32; 3]) -> [i16; 2] {
+        super::oct_encode_scaled::<true>(n, super::oct_scale(16))
+    }
+
+    /// The candidates and their ranks: in AVX (`AVX`, only inlined into a
+    /// function compiled for it) or SSE2.
+    #[inline(always)]
+    pub(super) fn candidates<const AVX: bool>(
+        p: [f32; 2],
+        s: f32,
+        inv: f32,
+        n: [f32; 3],
+    ) -> super::Candidates {
+        let (codes, qx, qy) = codes(p, s);
+        // SAFETY: SSE2 is part of the x86_64 baseline, and `AVX` is only set
+        // in a function compiled for AVX; no memory is touched.
+        let (num, den, far) = unsafe {
+            if AVX {
+                ranks_avx(qx, qy, inv, n)
+            } else {
+                ranks_of(qx, qy, inv, n)
+            }
+        };
+        (codes, num, den, far)
+    }
+
+    /// The four candidates' ranks with AVX: the octahedral points as in
+    /// [`ranks_of`], the f64 arithmetic four lanes wide.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn ranks_avx(
+        qx: __m128,
+        qy: __m128,
+        inv: f32,
+        n: [f32; 3],
+    ) -> ([f64; 4], [f64; 4], bool) {
+        let [x, y, z] = unfold(qx, qy, inv);
+        let m = n.map(|v| _mm256_set1_pd(v as f64));
+        let d = [_mm256_cvtps_pd(x), _mm256_cvtps_pd(y), _mm256_cvtps_pd(z)];
+        let (mul, sub, add) = (
+            |a, b| _mm256_mul_pd(a, b),
+            |a, b| _mm256_sub_pd(a, b),
+            |a, b| _mm256_add_pd(a, b),
+        );
+        let c = [
+            sub(mul(d[1], m[2]), mul(d[2], m[1])),
+            sub(mul(d[2], m[0]), mul(d[0], m[2])),
+            sub(mul(d[0], m[1]), mul(d[1], m[0])),
+        ];
+        let num = add(add(mul(c[0], c[0]), mul(c[1], c[1])), mul(c[2], c[2]));
+        let den = add(add(mul(d[0], d[0]), mul(d[1], d[1])), mul(d[2], d[2]));
+        let dot = add(add(mul(d[0], m[0]), mul(d[1], m[1])), mul(d[2], m[2]));
+        let far = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(dot, _mm256_setzero_pd()));
+        (bytemuck::cast(num), bytemuck::cast(den), far != 0)
+    }
+
+    /// SSE2 candidates (for the tests' comparison with the portable form).
+    #[cfg(test)]
+    pub(super) fn candidates_sse2(p: [f32; 2], s: f32, inv: f32, n: [f32; 3]) -> super::Candidates {
+        candidates::<false>(p, s, inv, n)
+    }
+
+    /// AVX candidates, when the CPU runs AVX (for the tests).
+    #[cfg(test)]
+    pub(super) fn candidates_avx(
+        p: [f32; 2],
+        s: f32,
+        inv: f32,
+        n: [f32; 3],
+    ) -> Option<super::Candidates> {
+        #[target_feature(enable = "avx")]
+        unsafe fn run(p: [f32; 2], s: f32, inv: f32, n: [f32; 3]) -> super::Candidates {
+            candidates::<true>(p, s, inv, n)
+        }
+        // SAFETY: called only when the CPU runs AVX.
+        avx().then(|| unsafe { run(p, s, inv, n) })
+    }
+
+    /// The four codes: `floor_small` of `p * s` (`p` is within [-1, 1], so the
     /// truncation never saturates: the scalar cast's value), each candidate
     /// clamped to `[-s, s]` as `f32::clamp` (max then min; no NaN here), and its
-    /// code that value (an integer within i16's range).
+    /// code that value (an integer within i16's range); and those values as x
+    /// and y lanes.
     #[inline(always)]
-    unsafe fn candidates_sse2(p: [f32; 2], s: f32, inv: f32, n: [f32; 3]) -> super::Candidates {
-        let one = _mm_set1_ps(1.0);
-        let ps = _mm_mul_ps(_mm_setr_ps(p[0], p[1], p[0], p[1]), _mm_set1_ps(s));
-        let t = _mm_cvtepi32_ps(_mm_cvttps_epi32(ps));
-        let f = _mm_sub_ps(t, _mm_and_ps(_mm_cmpgt_ps(t, ps), one));
-        let (lo, hi) = (_mm_set1_ps(-s), _mm_set1_ps(s));
-        let clamp = |v| _mm_min_ps(_mm_max_ps(v, lo), hi);
-        let qx = clamp(_mm_add_ps(
-            _mm_shuffle_ps::<0b00_00_00_00>(f, f),
-            _mm_setr_ps(0.0, 1.0, 0.0, 1.0),
-        ));
-        let qy = clamp(_mm_add_ps(
-            _mm_shuffle_ps::<0b01_01_01_01>(f, f),
-            _mm_setr_ps(0.0, 0.0, 1.0, 1.0),
-        ));
-        let (cx, cy): ([i32; 4], [i32; 4]) = (
-            bytemuck::cast(_mm_cvttps_epi32(qx)),
-            bytemuck::cast(_mm_cvttps_epi32(qy)),
-        );
-        let codes = std::array::from_fn(|i| [cx[i] as i16, cy[i] as i16]);
-        let (num, den, far) = ranks_of(qx, qy, inv, n);
-        (codes, num, den, far)
+    fn codes(p: [f32; 2], s: f32) -> ([[i16; 2]; 4], __m128, __m128) {
+        // SAFETY: SSE2 is part of the x86_64 baseline; no memory is touched.
+        unsafe {
+            let one = _mm_set1_ps(1.0);
+            let ps = _mm_mul_ps(_mm_setr_ps(p[0], p[1], p[0], p[1]), _mm_set1_ps(s));
+            let t = _mm_cvtepi32_ps(_mm_cvttps_epi32(ps));
+            let f = _mm_sub_ps(t, _mm_and_ps(_mm_cmpgt_ps(t, ps), one));
+            let (lo, hi) = (_mm_set1_ps(-s), _mm_set1_ps(s));
+            let clamp = |v| _mm_min_ps(_mm_max_ps(v, lo), hi);
+            let qx = clamp(_mm_add_ps(
+                _mm_shuffle_ps::<0b00_00_00_00>(f, f),
+                _mm_setr_ps(0.0, 1.0, 0.0, 1.0),
+            ));
+            let qy = clamp(_mm_add_ps(
+                _mm_shuffle_ps::<0b01_01_01_01>(f, f),
+                _mm_setr_ps(0.0, 0.0, 1.0, 1.0),
+            ));
+            let (cx, cy): ([i32; 4], [i32; 4]) = (
+                bytemuck::cast(_mm_cvttps_epi32(qx)),
+                bytemuck::cast(_mm_cvttps_epi32(qy)),
+            );
+            let codes = std::array::from_fn(|i| [cx[i] as i16, cy[i] as i16]);
+            (codes, qx, qy)
+        }
+    }
+
+    /// `oct_unfold` lane by lane (`clamp` is max then min: no NaN here).
+    #[inline(always)]
+    unsafe fn unfold(qx: __m128, qy: __m128, inv: f32) -> [__m128; 3] {
+        let inv = _mm_set1_ps(inv);
+        let (one, minus, sign) = (_mm_set1_ps(1.0), _mm_set1_ps(-1.0), _mm_set1_ps(-0.0));
+        let x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(qx, inv), minus), one);
+        let y = _mm_min_ps(_mm_max_ps(_mm_mul_ps(qy, inv), minus), one);
+        let (ax, ay) = (_mm_andnot_ps(sign, x), _mm_andnot_ps(sign, y));
+        let z = _mm_sub_ps(_mm_sub_ps(one, ax), ay);
+        // copysign(1 - |y|, x): 1 - |y| is never negative.
+        let fx = _mm_or_ps(_mm_sub_ps(one, ay), _mm_and_ps(sign, x));
+        let fy = _mm_or_ps(_mm_sub_ps(one, ax), _mm_and_ps(sign, y));
+        let below = _mm_cmplt_ps(z, _mm_setzero_ps());
+        let select = |a, b| _mm_or_ps(_mm_and_ps(below, a), _mm_andnot_ps(below, b));
+        [select(fx, x), select(fy, y), z]
     }
 
     /// The ranks of the codes whose values are `qx`, `qy` (lanes of f32).
@@ -251,19 +364,7 @@ mod rank4_sse2 {
         inv: f32,
         n: [f32; 3],
     ) -> ([f64; 4], [f64; 4], bool) {
-        let inv = _mm_set1_ps(inv);
-        let (one, minus, sign) = (_mm_set1_ps(1.0), _mm_set1_ps(-1.0), _mm_set1_ps(-0.0));
-        // `oct_unfold` lane by lane (`clamp` is max then min: no NaN here).
-        let x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(qx, inv), minus), one);
-        let y = _mm_min_ps(_mm_max_ps(_mm_mul_ps(qy, inv), minus), one);
-        let (ax, ay) = (_mm_andnot_ps(sign, x), _mm_andnot_ps(sign, y));
-        let z = _mm_sub_ps(_mm_sub_ps(one, ax), ay);
-        // copysign(1 - |y|, x): 1 - |y| is never negative.
-        let fx = _mm_or_ps(_mm_sub_ps(one, ay), _mm_and_ps(sign, x));
-        let fy = _mm_or_ps(_mm_sub_ps(one, ax), _mm_and_ps(sign, y));
-        let below = _mm_cmplt_ps(z, _mm_setzero_ps());
-        let select = |a, b| _mm_or_ps(_mm_and_ps(below, a), _mm_andnot_ps(below, b));
-        let (x, y) = (select(fx, x), select(fy, y));
+        let [x, y, z] = unfold(qx, qy, inv);
         let m = n.map(|v| _mm_set1_pd(v as f64));
         let half = |lo: bool| {
             let wide = |v: __m128| _mm_cvtps_pd(if lo { v } else { _mm_movehl_ps(v, v) });
@@ -499,11 +600,12 @@ mod tests {
                 let inv = 1.0 / s;
                 let bits_of =
                     |r: Candidates| (r.0, r.1.map(f64::to_bits), r.2.map(f64::to_bits), r.3);
-                assert_eq!(
-                    bits_of(candidates(p, s, inv, n.map(|x| x as f64))),
-                    bits_of(rank4_sse2::candidates(p, s, inv, n)),
-                    "{n:?} at {bits} bits"
-                );
+                let portable = bits_of(candidates(p, s, inv, n.map(|x| x as f64)));
+                let sse2 = rank4_sse2::candidates_sse2(p, s, inv, n);
+                assert_eq!(portable, bits_of(sse2), "{n:?} at {bits} bits");
+                if let Some(avx) = rank4_sse2::candidates_avx(p, s, inv, n) {
+                    assert_eq!(portable, bits_of(avx), "{n:?} at {bits} bits (AVX)");
+                }
             }
         }
     }
