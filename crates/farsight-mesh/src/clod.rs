@@ -157,6 +157,12 @@ pub(crate) fn build(
         })
         .collect();
     let mut dag = RawDag::default();
+    if indices.len() >= 3 * 1024 {
+        // Each level about half the one before: the DAG's triangles about twice
+        // LOD0's (a hint; the list grows past it when a level keeps more). Not
+        // for a small mesh, whose list grows cheaply in place.
+        dag.indices.reserve(2 * indices.len());
+    }
     let mut locked_vertices = 0;
     let mut clusters = Clusters::default();
     b.clusterize(&mut clusters, indices, -1);
@@ -420,6 +426,9 @@ impl Build<'_> {
                 c.cluster_split_factor,
             )
         };
+        // The meshlets hold every triangle once: the lists grow once.
+        out.indices.reserve(tris.len());
+        out.list.reserve(meshlets.len());
         for m in meshlets.iter() {
             let index_offset = out.indices.len();
             out.indices
