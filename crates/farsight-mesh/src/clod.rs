@@ -552,8 +552,26 @@ impl Build<'_> {
         // (`LOCKED`), `Protect` bit 1.
         const _: () =
             assert!(SimplifyVertex::Lock.bits() == LOCKED && SimplifyVertex::Protect.bits() == 2);
-        for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
-            *l = SimplifyVertex::from_bits_retain((mark[r as usize] & LOCKED) | (u8::from(p) << 1));
+        if 4 * clusters.indices.len() < locks.len() {
+            // A coarse level uses few of the vertices: only its own are set (the
+            // simplifiers read the locks of a group's vertices alone: sparse
+            // simplification, and the sloppy fallback's copy). A lookup per
+            // index costs more than the loop over every vertex, so only past a
+            // quarter.
+            for cl in &clusters.list {
+                for &v in &clusters.indices[cl.index_offset..][..cl.index_count] {
+                    let (v, r) = (v as usize, self.remap[v as usize] as usize);
+                    locks[v] = SimplifyVertex::from_bits_retain(
+                        (mark[r] & LOCKED) | (u8::from(protect[v]) << 1),
+                    );
+                }
+            }
+        } else {
+            for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
+                *l = SimplifyVertex::from_bits_retain(
+                    (mark[r as usize] & LOCKED) | (u8::from(p) << 1),
+                );
+            }
         }
     }
 
