@@ -395,34 +395,45 @@ fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
     [a.min(b), a.max(b), c]
 }
 
-/// Calls `f` with every key that occurs exactly once in `sorted`.
 /// Moves the keys of `sorted` that occur once to its front, in order; returns
 /// how many there are (what [`for_each_single`] visits, without a list to grow).
 pub(crate) fn keep_singles<K: PartialEq + Copy>(sorted: &mut [K]) -> usize {
     let mut kept = 0;
     let mut i = 0;
     while i < sorted.len() {
-        let run = sorted[i..].iter().take_while(|&&k| k == sorted[i]).count();
-        if run == 1 {
-            sorted[kept] = sorted[i];
+        let k = sorted[i];
+        if sorted.get(i + 1) == Some(&k) {
+            // A pair, the usual run (see [`for_each_single`]).
+            i += 2;
+            while sorted.get(i) == Some(&k) {
+                i += 1;
+            }
+        } else {
+            sorted[kept] = k;
             kept += 1;
+            i += 1;
         }
-        i += run;
     }
     kept
 }
 
+/// Calls `f` with every key that occurs exactly once in `sorted`: a key equal to
+/// the next is a pair (an interior edge, most keys) and is passed over with its
+/// run, without counting it first.
 pub(crate) fn for_each_single<K: PartialEq + Copy>(sorted: &[K], mut f: impl FnMut(K)) {
     let mut i = 0;
     while i < sorted.len() {
-        let mut j = i + 1;
-        while j < sorted.len() && sorted[j] == sorted[i] {
-            j += 1;
+        let k = sorted[i];
+        if sorted.get(i + 1) == Some(&k) {
+            // Past the pair, and any further use (a non-manifold edge).
+            i += 2;
+            while sorted.get(i) == Some(&k) {
+                i += 1;
+            }
+        } else {
+            f(k);
+            i += 1;
         }
-        if j - i == 1 {
-            f(sorted[i]);
-        }
-        i = j;
     }
 }
 
@@ -519,6 +530,13 @@ mod tests {
             keys.sort_unstable();
             let mut visited = Vec::new();
             for_each_single(&keys, |k| visited.push(k));
+            // The keys used once, counted plainly.
+            let once: Vec<u32> = keys
+                .iter()
+                .copied()
+                .filter(|k| keys.iter().filter(|&x| x == k).count() == 1)
+                .collect();
+            assert_eq!(visited, once);
             let kept = keep_singles(&mut keys);
             assert_eq!(keys[..kept], visited[..]);
         }
