@@ -157,6 +157,12 @@ pub(crate) fn build(
         })
         .collect();
     let mut dag = RawDag::default();
+    if indices.len() >= 3 * 1024 {
+        // Each level about half the one before: the DAG's triangles about twice
+        // LOD0's (a hint; the list grows past it when a level keeps more). Not
+        // for a small mesh, whose list grows cheaply in place.
+        dag.indices.reserve(2 * indices.len());
+    }
     let mut locked_vertices = 0;
     let mut clusters = Clusters::default();
     b.clusterize(&mut clusters, indices, -1);
@@ -420,6 +426,9 @@ impl Build<'_> {
                 c.cluster_split_factor,
             )
         };
+        // The meshlets hold every triangle once: the lists grow once.
+        out.indices.reserve(tris.len());
+        out.list.reserve(meshlets.len());
         for m in meshlets.iter() {
             let index_offset = out.indices.len();
             out.indices
@@ -543,8 +552,26 @@ impl Build<'_> {
         // (`LOCKED`), `Protect` bit 1.
         const _: () =
             assert!(SimplifyVertex::Lock.bits() == LOCKED && SimplifyVertex::Protect.bits() == 2);
-        for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
-            *l = SimplifyVertex::from_bits_retain((mark[r as usize] & LOCKED) | (u8::from(p) << 1));
+        if 4 * clusters.indices.len() < locks.len() {
+            // A coarse level uses few of the vertices: only its own are set (the
+            // simplifiers read the locks of a group's vertices alone: sparse
+            // simplification, and the sloppy fallback's copy). A lookup per
+            // index costs more than the loop over every vertex, so only past a
+            // quarter.
+            for cl in &clusters.list {
+                for &v in &clusters.indices[cl.index_offset..][..cl.index_count] {
+                    let (v, r) = (v as usize, self.remap[v as usize] as usize);
+                    locks[v] = SimplifyVertex::from_bits_retain(
+                        (mark[r] & LOCKED) | (u8::from(protect[v]) << 1),
+                    );
+                }
+            }
+        } else {
+            for ((l, &r), &p) in locks.iter_mut().zip(self.remap.iter()).zip(protect) {
+                *l = SimplifyVertex::from_bits_retain(
+                    (mark[r as usize] & LOCKED) | (u8::from(p) << 1),
+                );
+            }
         }
     }
 

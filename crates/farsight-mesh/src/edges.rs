@@ -235,9 +235,10 @@ impl EdgeReference {
     }
 
     /// Open edges of a cut that are cracks: on a closed part, or open in no level
-    /// alone (`level_open` sorted). (The cook runs its two halves apart.)
+    /// alone (`level_open`: each level's open edges, sorted). (The cook runs its
+    /// two halves apart.)
     #[cfg(test)]
-    pub fn cracks(&self, triangles: &[u32], level_open: &[u64]) -> usize {
+    pub fn cracks(&self, triangles: &[u32], level_open: &[&[u64]]) -> usize {
         self.crack_count(&self.open_keys(triangles), level_open)
     }
 
@@ -254,13 +255,13 @@ impl EdgeReference {
     }
 
     /// How many of `open` (a cut's open edges) are cracks: on a closed part, or
-    /// open in no level alone (`level_open` sorted).
-    pub fn crack_count(&self, open: &[u64], level_open: &[u64]) -> usize {
+    /// open in no level alone (`level_open`: each level's open edges, sorted).
+    pub fn crack_count(&self, open: &[u64], level_open: &[&[u64]]) -> usize {
         let mask = (1u64 << self.shift) - 1;
         open.iter()
             .filter(|&&k| {
                 let (a, b) = ((k >> self.shift) as u32, (k & mask) as u32);
-                self.on_closed(a, b) || level_open.binary_search(&k).is_err()
+                self.on_closed(a, b) || !open_in_a_level(level_open, k)
             })
             .count()
     }
@@ -288,7 +289,7 @@ impl EdgeReference {
         base: &SortedKeys,
         minus: &[u32],
         plus: &[u32],
-        level_open: &[u64],
+        level_open: &[&[u64]],
     ) -> usize {
         let (minus, plus) = (self.sorted_keys(minus), self.sorted_keys(plus));
         self.cracks_between(base, &minus, &plus, level_open)
@@ -301,7 +302,7 @@ impl EdgeReference {
         base: &SortedKeys,
         minus: &SortedKeys,
         plus: &SortedKeys,
-        level_open: &[u64],
+        level_open: &[&[u64]],
     ) -> usize {
         use SortedKeys::{Narrow, Wide};
         match (base, minus, plus) {
@@ -312,7 +313,7 @@ impl EdgeReference {
         }
     }
 
-    fn merge_cracks<K: Key>(&self, base: &[K], m: &[K], p: &[K], level_open: &[u64]) -> usize {
+    fn merge_cracks<K: Key>(&self, base: &[K], m: &[K], p: &[K], level_open: &[&[u64]]) -> usize {
         let run = |list: &[K], at: &mut usize, key: K| {
             let start = *at;
             while *at < list.len() && list[*at] == key {
@@ -333,13 +334,21 @@ impl EdgeReference {
             if (here + added).saturating_sub(removed) == 1 {
                 let w = key.wide();
                 let (a, b) = ((w >> self.shift) as u32, (w & mask) as u32);
-                if self.on_closed(a, b) || level_open.binary_search(&w).is_err() {
+                if self.on_closed(a, b) || !open_in_a_level(level_open, w) {
                     count += 1;
                 }
             }
         }
         count
     }
+}
+
+/// Whether `key` is among the open edges of some level (`level_open`: each
+/// level's, sorted). The few keys a cut check asks about are searched in each
+/// list, rather than the lists merged into one (on an open mesh, sorting their
+/// union cost a quarter of the checks).
+fn open_in_a_level(level_open: &[&[u64]], key: u64) -> bool {
+    level_open.iter().any(|l| l.binary_search(&key).is_ok())
 }
 
 /// The triangle index of [`EdgeReference`]: `starts` (`n + 1` entries) and the
@@ -386,34 +395,45 @@ fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
     [a.min(b), a.max(b), c]
 }
 
-/// Calls `f` with every key that occurs exactly once in `sorted`.
 /// Moves the keys of `sorted` that occur once to its front, in order; returns
 /// how many there are (what [`for_each_single`] visits, without a list to grow).
 pub(crate) fn keep_singles<K: PartialEq + Copy>(sorted: &mut [K]) -> usize {
     let mut kept = 0;
     let mut i = 0;
     while i < sorted.len() {
-        let run = sorted[i..].iter().take_while(|&&k| k == sorted[i]).count();
-        if run == 1 {
-            sorted[kept] = sorted[i];
+        let k = sorted[i];
+        if sorted.get(i + 1) == Some(&k) {
+            // A pair, the usual run (see [`for_each_single`]).
+            i += 2;
+            while sorted.get(i) == Some(&k) {
+                i += 1;
+            }
+        } else {
+            sorted[kept] = k;
             kept += 1;
+            i += 1;
         }
-        i += run;
     }
     kept
 }
 
+/// Calls `f` with every key that occurs exactly once in `sorted`: a key equal to
+/// the next is a pair (an interior edge, most keys) and is passed over with its
+/// run, without counting it first.
 pub(crate) fn for_each_single<K: PartialEq + Copy>(sorted: &[K], mut f: impl FnMut(K)) {
     let mut i = 0;
     while i < sorted.len() {
-        let mut j = i + 1;
-        while j < sorted.len() && sorted[j] == sorted[i] {
-            j += 1;
+        let k = sorted[i];
+        if sorted.get(i + 1) == Some(&k) {
+            // Past the pair, and any further use (a non-manifold edge).
+            i += 2;
+            while sorted.get(i) == Some(&k) {
+                i += 1;
+            }
+        } else {
+            f(k);
+            i += 1;
         }
-        if j - i == 1 {
-            f(sorted[i]);
-        }
-        i = j;
     }
 }
 
@@ -510,6 +530,13 @@ mod tests {
             keys.sort_unstable();
             let mut visited = Vec::new();
             for_each_single(&keys, |k| visited.push(k));
+            // The keys used once, counted plainly.
+            let once: Vec<u32> = keys
+                .iter()
+                .copied()
+                .filter(|k| keys.iter().filter(|&x| x == k).count() == 1)
+                .collect();
+            assert_eq!(visited, once);
             let kept = keep_singles(&mut keys);
             assert_eq!(keys[..kept], visited[..]);
         }
@@ -536,7 +563,7 @@ mod tests {
             let (on_closed, open, keys) = r.level_open_edges(&tris[12..]);
             assert_eq!((on_closed, open.len()), (0, 4));
             // Dropping one tetrahedron face opens 3 edges of a closed part.
-            assert_eq!(r.cracks(&tris[3..], &open), 3);
+            assert_eq!(r.cracks(&tris[3..], &[&open]), 3);
             let base = match &keys {
                 SortedKeys::Narrow(k) => k.len(),
                 SortedKeys::Wide(k) => k.len(),
@@ -544,8 +571,8 @@ mod tests {
             assert_eq!(base, 6);
             // The quad minus a triangle plus nothing: the cut edge is open and was
             // open in no level alone.
-            assert_eq!(r.cracks_from_base(&keys, &tris[12..15], &[], &open), 1);
-            assert_eq!(r.cracks_from_base(&keys, &[], &[], &open), 0);
+            assert_eq!(r.cracks_from_base(&keys, &tris[12..15], &[], &[&open]), 1);
+            assert_eq!(r.cracks_from_base(&keys, &[], &[], &[&open]), 0);
         }
     }
 

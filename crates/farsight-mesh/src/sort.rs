@@ -126,10 +126,34 @@ impl Histograms {
                 counts,
                 digit: bits,
             } => {
-                for (p, counts) in counts.chunks_exact_mut(1 << *bits).enumerate() {
-                    let shift = p as u32 * *bits;
-                    for &k in keys {
-                        counts[digit(k, shift, *bits)] += 1;
+                let bits = *bits;
+                let size = 1usize << bits;
+                // Every digit counted in one pass over the keys (each key read
+                // once), for the two or three passes edge keys take.
+                match counts.len() >> bits {
+                    2 => {
+                        let (c0, c1) = counts.split_at_mut(size);
+                        for &k in keys {
+                            c0[digit(k, 0, bits)] += 1;
+                            c1[digit(k, bits, bits)] += 1;
+                        }
+                    }
+                    3 => {
+                        let (c0, rest) = counts.split_at_mut(size);
+                        let (c1, c2) = rest.split_at_mut(size);
+                        for &k in keys {
+                            c0[digit(k, 0, bits)] += 1;
+                            c1[digit(k, bits, bits)] += 1;
+                            c2[digit(k, 2 * bits, bits)] += 1;
+                        }
+                    }
+                    _ => {
+                        for (p, counts) in counts.chunks_exact_mut(size).enumerate() {
+                            let shift = p as u32 * bits;
+                            for &k in keys {
+                                counts[digit(k, shift, bits)] += 1;
+                            }
+                        }
                     }
                 }
             }
