@@ -6,8 +6,9 @@
 //! [OPTIONS]`, OPTIONS a comma-separated list of `no-positions`, `no-uvs`,
 //! `no-normals` (predictions off) and `no-entropy`. IN may also be a `.parts` file
 //! (the format bench's `FARSIGHT_BENCH_DUMP`), cooked as one set (options
-//! `no-entropy`, `as-gltfpack`: cooked as the gltfpack comparison cooks, and
-//! `save=OUT.set`), or a `.set` file saved so, decoded without cooking.
+//! `no-entropy`, `as-gltfpack`: cooked as the gltfpack comparison cooks,
+//! `growth=F`: [`CookOptions::speed_growth`] set to F, and `save=OUT.set`), or a
+//! `.set` file saved so, decoded without cooking.
 
 use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
 
@@ -94,8 +95,13 @@ fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::
     } else {
         CookOptions::default()
     };
+    let growth = flags
+        .split(',')
+        .find_map(|f| f.strip_prefix("growth="))
+        .map_or(Ok(base.speed_growth), str::parse)?;
     let opts = CookOptions {
         entropy: !off("no-entropy"),
+        speed_growth: growth,
         ..base
     };
     // A `.set` file is a cooked set written by an earlier run (`save=PATH` among the
