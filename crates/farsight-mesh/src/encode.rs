@@ -148,7 +148,7 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
             .collect(),
         placements: placements.to_vec(),
     };
-    writer.finish_filled(&manifest, |record, out| {
+    let fill = |record: farsight_format::RecordIndex, out: &mut [u8]| {
         let i = record.0 as usize;
         let (g, li) = order[i];
         let mesh = meshes[g];
@@ -157,7 +157,21 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
             write_level(level, &compact[i], &mesh.packed, vertices, slots)
         })?;
         Ok::<(), CookError>(())
-    })
+    };
+    // Written in order (a small file, or one thread): each level appended.
+    let append = |record: farsight_format::RecordIndex, out: &mut Vec<u8>| {
+        let i = record.0 as usize;
+        let (g, li) = order[i];
+        let mesh = meshes[g];
+        let level = &mesh.levels[li];
+        let compact = &compact[i];
+        let vertices = compact.sources.iter().map(|&v| &mesh.packed[v as usize]);
+        headers[i].append_record(out, &level.clusters, vertices, |c| {
+            &compact.local[level.offsets[c] as usize..level.offsets[c + 1] as usize]
+        })?;
+        Ok::<(), CookError>(())
+    };
+    writer.finish_appended(&manifest, fill, append)
 }
 
 /// A level's compact vertex list: its source vertices in first-use order, and
