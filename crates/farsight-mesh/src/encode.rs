@@ -1,5 +1,6 @@
 //! The cooked cluster-LOD file: each level record written once, straight into
-//! the container (`FileWriter::finish_filled`), levels in parallel; one geometry,
+//! the container (`FileWriter::finish_appended`: levels in parallel, or a small
+//! file's appended in order); one geometry,
 //! or several with the placements drawing them ([`encode_cluster_scene`]).
 
 use std::sync::Mutex;
@@ -24,8 +25,9 @@ impl ClusterMesh {
     ///
     /// Each level record is written once, straight into the file: a first pass
     /// finds every level's vertex list (so its record length, hence the file
-    /// layout, is known), then [`FileWriter::finish_filled`] has each level write
-    /// its record in place, levels in parallel. No level buffer is built and copied.
+    /// layout, is known), then [`FileWriter::finish_appended`] has each level write
+    /// its record in place, levels in parallel (or, in a small file, append it).
+    /// No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         encode_cluster_scene(&[self], &[])
     }
