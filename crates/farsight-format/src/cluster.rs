@@ -575,6 +575,81 @@ impl ClusterLevelHeader {
     }
 }
 
+impl ClusterLevelHeader {
+    /// [`Self::write_record`], appending the record to `out` (as
+    /// [`crate::FileWriter::finish_appended`] asks) rather than writing it into
+    /// zeroed bytes: the same bytes. `vertices` yields the level's vertex list
+    /// (its header's count of them) and `triangles(c)` cluster `c`'s real indices,
+    /// which fill its slot from the start as `write_record`'s filler does (cut at
+    /// the slot, the rest of the slot padded from `3 * triangle_count` on with
+    /// its first index, a slot with no index holding zeros before that).
+    pub fn append_record<'a>(
+        &self,
+        out: &mut Vec<u8>,
+        clusters: &[ClusterInfo],
+        vertices: impl ExactSizeIterator<Item = &'a ClusterVertex>,
+        triangles: impl Fn(usize) -> &'a [u32],
+    ) -> Result<(), FormatError> {
+        if clusters.len() != self.cluster_count as usize
+            || vertices.len() != self.vertex_count as usize
+        {
+            return Err(FormatError::BadInput {
+                what: "header counts disagree with arrays",
+                found: clusters.len() as u64,
+            });
+        }
+        check_header(self)?;
+        let start = out.len();
+        out.reserve(self.record_len());
+        out.extend_from_slice(bytemuck::bytes_of(self));
+        out.extend_from_slice(bytemuck::cast_slice(clusters));
+        for v in vertices {
+            out.extend_from_slice(bytemuck::bytes_of(v));
+        }
+        // Each slot: its indices, then the padding (zeros, then its first index
+        // written over them where it is not zero).
+        const SLOT: usize = 3 * CLUSTER_SLOT_TRIANGLES as usize;
+        let misaligned = |_| FormatError::Misaligned {
+            what: "cluster level record buffer",
+        };
+        for (ci, c) in clusters.iter().enumerate() {
+            let tris = triangles(ci);
+            let n = tris.len().min(SLOT);
+            let real = (3 * c.triangle_count as usize).min(SLOT);
+            let pad = tris.first().copied().unwrap_or(0);
+            let copied = n.min(real);
+            out.extend_from_slice(bytemuck::cast_slice(&tris[..copied]));
+            let at = out.len();
+            out.resize(at + 4 * (SLOT - copied), 0);
+            if pad != 0 {
+                let padding: &mut [u32] =
+                    bytemuck::try_cast_slice_mut(&mut out[at + 4 * (real - copied)..])
+                        .map_err(misaligned)?;
+                padding.fill(pad);
+            }
+        }
+        let record = &out[start..];
+        if record.len() != self.record_len() {
+            return Err(FormatError::BadInput {
+                what: "record buffer is not the record's length",
+                found: record.len() as u64,
+            });
+        }
+        let hs = std::mem::size_of::<Self>();
+        let (_, rest) = record.split_at(hs + clusters.len() * CLUSTER_INFO_BYTES);
+        let (vertices, slots) = rest.split_at(self.vertex_count as usize * 32);
+        let vertices: &[ClusterVertex] = bytemuck::try_cast_slice(vertices).map_err(misaligned)?;
+        let slots: &[u32] = bytemuck::try_cast_slice(slots).map_err(misaligned)?;
+        ClusterLevel {
+            header: *self,
+            clusters,
+            vertices,
+            indices: slots,
+        }
+        .validate(false)
+    }
+}
+
 /// Pads one cluster's triangles (`3 * n` indices, `n <= CLUSTER_SLOT_TRIANGLES`) to a
 /// full slot with zero-area triangles repeating its first vertex, appending to `out`.
 pub fn push_cluster_slot(triangles: &[u32], out: &mut Vec<u32>) {
@@ -1115,6 +1190,27 @@ mod tests {
                     ..
                 }
             ));
+        }
+        // Appended, the same bytes; with fewer indices than a cluster's count
+        // (zeros up to it) and none at all (a slot of zeros), as written in place.
+        for cut in [None, Some(4), Some(0)] {
+            let tri = |c: usize| &tris[c][..cut.filter(|_| c == 0).unwrap_or(tris[c].len())];
+            let mut out = vec![0u32; header.record_len() / 4];
+            let placed =
+                header.write_record(bytemuck::cast_slice_mut(&mut out), &clusters, |v, s| {
+                    v.copy_from_slice(&vertices);
+                    for (c, slot) in s.chunks_exact_mut(slot_len()).enumerate() {
+                        slot[..tri(c).len()].copy_from_slice(tri(c));
+                    }
+                });
+            let mut appended = vec![7u8; 16];
+            let result = header.append_record(&mut appended, &clusters, vertices.iter(), tri);
+            assert_eq!(placed.is_ok(), result.is_ok(), "{cut:?}");
+            assert_eq!(
+                &appended[16..],
+                bytemuck::cast_slice::<u32, u8>(&out),
+                "{cut:?}"
+            );
         }
         // A buffer of the wrong length is refused.
         let mut short = vec![0u32; header.record_len() / 4 - 1];

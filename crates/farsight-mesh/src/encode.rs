@@ -1,5 +1,6 @@
 //! The cooked cluster-LOD file: each level record written once, straight into
-//! the container (`FileWriter::finish_filled`), levels in parallel; one geometry,
+//! the container (`FileWriter::finish_appended`: levels in parallel, or a small
+//! file's appended in order); one geometry,
 //! or several with the placements drawing them ([`encode_cluster_scene`]).
 
 use std::sync::Mutex;
@@ -24,8 +25,9 @@ impl ClusterMesh {
     ///
     /// Each level record is written once, straight into the file: a first pass
     /// finds every level's vertex list (so its record length, hence the file
-    /// layout, is known), then [`FileWriter::finish_filled`] has each level write
-    /// its record in place, levels in parallel. No level buffer is built and copied.
+    /// layout, is known), then [`FileWriter::finish_appended`] has each level write
+    /// its record in place, levels in parallel (or, in a small file, append it).
+    /// No level buffer is built and copied.
     pub fn encode(&self) -> Result<Vec<u8>, CookError> {
         encode_cluster_scene(&[self], &[])
     }
@@ -148,7 +150,7 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
             .collect(),
         placements: placements.to_vec(),
     };
-    writer.finish_filled(&manifest, |record, out| {
+    let fill = |record: farsight_format::RecordIndex, out: &mut [u8]| {
         let i = record.0 as usize;
         let (g, li) = order[i];
         let mesh = meshes[g];
@@ -157,7 +159,21 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
             write_level(level, &compact[i], &mesh.packed, vertices, slots)
         })?;
         Ok::<(), CookError>(())
-    })
+    };
+    // Written in order (a small file, or one thread): each level appended.
+    let append = |record: farsight_format::RecordIndex, out: &mut Vec<u8>| {
+        let i = record.0 as usize;
+        let (g, li) = order[i];
+        let mesh = meshes[g];
+        let level = &mesh.levels[li];
+        let compact = &compact[i];
+        let vertices = compact.sources.iter().map(|&v| &mesh.packed[v as usize]);
+        headers[i].append_record(out, &level.clusters, vertices, |c| {
+            &compact.local[level.offsets[c] as usize..level.offsets[c + 1] as usize]
+        })?;
+        Ok::<(), CookError>(())
+    };
+    writer.finish_appended(&manifest, fill, append)
 }
 
 /// A level's compact vertex list: its source vertices in first-use order, and
