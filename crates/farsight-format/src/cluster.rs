@@ -565,6 +565,16 @@ impl ClusterLevelHeader {
             let pad = slot[0];
             slot[real..].fill(pad);
         }
+        self.check_written(clusters, vertices, slots)
+    }
+
+    /// A level record just written, checked as [`ClusterLevel::parse`] checks one.
+    fn check_written(
+        &self,
+        clusters: &[ClusterInfo],
+        vertices: &[ClusterVertex],
+        slots: &[u32],
+    ) -> Result<(), FormatError> {
         ClusterLevel {
             header: *self,
             clusters,
@@ -608,19 +618,18 @@ impl ClusterLevelHeader {
         }
         // Each slot: its indices, then the padding (zeros, then its first index
         // written over them where it is not zero).
-        const SLOT: usize = 3 * CLUSTER_SLOT_TRIANGLES as usize;
         let misaligned = |_| FormatError::Misaligned {
             what: "cluster level record buffer",
         };
         for (ci, c) in clusters.iter().enumerate() {
             let tris = triangles(ci);
-            let n = tris.len().min(SLOT);
-            let real = (3 * c.triangle_count as usize).min(SLOT);
+            let n = tris.len().min(slot_len());
+            let real = (3 * c.triangle_count as usize).min(slot_len());
             let pad = tris.first().copied().unwrap_or(0);
             let copied = n.min(real);
             out.extend_from_slice(bytemuck::cast_slice(&tris[..copied]));
             let at = out.len();
-            out.resize(at + 4 * (SLOT - copied), 0);
+            out.resize(at + 4 * (slot_len() - copied), 0);
             if pad != 0 {
                 let padding: &mut [u32] =
                     bytemuck::try_cast_slice_mut(&mut out[at + 4 * (real - copied)..])
@@ -640,13 +649,7 @@ impl ClusterLevelHeader {
         let (vertices, slots) = rest.split_at(self.vertex_count as usize * 32);
         let vertices: &[ClusterVertex] = bytemuck::try_cast_slice(vertices).map_err(misaligned)?;
         let slots: &[u32] = bytemuck::try_cast_slice(slots).map_err(misaligned)?;
-        ClusterLevel {
-            header: *self,
-            clusters,
-            vertices,
-            indices: slots,
-        }
-        .validate(false)
+        self.check_written(clusters, vertices, slots)
     }
 }
 

@@ -214,6 +214,26 @@ fn ranks(codes: &[[i16; 2]; 4], inv: f32, m: [f64; 3]) -> ([f64; 4], [f64; 4], b
 mod rank4_sse2 {
     use std::arch::x86_64::*;
 
+    /// The ranks' f64 terms of directions `d` against the normal `m`, lanes of any
+    /// width (`mul`, `sub`, `add` that width's intrinsics): `(|d x m|^2, |d|^2,
+    /// d . m)`, the portable form's IEEE operations in its order. A macro, so each
+    /// width's intrinsics stay inside the function compiled for them.
+    macro_rules! rank_terms {
+        ($d:expr, $m:expr, $mul:ident, $sub:ident, $add:ident) => {{
+            let (d, m) = ($d, $m);
+            let c = [
+                $sub($mul(d[1], m[2]), $mul(d[2], m[1])),
+                $sub($mul(d[2], m[0]), $mul(d[0], m[2])),
+                $sub($mul(d[0], m[1]), $mul(d[1], m[0])),
+            ];
+            (
+                $add($add($mul(c[0], c[0]), $mul(c[1], c[1])), $mul(c[2], c[2])),
+                $add($add($mul(d[0], d[0]), $mul(d[1], d[1])), $mul(d[2], d[2])),
+                $add($add($mul(d[0], m[0]), $mul(d[1], m[1])), $mul(d[2], m[2])),
+            )
+        }};
+    }
+
     /// Whether the CPU runs AVX (std caches the answer).
     #[inline(always)]
     pub(super) fn avx() -> bool {
@@ -268,19 +288,7 @@ mod rank4_sse2 {
         let [x, y, z] = unfold(qx, qy, inv);
         let m = n.map(|v| _mm256_set1_pd(v as f64));
         let d = [_mm256_cvtps_pd(x), _mm256_cvtps_pd(y), _mm256_cvtps_pd(z)];
-        let (mul, sub, add) = (
-            |a, b| _mm256_mul_pd(a, b),
-            |a, b| _mm256_sub_pd(a, b),
-            |a, b| _mm256_add_pd(a, b),
-        );
-        let c = [
-            sub(mul(d[1], m[2]), mul(d[2], m[1])),
-            sub(mul(d[2], m[0]), mul(d[0], m[2])),
-            sub(mul(d[0], m[1]), mul(d[1], m[0])),
-        ];
-        let num = add(add(mul(c[0], c[0]), mul(c[1], c[1])), mul(c[2], c[2]));
-        let den = add(add(mul(d[0], d[0]), mul(d[1], d[1])), mul(d[2], d[2]));
-        let dot = add(add(mul(d[0], m[0]), mul(d[1], m[1])), mul(d[2], m[2]));
+        let (num, den, dot) = rank_terms!(d, m, _mm256_mul_pd, _mm256_sub_pd, _mm256_add_pd);
         let far = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(dot, _mm256_setzero_pd()));
         (bytemuck::cast(num), bytemuck::cast(den), far != 0)
     }
@@ -369,19 +377,7 @@ mod rank4_sse2 {
         let half = |lo: bool| {
             let wide = |v: __m128| _mm_cvtps_pd(if lo { v } else { _mm_movehl_ps(v, v) });
             let d = [wide(x), wide(y), wide(z)];
-            let (mul, sub, add) = (
-                |a, b| _mm_mul_pd(a, b),
-                |a, b| _mm_sub_pd(a, b),
-                |a, b| _mm_add_pd(a, b),
-            );
-            let c = [
-                sub(mul(d[1], m[2]), mul(d[2], m[1])),
-                sub(mul(d[2], m[0]), mul(d[0], m[2])),
-                sub(mul(d[0], m[1]), mul(d[1], m[0])),
-            ];
-            let num = add(add(mul(c[0], c[0]), mul(c[1], c[1])), mul(c[2], c[2]));
-            let den = add(add(mul(d[0], d[0]), mul(d[1], d[1])), mul(d[2], d[2]));
-            let dot = add(add(mul(d[0], m[0]), mul(d[1], m[1])), mul(d[2], m[2]));
+            let (num, den, dot) = rank_terms!(d, m, _mm_mul_pd, _mm_sub_pd, _mm_add_pd);
             let far = _mm_movemask_pd(_mm_cmple_pd(dot, _mm_setzero_pd()));
             (num, den, far)
         };

@@ -398,23 +398,34 @@ fn sorted3([a, b, c]: [u32; 3]) -> [u32; 3] {
 /// Moves the keys of `sorted` that occur once to its front, in order; returns
 /// how many there are (what [`for_each_single`] visits, without a list to grow).
 pub(crate) fn keep_singles<K: PartialEq + Copy>(sorted: &mut [K]) -> usize {
-    let mut kept = 0;
-    let mut i = 0;
-    while i < sorted.len() {
-        let k = sorted[i];
-        if sorted.get(i + 1) == Some(&k) {
-            // A pair, the usual run (see [`for_each_single`]).
-            i += 2;
-            while sorted.get(i) == Some(&k) {
-                i += 1;
-            }
-        } else {
-            sorted[kept] = k;
-            kept += 1;
-            i += 1;
-        }
+    let (mut kept, mut i) = (0, 0);
+    while let Some(k) = next_single(sorted, &mut i) {
+        // `kept <= i`: a kept key is written over one already read.
+        sorted[kept] = k;
+        kept += 1;
     }
     kept
+}
+
+/// The next key from `*i` on that occurs exactly once in `sorted`, `*i` moved past
+/// it: a key equal to the next is a pair (an interior edge, most keys) and is
+/// passed over with its run, and any further use (a non-manifold edge), without
+/// counting it first.
+#[inline(always)]
+fn next_single<K: PartialEq + Copy>(sorted: &[K], i: &mut usize) -> Option<K> {
+    while *i < sorted.len() {
+        let k = sorted[*i];
+        if sorted.get(*i + 1) == Some(&k) {
+            *i += 2;
+            while sorted.get(*i) == Some(&k) {
+                *i += 1;
+            }
+        } else {
+            *i += 1;
+            return Some(k);
+        }
+    }
+    None
 }
 
 /// Calls `f` with every key that occurs exactly once in `sorted`: a key equal to
@@ -422,18 +433,8 @@ pub(crate) fn keep_singles<K: PartialEq + Copy>(sorted: &mut [K]) -> usize {
 /// run, without counting it first.
 pub(crate) fn for_each_single<K: PartialEq + Copy>(sorted: &[K], mut f: impl FnMut(K)) {
     let mut i = 0;
-    while i < sorted.len() {
-        let k = sorted[i];
-        if sorted.get(i + 1) == Some(&k) {
-            // Past the pair, and any further use (a non-manifold edge).
-            i += 2;
-            while sorted.get(i) == Some(&k) {
-                i += 1;
-            }
-        } else {
-            f(k);
-            i += 1;
-        }
+    while let Some(k) = next_single(sorted, &mut i) {
+        f(k);
     }
 }
 
