@@ -250,7 +250,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         out: outputs.world.clone(),
         regions_side: 32,
         models: None,
-        meshes: "../shared/data/meshes".into(),
+        meshes: None,
         frames: 360,
         teleport_frame: None,
         budget_mib: 10.0,

@@ -14,6 +14,7 @@ mod demo;
 mod inspect;
 mod output;
 mod picture;
+mod sample_meshes;
 mod stream_sim;
 mod terrain;
 mod world;

@@ -13,6 +13,14 @@ use farsight_stream::sim::{generate, Sim, SimConfig, SimFrame};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::sample_meshes::MeshSource;
+
+/// What the world places: the user's cooked cluster files, or meshes cooked first.
+enum Source<'a> {
+    Cooked(&'a Path),
+    Meshes(MeshSource),
+}
+
 #[derive(clap::Args)]
 pub struct StreamSimArgs {
     /// Keep the generated world (scene index, region files, and the cluster files
@@ -29,13 +37,10 @@ pub struct StreamSimArgs {
     #[arg(long)]
     pub models: Option<PathBuf>,
     /// Without --models: the folder of .gltf, .glb and .obj meshes (and folders of
-    /// them) cooked into cluster files before the flight.
-    #[arg(
-        long,
-        default_value = "../shared/data/meshes",
-        conflicts_with = "models"
-    )]
-    pub meshes: PathBuf,
+    /// them) cooked into cluster files before the flight (default: the shared meshes
+    /// in ../shared/data/meshes when they are there, else four generated meshes).
+    #[arg(long, conflicts_with = "models")]
+    pub meshes: Option<PathBuf>,
     /// Frames to fly.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
@@ -88,9 +93,13 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(d) = &args.out {
         crate::output::check_output_dir(d, "world folder")?;
     }
-    let inputs = match &args.models {
-        Some(d) => model_files(d, "--models", &["farsight"])?,
-        None => model_files(&args.meshes, "--meshes", &["gltf", "glb", "obj"])?,
+    let source = match &args.models {
+        Some(d) => Source::Cooked(d),
+        None => Source::Meshes(MeshSource::resolve(args.meshes.as_deref())?),
+    };
+    let inputs = match &source {
+        Source::Cooked(d) => model_files(d, "--models", &["farsight"])?,
+        Source::Meshes(m) => model_files(&m.dir, "--meshes", &["gltf", "glb", "obj"])?,
     };
     let temp;
     let dir = match &args.out {
@@ -121,9 +130,9 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         io_threads: args.io_threads as usize,
     };
     let t = Instant::now();
-    let cooked = match &args.models {
-        Some(_) => open_models(&inputs)?,
-        None => cook_models(&inputs, &dir.join("models"))?,
+    let cooked = match &source {
+        Source::Cooked(_) => open_models(&inputs)?,
+        Source::Meshes(_) => cook_models(&inputs, &dir.join("models"))?,
     };
     let spinner = ProgressBar::new_spinner();
     spinner.set_message(format!(
@@ -142,9 +151,9 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.regions_side * args.regions_side,
         cooked.len(),
         disk as f64 / MIB,
-        match &args.models {
-            Some(d) => format!("from {}", d.display()),
-            None => format!("cooked on the fly from {}", args.meshes.display()),
+        match &source {
+            Source::Cooked(d) => format!("from {}", d.display()),
+            Source::Meshes(m) => format!("cooked on the fly from {}", m.label),
         },
         t.elapsed().as_secs_f64()
     );

@@ -22,6 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::picture::{Canvas, Rgb, WHITE};
+use crate::sample_meshes::MeshSource;
 
 #[derive(clap::Args)]
 pub struct WorldArgs {
@@ -74,7 +75,8 @@ pub struct BuildArgs {
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
     /// A folder of meshes (.obj, .glb, .gltf) to cook into cluster models (default:
-    /// the shared meshes in ../shared/data/meshes).
+    /// the shared meshes in ../shared/data/meshes when they are there, else four
+    /// generated meshes).
     #[arg(long)]
     pub models: Option<PathBuf>,
     /// Blocks per side of the metropolis (N x N buildings).
@@ -306,11 +308,8 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let kit = Kit::builtin(&a.kit)
         .ok_or_else(|| format!("--kit {}: not a built-in kit (corporate, dark-city)", a.kit))?;
     check_empty_out(&a.out)?;
-    let models_dir = a
-        .models
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("../shared/data/meshes"));
-    let inputs = mesh_inputs(&models_dir)?;
+    let sources = MeshSource::resolve(a.models.as_deref())?;
+    let inputs = mesh_inputs(&sources.dir)?;
     crate::output::create_dir(&a.out)?;
     let start = Instant::now();
     let out = &a.out;
@@ -535,8 +534,9 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         .map(|m| m.level_count())
         .sum();
     println!(
-        "  models     {:>7} cooked ({levels} levels), {mf} files  {:>10}",
+        "  models     {:>7} cooked ({levels} levels) from {}, {mf} files  {:>10}",
         manifest.models.len(),
+        sources.label,
         crate::output::mib(mb)
     );
     println!(

@@ -573,3 +573,67 @@ fn demo_draws_the_city_and_holds_under_300_bytes_per_object_at_a_million() {
         .unwrap_or_else(|| panic!("{line}"));
     assert!(per_object <= 300.0, "{line}");
 }
+
+/// The README's demo on a machine with only the binary: run from a folder with no
+/// `../shared/data/meshes` beside it, the whole demo (city, terrain, streaming)
+/// succeeds, streams generated meshes, says so, and writes its three pictures; so
+/// does `world build` without `--models`.
+#[test]
+fn demo_and_world_build_run_without_the_shared_meshes() {
+    let d = temp("no-shared");
+    assert!(
+        !d.join("../shared/data/meshes").exists(),
+        "the test needs a folder without shared meshes beside it"
+    );
+    let o = farsight(&d, &["demo", "--objects", "500", "--frames", "3"]);
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let world = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("world: "))
+        .unwrap_or_else(|| panic!("no world line: {}", o.stdout));
+    assert!(
+        world.contains("4 cooked models") && world.contains("4 generated meshes"),
+        "{world}"
+    );
+    assert!(
+        o.stdout
+            .contains("frames in which a visible model had nothing to draw: 0"),
+        "{}",
+        o.stdout
+    );
+    for png in [
+        "farsight-demo-city.png",
+        "farsight-demo-terrain.png",
+        "farsight-demo-stream.png",
+    ] {
+        let bytes = std::fs::read(d.join(png)).unwrap_or_else(|e| panic!("{png}: {e}"));
+        assert!(bytes.starts_with(b"\x89PNG"), "{png}");
+    }
+    // The generated meshes went to a temporary folder, not into the user's.
+    let mut left: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "farsight-demo-city.png",
+            "farsight-demo-stream.png",
+            "farsight-demo-terrain.png"
+        ]
+    );
+
+    let o = farsight(&d, &["world", "build", "-o", "w", "--grid", "1"]);
+    assert!(o.ok, "{}\n{}", o.stdout, o.stderr);
+    let models = o
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("models"))
+        .unwrap_or_else(|| panic!("no models line: {}", o.stdout));
+    assert!(
+        models.contains("4 cooked") && models.contains("generated meshes"),
+        "{models}"
+    );
+}
