@@ -193,6 +193,38 @@ struct Cooked {
     entry: ModelEntry,
     /// The sphere around every error sphere (model space): placement scales by it.
     bounds: [f32; 4],
+    /// The lowest and highest corner of the model's box (model space): placement
+    /// stands the model on the ground by them.
+    aabb: Corners,
+}
+
+/// A box's lowest and highest corners.
+type Corners = ([f32; 3], [f32; 3]);
+
+/// The height at which a model whose box is `corners` (model space), scaled by
+/// `scale` and placed at `(x, z)`, stands on `ground`: the box's floor on the lowest
+/// ground under its four bottom corners and its centre, so that no corner floats
+/// on a slope (the uphill side sinks instead).
+fn stand_on_ground(
+    ground: &impl Fn(f32, f32) -> f32,
+    x: f32,
+    z: f32,
+    (lo, hi): Corners,
+    scale: f32,
+) -> f32 {
+    let (lo, hi) = (Vec3::from(lo) * scale, Vec3::from(hi) * scale);
+    let mid = (lo + hi) * 0.5;
+    let floor = [
+        (lo.x, lo.z),
+        (lo.x, hi.z),
+        (hi.x, lo.z),
+        (hi.x, hi.z),
+        (mid.x, mid.z),
+    ]
+    .iter()
+    .map(|&(dx, dz)| ground(x + dx, z + dz))
+    .fold(f32::INFINITY, f32::min);
+    floor - lo.y
 }
 
 fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
@@ -235,6 +267,7 @@ fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
                         geometry: model.geometry_index() as u32,
                     },
                     bounds: model.error_bounds(),
+                    aabb: (model.geometry().bounds_min, model.geometry().bounds_max),
                 })
                 .collect())
         })
@@ -400,7 +433,8 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     // The models.
     let cooked = cook_models(&inputs, out)?;
-    let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|c| c.bounds).collect();
+    let model_bounds: Vec<([f32; 4], Corners)> =
+        cooked.iter().map(|c| (c.bounds, c.aabb)).collect();
     let models: Vec<ModelEntry> = cooked.into_iter().map(|c| c.entry).collect();
     let props = farsight_world::default_props();
     let mut manifest = WorldManifest {
@@ -469,14 +503,15 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let ground = |x: f32, z: f32| params.height(x, z);
     for _ in 0..blocks * a.models_per_block + 4 {
         let k = rng.random_range(0..manifest.models.len()) as u32;
-        let [cx, cy, cz, radius] = model_bounds[k as usize];
+        let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
         let (x, z) = (
             rng.random_range(0.05..0.95) * side,
             rng.random_range(0.05..0.95) * side,
         );
         let scale = rng.random_range(3.0..12.0f32) / radius;
         let c = Vec3::new(cx, cy, cz) * scale;
-        let position = Vec3::new(x, ground(x, z) - c.y + radius * scale * 0.5, z);
+        let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
+        let position = Vec3::new(x, y, z);
         let w = position + c;
         let r = Vec3::splat(radius * scale);
         let m = manifest.index_of(EntityKind::Model(k));
@@ -1069,4 +1104,50 @@ fn draw_plot(frames: &[Frame], budget: &Budget, path: &Path) -> Result<(), Strin
         &format!("{span:.0} FRAMES"),
     );
     key.write_png(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a slope and on a bump, the placed box's floor touches the ground at its
+    /// lowest point beneath it and floats nowhere: at every sampled point under the
+    /// footprint the ground is at or above the floor, or below it by no more than
+    /// what the ground drops between the sampled corners.
+    #[test]
+    fn models_stand_on_the_lowest_ground_under_them() {
+        let slope = |x: f32, z: f32| 0.3 * x - 0.1 * z + 5.0;
+        let bump = |x: f32, z: f32| 10.0 - 0.05 * (x * x + z * z);
+        // A flat tile (y from -0.3 to 0.3) and a tall model standing on y = 1.
+        for corners in [
+            ([-1.0, -0.3, -1.0], [1.0, 0.3, 1.0]),
+            ([-0.5, 1.0, -0.5], [0.5, 4.0, 0.5]),
+        ] {
+            for scale in [1.0, 6.5] {
+                let (x, z) = (3.0, -2.0);
+                let (lo, hi) = (Vec3::from(corners.0) * scale, Vec3::from(corners.1) * scale);
+                // A plane's lowest point under a box is a corner: the floor touches it.
+                let y = stand_on_ground(&slope, x, z, corners, scale);
+                let floor = y + lo.y;
+                let lowest = [(lo.x, lo.z), (lo.x, hi.z), (hi.x, lo.z), (hi.x, hi.z)]
+                    .iter()
+                    .map(|&(dx, dz)| slope(x + dx, z + dz))
+                    .fold(f32::INFINITY, f32::min);
+                assert!((floor - lowest).abs() < 1e-4, "{floor} {lowest}");
+                for i in 0..=8 {
+                    for j in 0..=8 {
+                        let px = x + lo.x + (hi.x - lo.x) * i as f32 / 8.0;
+                        let pz = z + lo.z + (hi.z - lo.z) * j as f32 / 8.0;
+                        assert!(slope(px, pz) >= floor - 1e-4, "floats at ({px}, {pz})");
+                    }
+                }
+                // On a bump whose top is under the centre, the lowest sample is a
+                // corner too: the centre sinks, no corner floats.
+                let y = stand_on_ground(&bump, 0.0, 0.0, corners, scale);
+                let corner = bump(lo.x, lo.z);
+                assert!((y + lo.y - corner).abs() < 1e-4, "{} {corner}", y + lo.y);
+                assert!(bump(0.0, 0.0) >= y + lo.y);
+            }
+        }
+    }
 }
