@@ -622,20 +622,7 @@ mod tests {
             let (dx, dy) = ((i & 1) as f32, (i >> 1) as f32);
             [(fx + dx).clamp(-s, s) as i16, (fy + dy).clamp(-s, s) as i16]
         });
-        let mut num = [0.0f64; 4];
-        let mut den = [0.0f64; 4];
-        let mut far = false;
-        for i in 0..4 {
-            let d = oct_unfold(codes[i], inv).map(|x| x as f64);
-            let c = [
-                d[1] * m[2] - d[2] * m[1],
-                d[2] * m[0] - d[0] * m[2],
-                d[0] * m[1] - d[1] * m[0],
-            ];
-            num[i] = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-            den[i] = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            far |= d[0] * m[0] + d[1] * m[1] + d[2] * m[2] <= 0.0;
-        }
+        let (num, den, far) = ranks(&codes, inv, m);
         if far {
             return oct_encode_far(&codes, m, inv);
         }

@@ -990,18 +990,24 @@ mod tests {
     /// in steps of `step`.
     fn check_display_f32(start: u32, step: u32) {
         let mut bits = start as u64;
-        let (mut ours, mut std) = (String::new(), String::new());
+        let mut texts = (String::new(), String::new());
         while bits <= u32::MAX as u64 {
-            let v = f32::from_bits(bits as u32);
-            if v.is_finite() {
-                ours.clear();
-                std.clear();
-                ours.push_str(&f32_text(v));
-                use std::fmt::Write as _;
-                write!(std, "{v}").unwrap();
-                assert_eq!(ours, std, "bits {bits:#010x}");
-            }
+            assert_text_is_std(bits as u32, &mut texts);
             bits += step as u64;
+        }
+    }
+
+    /// `f32_text` of the finite `f32` with these bits is `{}`'s (`texts`: reused
+    /// buffers, ours and the standard library's).
+    fn assert_text_is_std(bits: u32, (ours, std): &mut (String, String)) {
+        let v = f32::from_bits(bits);
+        if v.is_finite() {
+            ours.clear();
+            std.clear();
+            ours.push_str(&f32_text(v));
+            use std::fmt::Write as _;
+            write!(std, "{v}").unwrap();
+            assert_eq!(ours, std, "bits {bits:#010x}");
         }
     }
 
@@ -1060,17 +1066,9 @@ mod tests {
         (0u32..256).into_par_iter().for_each(|high| {
             let start = high << 24;
             let mut bits = start;
-            let (mut ours, mut std) = (String::new(), String::new());
+            let mut texts = (String::new(), String::new());
             loop {
-                let v = f32::from_bits(bits);
-                if v.is_finite() {
-                    ours.clear();
-                    std.clear();
-                    ours.push_str(&f32_text(v));
-                    use std::fmt::Write as _;
-                    write!(std, "{v}").unwrap();
-                    assert_eq!(ours, std, "bits {bits:#010x}");
-                }
+                assert_text_is_std(bits, &mut texts);
                 if bits == start | 0x00FF_FFFF {
                     break;
                 }
