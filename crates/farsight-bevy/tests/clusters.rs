@@ -29,11 +29,7 @@ fn temp(name: &str) -> PathBuf {
 
 /// `mesh` of the shared corpus cooked into `dir`; returns the file.
 fn cook(mesh: &str, dir: &Path) -> PathBuf {
-    let src = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ))
-    .join(mesh);
+    let src = farsight_testkit::mesh(mesh);
     let kind = CookKind::Clusters(ClusterConfig::default());
     let bytes = cook_file(&src, &kind).unwrap().bytes;
     let path = dir.join(format!("{mesh}.farsight"));

@@ -31,11 +31,9 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
+/// The vendored test meshes (`testdata/meshes`), so these tests run on a bare clone.
 fn meshes() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ))
+    farsight_testkit::testdata_meshes()
 }
 
 /// An error is one plain sentence: no Rust Debug forms, the OS error said once.

@@ -21,11 +21,7 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ))
-    .join(name)
+    farsight_testkit::mesh(name)
 }
 
 fn cook(mesh: &str) -> Vec<u8> {

@@ -30,10 +30,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// A folder holding one small real mesh from the shared corpus.
 fn one_mesh(d: &Path) -> PathBuf {
-    let src = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes/alien.glb"
-    ));
+    let src = farsight_testkit::mesh("alien.glb");
     let models = d.join("meshes");
     std::fs::create_dir_all(&models).unwrap();
     std::fs::copy(src, models.join("alien.glb")).unwrap();

@@ -513,10 +513,7 @@ mod tests {
 
     /// A real mesh (positions, normals and uvs as stored).
     fn real(name: &str) -> MeshData {
-        let path = format!(
-            "{}/../../../shared/data/meshes/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = farsight_testkit::mesh(name);
         super::test_obj::obj_mesh(&path).unwrap_or_else(|e| panic!("{e}"))
     }
 

@@ -39,10 +39,7 @@ static GLOBAL: Counting = Counting;
 mod obj;
 
 fn load_obj(name: &str) -> MeshData {
-    let path = format!(
-        "{}/../../../shared/data/meshes/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = farsight_testkit::mesh(name);
     obj::obj_mesh(path).unwrap_or_else(|e| panic!("test {e}"))
 }
 

@@ -13,10 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 fn mesh_path(name: &str) -> String {
-    format!(
-        "{}/../../../shared/data/meshes/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    farsight_testkit::mesh(name).display().to_string()
 }
 
 #[path = "support/obj.rs"]

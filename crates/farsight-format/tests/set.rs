@@ -453,10 +453,7 @@ mod obj;
 
 /// A real mesh of the shared corpus (positions, normals, uvs).
 fn real(name: &str) -> MeshData {
-    let path = format!(
-        "{}/../../../shared/data/meshes/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = farsight_testkit::mesh(name);
     obj::obj_mesh(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -366,15 +366,8 @@ mod tests {
     fn a_cut_counts_the_same_cracks_whole_and_from_its_base() {
         // pirate: seven materials at different error scales, so its cuts mix
         // levels (some are checked whole in the cook, some from a base level).
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/meshes/pirate.obj"
-        );
-        assert!(
-            std::path::Path::new(path).exists(),
-            "test mesh missing: {path}"
-        );
-        let (prepared, _) = import_prepared(path.as_ref()).unwrap();
+        let path = farsight_testkit::mesh("pirate.obj");
+        let (prepared, _) = import_prepared(&path).unwrap();
         let cooked = cook_clusters(&prepared.mesh, &ClusterConfig::default()).unwrap();
         let split = MaterialSplit::new(&prepared.mesh);
         let reference = EdgeReference::new(split.remap.clone(), &split.global_indices());

@@ -940,7 +940,9 @@ fn every_corpus_mesh_cooks_as_a_dag_the_first_time_and_as_a_cooked_chain() {
         cook_file(&path, &chain).unwrap_or_else(|e| panic!("{name} as a chain: {e}"));
         cooked += 1;
     }
-    assert_eq!(cooked, 16, "the corpus of ../shared/data/meshes");
+    if farsight_testkit::corpus_is_shared() {
+        assert_eq!(cooked, 16, "the corpus of ../shared/data/meshes");
+    }
 }
 
 /// Issue 16, part 0: a glTF mesh drawn 125 times through `EXT_mesh_gpu_instancing`

@@ -13,16 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn fox_path() -> PathBuf {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes/Fox.glb"
-    ));
-    assert!(
-        p.exists(),
-        "test data missing: {} (shared/ must sit beside the checkout)",
-        p.display()
-    );
-    p
+    farsight_testkit::mesh("Fox.glb")
 }
 
 #[test]

@@ -365,8 +365,7 @@ mod tests {
         let d = std::env::temp_dir().join(format!("farsight-key-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data/meshes/craft_speederD");
+        let src = farsight_testkit::mesh("craft_speederD");
         for f in ["craft_speederD.gltf", "craft_speederD_data.bin"] {
             std::fs::copy(src.join(f), d.join(f)).unwrap();
         }

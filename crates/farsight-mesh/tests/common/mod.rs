@@ -1,14 +1,9 @@
 #![allow(dead_code)]
 use std::path::PathBuf;
 
+/// A test mesh: the vendored copy in `testdata/meshes`, else the shared corpus's.
 pub fn mesh_path(rel: &str) -> PathBuf {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ))
-    .join(rel);
-    assert!(p.exists(), "test mesh missing: {}", p.display());
-    p
+    farsight_testkit::mesh(rel)
 }
 
 pub const REAL: [&str; 3] = ["bunny.obj", "pirate.obj", "FlightHelmet/FlightHelmet.gltf"];
@@ -77,32 +72,20 @@ pub fn sphere(n: u32) -> farsight_mesh::Mesh {
     }
 }
 
-/// Every mesh file of `../shared/data/meshes` (OBJ, GLB, and the glTF in each
-/// folder), sorted by path, so a mesh added to the corpus is tested without a list.
+/// Every mesh file of the corpus (`../shared/data/meshes` beside the checkout, else
+/// the vendored subset), sorted by path, so a mesh added to the corpus is tested
+/// without a list.
 pub fn corpus() -> Vec<PathBuf> {
-    let root = mesh_path("");
-    let mut out = Vec::new();
-    let mut push_meshes = |dir: &std::path::Path| {
-        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-            let p = e.unwrap().path();
-            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-            if matches!(ext, "obj" | "glb" | "gltf") {
-                out.push(p);
-            }
-        }
+    let out = farsight_testkit::corpus();
+    let least = if farsight_testkit::corpus_is_shared() {
+        16
+    } else {
+        10
     };
-    push_meshes(&root);
-    for e in std::fs::read_dir(&root).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            push_meshes(&p);
-        }
-    }
-    out.sort();
     assert!(
-        out.len() >= 16,
+        out.len() >= least,
         "corpus under {} has {} meshes",
-        root.display(),
+        farsight_testkit::corpus_root().display(),
         out.len()
     );
     out
