@@ -71,18 +71,23 @@ pub fn mesh(rel: &str) -> PathBuf {
 /// checkout, else the vendored subset. With `FARSIGHT_REQUIRE_CORPUS` set, a missing
 /// shared corpus panics naming its path.
 pub fn corpus_root() -> PathBuf {
-    let shared = shared_meshes();
+    choose_corpus(&shared_meshes(), &testdata_meshes(), corpus_required())
+}
+
+/// [`corpus_root`]'s rule on explicit folders: `shared` when it is a folder, else
+/// `vendored` unless `required`, in which case it panics naming `shared`.
+pub fn choose_corpus(shared: &Path, vendored: &Path, required: bool) -> PathBuf {
     if shared.is_dir() {
-        return shared;
+        return shared.to_path_buf();
     }
     assert!(
-        !corpus_required(),
+        !required,
         "the shared corpus is missing: {} ({REQUIRE_CORPUS} is set, so the vendored subset \
          in {} does not stand in for it)",
         shared.display(),
-        testdata_meshes().display()
+        vendored.display()
     );
-    testdata_meshes()
+    vendored.to_path_buf()
 }
 
 /// Whether [`corpus_root`] is the whole shared corpus (and not the vendored subset).
@@ -170,5 +175,39 @@ unsafe impl GlobalAlloc for CountingAlloc {
         self.count.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `ptr` came from `System` with `layout`; the caller's contract.
         unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_required_corpus_that_is_missing_fails_naming_its_path() {
+        let missing = Path::new("/nonexistent/shared/data/meshes");
+        let r = std::panic::catch_unwind(|| choose_corpus(missing, &testdata_meshes(), true));
+        let msg = *r.expect_err("must fail").downcast::<String>().unwrap();
+        assert!(msg.contains("/nonexistent/shared/data/meshes"), "{msg}");
+        assert!(msg.contains(REQUIRE_CORPUS), "{msg}");
+        // Not required: the vendored subset stands in.
+        assert_eq!(
+            choose_corpus(missing, &testdata_meshes(), false),
+            testdata_meshes()
+        );
+        // Present: the shared corpus, required or not.
+        let here = testdata_meshes();
+        assert_eq!(choose_corpus(&here, Path::new("/x"), true), here);
+    }
+
+    #[test]
+    fn every_vendored_mesh_is_listed_in_the_testdata_readme() {
+        let readme = std::fs::read_to_string(repo_root().join("testdata/README.md")).unwrap();
+        for e in std::fs::read_dir(testdata_meshes()).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                readme.contains(&format!("meshes/{name}")),
+                "{name} not in the README"
+            );
+        }
     }
 }
