@@ -137,7 +137,8 @@ fn farsight_kind(raw: &RawFile) -> String {
 pub(super) struct Cooked {
     /// The world manifest's entry.
     pub entry: ModelEntry,
-    /// The sphere around every error sphere (model space): placement scales by it.
+    /// The sphere around every error sphere (model space): an instance's bounds
+    /// in its region.
     pub bounds: [f32; 4],
     /// The lowest and highest corner of the model's box (model space): placement
     /// stands the model on the ground by them.
