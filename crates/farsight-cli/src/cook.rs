@@ -6,7 +6,10 @@
 //! `farsight cook --manifest LIST --shard i/n --cache DIR`: a deterministic share
 //! of a content list cooked into a content-addressed cache ([`manifest`]).
 
+mod entry;
 mod manifest;
+
+pub(crate) use entry::check_bytes as check_entry_bytes;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

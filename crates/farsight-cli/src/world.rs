@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use farsight_building::bake::{bake, ManifoldKernel};
-use farsight_building::{metropolis, Kit, LodPolicy};
-use farsight_mesh::{cook_file, ClusterConfig, CookKind};
+use farsight_building::{block_origin, metropolis, Kit, LodPolicy};
 use farsight_stream::cluster::CookedModel;
 use farsight_stream::region::{write_scene, ActualState, EntityRecord, RegionSpec, RegionState};
 use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
@@ -21,8 +20,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+mod models;
+
 use crate::picture::{Canvas, Rgb, WHITE};
 use crate::sample_meshes::MeshSource;
+use models::{cook_models, model_inputs, Footprint, ModelFate, ModelInput};
 
 #[derive(clap::Args)]
 pub struct WorldArgs {
@@ -74,9 +76,10 @@ pub struct BuildArgs {
     /// The world folder to write (made if missing; must be empty if it exists).
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
-    /// A folder of meshes (.obj, .glb, .gltf) to cook into cluster models (default:
-    /// the shared meshes in ../shared/data/meshes when they are there, else four
-    /// generated meshes).
+    /// A folder of meshes (.obj, .glb, .gltf) to cook into cluster models, and of
+    /// cluster files `farsight cook mesh --clusters` wrote, taken as they are
+    /// (default: the shared meshes in ../shared/data/meshes when they are there,
+    /// else four generated meshes).
     #[arg(long)]
     pub models: Option<PathBuf>,
     /// Blocks per side of the metropolis (N x N buildings).
@@ -97,6 +100,10 @@ pub struct BuildArgs {
     /// Side of a region, in world units.
     #[arg(long, default_value_t = 64.0, value_parser = crate::output::positive_f32)]
     pub region_size: f32,
+    /// Scale of every model instance: 1 keeps each model's authored size (glTF is
+    /// in metres, as the world is).
+    #[arg(long, default_value_t = 1.0, value_parser = crate::output::positive_f32)]
+    pub model_scale: f32,
 }
 
 #[derive(clap::Args)]
@@ -160,25 +167,9 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn mesh_inputs(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| crate::output::io_error(dir, &e))?;
-    let mut out: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-                    matches!(e.to_ascii_lowercase().as_str(), "obj" | "glb" | "gltf")
-                })
-        })
-        .collect();
-    out.sort();
-    if out.is_empty() {
-        return Err(format!(
-            "{}: no meshes (.obj, .glb, .gltf) to cook into models",
-            dir.display()
-        ));
-    }
-    Ok(out)
+/// Side of one metropolis block: the step between two [`block_origin`]s.
+fn block_side() -> f32 {
+    block_origin(1, 0)[0] - block_origin(0, 0)[0]
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -187,15 +178,6 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 fn mkdir(path: &Path) -> Result<(), String> {
     std::fs::create_dir_all(path).map_err(|e| crate::output::io_error(path, &e))
-}
-
-struct Cooked {
-    entry: ModelEntry,
-    /// The sphere around every error sphere (model space): placement scales by it.
-    bounds: [f32; 4],
-    /// The lowest and highest corner of the model's box (model space): placement
-    /// stands the model on the ground by them.
-    aabb: Corners,
 }
 
 /// A box's lowest and highest corners.
@@ -225,65 +207,6 @@ fn stand_on_ground(
     .map(|&(dx, dz)| ground(x + dx, z + dz))
     .fold(f32::INFINITY, f32::min);
     floor - lo.y
-}
-
-fn cook_models(inputs: &[PathBuf], out: &Path) -> Result<Vec<Cooked>, String> {
-    let dir = out.join("models");
-    mkdir(&dir)?;
-    let b = bar(inputs.len() as u64, "cooking models");
-    let results: Vec<Result<Vec<Cooked>, String>> = inputs
-        .par_iter()
-        .map(|input| {
-            let kind = CookKind::Clusters(ClusterConfig::default());
-            let cooked =
-                cook_file(input, &kind).map_err(|e| format!("{}: {e}", input.display()))?;
-            let stem = input
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("model")
-                .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
-            // The cooked file is the streaming format: the world opens it as is.
-            let name = format!("models/{stem}.farsight");
-            let path = out.join(&name);
-            write(&path, &cooked.bytes)?;
-            // A cooked scene of several geometries gives a model each.
-            let models = CookedModel::open_all(&path).map_err(|e| e.to_string())?;
-            let several = models.len() > 1;
-            b.inc(1);
-            Ok(models
-                .iter()
-                .map(|model| Cooked {
-                    entry: ModelEntry {
-                        name: if several {
-                            format!(
-                                "{stem}/{} (geometry {})",
-                                model.geometry().name,
-                                model.geometry_index()
-                            )
-                        } else {
-                            stem.clone()
-                        },
-                        file: name.clone(),
-                        geometry: model.geometry_index() as u32,
-                    },
-                    bounds: model.error_bounds(),
-                    aabb: (model.geometry().bounds_min, model.geometry().bounds_max),
-                })
-                .collect())
-        })
-        .collect();
-    b.finish_and_clear();
-    let mut cooked = Vec::new();
-    for r in results {
-        match r {
-            Ok(c) => cooked.extend(c),
-            Err(e) => eprintln!("warning: model skipped: {e}"),
-        }
-    }
-    if cooked.is_empty() {
-        return Err("no mesh could be cooked into a model".into());
-    }
-    Ok(cooked)
 }
 
 fn check_empty_out(out: &Path) -> Result<(), String> {
@@ -342,13 +265,14 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         .ok_or_else(|| format!("--kit {}: not a built-in kit (corporate, dark-city)", a.kit))?;
     check_empty_out(&a.out)?;
     let sources = MeshSource::resolve(a.models.as_deref())?;
-    let inputs = mesh_inputs(&sources.dir)?;
+    let inputs = model_inputs(&sources.dir)?;
     crate::output::create_dir(&a.out)?;
     let start = Instant::now();
     let out = &a.out;
 
     // The world: the city in the middle, two chunks of country around it.
-    let city = a.grid as f32 * 60.0;
+    let block = block_side();
+    let city = a.grid as f32 * block;
     let margin = 2.0 * CHUNK_SIZE;
     let chunks_side = ((city + 2.0 * margin) / CHUNK_SIZE).ceil() as i32;
     let side = chunks_side as f32 * CHUNK_SIZE;
@@ -385,7 +309,8 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let b = bar(buildings.len() as u64, "baking buildings");
     let baked: Vec<Result<BuildingEntry, String>> = buildings
         .par_iter()
-        .map(|recipe| {
+        .enumerate()
+        .map(|(k, recipe)| {
             let baked = bake(recipe, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
             let bytes = baked.write_full().map_err(|e| e.to_string())?;
             let file = format!("buildings/{}.farsight", recipe.id);
@@ -414,9 +339,13 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
             if lo.x > hi.x {
                 return Err(format!("building {} has no geometry", recipe.id));
             }
-            let c = (lo + hi) * 0.5;
-            let ground = params.height(c.x + city_origin.x, c.z + city_origin.z);
-            let offset = city_origin + Vec3::new(0.0, ground, 0.0);
+            // The metropolis lists its blocks row by row; each building stands in the
+            // middle of its block, on the ground under the middle of its footprint.
+            let centre = city_origin
+                + Vec3::from(block_origin(k as u32 % a.grid, k as u32 / a.grid))
+                + Vec3::new(block * 0.5, 0.0, block * 0.5);
+            let c = centre + (lo + hi) * 0.5;
+            let offset = centre + Vec3::new(0.0, params.height(c.x, c.z), 0.0);
             b.inc(1);
             Ok(BuildingEntry {
                 id: recipe.id.clone(),
@@ -479,12 +408,13 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut id = 0u32;
     let mut place = |regions: &mut Vec<RegionSpec>,
+                     region: usize,
                      model: u32,
                      position: Vec3,
                      scale: f32,
                      bounds: (Vec3, Vec3)| {
         id += 1;
-        let r = &mut regions[cell(position)];
+        let r = &mut regions[region];
         r.bounds = farsight_geom::Aabb::new(r.bounds.min.min(bounds.0), r.bounds.max.max(bounds.1));
         r.entities.push(EntityRecord {
             id,
@@ -496,26 +426,48 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     for (i, b) in manifest.buildings.iter().enumerate() {
         let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
         let m = manifest.index_of(EntityKind::Building(i as u32));
-        place(&mut regions, m, (lo + hi) * 0.5, 1.0, (lo, hi));
+        let c = (lo + hi) * 0.5;
+        place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
     let blocks = a.grid * a.grid;
     let ground = |x: f32, z: f32| params.height(x, z);
+    // Models keep their authored size (times --model-scale) and stand on ground
+    // clear of the buildings; one wider than a region cell goes to the base region,
+    // which spans the world, and one wider than the world is left out.
+    let scale = a.model_scale;
+    let taken: Vec<Footprint> = manifest
+        .buildings
+        .iter()
+        .map(|b| Footprint::new([b.min[0], b.min[2]], [b.max[0], b.max[2]]))
+        .collect();
+    let mut fates = vec![ModelFate::default(); manifest.models.len()];
     for _ in 0..blocks * a.models_per_block + 4 {
         let k = rng.random_range(0..manifest.models.len()) as u32;
+        let fate = &mut fates[k as usize];
         let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
-        let (x, z) = (
-            rng.random_range(0.05..0.95) * side,
-            rng.random_range(0.05..0.95) * side,
-        );
-        let scale = rng.random_range(3.0..12.0f32) / radius;
-        let c = Vec3::new(cx, cy, cz) * scale;
+        let size = [(hi[0] - lo[0]) * scale, (hi[2] - lo[2]) * scale];
+        let Some(spot) = models::free_spot(&mut rng, size, side, &taken) else {
+            match size[0].max(size[1]) > side {
+                true => fate.too_wide += 1,
+                false => fate.no_room += 1,
+            }
+            continue;
+        };
+        let (x, z) = (spot.min[0] - lo[0] * scale, spot.min[1] - lo[2] * scale);
         let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
         let position = Vec3::new(x, y, z);
-        let w = position + c;
+        let w = position + Vec3::new(cx, cy, cz) * scale;
         let r = Vec3::splat(radius * scale);
+        let region = if size[0].max(size[1]) > a.region_size {
+            fate.in_base += 1;
+            0
+        } else {
+            let [mx, mz] = spot.centre();
+            cell(Vec3::new(mx, 0.0, mz))
+        };
         let m = manifest.index_of(EntityKind::Model(k));
-        place(&mut regions, m, position, scale, (w - r, w + r));
+        place(&mut regions, region, m, position, scale, (w - r, w + r));
     }
     for _ in 0..blocks * a.props_per_block {
         let k = rng.random_range(0..manifest.props.len()) as u32;
@@ -526,7 +478,14 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         let position = Vec3::new(x, ground(x, z), z);
         let r = Vec3::splat(manifest.props[k as usize].radius);
         let m = manifest.index_of(EntityKind::Prop(k));
-        place(&mut regions, m, position, 1.0, (position - r, position + r));
+        place(
+            &mut regions,
+            cell(position),
+            m,
+            position,
+            1.0,
+            (position - r, position + r),
+        );
     }
     let entity_count: usize = regions.iter().map(|r| r.entities.len()).sum();
     let index = write_scene(&out.join("scene"), &regions)?;
@@ -574,6 +533,53 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         sources.label,
         crate::output::mib(mb)
     );
+    let as_they_are: Vec<String> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            ModelInput::Cooked(p) => Some(p.display().to_string()),
+            ModelInput::Source(_) => None,
+        })
+        .collect();
+    if !as_they_are.is_empty() {
+        println!(
+            "             taken as they are (cluster files already cooked): {}",
+            as_they_are.join(", ")
+        );
+    }
+    let across = |k: usize| {
+        let (lo, hi) = model_bounds[k].1;
+        (hi[0] - lo[0]).max(hi[2] - lo[2]) * scale
+    };
+    let (small, large) = (0..model_bounds.len())
+        .map(across)
+        .fold((f32::MAX, 0.0f32), |(s, l), w| (s.min(w), l.max(w)));
+    println!(
+        "             {small:.2} to {large:.2} units across at --model-scale {scale} (1 keeps the authored size; glTF is in metres)"
+    );
+    for (k, fate) in fates.iter().enumerate() {
+        let name = &manifest.models[k].name;
+        if fate.in_base > 0 {
+            println!(
+                "             {name}: {:.1} units across, wider than a region ({}): {} instances in region 0, the base, which spans the world",
+                across(k),
+                a.region_size,
+                fate.in_base
+            );
+        }
+        if fate.too_wide > 0 {
+            println!(
+                "             {name}: {:.1} units across, wider than the world ({side:.0}): {} instances left out (a smaller --model-scale places them)",
+                across(k),
+                fate.too_wide
+            );
+        }
+        if fate.no_room > 0 {
+            println!(
+                "             {name}: {} instances left out, no ground clear of the buildings found for them",
+                fate.no_room
+            );
+        }
+    }
     println!(
         "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
         regions.len(),

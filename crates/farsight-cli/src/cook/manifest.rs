@@ -9,8 +9,10 @@
 //! key is the BLAKE3 hash of the tool version, the resolved options (every field of
 //! the cook's configuration, defaults included), the input's file name and the
 //! bytes of every file the cook reads ([`farsight_mesh::cook_inputs`]); its entry is
-//! `DIR/<first two hex digits>/<key>.farsight`. An entry that exists is not cooked
-//! again. Item `j` of the list (from 0) belongs to shard `j mod n`.
+//! `DIR/<first two hex digits>/<key>.farsight`. An entry that exists is read whole
+//! and checked ([`super::entry`]); a sound one is not cooked again, a damaged one
+//! is cooked again and the run says why. Item `j` of the list (from 0) belongs to
+//! shard `j mod n`.
 //!
 //! The content list is RON:
 //!
@@ -51,8 +53,9 @@ pub struct ContentArgs {
     #[arg(long, value_name = "I/N", value_parser = parse_shard, default_value = "0/1",
           requires = "manifest")]
     pub shard: Shard,
-    /// The content-addressed cache: `DIR/<2 hex>/<key>.farsight` per item; entries
-    /// already there are not cooked again. Shards may share it.
+    /// The content-addressed cache: `DIR/<2 hex>/<key>.farsight` per item; an entry
+    /// already there is read whole and, when sound, not cooked again (a damaged one
+    /// is cooked again). Shards may share it.
     #[arg(
         long,
         value_name = "DIR",
@@ -141,6 +144,8 @@ struct Job {
 enum Outcome {
     Cooked(String),
     Cached(String),
+    /// Cooked again: the key, and why the entry in the cache was not trusted.
+    Recooked(String, String),
 }
 
 /// Reads and checks the list: every item's options in range and every input a
@@ -257,12 +262,23 @@ fn write_entry(path: &Path, bytes: &[u8], item: usize) -> Result<(), String> {
 fn cook_job(job: &Job, cache: &Path) -> Result<Outcome, String> {
     let key = key(job)?;
     let path = entry_path(cache, &key);
-    if path.is_file() {
-        return Ok(Outcome::Cached(key));
-    }
+    // An entry is trusted only after a full read; a damaged one is replaced.
+    let bad = match path.is_file() {
+        true => match super::entry::check_entry(&path, &job.kind) {
+            Ok(()) => return Ok(Outcome::Cached(key)),
+            Err(e) => Some(format!(
+                "its cache entry {} was bad ({e}): cooked again and replaced",
+                path.display()
+            )),
+        },
+        false => None,
+    };
     let out = cook_file(&job.input, &job.kind).map_err(|e| named(&job.input, &e))?;
     write_entry(&path, &out.bytes, job.index)?;
-    Ok(Outcome::Cooked(key))
+    Ok(match bad {
+        Some(why) => Outcome::Recooked(key, why),
+        None => Outcome::Cooked(key),
+    })
 }
 
 /// Checks the cache can be written: creates it and a probe file in it.
@@ -314,17 +330,22 @@ pub fn run(args: ContentArgs) -> Result<(), Box<dyn std::error::Error>> {
             .collect()
     });
     bar.finish_and_clear();
-    let (mut cooked, mut cached, mut failed) = (0, 0, 0);
+    let (mut cooked, mut cached, mut failed, mut recooked) = (0, 0, 0, 0);
     let mut keys = String::new();
     for (job, r) in mine.iter().zip(results) {
-        let (key, what) = match r {
+        let (key, what, note) = match r {
             Ok(Outcome::Cooked(k)) => {
                 cooked += 1;
-                (k, "cooked")
+                (k, "cooked", String::new())
+            }
+            Ok(Outcome::Recooked(k, why)) => {
+                cooked += 1;
+                recooked += 1;
+                (k, "cooked", format!(": {why}"))
             }
             Ok(Outcome::Cached(k)) => {
                 cached += 1;
-                (k, "cached")
+                (k, "cached", String::new())
             }
             Err(e) => {
                 failed += 1;
@@ -332,13 +353,18 @@ pub fn run(args: ContentArgs) -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
         };
-        println!("{key} {what:<6} {}", job.input.display());
+        println!("{key} {what:<6} {}{note}", job.input.display());
         keys.push_str(&format!("{key} {}\n", job.input.display()));
     }
     println!(
-        "shard {index}/{count}: {} of {} items; {cooked} cooked, {cached} already in {}{}",
+        "shard {index}/{count}: {} of {} items; {cooked} cooked{}, {cached} already in {}{}",
         mine.len(),
         jobs.len(),
+        if recooked > 0 {
+            format!(" ({recooked} replacing a bad cache entry)")
+        } else {
+            String::new()
+        },
         args.cache.display(),
         if failed > 0 {
             format!(", {failed} failed")
