@@ -659,12 +659,19 @@ impl World {
         let vis = &self.pass.visibility().objects;
         self.objects.iter().enumerate().filter_map(move |(i, o)| {
             let id = ObjectId(i as u32);
-            let bounds = *vis.bounds.get(i)?;
+            let mut bounds = *vis.bounds.get(i)?;
+            // The pass writes no box for an object with no level to draw (a building
+            // whose file failed): its placed box from the store.
+            if bounds.is_empty() {
+                let placed = self.store.world(id).unwrap_or(Mat4::IDENTITY);
+                bounds = farsight_geom::transform_aabb(&placed, &self.store.bounds(id));
+            }
             let level = || {
-                self.store
-                    .lod(id)
-                    .and_then(|l| l.current())
-                    .or(vis.lod_level.get(i).copied())
+                self.store.lod(id).and_then(|l| l.current()).or(vis
+                    .lod_level
+                    .get(i)
+                    .copied()
+                    .filter(|&l| l != u8::MAX))
             };
             match *o {
                 Obj::Free => None,
@@ -689,7 +696,8 @@ impl World {
 
     /// Whether everything around the camera is streamed in and drawn: no region
     /// loading, every model's coarsest level resident, the terrain meshed and
-    /// uploaded, every building in an active region drawing a level.
+    /// uploaded, every building in an active region drawing a level (or its
+    /// coarsest level given up: a hole, counted, not waited for).
     pub fn ready(&self) -> bool {
         self.waiting_on().is_none()
     }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{uv_gradient_tangents, BakedBuilding, Kit, LodPolicy};
 use farsight_world::{
-    generate, BuildingLevel, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId,
-    World, WorldConfig, WorldManifest,
+    generate, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, Recording, SyntheticSpec,
+    SystemId, World, WorldConfig, WorldManifest,
 };
 
 fn scratch(name: &str) -> PathBuf {
@@ -206,6 +206,21 @@ fn damaged(name: &str, damage: &dyn Fn(&Path)) {
     );
     let done: Vec<_> = rec.frames.iter().flat_map(|f| &f.buildings_done).collect();
     assert!(done.iter().all(|d| !d.ok), "{name}: a damaged file read");
+    // A building with nothing to draw is listed with its box and no level.
+    let mut listed = 0;
+    for (kind, b, level) in world.objects() {
+        if let EntityKind::Building(i) = kind {
+            let entry = &m.buildings[i as usize];
+            assert_eq!(level, None, "{name}: {} draws a level", entry.id);
+            assert!(
+                b.min.is_finite() && b.max.is_finite() && !b.is_empty(),
+                "{name}: {} listed with the box {b:?}",
+                entry.id
+            );
+            listed += 1;
+        }
+    }
+    assert!(listed > 0, "{name}: no building loaded at the end");
     // Memory is held while a read is on its way, but nothing is uploaded.
     assert!(
         reports
