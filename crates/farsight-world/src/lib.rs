@@ -2,7 +2,8 @@
 //!
 //! A world is a folder: `world.ron` ([`WorldManifest`]) names the voxel terrain file,
 //! the region scene (region 0 the base every other region needs), the cluster-LOD
-//! models (one farsight level file per level), the baked buildings and the
+//! models (one farsight level file per level), the baked buildings (each level made
+//! resident by reading and checking its building file on the I/O threads) and the
 //! entity-LOD props. [`World`] runs one loop per frame over it: region streaming
 //! (BVH, states, sources) -> the visibility pass over every loaded object -> cluster
 //! level residency from the same view -> terrain view and publication, under one
@@ -17,6 +18,7 @@
 //! game can run the loop. Building a world lives in `farsight-cli`.
 
 mod budget;
+mod building_io;
 mod flight;
 mod hash;
 mod manifest;
@@ -25,11 +27,12 @@ mod synthetic;
 mod world;
 
 pub use budget::{Budget, SystemId, SYSTEMS};
+pub use building_io::{BuildingDone, MAX_BUILDING_FILE};
 pub use flight::{Flight, FlightFrame};
 pub use hash::DecisionHash;
 pub use manifest::{
-    BuildingEntry, BuildingLevel, EntityKind, ModelEntry, PropEntry, TerrainEntry, WorldError,
-    WorldManifest, MANIFEST_FILE, WORLD_VERSION,
+    BadField, BuildingEntry, BuildingLevel, EntityKind, ModelEntry, PropEntry, TerrainEntry,
+    WorldError, WorldManifest, MANIFEST_FILE, MAX_LEVEL_BYTES, WORLD_VERSION,
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
 pub use synthetic::{default_props, generate, SyntheticSpec};

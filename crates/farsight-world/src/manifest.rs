@@ -24,6 +24,16 @@ pub enum WorldError {
     Version { path: PathBuf, found: u32 },
     #[error("{path}: {what}")]
     Invalid { path: PathBuf, what: String },
+    /// A field of the manifest holds a value the loop refuses.
+    #[error("{path}: {bad}")]
+    Field {
+        path: PathBuf,
+        #[source]
+        bad: BadField,
+    },
+    /// The loop's settings hold a value it refuses.
+    #[error("world settings: {0}")]
+    Config(#[source] BadField),
     #[error("{path}: {source}")]
     Scene {
         path: PathBuf,
@@ -193,37 +203,180 @@ impl WorldManifest {
                 found: m.version,
             });
         }
-        m.check()
-            .map_err(|what| WorldError::Invalid { path, what })?;
+        m.check().map_err(|bad| WorldError::Field { path, bad })?;
         Ok(m)
     }
 
-    fn check(&self) -> Result<(), String> {
-        let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
-        if !(finite(&self.extent) && self.extent.iter().all(|&e| e > 0.0)) {
-            return Err(format!("extent {:?} is not positive", self.extent));
+    /// Every hand-editable field against what the loop can use.
+    fn check(&self) -> Result<(), BadField> {
+        for (k, &e) in self.extent.iter().enumerate() {
+            positive(&format!("extent[{k}]"), e)?;
         }
+        let t = &self.terrain;
+        folder_path("terrain.file", &t.file, false)?;
+        finite("terrain.base_height", t.base_height)?;
+        finite("terrain.hill_height", t.hill_height)?;
+        positive("terrain.hill_scale", t.hill_scale)?;
+        if !(1..=MAX_CHUNKS_SIDE).contains(&t.chunks_side) {
+            return Err(BadField::new(
+                "terrain.chunks_side",
+                t.chunks_side,
+                "not between 1 and 4096 chunks",
+            ));
+        }
+        folder_path("scene", &self.scene, false)?;
         for (i, m) in self.models.iter().enumerate() {
-            if m.file.is_empty() {
-                return Err(format!("model {i} ({}) names no file", m.name));
-            }
+            folder_path(&format!("models[{i}].file"), &m.file, false)?;
         }
         for (i, b) in self.buildings.iter().enumerate() {
-            let ok = finite(&b.min) && finite(&b.max) && (0..3).all(|k| b.min[k] <= b.max[k]);
-            if !ok || b.levels.is_empty() {
-                return Err(format!("building {i} ({}): bad box or no level", b.id));
+            let at = |f: &str| format!("buildings[{i}].{f}");
+            // Empty: a generated building, sizes without meshes.
+            folder_path(&at("file"), &b.file, true)?;
+            finite3(&at("offset"), &b.offset)?;
+            finite3(&at("min"), &b.min)?;
+            finite3(&at("max"), &b.max)?;
+            if (0..3).any(|k| b.min[k] > b.max[k]) {
+                return Err(BadField::new(
+                    &at("max"),
+                    format!("{:?} (min {:?})", b.max, b.min),
+                    "below the box's min on some axis",
+                ));
+            }
+            if b.levels.is_empty() || b.levels.len() > MAX_LEVELS {
+                return Err(BadField::new(
+                    &at("levels"),
+                    format!("{} levels", b.levels.len()),
+                    "not between 1 and 8 levels",
+                ));
+            }
+            let mut before = 0.0f32;
+            for (l, lv) in b.levels.iter().enumerate() {
+                let last = l + 1 == b.levels.len();
+                match lv.until {
+                    None if !last => {
+                        return Err(BadField::new(
+                            &at(&format!("levels[{l}].until")),
+                            "None",
+                            "only the last level may draw without a limit",
+                        ))
+                    }
+                    Some(u) if !(u.is_finite() && u > before) => {
+                        return Err(BadField::new(
+                            &at(&format!("levels[{l}].until")),
+                            u,
+                            "not a finite distance beyond the finer level's",
+                        ))
+                    }
+                    Some(u) => before = u,
+                    None => {}
+                }
+                if lv.bytes > MAX_LEVEL_BYTES {
+                    return Err(BadField::new(
+                        &at(&format!("levels[{l}].bytes")),
+                        lv.bytes,
+                        "more than 4 GiB for one level's meshes",
+                    ));
+                }
             }
         }
         for (i, p) in self.props.iter().enumerate() {
-            let ok = p.radius.is_finite()
-                && p.radius > 0.0
-                && !p.ranges.is_empty()
-                && finite(&p.ranges)
+            positive(&format!("props[{i}].radius"), p.radius)?;
+            let field = format!("props[{i}].ranges");
+            let ok = !p.ranges.is_empty()
+                && p.ranges.len() <= MAX_LEVELS
+                && p.ranges.iter().all(|r| r.is_finite() && *r > 0.0)
                 && p.ranges.windows(2).all(|w| w[0] < w[1]);
             if !ok {
-                return Err(format!("prop {i} ({}): bad radius or ranges", p.name));
+                return Err(BadField::new(
+                    &field,
+                    format!("{:?}", p.ranges),
+                    "not 1 to 8 finite positive distances, each beyond the one before",
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// Levels a building or a prop may have (the entity LOD component's limit).
+const MAX_LEVELS: usize = 8;
+
+/// The most bytes one building level's meshes may claim: beyond any pool, and small
+/// enough that every sum of them stays far from overflowing.
+pub const MAX_LEVEL_BYTES: u64 = 1 << 32;
+
+/// Chunks per side the terrain entry may name.
+const MAX_CHUNKS_SIDE: i32 = 4096;
+
+/// One value of a hand-editable file (`world.ron`, a recording, a loop's settings)
+/// that the loop refuses: where it is, what was found, and what it must be.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("`{field}` is {found}: {rule}")]
+pub struct BadField {
+    /// Where the value sits, as a path of fields (`buildings[3].offset`).
+    pub field: String,
+    /// The value found.
+    pub found: String,
+    /// What was wrong with it.
+    pub rule: &'static str,
+}
+
+impl BadField {
+    pub(crate) fn new(field: &str, found: impl std::fmt::Debug, rule: &'static str) -> Self {
+        Self {
+            field: field.to_owned(),
+            found: format!("{found:?}"),
+            rule,
+        }
+    }
+}
+
+pub(crate) fn finite(field: &str, v: f32) -> Result<(), BadField> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(BadField::new(field, v, "not a finite number"))
+    }
+}
+
+pub(crate) fn positive(field: &str, v: f32) -> Result<(), BadField> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(BadField::new(field, v, "not a finite number above zero"))
+    }
+}
+
+pub(crate) fn finite3(field: &str, v: &[f32; 3]) -> Result<(), BadField> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(BadField::new(field, v, "not three finite numbers"))
+    }
+}
+
+/// A path a world names: relative to the world folder and staying inside it (no
+/// root, drive or `..`), empty only where `may_be_empty`.
+fn folder_path(field: &str, p: &str, may_be_empty: bool) -> Result<(), BadField> {
+    if p.is_empty() {
+        return if may_be_empty {
+            Ok(())
+        } else {
+            Err(BadField::new(field, p, "names no file"))
+        };
+    }
+    let path = Path::new(p);
+    let inside = !path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if inside {
+        Ok(())
+    } else {
+        Err(BadField::new(
+            field,
+            p,
+            "not a path inside the world folder (absolute, or with `..`)",
+        ))
     }
 }

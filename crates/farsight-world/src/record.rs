@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{SystemId, SYSTEMS};
+use crate::building_io::{BuildingDone, MAX_BUILDING_FILE};
+use crate::manifest::{finite3, positive, BadField, MAX_LEVEL_BYTES};
 use crate::world::WorldConfig;
 
 /// A terrain edit: a sphere added (`carve == false`) or carved out.
@@ -43,6 +45,9 @@ pub struct FrameInput {
     /// Cluster chunk reads that finished (request, ok).
     pub chunks_done: Vec<(u64, bool)>,
     pub terrain: Vec<TerrainPublication>,
+    /// Building file reads that finished, in the order the loop saw them.
+    #[serde(default)]
+    pub buildings_done: Vec<BuildingDone>,
 }
 
 /// A recorded run.
@@ -67,6 +72,13 @@ pub enum RecordError {
     },
     #[error("{path}: not a farsight world recording: {message}")]
     Parse { path: PathBuf, message: String },
+    /// A value of the recording the loop refuses (its settings, a frame's input).
+    #[error("{path}: {bad}")]
+    Field {
+        path: PathBuf,
+        #[source]
+        bad: BadField,
+    },
     #[error("{path}: {frames} frames of input but {hashes} frames of hashes")]
     Length {
         path: PathBuf,
@@ -113,7 +125,50 @@ impl Recording {
                 hashes: r.hashes.len(),
             });
         }
+        r.check().map_err(|bad| RecordError::Field {
+            path: path.to_owned(),
+            bad,
+        })?;
         Ok(r)
+    }
+
+    /// The settings and every frame's input against what the loop can run with.
+    fn check(&self) -> Result<(), BadField> {
+        self.config.check().map_err(|mut bad| {
+            bad.field.insert_str(0, "config.");
+            bad
+        })?;
+        for (f, input) in self.frames.iter().enumerate() {
+            let at = |field: &str| format!("frames[{f}].{field}");
+            finite3(&at("camera"), &input.camera)?;
+            finite3(&at("target"), &input.target)?;
+            if let Some(p) = &input.prefetch {
+                finite3(&at("prefetch"), p)?;
+            }
+            for (e, edit) in input.edits.iter().enumerate() {
+                finite3(&at(&format!("edits[{e}].center")), &edit.center)?;
+                positive(&at(&format!("edits[{e}].radius")), edit.radius)?;
+            }
+            for (k, p) in input.terrain.iter().enumerate() {
+                if p.bytes > MAX_LEVEL_BYTES {
+                    return Err(BadField::new(
+                        &at(&format!("terrain[{k}].bytes")),
+                        p.bytes,
+                        "more than 4 GiB for one chunk's mesh",
+                    ));
+                }
+            }
+            for (k, b) in input.buildings_done.iter().enumerate() {
+                if b.bytes > MAX_BUILDING_FILE {
+                    return Err(BadField::new(
+                        &at(&format!("buildings_done[{k}].bytes")),
+                        b.bytes,
+                        "more than a building file may hold",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The first system whose replayed hash differs from the recorded one at `frame`.

@@ -31,8 +31,9 @@ use glam::{IVec3, Mat4, Vec3};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{order, Ask, Bias, Budget, SystemId, SYSTEMS};
+use crate::building_io::{read_building_level, BuildingDone, BuildingRead, BUILDING_TRIES};
 use crate::hash::DecisionHash;
-use crate::manifest::{EntityKind, WorldError, WorldManifest};
+use crate::manifest::{positive, BadField, EntityKind, WorldError, WorldManifest};
 use crate::record::{FrameInput, TerrainPublication};
 
 /// Frames a level nobody wants stays resident (seed 003's eviction rule, for every
@@ -91,6 +92,73 @@ impl Default for WorldConfig {
     }
 }
 
+/// Threads of one kind the settings may ask for.
+const MAX_THREADS: usize = 256;
+
+impl WorldConfig {
+    /// Checks every setting against what the loop can run with (a recording's
+    /// settings are edited by hand as well): the first value refused, named.
+    pub fn check(&self) -> Result<(), BadField> {
+        let b = &self.budget;
+        if b.memory == 0 {
+            return Err(BadField::new(
+                "budget.memory",
+                b.memory,
+                "no memory to hold",
+            ));
+        }
+        if b.upload == 0 {
+            return Err(BadField::new(
+                "budget.upload",
+                b.upload,
+                "nothing to upload with",
+            ));
+        }
+        if !(b.reserve.is_finite() && (0.0..=1.0).contains(&b.reserve)) {
+            return Err(BadField::new(
+                "budget.reserve",
+                b.reserve,
+                "not a share between 0 and 1",
+            ));
+        }
+        if b.bias_frames == 0 {
+            return Err(BadField::new(
+                "budget.bias_frames",
+                b.bias_frames,
+                "the bias must wait at least one frame",
+            ));
+        }
+        if b.max_bias > MAX_BIAS {
+            return Err(BadField::new(
+                "budget.max_bias",
+                b.max_bias,
+                "above the loop's highest bias, 4",
+            ));
+        }
+        positive("source_radius", self.source_radius)?;
+        positive("draw_distance", self.draw_distance)?;
+        if !(self.collision_radius.is_finite() && self.collision_radius >= 0.0) {
+            return Err(BadField::new(
+                "collision_radius",
+                self.collision_radius,
+                "not a finite distance of zero or more",
+            ));
+        }
+        for (field, n) in [
+            ("io_threads", self.io_threads),
+            ("mesh_threads", self.mesh_threads),
+        ] {
+            if !(1..=MAX_THREADS).contains(&n) {
+                return Err(BadField::new(field, n, "not between 1 and 256 threads"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The highest bias the loop coarsens by (seed 003's four steps).
+const MAX_BIAS: u8 = 4;
+
 /// One system's share of a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SystemFrame {
@@ -128,6 +196,15 @@ pub struct FrameReport {
     pub collider_bytes: u64,
     /// Colliders built this frame.
     pub colliders_built: u32,
+    /// Building file reads that finished this frame.
+    pub building_reads: u32,
+    /// The bytes those reads read from disk.
+    pub building_read_bytes: u64,
+    /// Of those, reads whose file was missing, unreadable or refused by its checks.
+    pub building_read_errors: u32,
+    /// Building levels given up so far (every try failed): a coarser level is drawn
+    /// instead, or nothing when it was a building's coarsest.
+    pub building_levels_failed: u32,
 }
 
 impl FrameReport {
@@ -153,11 +230,20 @@ impl Uploader for CountingUploader {
 
 type LoadResult = Result<Vec<EntityRecord>, SceneError>;
 
+/// What an I/O thread hands back: a region's entities or a building level's read.
+enum IoDone {
+    Region(LoadResult),
+    Building(BuildingRead),
+}
+
 /// The I/O side: threads and files while live, recorded completions in a replay.
 enum Io {
     Live {
-        regions: IoPool<LoadResult>,
-        drained: Vec<(u64, LoadResult)>,
+        /// Region reads and building file reads, on the same threads.
+        regions: IoPool<IoDone>,
+        drained: Vec<(u64, IoDone)>,
+        /// Region reads submitted and not yet drained.
+        region_reads: usize,
         arrived: HashMap<u32, Vec<EntityRecord>>,
         clusters: Box<ClusterStreamer<CountingUploader>>,
         view: Box<TerrainView>,
@@ -191,10 +277,13 @@ enum Target {
     Cluster {
         loading: bool,
     },
+    /// A building level: its file to read (`start`: the memory is held from then
+    /// on), or its upload once read (`need`: memory not held yet, 0 when held).
     Building {
         building: u32,
         level: u8,
-        bytes: u64,
+        need: u64,
+        start: bool,
     },
     Chunk {
         chunk: [i32; 3],
@@ -205,6 +294,17 @@ enum Target {
         chunk: IVec3,
         need: u64,
     },
+}
+
+/// A building level on its way from its file: read (and checked) on an I/O thread,
+/// then uploaded under the budget.
+#[derive(Clone, Copy, Debug)]
+struct BuildingLoad {
+    level: u8,
+    /// The file was read and checked; the upload goes on.
+    read: bool,
+    /// Reads of it that failed so far.
+    failures: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -253,6 +353,14 @@ pub struct World {
     /// The frame since which each building has held levels nobody wants
     /// (`u32::MAX`: none).
     building_spare_since: Vec<u32>,
+    /// Per building: the level being made resident from its file, if any.
+    building_load: Vec<Option<BuildingLoad>>,
+    /// Per building: its region is active (it shows once it has a level to draw).
+    building_active: Vec<bool>,
+    /// Per building: levels given up after every try failed.
+    building_failed: Vec<u32>,
+    /// Hash of this frame's building read completions.
+    building_io_hash: u64,
     // Terrain.
     grid: VoxelGrid,
     /// The colliders: a range around the streaming sources (a ranged cache).
@@ -346,6 +454,7 @@ impl World {
     }
 
     fn open_with(dir: &Path, config: WorldConfig, live: bool) -> Result<Self, WorldError> {
+        config.check().map_err(WorldError::Config)?;
         let manifest = WorldManifest::read(dir)?;
         let scene_path = dir.join(&manifest.scene);
         let scene = Scene::open(&scene_path).map_err(|source| WorldError::Scene {
@@ -391,8 +500,9 @@ impl World {
                 config.mesh_threads.max(1),
             );
             Io::Live {
-                regions: IoPool::new(config.io_threads.max(1), "farsight-world-regions"),
+                regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
                 drained: Vec::new(),
+                region_reads: 0,
                 arrived: HashMap::new(),
                 clusters: Box::new(clusters),
                 view: Box::new(view),
@@ -464,6 +574,10 @@ impl World {
             building_resident: vec![0; n_buildings],
             building_object: vec![None; n_buildings],
             building_spare_since: vec![u32::MAX; n_buildings],
+            building_load: vec![None; n_buildings],
+            building_active: vec![false; n_buildings],
+            building_failed: vec![0; n_buildings],
+            building_io_hash: 0,
             region_objects: vec![Vec::new(); streamer.len()],
             scene,
             streamer,
@@ -545,12 +659,19 @@ impl World {
         let vis = &self.pass.visibility().objects;
         self.objects.iter().enumerate().filter_map(move |(i, o)| {
             let id = ObjectId(i as u32);
-            let bounds = *vis.bounds.get(i)?;
+            let mut bounds = *vis.bounds.get(i)?;
+            // The pass writes no box for an object with no level to draw (a building
+            // whose file failed): its placed box from the store.
+            if bounds.is_empty() {
+                let placed = self.store.world(id).unwrap_or(Mat4::IDENTITY);
+                bounds = farsight_geom::transform_aabb(&placed, &self.store.bounds(id));
+            }
             let level = || {
-                self.store
-                    .lod(id)
-                    .and_then(|l| l.current())
-                    .or(vis.lod_level.get(i).copied())
+                self.store.lod(id).and_then(|l| l.current()).or(vis
+                    .lod_level
+                    .get(i)
+                    .copied()
+                    .filter(|&l| l != u8::MAX))
             };
             match *o {
                 Obj::Free => None,
@@ -575,7 +696,8 @@ impl World {
 
     /// Whether everything around the camera is streamed in and drawn: no region
     /// loading, every model's coarsest level resident, the terrain meshed and
-    /// uploaded, every building in an active region drawing a level.
+    /// uploaded, every building in an active region drawing a level (or its
+    /// coarsest level given up: a hole, counted, not waited for).
     pub fn ready(&self) -> bool {
         self.waiting_on().is_none()
     }
@@ -589,11 +711,11 @@ impl World {
         let scheduler: &ClusterScheduler = match &self.io {
             Io::Live {
                 clusters,
-                regions,
+                region_reads,
                 view,
                 ..
             } => {
-                if regions.in_flight() > 0 {
+                if *region_reads > 0 {
                     return Some("region reads");
                 }
                 // A paused mesher is not waited for: the terrain's base draws.
@@ -611,11 +733,10 @@ impl World {
         if !models {
             return Some("coarsest cluster levels");
         }
-        let buildings = self
-            .building_object
-            .iter()
-            .zip(&self.building_resident)
-            .all(|(o, &mask)| o.is_none_or(|id| !self.store.is_visible(id) || mask != 0));
+        // A building whose coarsest level was given up is not waited for (it is a
+        // hole, counted as one).
+        let buildings = (0..self.building_object.len())
+            .all(|b| !self.building_active[b] || self.building_shows(b as u32));
         if !buildings {
             return Some("building meshes");
         }
@@ -687,6 +808,7 @@ impl World {
         input.regions_done.clear();
         input.chunks_done.clear();
         input.terrain.clear();
+        input.buildings_done.clear();
         self.run(input, true)
     }
 
@@ -711,9 +833,13 @@ impl World {
         let target = Vec3::from_array(input.target);
         let bias = self.bias();
 
+        // I/O that completed (live): region reads and building file reads.
+        self.drain_io(input);
+
         // Regions.
         let t = Instant::now();
         let h = self.regions(input, live, camera);
+        self.building_completions(input, &mut report);
         report.systems[SystemId::Regions as usize].time = t.elapsed();
         report.hashes[SystemId::Regions as usize] = h;
 
@@ -785,6 +911,7 @@ impl World {
         let share_time = t.elapsed();
         let bmem = self.building_memory();
         let building_holes = self.building_holes(&frustum);
+        report.building_levels_failed = self.building_failed.iter().map(|m| m.count_ones()).sum();
         report.systems[SystemId::Buildings as usize] = SystemFrame {
             time: share_time / 2,
             memory: bmem,
@@ -837,32 +964,62 @@ impl World {
         report
     }
 
-    fn regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
-        self.region_completions.clear();
-        if let Io::Live {
+    /// Collects the I/O that completed (live): region reads into `regions_done`
+    /// (their entities kept for the region's creation), building file reads into
+    /// `buildings_done`, each in the order of its id.
+    fn drain_io(&mut self, input: &mut FrameInput) {
+        let Io::Live {
             regions,
             drained,
             arrived,
+            region_reads,
             ..
         } = &mut self.io
-        {
-            regions.drain(drained);
-            drained.sort_unstable_by_key(|d| d.0);
-            for (id, result) in drained.drain(..) {
-                let region = id as u32;
-                let ok = match result {
-                    Ok(e) => {
-                        arrived.insert(region, e);
-                        true
+        else {
+            return;
+        };
+        regions.drain(drained);
+        drained.sort_unstable_by_key(|d| (matches!(d.1, IoDone::Building(_)), d.0));
+        for (id, done) in drained.drain(..) {
+            match done {
+                IoDone::Region(result) => {
+                    *region_reads -= 1;
+                    let region = id as u32;
+                    let ok = match result {
+                        Ok(e) => {
+                            arrived.insert(region, e);
+                            true
+                        }
+                        Err(e) => {
+                            log::error!("region {region} failed to load: {e}");
+                            false
+                        }
+                    };
+                    input.regions_done.push((region, ok));
+                }
+                IoDone::Building(read) => {
+                    let (building, level) = ((id >> 8) as u32, id as u8);
+                    if let Err(e) = &read.result {
+                        let entry = &self.manifest.buildings[building as usize];
+                        log::warn!(
+                            "building {} level {level}: {}: {e}",
+                            entry.id,
+                            self.dir.join(&entry.file).display()
+                        );
                     }
-                    Err(e) => {
-                        log::error!("region {region} failed to load: {e}");
-                        false
-                    }
-                };
-                input.regions_done.push((region, ok));
+                    input.buildings_done.push(BuildingDone {
+                        building,
+                        level,
+                        ok: read.result.is_ok(),
+                        bytes: read.bytes,
+                    });
+                }
             }
         }
+    }
+
+    fn regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
+        self.region_completions.clear();
         debug_assert!(live || matches!(self.io, Io::Replay { .. }));
         self.region_completions.extend(
             input
@@ -921,10 +1078,16 @@ impl World {
         for &r in &f.drops {
             self.drop_region(r);
         }
-        if let Io::Live { regions, .. } = &mut self.io {
+        if let Io::Live {
+            regions,
+            region_reads,
+            ..
+        } = &mut self.io
+        {
             for &r in &f.loads {
                 let path: Arc<Path> = Arc::from(self.scene.region_path(r));
-                regions.submit(r as u64, move || read_region_file(&path));
+                *region_reads += 1;
+                regions.submit(r as u64, move || IoDone::Region(read_region_file(&path)));
             }
         }
         self.region_frame = f;
@@ -1033,9 +1196,35 @@ impl World {
         self.region_objects[region as usize] = ids;
     }
 
+    /// A building of an active region shows once it has a level to draw, or once
+    /// its coarsest level was given up (then it is a hole while in view); until
+    /// then it is on its way, as a region being read is.
     fn set_region_visible(&mut self, region: u32, on: bool) {
         for &id in &self.region_objects[region as usize] {
-            self.store.set_visible(id, on);
+            let show = match self.objects[id.0 as usize] {
+                Obj::Building(b) => {
+                    self.building_active[b as usize] = on;
+                    on && self.building_shows(b)
+                }
+                _ => on,
+            };
+            self.store.set_visible(id, show);
+        }
+    }
+
+    /// Whether building `b` has a level to draw or can never have one.
+    fn building_shows(&self, b: u32) -> bool {
+        let b = b as usize;
+        let coarsest = self.manifest.buildings[b].levels.len() - 1;
+        self.building_resident[b] != 0 || self.building_failed[b] & (1 << coarsest) != 0
+    }
+
+    /// Shows building `b` if its region is active and it now shows.
+    fn show_building(&mut self, b: u32) {
+        if let Some(id) = self.building_object[b as usize] {
+            if self.building_active[b as usize] && self.building_shows(b) {
+                self.store.set_visible(id, true);
+            }
         }
     }
 
@@ -1047,6 +1236,9 @@ impl World {
                 self.building_resident[b as usize] = 0;
                 self.building_spare_since[b as usize] = u32::MAX;
                 self.building_object[b as usize] = None;
+                self.building_active[b as usize] = false;
+                // A read still in flight is forgotten when it lands.
+                self.building_load[b as usize] = None;
                 self.partial
                     .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
             }
@@ -1543,12 +1735,85 @@ impl World {
         clusters + self.building_memory() + self.terrain_memory()
     }
 
+    /// Building levels resident, and those on their way from their files.
     fn building_memory(&self) -> u64 {
         self.building_resident
             .iter()
+            .zip(&self.building_load)
             .enumerate()
-            .map(|(b, &m)| self.building_bytes(b as u32, m))
+            .map(|(b, (&m, load))| {
+                let loading = load.map_or(0, |l| 1 << l.level);
+                self.building_bytes(b as u32, m | loading)
+            })
             .sum()
+    }
+
+    /// Starts (live) the read of `building`'s file for `level`, after `failures`
+    /// failed reads of it; a replay takes the completion from the recording.
+    fn start_building_read(&mut self, building: u32, level: u8, failures: u8) {
+        self.building_load[building as usize] = Some(BuildingLoad {
+            level,
+            read: false,
+            failures,
+        });
+        if let Io::Live { regions, .. } = &mut self.io {
+            let entry = &self.manifest.buildings[building as usize];
+            let path = self.dir.join(&entry.file);
+            let id = entry.id.clone();
+            let levels = entry.levels.len();
+            regions.submit(((building as u64) << 8) | level as u64, move || {
+                IoDone::Building(read_building_level(&path, &id, levels, level))
+            });
+        }
+    }
+
+    /// The building file reads that finished: a level read and checked goes on to
+    /// its upload; a failed read is tried again, and after the last try the level
+    /// is given up, loudly (the coarser level is drawn, or, for the coarsest,
+    /// nothing: a hole while it is in view). Reads of levels no longer on their way
+    /// (their region dropped) are counted and otherwise ignored.
+    fn building_completions(&mut self, input: &FrameInput, report: &mut FrameReport) {
+        let mut h = DecisionHash::default();
+        for d in &input.buildings_done {
+            report.building_reads += 1;
+            report.building_read_bytes += d.bytes;
+            report.building_read_errors += u32::from(!d.ok);
+            let b = d.building as usize;
+            let Some(Some(load)) = self.building_load.get(b).copied() else {
+                continue;
+            };
+            if load.read || load.level != d.level {
+                continue;
+            }
+            h.u32(d.building);
+            h.u32(d.level as u32);
+            h.u32(d.ok as u32);
+            if d.ok {
+                self.building_load[b] = Some(BuildingLoad { read: true, ..load });
+                continue;
+            }
+            let failures = load.failures + 1;
+            if failures < BUILDING_TRIES {
+                self.start_building_read(d.building, d.level, failures);
+                continue;
+            }
+            self.building_load[b] = None;
+            self.building_failed[b] |= 1 << d.level;
+            self.show_building(d.building);
+            let entry = &self.manifest.buildings[b];
+            let instead = if d.level as usize + 1 == entry.levels.len() {
+                "its coarsest level: the building is not drawn"
+            } else {
+                "a coarser level is drawn instead"
+            };
+            log::error!(
+                "building {} level {}: its file {} failed {failures} reads and is given up; {instead}",
+                entry.id,
+                d.level,
+                self.dir.join(&entry.file).display(),
+            );
+        }
+        self.building_io_hash = h.value();
     }
 
     fn terrain_memory(&self) -> u64 {
@@ -1607,11 +1872,14 @@ impl World {
                 });
             }
         }
-        // Buildings: nothing drawn asks for the coarsest level; otherwise one level
-        // finer than the finest resident, towards the desired one.
+        // Buildings: every loaded building with nothing to draw asks for its
+        // coarsest level (a region's buildings load it as soon as the region is
+        // read, shown when it is in); a visible one asks one level finer than the
+        // finest resident, towards the desired one.
         for (b, obj) in self.building_object.iter().enumerate() {
             let Some(id) = *obj else { continue };
-            if !self.store.is_visible(id) {
+            let mask = self.building_resident[b];
+            if mask != 0 && !self.store.is_visible(id) && self.building_load[b].is_none() {
                 continue;
             }
             let Some(lod) = self.store.lod(id) else {
@@ -1619,33 +1887,54 @@ impl World {
             };
             let n = lod.level_count() as u8;
             let coarsest = n - 1;
-            let mask = self.building_resident[b];
             let desired = lod.desired().min(coarsest);
-            let want = if mask == 0 {
-                Some(coarsest)
-            } else {
-                let finest = mask.trailing_zeros() as u8;
-                (desired < finest).then(|| finest - 1)
+            let entry = &self.manifest.buildings[b];
+            // A level on its way from its file goes on (its file read first); a
+            // building without a file (generated sizes) uploads at once.
+            let (level, start) = match self.building_load[b] {
+                Some(load) if !load.read => continue,
+                Some(load) => (load.level, false),
+                None => {
+                    let want = if mask == 0 {
+                        Some(coarsest)
+                    } else {
+                        let finest = mask.trailing_zeros() as u8;
+                        (desired < finest).then(|| finest - 1)
+                    };
+                    // A level given up is not asked for again: the coarser level
+                    // stays drawn, or nothing.
+                    match want {
+                        Some(l) if self.building_failed[b] & (1 << l) == 0 => {
+                            (l, !entry.file.is_empty())
+                        }
+                        _ => continue,
+                    }
+                }
             };
-            if let Some(level) = want {
-                let bounds = self.store.bounds(id);
-                let r = (bounds.max - bounds.min).length() * 0.5;
-                let d = bounds.center().distance(camera) - r;
-                let key = (0u8, [b as i32, level as i32, 0]);
-                let done = self.partial.get(&key).copied().unwrap_or(0);
-                let bytes = self.manifest.buildings[b].levels[level as usize].bytes;
-                self.asks.push(Ask {
-                    rank: coarsest - level,
-                    screen: screen_px(r, d),
-                    bytes: bytes.saturating_sub(done),
-                    key: self.targets.len() as u64,
-                });
-                self.targets.push(Target::Building {
-                    building: b as u32,
-                    level,
-                    bytes,
-                });
-            }
+            let bytes = entry.levels[level as usize].bytes;
+            let bounds = self.store.bounds(id);
+            let r = (bounds.max - bounds.min).length() * 0.5;
+            let d = bounds.center().distance(camera) - r;
+            let key = (0u8, [b as i32, level as i32, 0]);
+            let done = self.partial.get(&key).copied().unwrap_or(0);
+            // Memory is held from the start of a file's read.
+            let need = if start || entry.file.is_empty() {
+                bytes
+            } else {
+                0
+            };
+            self.asks.push(Ask {
+                rank: coarsest - level,
+                screen: screen_px(r, d),
+                bytes: if start { 0 } else { bytes.saturating_sub(done) },
+                key: self.targets.len() as u64,
+            });
+            self.targets.push(Target::Building {
+                building: b as u32,
+                level,
+                need,
+                start,
+            });
         }
         // Terrain: a chunk drawing nothing asks first; a change of level ranks as
         // the level it brings.
@@ -1686,14 +1975,15 @@ impl World {
         for a in &self.asks {
             let (need, freed) = match self.targets[a.key as usize] {
                 Target::Cluster { loading } => (if loading { 0 } else { a.bytes }, 0),
-                Target::Building { bytes, .. } => (bytes, 0),
+                Target::Building { need, .. } => (need, 0),
                 Target::Collider { need, .. } => (need, 0),
                 Target::Chunk { chunk } => (
                     self.pending.get(&chunk).map_or(0, |p| p.bytes),
                     self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
                 ),
             };
-            if !b.fits(a.rank, held, need, freed) || (upload_left == 0 && a.bytes > 0) {
+            let waits_upload = upload_left == 0 && a.bytes > 0;
+            if !b.fits(a.rank, held, need, freed) || waits_upload {
                 starved = true;
                 continue;
             }
@@ -1752,8 +2042,27 @@ impl World {
                 Target::Building {
                     building,
                     level,
-                    bytes,
-                } => (bytes, 0, (0u8, [building as i32, level as i32, 0])),
+                    need,
+                    start: true,
+                    ..
+                } => {
+                    // The read starts when its memory fits; it uploads nothing yet.
+                    if !b.fits(a.rank, held, need, 0) {
+                        starved = true;
+                        continue;
+                    }
+                    held += need;
+                    self.start_building_read(building, level, 0);
+                    hb.u32(0x4000_0000 | building);
+                    hb.u32(level as u32);
+                    continue;
+                }
+                Target::Building {
+                    building,
+                    level,
+                    need,
+                    ..
+                } => (need, 0, (0u8, [building as i32, level as i32, 0])),
             };
             if !b.fits(a.rank, held, need, freed) || upload_left == 0 {
                 starved = true;
@@ -1782,11 +2091,13 @@ impl World {
                     building, level, ..
                 } => {
                     self.building_resident[building as usize] |= 1 << level;
+                    self.building_load[building as usize] = None;
                     if let Some(id) = self.building_object[building as usize] {
                         if let Some(lod) = self.store.lod_mut(id) {
                             lod.set_residency(level as usize, Residency::Resident);
                         }
                     }
+                    self.show_building(building);
                     bytes_b += a.bytes;
                     hb.u32(building);
                     hb.u32(level as u32);
@@ -1873,6 +2184,7 @@ impl World {
                 c.to_array().iter().for_each(|&x| ht.u32(x as u32));
             }
         }
+        hb.u64(self.building_io_hash);
         ht.u64(self.base_hash);
         ht.u64(self.edit_hash);
         ht.u64(self.collider_hash);
