@@ -22,8 +22,14 @@
 //!
 //! A level that fails its check is retried by the streamer, then marked failed; the
 //! coarser resident level stays drawn.
+//!
+//! The coarsest level of a model is read, checked and decoded when the model is
+//! opened (it is the smallest), and kept for the model's life: an instance draws it
+//! on its first frame, and a streamer rebuilt for a new model never takes it away.
+//! The streamer may still read it once; that copy is dropped.
 
 use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -44,16 +50,23 @@ use farsight_stream::cluster::{
     LevelFileError, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
 };
 
+use crate::assets::{ClusterModelAsset, ClusterModelLoader};
 use crate::FarsightSet;
 
-/// A cluster-LOD model drawn from its cooked file's streamed levels. Give the entity a
-/// material (`MeshMaterial3d`); the plugin adds the `Mesh3d` once the coarsest level
-/// arrived, and keeps the cut of the instance in [`ClusterCut`].
+/// A cluster-LOD model drawn from its cooked file's streamed levels: a file path
+/// ([`FarsightClusterModel::new`]) or a loaded asset
+/// ([`FarsightClusterModel::from_asset`]). Give the entity a material
+/// (`MeshMaterial3d`); the plugin adds the `Mesh3d` in the frame the model is opened
+/// (its coarsest level is read then), and keeps the cut of the instance in
+/// [`ClusterCut`].
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, Visibility)]
 pub struct FarsightClusterModel {
-    /// The cooked cluster file.
+    /// The cooked cluster file (empty for a model drawn from an asset).
     pub file: PathBuf,
+    /// The cluster file as an asset (`asset_server.load("ship.farsight")`); drawn
+    /// once it has loaded, and opened again when it is reloaded.
+    pub asset: Option<Handle<ClusterModelAsset>>,
     /// Which of the file's geometries (0 for a file of one; a cooked scene of
     /// several meshes holds one per mesh: [`FarsightClusterModel::scene`]).
     pub geometry: usize,
@@ -64,9 +77,22 @@ pub struct FarsightClusterModel {
 }
 
 impl FarsightClusterModel {
+    /// Geometry 0 of the cooked cluster file `file`, opened when spawned.
     pub fn new(file: impl Into<PathBuf>) -> Self {
         Self {
             file: file.into(),
+            asset: None,
+            geometry: 0,
+            level_colors: None,
+        }
+    }
+
+    /// Geometry 0 of a cluster file loaded as an asset
+    /// (`asset_server.load("ship.farsight")`): drawn from the frame it has loaded.
+    pub fn from_asset(asset: Handle<ClusterModelAsset>) -> Self {
+        Self {
+            file: PathBuf::new(),
+            asset: Some(asset),
             geometry: 0,
             level_colors: None,
         }
@@ -181,6 +207,38 @@ impl ResidentLevel {
         }
     }
 
+    /// Reads level `level` of `model` from its file, checks it as the streamer's
+    /// workers do and decodes it. The read is the level's recorded size, which the
+    /// file's head was checked to hold.
+    pub(crate) fn read(model: &CookedModel, level: usize) -> Result<Self, String> {
+        let range = model
+            .level(level)
+            .ok_or_else(|| format!("no level {level}"))?;
+        let path = model.path();
+        let io = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if range
+            .offset
+            .checked_add(range.bytes)
+            .is_none_or(|end| end > len)
+        {
+            return Err(format!(
+                "{}: level {level} lies past the end of the file ({len} bytes)",
+                path.display()
+            ));
+        }
+        file.seek(SeekFrom::Start(range.offset)).map_err(io)?;
+        let mut bytes = vec![0; range.bytes as usize];
+        file.read_exact(&mut bytes).map_err(io)?;
+        let checked = |bytes: &[u8]| -> Result<Self, LevelFileError> {
+            model.check_level(level, bytes)?;
+            let copy = AlignedBytes::from(bytes);
+            Ok(Self::decode(&ClusterLevel::parse(copy.as_slice())?))
+        };
+        checked(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
     /// The real triangles of cluster `c`.
     fn cluster_indices(&self, c: u32) -> &[u32] {
         let slot = 3 * CLUSTER_SLOT_TRIANGLES as usize;
@@ -219,7 +277,19 @@ impl LevelCheck for CheckAndDecode {
 struct LevelStore {
     decoded: Decoded,
     ready: HashMap<(u32, u8), Arc<ResidentLevel>>,
+    /// Each model's coarsest level, read when it was opened: always drawable.
+    pinned: HashMap<(u32, u8), Arc<ResidentLevel>>,
     bytes_queued: u64,
+}
+
+impl LevelStore {
+    /// Level `level` of model `m`, if drawable.
+    fn get(&self, m: u32, level: u8) -> Option<&ResidentLevel> {
+        self.pinned
+            .get(&(m, level))
+            .or_else(|| self.ready.get(&(m, level)))
+            .map(|l| &**l)
+    }
 }
 
 impl Uploader for LevelStore {
@@ -236,6 +306,8 @@ impl Uploader for LevelStore {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&(model, level));
         match d {
+            // The pinned coarsest level is already drawn: the streamed copy goes.
+            Some(_) if self.pinned.contains_key(&(model, level)) => {}
             Some(d) => {
                 self.ready.insert((model, level), d);
             }
@@ -280,6 +352,9 @@ impl Default for ClusterSettings {
 pub struct FarsightClusters {
     pub settings: ClusterSettings,
     models: Vec<CookedModel>,
+    /// Per model: its coarsest level, read when it was opened (`None` if that read
+    /// failed: the streamer then brings it).
+    pinned: Vec<Option<Arc<ResidentLevel>>>,
     metrics: Vec<Vec<f32>>,
     by_path: HashMap<(PathBuf, usize), u32>,
     /// Files that did not open, with why (said once).
@@ -304,6 +379,7 @@ impl FarsightClusters {
         Self {
             settings,
             models: Vec::new(),
+            pinned: Vec::new(),
             metrics: Vec::new(),
             by_path: HashMap::new(),
             failed: HashMap::new(),
@@ -323,6 +399,46 @@ impl FarsightClusters {
         self.open_geometry(file, 0)
     }
 
+    /// Opens geometry `geometry` of a loaded cluster asset (once per file and
+    /// geometry; the asset already holds the coarsest level) and returns its model
+    /// index (see [`FarsightClusters::open`]).
+    pub fn open_asset(
+        &mut self,
+        asset: &ClusterModelAsset,
+        geometry: usize,
+    ) -> Result<u32, CookedModelError> {
+        let key = (asset.path().to_owned(), geometry);
+        if let Some(&m) = self.by_path.get(&key) {
+            return Ok(m);
+        }
+        let Some((model, coarsest)) = asset.geometry(geometry) else {
+            return Err(CookedModelError::NoSuchGeometry {
+                path: key.0,
+                geometry,
+                count: asset.geometry_count(),
+            });
+        };
+        Ok(self.add_model(key, model.clone(), Some(coarsest.clone())))
+    }
+
+    /// A cluster asset was loaded again (its file changed): the models opened from
+    /// it take its new head and coarsest level, and the streamer restarts.
+    fn reload_asset(&mut self, asset: &ClusterModelAsset) {
+        for g in 0..asset.geometry_count() {
+            let key = (asset.path().to_owned(), g);
+            let (Some(&m), Some((model, coarsest))) = (self.by_path.get(&key), asset.geometry(g))
+            else {
+                continue;
+            };
+            let m = m as usize;
+            self.metrics[m] = model.parent_errors();
+            self.models[m] = model.clone();
+            self.pinned[m] = Some(coarsest.clone());
+            self.dags[m] = None;
+            self.streamer = None;
+        }
+    }
+
     /// Opens geometry `geometry` of a model file (once per file and geometry) and
     /// returns its model index (see [`FarsightClusters::open`]).
     pub fn open_geometry(&mut self, file: &Path, geometry: usize) -> Result<u32, CookedModelError> {
@@ -331,13 +447,32 @@ impl FarsightClusters {
             return Ok(m);
         }
         let model = CookedModel::open_geometry(file, geometry)?;
+        let coarsest = model.level_count() - 1;
+        let pinned = match ResidentLevel::read(&model, coarsest) {
+            Ok(l) => Some(Arc::new(l)),
+            Err(e) => {
+                error!("cluster model {}: its coarsest level could not be read when opened, it streams in: {e}", file.display());
+                None
+            }
+        };
+        Ok(self.add_model(key, model, pinned))
+    }
+
+    /// Adds an opened model and its coarsest level under `key`.
+    fn add_model(
+        &mut self,
+        key: (PathBuf, usize),
+        model: CookedModel,
+        pinned: Option<Arc<ResidentLevel>>,
+    ) -> u32 {
         let m = self.models.len() as u32;
         self.metrics.push(model.parent_errors());
         self.models.push(model);
+        self.pinned.push(pinned);
         self.dags.push(None);
         self.by_path.insert(key, m);
         self.streamer = None;
-        Ok(m)
+        m
     }
 
     /// The opened models, in model-index order.
@@ -360,10 +495,18 @@ impl FarsightClusters {
         Some(f(&s.lock().unwrap_or_else(PoisonError::into_inner)))
     }
 
-    /// Level `level` of model `m` is resident (drawable).
+    /// Level `level` of model `m` is resident (drawable): streamed in, or the
+    /// coarsest level read when the model was opened.
     pub fn is_resident(&self, m: u32, level: u8) -> bool {
-        self.with_streamer(|s| s.scheduler().is_resident(m, level))
-            .unwrap_or(false)
+        let pinned = self.pinned.get(m as usize).is_some_and(|p| p.is_some())
+            && self
+                .models
+                .get(m as usize)
+                .is_some_and(|model| model.level_count() == level as usize + 1);
+        pinned
+            || self
+                .with_streamer(|s| s.scheduler().is_resident(m, level))
+                .unwrap_or(false)
     }
 
     /// Level `level` of model `m` failed to load.
@@ -412,9 +555,20 @@ impl FarsightClusters {
             models: self.models.clone(),
             decoded: decoded.clone(),
         });
+        let pinned = self
+            .pinned
+            .iter()
+            .zip(&self.models)
+            .enumerate()
+            .filter_map(|(m, (p, model))| {
+                let level = model.level_count() as u8 - 1;
+                Some(((m as u32, level), p.clone()?))
+            })
+            .collect();
         let store = LevelStore {
             decoded,
             ready: HashMap::new(),
+            pinned,
             bytes_queued: 0,
         };
         let s = ClusterStreamer::new(
@@ -430,19 +584,53 @@ impl FarsightClusters {
     }
 }
 
+/// Cluster assets that loaded or were reloaded: the models drawn from them are
+/// registered (again) by [`register`].
+fn asset_events(
+    mut clusters: ResMut<FarsightClusters>,
+    assets: Res<Assets<ClusterModelAsset>>,
+    mut events: MessageReader<AssetEvent<ClusterModelAsset>>,
+    mut models: Query<&mut FarsightClusterModel>,
+) {
+    for ev in events.read() {
+        let (AssetEvent::LoadedWithDependencies { id } | AssetEvent::Modified { id }) = *ev else {
+            continue;
+        };
+        if let (AssetEvent::Modified { .. }, Some(a)) = (ev, assets.get(id)) {
+            clusters.reload_asset(a);
+        }
+        for mut model in &mut models {
+            if model.asset.as_ref().is_some_and(|h| h.id() == id) {
+                model.set_changed();
+            }
+        }
+    }
+}
+
 /// Opens the files of new or changed [`FarsightClusterModel`]s and gives them a
-/// [`ClusterCut`].
+/// [`ClusterCut`]. A model drawn from an asset that has not loaded yet gets a cut
+/// without a model; [`asset_events`] brings it back here once it has.
 fn register(
     mut commands: Commands,
     mut clusters: ResMut<FarsightClusters>,
+    assets: Res<Assets<ClusterModelAsset>>,
     mut q: Query<
         (Entity, &FarsightClusterModel, Option<&mut ClusterCut>),
         Changed<FarsightClusterModel>,
     >,
 ) {
     for (e, model, cut) in &mut q {
-        let m = match clusters.open_geometry(&model.file, model.geometry) {
-            Ok(m) => Some(m),
+        let opened = match &model.asset {
+            Some(h) => match assets.get(h) {
+                Some(a) => clusters.open_asset(a, model.geometry).map(Some),
+                None => Ok(None),
+            },
+            None => clusters
+                .open_geometry(&model.file, model.geometry)
+                .map(Some),
+        };
+        let m = match opened {
+            Ok(m) => m,
             Err(err) => {
                 let c = &mut *clusters;
                 if !c.failed.contains_key(&model.file) {
@@ -475,13 +663,15 @@ fn register(
     }
 }
 
-/// The camera the cut is made for: the lowest-order active 3D camera.
+/// The camera the cut is made for: the marked [`FarsightLodCamera`] of lowest order,
+/// else the lowest-order active 3D camera.
 fn active_camera<'a>(
-    cameras: impl Iterator<Item = (&'a Camera, &'a GlobalTransform, &'a Projection)>,
+    cameras: impl Iterator<Item = (&'a Camera, &'a GlobalTransform, &'a Projection, bool)>,
 ) -> Option<(&'a Camera, &'a GlobalTransform, &'a Projection)> {
     cameras
         .filter(|(c, ..)| c.is_active)
-        .min_by_key(|(c, ..)| c.order)
+        .min_by_key(|(c, .., marked)| (!marked, c.order))
+        .map(|(c, t, p, _)| (c, t, p))
 }
 
 /// The streamer's frame, then each instance's cut and mesh.
@@ -491,7 +681,15 @@ fn stream_and_cut(
     mut clusters: ResMut<FarsightClusters>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut remap: Local<Remap>,
-    cameras: Query<(&Camera, &GlobalTransform, &Projection), With<Camera3d>>,
+    cameras: Query<
+        (
+            &Camera,
+            &GlobalTransform,
+            &Projection,
+            Has<crate::FarsightLodCamera>,
+        ),
+        With<Camera3d>,
+    >,
     mut instances: Query<(
         Entity,
         &FarsightClusterModel,
@@ -557,8 +755,8 @@ fn stream_and_cut(
         let Some(m) = cut.model else { continue };
         let levels = c.models[m as usize].level_count() as u8;
         let Some(finest) = resident_chain(store, m, levels) else {
-            // Nothing resident (the coarsest not yet in, or failed): keep what is
-            // drawn; a new instance draws nothing until its coarsest level arrives.
+            // Nothing resident (the coarsest level could not be read when the
+            // model opened and has not streamed in, or failed): nothing to draw.
             continue;
         };
         let slot = &mut c.dags[m as usize];
@@ -614,7 +812,7 @@ fn stream_and_cut(
 fn resident_chain(store: &LevelStore, m: u32, levels: u8) -> Option<u8> {
     let mut finest = None;
     for l in (0..levels).rev() {
-        if !store.ready.contains_key(&(m, l)) {
+        if store.get(m, l).is_none() {
             break;
         }
         finest = Some(l);
@@ -627,7 +825,7 @@ fn resident_chain(store: &LevelStore, m: u32, levels: u8) -> Option<u8> {
 fn chain_dag(store: &LevelStore, m: u32, finest: u8, levels: u8) -> Option<ClusterDag> {
     let mut infos: Vec<Vec<ClusterInfo>> = Vec::new();
     for l in finest..levels {
-        let mut v = store.ready.get(&(m, l))?.clusters.clone();
+        let mut v = store.get(m, l)?.clusters.clone();
         if l == finest {
             v.iter_mut().for_each(|c| c.error = 0.0);
         }
@@ -672,7 +870,7 @@ fn write_mesh(
     cut.vertex_ranges.clear();
     let mut current: Option<u8> = None;
     for &(l, c) in &cut.clusters {
-        let Some(r) = store.ready.get(&(m, l)) else {
+        let Some(r) = store.get(m, l) else {
             continue;
         };
         if current != Some(l) {
@@ -727,7 +925,21 @@ pub struct FarsightClustersPlugin;
 
 impl Plugin for FarsightClustersPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<FarsightClusters>()
+        // The default asset source's folder: the loader opens the files there, since
+        // a model's finer levels stream from its file while it is drawn.
+        let file_path = app
+            .get_added_plugins::<bevy::asset::AssetPlugin>()
+            .first()
+            .map_or_else(
+                || bevy::asset::AssetPlugin::default().file_path,
+                |p| p.file_path.clone(),
+            );
+        let root = bevy::asset::io::file::FileAssetReader::new(file_path)
+            .root_path()
+            .clone();
+        app.init_asset::<ClusterModelAsset>()
+            .register_asset_loader(ClusterModelLoader::new(root))
+            .init_resource::<FarsightClusters>()
             .configure_sets(
                 PostUpdate,
                 FarsightSet::Clusters
@@ -736,7 +948,7 @@ impl Plugin for FarsightClustersPlugin {
             )
             .add_systems(
                 PostUpdate,
-                (register, stream_and_cut)
+                (asset_events, register, stream_and_cut)
                     .chain()
                     .in_set(FarsightSet::Clusters),
             );

@@ -4,9 +4,13 @@
 //! library crates (`farsight-view` culls and chooses levels, `farsight-lod` holds the
 //! rules), where it is tested without an engine.
 //!
+//! [`prelude`] holds what an app needs; the library crates the API names are
+//! re-exported whole ([`farsight_stream`], [`farsight_view`], ...), so an app's
+//! manifest needs only `bevy` and this crate.
+//!
 //! ```no_run
 //! use bevy::prelude::*;
-//! use farsight_bevy::{FarsightLod, FarsightPlugin};
+//! use farsight_bevy::prelude::*;
 //!
 //! fn main() {
 //!     App::new()
@@ -47,7 +51,26 @@
 //!
 //! A level is resident while its mesh asset is loaded, so a streamed mesh that has
 //! not arrived is replaced by the nearest loaded coarser level (then a finer one):
-//! never a hole.
+//! never a hole. A cooked LOD chain file loads as a [`LodChainAsset`]
+//! ([`LodChainLoader`]); spawn a [`FarsightLodChain`] with its handle and the entity
+//! gets the chain's [`FarsightLod`] once it has loaded.
+//!
+//! # Several cameras
+//!
+//! Levels are chosen once a frame, for one view, and every camera draws them: a
+//! split screen, a minimap or a portal camera sees the levels of the deciding
+//! camera. Mark that camera with [`FarsightLodCamera`]; it also decides farsight's
+//! distance and size culls (other cameras keep Bevy's frustum cull alone). Without
+//! a mark, entity LOD keeps the active 3D camera it looked through last while it
+//! stays active (else the first active one spawned), and cluster models take the
+//! active 3D camera of lowest `order`.
+//!
+//! For entity LOD one level for every view is the rule, chosen over a level per view:
+//! Bevy gives an entity one `Mesh3d` for all views, so a level per view would take one
+//! entity per level, each with a `VisibilityRange` that Bevy tests per view (as the
+//! baked buildings below do). That gives up what the pass adds: the resident
+//! fallback, selection by screen size, the per-entity bias. Cluster models will
+//! choose per view with the GPU cut, which draws each view's own cut.
 //!
 //! # Baked buildings
 //!
@@ -80,10 +103,14 @@
 //! # Cluster models
 //!
 //! Spawn a [`FarsightClusterModel`] (a cooked cluster file, `farsight cook mesh
-//! --clusters`) with a `Transform` and a material: [`FarsightClusters`] opens the
-//! file's head and one farsight-stream `ClusterStreamer` reads its levels on worker
-//! threads (each level checked and decoded there), coarsest first, under the
-//! scheduler's upload and memory budgets. Each frame the instance's fit, keep and
+//! --clusters`, by path or as a [`ClusterModelAsset`] loaded through the asset
+//! server) with a `Transform` and a material: [`FarsightClusters`] opens the file's
+//! head and reads its coarsest level at once (the asset loader does both on Bevy's IO
+//! pool), so an instance draws from its first frame; one farsight-stream
+//! `ClusterStreamer` reads the finer levels on worker threads (each level checked
+//! and decoded there) under the scheduler's upload and memory budgets. A file of
+//! another kind given to the cluster or chain loader is refused with
+//! [`FarsightAssetError::WrongKind`], naming what it is ([`describe_kind`]). Each frame the instance's fit, keep and
 //! wanted come from farsight-cluster's `model_levels` for the active camera, and its
 //! cut from `ClusterDag::cut` over the resident levels only (the finest resident
 //! level stands in for the finer ones, so the cut is complete: never a hole). When
@@ -119,6 +146,7 @@
 //! same place, so the shadow is their union, at most the finer level's small features
 //! a few metres longer.
 
+mod assets;
 mod buildings;
 mod clusters;
 // The README's Rust code compiles as this crate's doctest.
@@ -132,6 +160,10 @@ mod terrain;
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 use bevy::ecs::schedule::SystemSet;
 
+pub use assets::{
+    describe_kind, ClusterModelAsset, ClusterModelLoader, FarsightAssetError, FarsightLodChain,
+    LodChainAsset, LodChainLevel, LodChainLoader,
+};
 pub use buildings::{
     plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError, BuildingLoader,
     BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces, BuildingSpawned,
@@ -141,8 +173,8 @@ pub use clusters::{
     ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
 };
 pub use lod::{
-    FarsightLod, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin, FarsightSettings,
-    FarsightStereo, FarsightWorld,
+    FarsightLod, FarsightLodCamera, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin,
+    FarsightSettings, FarsightStereo, FarsightWorld,
 };
 pub use regions::{
     FarsightRegions, FarsightRegionsPlugin, FarsightStreamingSource, QueueSink, RegionEntity,
@@ -153,6 +185,43 @@ pub use terrain::{
     TerrainEdited, TerrainMaterial, TerrainMaterials, TerrainOp, TerrainPalette, TerrainWater,
     WaterWaves,
 };
+
+// The library crates the plugins' public API names, whole, so an app reaches every
+// type a field or a signature mentions without adding them to its manifest; the types
+// an app uses most are also named here and in the prelude.
+pub use farsight_building;
+pub use farsight_cluster;
+pub use farsight_format;
+pub use farsight_lod;
+pub use farsight_stream;
+pub use farsight_terrain;
+pub use farsight_view;
+
+pub use farsight_building::{BakedBuilding, PlacedCollider, Portal, Room};
+pub use farsight_cluster::ModelLevels;
+pub use farsight_lod::LodSettings;
+pub use farsight_stream::cluster::{CookedModel, CookedModelError, FrameStats, SchedulerConfig};
+pub use farsight_stream::region::{EntityRecord, RegionState, RegionWorld, SceneError};
+pub use farsight_terrain::{
+    CacheUpdate, Cell, ChunkCollider, ChunkMesh, CollisionCache, EditError, EditReport,
+    Material as VoxelMaterial, ViewSettings, ViewStats, VoxelGrid,
+};
+pub use farsight_view::{LodComponentError, ObjectId, PassStats};
+
+/// What an app needs to draw with farsight: the plugins, the components it spawns,
+/// the resources and messages it reads, and the errors its setup can meet.
+/// `use farsight_bevy::prelude::*;` beside Bevy's own prelude.
+pub mod prelude {
+    pub use crate::{
+        BuildingAsset, BuildingLoadError, BuildingPalette, ClusterCut, ClusterModelAsset,
+        ClusterSettings, CookedModelError, FarsightAssetError, FarsightBuilding,
+        FarsightClusterModel, FarsightClusters, FarsightLod, FarsightLodCamera, FarsightLodChain,
+        FarsightLodChanged, FarsightLodLevel, FarsightPlugin, FarsightRegions, FarsightSet,
+        FarsightSettings, FarsightStereo, FarsightStreamingSource, FarsightTerrain, FarsightWorld,
+        LodChainAsset, LodComponentError, LodSettings, SchedulerConfig, TerrainEdit, TerrainEdited,
+        TerrainOp, TerrainPalette, ViewSettings, VoxelGrid,
+    };
+}
 
 /// The system sets of the plugins, in `PostUpdate`, in this order; order your own
 /// systems against them (`.before(FarsightSet::Apply)`).

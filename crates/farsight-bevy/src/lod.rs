@@ -22,11 +22,12 @@ use bevy::prelude::*;
 use bevy::transform::TransformSystems;
 use farsight_geom::Aabb;
 use farsight_view::{
-    CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, LodComponentError,
+    CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, HostView, LodComponentError,
     MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, PassStats, RenderSettings,
     Residency, Visibility as FarsightVisibility, VisibilitySystem,
 };
 
+use crate::assets::{FarsightLodChain, LodChainAsset, LodChainLoader};
 use crate::{BuildingPiece, FarsightSet};
 
 /// One level of a [`FarsightLod`]: the mesh drawn and where it stops.
@@ -105,6 +106,17 @@ impl FarsightLod {
         )
     }
 
+    /// The levels of a loaded LOD chain, each to the distance the cook chose for
+    /// it ([`FarsightLodChain`] does this by itself once its handle has loaded).
+    pub fn from_chain(chain: &LodChainAsset) -> Result<Self, LodComponentError> {
+        Self::from_ranges(
+            chain
+                .levels
+                .iter()
+                .map(|l| (l.mesh.clone(), l.max_distance)),
+        )
+    }
+
     /// Select by screen size (each level ends where the entity covers the next one's
     /// `screen_percentage` of the viewport height), optionally with the radius used
     /// instead of the bounding sphere's.
@@ -122,6 +134,26 @@ impl FarsightLod {
     pub fn levels(&self) -> &[FarsightLodLevel] {
         &self.levels
     }
+}
+
+/// Marks the camera whose view chooses the levels (entity LOD and cluster models)
+/// and farsight's distance and size culls. Levels are chosen once a frame, for one
+/// view, and every camera draws them: a split screen, a minimap or a portal camera
+/// sees the levels this camera chose. Without a marked active camera, entity LOD
+/// keeps the active 3D camera it looked through last while it stays active (else
+/// the first active one spawned), and cluster models take the active 3D camera of
+/// lowest `order`. Among several marked active cameras, the lowest `order` wins.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FarsightLodCamera;
+
+/// The marked active camera of lowest order, if any.
+pub(crate) fn marked_camera<'a>(
+    cameras: impl Iterator<Item = (Entity, &'a Camera, bool)>,
+) -> Option<Entity> {
+    cameras
+        .filter(|(_, c, marked)| *marked && c.is_active)
+        .min_by_key(|(_, c, _)| c.order)
+        .map(|(e, ..)| e)
 }
 
 /// Two eyes' projections from the frame rendered last, on a stereo camera: screen
@@ -616,7 +648,8 @@ fn mirror(
     }
 }
 
-/// Runs farsight's pass for the active 3D camera.
+/// Runs farsight's pass for one camera: the marked [`FarsightLodCamera`], else the
+/// active 3D camera the resolver holds.
 #[allow(clippy::type_complexity)]
 fn pass(
     mut fw: ResMut<FarsightWorld>,
@@ -631,16 +664,24 @@ fn pass(
         ),
         With<Camera3d>,
     >,
+    marked: Query<(Entity, &Camera, Has<FarsightLodCamera>), With<Camera3d>>,
 ) {
     let fw = &mut *fw;
     fw.sync_cameras(cameras.iter());
-    // The camera the resolver will hold: the held one if still usable, else the
-    // lowest active slot. Its viewport and stereo eyes feed this frame.
-    let held = fw
-        .system
-        .resolver()
-        .held()
-        .filter(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
+    // A marked camera is looked through as the host's view; otherwise the camera the
+    // resolver will hold: the held one if still usable, else the lowest active slot.
+    // Its viewport and stereo eyes feed this frame.
+    let marked_id = marked_camera(marked.iter())
+        .and_then(|e| fw.camera_ids.get(&e).copied())
+        .filter(|id| fw.cameras.get(*id).is_some_and(|c| c.active));
+    let host = marked_id.map(HostView::Through);
+    let held = marked_id
+        .or_else(|| {
+            fw.system
+                .resolver()
+                .held()
+                .filter(|id| fw.cameras.get(*id).is_some_and(|c| c.active))
+        })
         .or_else(|| {
             fw.cameras
                 .ids()
@@ -662,7 +703,7 @@ fn pass(
     fw.frame += 1;
     let ctx = FrameContext {
         frame: fw.frame,
-        host_view: None,
+        host_view: host.as_ref(),
         cameras: &fw.cameras,
         world_epoch: 0,
         settings: &rs,
@@ -747,13 +788,51 @@ fn restrict_visible(fw: Res<FarsightWorld>, mut views: Query<&mut VisibleEntitie
     });
 }
 
+/// Gives each [`FarsightLodChain`] entity the [`FarsightLod`] of its chain once the
+/// chain has loaded (and again when it is reloaded), and a `Mesh3d` of its finest
+/// level if it has none. Only new or changed chain entities are looked at, and all
+/// of them only in a frame a chain loaded.
+fn attach_chains(
+    mut commands: Commands,
+    chains: Res<Assets<LodChainAsset>>,
+    mut events: MessageReader<AssetEvent<LodChainAsset>>,
+    changed: Query<(Entity, &FarsightLodChain, Has<Mesh3d>), Changed<FarsightLodChain>>,
+    all: Query<(Entity, &FarsightLodChain, Has<Mesh3d>)>,
+) {
+    let mut attach = |(e, chain, has_mesh): (Entity, &FarsightLodChain, bool)| {
+        let Some(asset) = chains.get(&chain.0) else {
+            return;
+        };
+        match FarsightLod::from_chain(asset) {
+            Ok(lod) => {
+                let mut ec = commands.entity(e);
+                if !has_mesh {
+                    ec.insert(Mesh3d(lod.levels[0].mesh.clone()));
+                }
+                ec.insert(lod);
+            }
+            Err(err) => error!("LOD chain {:?} not drawn: {err}", asset.name),
+        }
+    };
+    changed.iter().for_each(&mut attach);
+    for ev in events.read() {
+        if let AssetEvent::LoadedWithDependencies { id } | AssetEvent::Modified { id } = *ev {
+            all.iter()
+                .filter(|(_, c, _)| c.0.id() == id)
+                .for_each(&mut attach);
+        }
+    }
+}
+
 /// Entity LOD and culling. Added by [`crate::FarsightPlugin`].
 #[derive(Default)]
 pub struct FarsightLodPlugin;
 
 impl Plugin for FarsightLodPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<FarsightWorld>()
+        app.init_asset::<LodChainAsset>()
+            .register_asset_loader(LodChainLoader)
+            .init_resource::<FarsightWorld>()
             .init_resource::<FarsightSettings>()
             .add_message::<FarsightLodChanged>()
             .configure_sets(
@@ -774,6 +853,7 @@ impl Plugin for FarsightLodPlugin {
             .add_systems(
                 PostUpdate,
                 (
+                    attach_chains.before(FarsightSet::Mirror),
                     mirror.in_set(FarsightSet::Mirror),
                     pass.in_set(FarsightSet::Pass),
                     apply.in_set(FarsightSet::Apply),

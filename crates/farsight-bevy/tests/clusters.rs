@@ -387,3 +387,50 @@ fn a_cooked_scene_spawns_a_model_per_placement_and_draws_every_geometry() {
     assert_eq!(model_of.len(), manifest.geometry_count());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// The coarsest level is read when the model is opened: an instance draws the
+/// whole coarsest level on its very first frame, before any streamed read could
+/// have finished, and keeps drawing it when another model opens (the streamer is
+/// rebuilt then).
+#[test]
+fn a_new_instance_draws_its_coarsest_level_on_its_first_frame() {
+    let d = temp("first-frame");
+    let file = cook("bunny.obj", &d);
+    let model = CookedModel::open(&file).unwrap();
+    let n = model.level_count() as u8;
+    let coarsest = model.level(n as usize - 1).unwrap();
+    let (centre, radius) = bounds(&model);
+    let mut app = app(&model);
+    let cam = app.world_mut().spawn(Camera3d::default()).id();
+    place_camera(&mut app, cam, centre, 2.5 * radius);
+    let e = app.world_mut().spawn(FarsightClusterModel::new(&file)).id();
+    app.update();
+    let cut = app.world().get::<ClusterCut>(e).unwrap().clone();
+    assert_eq!(cut.finest_resident, Some(n - 1), "nothing drawn on frame 1");
+    assert_eq!(cut.triangles, coarsest.triangles);
+    assert!(app.world().get::<Mesh3d>(e).is_some(), "no mesh on frame 1");
+    let areas = level_areas(&file);
+    assert_complete(check_mesh(&app, &cut), &cut, &areas);
+
+    // A second model restarts the streamer: the first still draws, and the new
+    // one draws its own coarsest level in the frame it was spawned.
+    let other = cook("alien.glb", &d);
+    let e2 = app
+        .world_mut()
+        .spawn((
+            FarsightClusterModel::new(&other),
+            Transform::from_xyz(0.0, 0.0, -1.0),
+        ))
+        .id();
+    app.update();
+    for e in [e, e2] {
+        let cut = app.world().get::<ClusterCut>(e).unwrap().clone();
+        assert!(
+            cut.finest_resident.is_some(),
+            "{e} drew nothing after a restart"
+        );
+        assert!(cut.triangles > 0);
+        check_mesh(&app, &cut);
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

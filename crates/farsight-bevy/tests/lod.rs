@@ -470,3 +470,68 @@ fn the_kept_aabb_is_the_drawn_levels_own_box_after_every_swap() {
     assert_eq!(kept(&app), own_box(&app, levels[1].id()));
     assert!(camera_sees(&app, cam, e));
 }
+
+/// Two cameras, as a split screen or a minimap has: levels follow the camera marked
+/// with `FarsightLodCamera`, whichever camera Bevy would otherwise take, and
+/// follow the other one once the mark moves.
+#[test]
+fn the_marked_camera_chooses_the_levels_every_camera_draws() {
+    use farsight_bevy::FarsightLodCamera;
+    let mut app = app();
+    let (near, far) = {
+        let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
+        (cube(&mut meshes, 0.5), cube(&mut meshes, 0.6))
+    };
+    // The main view close to the entity, a minimap camera high above it.
+    let main = app
+        .world_mut()
+        .spawn((Camera3d::default(), Transform::from_xyz(0.0, 0.0, 10.0)))
+        .id();
+    let minimap = app
+        .world_mut()
+        .spawn((
+            Camera3d::default(),
+            Camera {
+                order: 1,
+                ..default()
+            },
+            Transform::from_xyz(0.0, 150.0, 0.0).looking_at(Vec3::ZERO, Vec3::Z),
+        ))
+        .id();
+    let e = app
+        .world_mut()
+        .spawn((
+            Mesh3d(near.clone()),
+            FarsightLod::from_ranges([(near.clone(), 40.0), (far.clone(), 400.0)]).unwrap(),
+        ))
+        .id();
+    app.update();
+    app.update();
+    assert_eq!(
+        mesh_of(&app, e),
+        near.id(),
+        "unmarked: the first camera decides"
+    );
+    app.world_mut()
+        .entity_mut(minimap)
+        .insert(FarsightLodCamera);
+    app.update();
+    app.update();
+    assert_eq!(mesh_of(&app, e), far.id(), "the marked minimap decides");
+    assert_eq!(
+        app.world().resource::<FarsightWorld>().camera(),
+        Some(minimap)
+    );
+    app.world_mut()
+        .entity_mut(minimap)
+        .remove::<FarsightLodCamera>();
+    app.world_mut().entity_mut(main).insert(FarsightLodCamera);
+    app.update();
+    app.update();
+    assert_eq!(
+        mesh_of(&app, e),
+        near.id(),
+        "the mark moved back to the main view"
+    );
+    assert_eq!(app.world().resource::<FarsightWorld>().camera(), Some(main));
+}

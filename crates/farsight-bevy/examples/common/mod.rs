@@ -1,10 +1,18 @@
 //! What every example shares: its command line, the app with or without a window,
 //! the headless screenshot (render to an image, Bevy's `Readback`, PNG, exit) and a
 //! flying camera.
+//!
+//! A screenshot's `--frames` count only frames drawn with every pipeline compiled:
+//! Bevy compiles pipelines in the background (seconds under a software adapter) and
+//! skips what they draw until then, so frames counted from the start could save a
+//! picture of nothing. A picture whose pixels are all the same (nothing drawn) is
+//! written, then reported as an error.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::app::ScheduleRunnerPlugin;
@@ -13,7 +21,10 @@ use bevy::camera::RenderTarget;
 use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::prelude::*;
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
-use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy::render::render_resource::{
+    CachedPipelineState, PipelineCache, PipelineDescriptor, TextureFormat, TextureUsages,
+};
+use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy::window::{ExitCondition, WindowResolution};
 use bevy::winit::WinitPlugin;
 use farsight_bevy::{BuildingAsset, BuildingPalette, BuildingPiece};
@@ -162,17 +173,28 @@ pub fn app_with_assets(args: &Args, title: &str, assets: Option<&std::path::Path
                 img.texture_descriptor.usage |= TextureUsages::COPY_SRC;
                 images.add(img)
             };
-            app.insert_resource(Screenshot {
-                image,
-                path: path.clone(),
-                frames: args.frames,
-                width: args.width,
-                height: args.height,
-                frame: 0,
-                started: None,
-                requested: false,
-            })
-            .add_systems(Last, count_frames);
+            let ready = PipelinesReady::default();
+            let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+                eprintln!("error: no renderer: a screenshot needs Bevy's render app");
+                std::process::exit(1);
+            };
+            render_app
+                .insert_resource(ready.clone())
+                .add_systems(Render, watch_pipelines.in_set(RenderSystems::Cleanup));
+            app.insert_resource(ready)
+                .insert_resource(Screenshot {
+                    image,
+                    path: path.clone(),
+                    frames: args.frames,
+                    width: args.width,
+                    height: args.height,
+                    frame: 0,
+                    updates: 0,
+                    launched: Instant::now(),
+                    started: None,
+                    requested: false,
+                })
+                .add_systems(Last, count_frames);
         }
     }
     app
@@ -186,9 +208,33 @@ pub struct Screenshot {
     frames: u32,
     width: u32,
     height: u32,
+    /// Frames drawn with every pipeline ready, in a row.
     frame: u32,
+    /// App updates since the start.
+    updates: u32,
+    launched: Instant,
     started: Option<Instant>,
     requested: bool,
+}
+
+/// Whether the render world's pipeline cache has every pipeline queued so far
+/// compiled, and at least one render pipeline (the scene's have been asked for);
+/// written in the render world, read in the main one.
+#[derive(Resource, Clone, Default)]
+struct PipelinesReady(Arc<AtomicBool>);
+
+/// How long the pipelines may take to compile before the screenshot gives up.
+const PIPELINE_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<PipelinesReady>) {
+    let waiting = cache.waiting_pipelines().next().is_some();
+    let drawn = cache.pipelines().any(|p| {
+        matches!(
+            p.descriptor,
+            PipelineDescriptor::RenderPipelineDescriptor(_)
+        ) && matches!(p.state, CachedPipelineState::Ok(_))
+    });
+    ready.0.store(drawn && !waiting, Ordering::Relaxed);
 }
 
 /// What a camera renders into: the screenshot's image, else the window.
@@ -199,11 +245,31 @@ pub fn render_target(shot: Option<&Screenshot>) -> RenderTarget {
     }
 }
 
-fn count_frames(mut commands: Commands, mut shot: ResMut<Screenshot>) {
-    shot.frame += 1;
-    if shot.frame == 2 {
-        // The first frame compiles pipelines: time from the second.
-        shot.started = Some(Instant::now());
+fn count_frames(mut commands: Commands, mut shot: ResMut<Screenshot>, ready: Res<PipelinesReady>) {
+    shot.updates += 1;
+    if !shot.requested {
+        if !ready.0.load(Ordering::Relaxed) {
+            // A pipeline the scene asked for is still compiling: count again once
+            // it is ready, so the last `frames` frames draw everything.
+            shot.frame = 0;
+            shot.started = None;
+            if shot.launched.elapsed() > PIPELINE_TIMEOUT {
+                eprintln!(
+                    "error: the render pipelines were still compiling after {} s ({} frames); no picture written",
+                    PIPELINE_TIMEOUT.as_secs(),
+                    shot.updates
+                );
+                std::process::exit(1);
+            }
+            return;
+        }
+        shot.frame += 1;
+        if shot.frame == 2 {
+            // The first frame with every pipeline may still upload: time from the second.
+            shot.started = Some(Instant::now());
+        }
+    } else {
+        shot.frame += 1;
     }
     if shot.frame >= shot.frames && !shot.requested {
         shot.requested = true;
@@ -242,6 +308,13 @@ fn save_png(
         eprintln!("error: cannot write {}: {e}", shot.path.display());
         std::process::exit(1);
     }
+    if let Some(pixel) = blank(&rgba) {
+        eprintln!(
+            "error: {} is blank: every pixel is {pixel:?} (RGBA), nothing was drawn",
+            shot.path.display()
+        );
+        std::process::exit(1);
+    }
     let timed = shot.frame.saturating_sub(2).max(1);
     let ms = shot
         .started
@@ -254,6 +327,14 @@ fn save_png(
         shot.frame
     );
     exit.write(AppExit::Success);
+}
+
+/// The one colour of a picture whose pixels are all the same (fully transparent when
+/// nothing rendered into it at all), `None` for a picture with anything drawn.
+fn blank(rgba: &[u8]) -> Option<[u8; 4]> {
+    let mut px = rgba.chunks_exact(4);
+    let first: [u8; 4] = px.next()?.try_into().ok()?;
+    px.all(|p| p == first).then_some(first)
 }
 
 fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: &[u8]) -> std::io::Result<()> {

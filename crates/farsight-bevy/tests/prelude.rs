@@ -1,0 +1,35 @@
+//! An app reaches every type the plugins' API names through farsight-bevy alone:
+//! this file names no library crate of farsight.
+
+use bevy::prelude::default;
+use farsight_bevy::prelude::*;
+use farsight_bevy::{CookedModel, FrameStats, ModelLevels};
+
+#[test]
+fn the_types_the_api_names_come_through_the_bevy_crate() {
+    // Settings an app writes: the cluster scheduler's budgets, the LOD rules.
+    let settings = ClusterSettings {
+        scheduler: SchedulerConfig {
+            upload_budget: 1 << 20,
+            ..SchedulerConfig::default()
+        },
+        ..ClusterSettings::default()
+    };
+    assert_eq!(settings.scheduler.upload_budget, 1 << 20);
+    let lod: LodSettings = FarsightSettings::default().lod;
+    let _ = FarsightSettings { lod, ..default() };
+    // Errors an app's setup meets, matched by type.
+    let e: LodComponentError = FarsightLod::new(Vec::new()).unwrap_err();
+    assert!(!e.to_string().is_empty());
+    let missing = std::env::temp_dir().join("farsight-bevy-prelude-no-such-file.farsight");
+    match CookedModel::open(&missing) {
+        Err(CookedModelError::Io { path, .. }) => assert_eq!(path, missing),
+        r => panic!("opening a missing file: {r:?}"),
+    }
+    // What the resources report.
+    let _: FrameStats = FarsightClusters::default().stats();
+    let _: Option<ModelLevels> = FarsightClusters::default().levels(0);
+    // The library crates themselves, for what the prelude leaves out.
+    let _ = farsight_bevy::farsight_stream::cluster::MAX_LEVELS;
+    let _ = farsight_bevy::farsight_view::RenderSettings::default();
+}
