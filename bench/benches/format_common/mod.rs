@@ -24,6 +24,9 @@ fn must_exist(path: &Path) {
 #[path = "../../../crates/farsight-format/tests/support/obj.rs"]
 mod obj;
 
+#[path = "../../../crates/farsight-format/tests/support/tile.rs"]
+mod tile;
+
 /// An OBJ as one indexed mesh (every model merged).
 pub fn load_obj(name: &str) -> MeshData {
     obj::obj_mesh(meshes_dir().join(name)).unwrap_or_else(|e| panic!("benchmark {e}"))
@@ -169,7 +172,9 @@ fn patch(tris: usize, w: usize, at: [f32; 3]) -> MeshData {
 
 /// The issue 16 stress cases: 100 parts of 2-300 triangles; one 200-triangle
 /// geometry placed 50 times (50 identical parts); a 256 x 256 quad grid tile whose
-/// uvs are linear in its positions; a 12-triangle box (24 vertices, flat normals).
+/// uvs are linear in its positions; a 12-triangle box (24 vertices, flat normals);
+/// then issue 27's terrain tile, 125 x 125 quads (31,250 triangles) of value-noise
+/// heights with normals from the height function and uvs following x and z.
 pub fn stress_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
     let parts100 = (0..100)
         .map(|i| {
@@ -222,6 +227,7 @@ pub fn stress_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
         ("gen_placed50", placed50),
         ("gen_grid256", vec![grid]),
         ("gen_box12", vec![bx]),
+        ("gen_tile125", vec![tile::terrain_tile(125, 4.0)]),
     ]
 }
 

@@ -62,6 +62,7 @@ fn identifier_text(id: &[u8]) -> String {
 /// The whole report as text (kept apart from printing so a test can read it).
 pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_format::FormatError> {
     let file = RawFile::read(bytes)?;
+    kind_version(bytes)?;
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(w, "identifier  {}", identifier_text(&IDENTIFIER));
@@ -147,6 +148,28 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
         );
     }
     Ok(out)
+}
+
+/// `WrongVersion` where the manifest is of a kind this project writes (LOD chain,
+/// cluster file, terrain save, scene index, region file, tile manifest or level)
+/// and the version word is not the one that kind is written with: the checksum does
+/// not cover the version word, so only the kind's own reader can tell.
+fn kind_version(bytes: &[u8]) -> Result<(), FormatError> {
+    use farsight_format::{ClusterMeshManifest, Container, Manifest};
+    use farsight_stream::region::scene::{RegionManifest, SceneManifest};
+    fn refused<M: Manifest>(bytes: &[u8]) -> Result<(), FormatError> {
+        match Container::<M>::read(bytes) {
+            Err(e @ FormatError::WrongVersion { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+    refused::<farsight_mesh::LodChainManifest>(bytes)?;
+    refused::<ClusterMeshManifest>(bytes)?;
+    refused::<farsight_terrain::TerrainManifest>(bytes)?;
+    refused::<SceneManifest>(bytes)?;
+    refused::<RegionManifest>(bytes)?;
+    refused::<farsight_stream::tile::TileManifest>(bytes)?;
+    refused::<farsight_stream::tile::TileLevelManifest>(bytes)
 }
 
 /// The instance table of a mesh file whose source drew a mesh more than once (a
@@ -293,6 +316,106 @@ mod tests {
             uvs: vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]],
             indices: vec![0, 1, 2, 0, 2, 3],
             ..Default::default()
+        }
+    }
+
+    /// A small grid mesh as a farsight-mesh source mesh.
+    fn grid_mesh() -> farsight_mesh::Mesh {
+        let n = 8u32;
+        let mut vertices = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
+                vertices.push(farsight_mesh::Vertex {
+                    position: [u, 0.1 * (7.0 * u).sin() * v, v],
+                    normal: [0.0, 1.0, 0.0],
+                    uv: [u, v],
+                    ..Default::default()
+                });
+            }
+        }
+        let mut indices = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                indices.extend_from_slice(&[i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]);
+            }
+        }
+        farsight_mesh::Mesh {
+            name: "grid".into(),
+            submeshes: vec![farsight_mesh::SubMesh {
+                name: "grid/0".into(),
+                material: "m".into(),
+                vertices,
+                indices,
+                has_tangents: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn report_refuses_a_version_word_its_kind_is_not_written_with() {
+        use farsight_stream::region::scene::{write_scene, RegionSpec};
+        use farsight_stream::region::RegionState;
+        use farsight_stream::tile::{write_tile_level, write_tile_manifest, TileManifest};
+        let chain = farsight_mesh::generate_lod_chain(&grid_mesh(), &Default::default());
+        let cooked = farsight_mesh::ChainRecords::Cooked(CookOptions::default());
+        let dir =
+            std::env::temp_dir().join(format!("farsight-inspect-version-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let index = write_scene(
+            &dir,
+            &[RegionSpec {
+                name: "r".into(),
+                bounds: farsight_geom::Aabb::new(glam::Vec3::ZERO, glam::Vec3::ONE),
+                authored: RegionState::Unloaded,
+                entities: Vec::new(),
+            }],
+        )
+        .unwrap();
+        write_tile_level(&dir.join("level.farsight"), &[1, 2, 3]).unwrap();
+        write_tile_manifest(
+            &dir.join("tiles.farsight"),
+            &TileManifest { tiles: Vec::new() },
+        )
+        .unwrap();
+        let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        let files: Vec<(&str, Vec<u8>, u32)> = vec![
+            (
+                "full chain",
+                farsight_mesh::encode_lod_chain("grid", &chain).unwrap(),
+                1,
+            ),
+            (
+                "cooked chain",
+                farsight_mesh::encode_lod_chain_as("grid", &chain, &cooked).unwrap(),
+                2,
+            ),
+            (
+                "terrain save",
+                farsight_terrain::save_grid(&farsight_terrain::VoxelGrid::new()).unwrap(),
+                1,
+            ),
+            ("scene index", std::fs::read(&index).unwrap(), 1),
+            ("region file", read("region-0.farsight"), 1),
+            ("tile level", read("level.farsight"), 1),
+            ("tile manifest", read("tiles.farsight"), 1),
+        ];
+        let _ = std::fs::remove_dir_all(&dir);
+        for (what, bytes, written) in files {
+            assert!(
+                report(&AlignedBytes::from(&bytes[..]), true).is_ok(),
+                "{what}"
+            );
+            let swapped = 3 - written;
+            let mut b = bytes.clone();
+            b[12..16].copy_from_slice(&swapped.to_le_bytes());
+            match report(&AlignedBytes::from(&b[..]), true) {
+                Err(FormatError::WrongVersion { found, expected }) => {
+                    assert_eq!((found, expected), (swapped, written), "{what}")
+                }
+                r => panic!("{what} with version word {swapped}: {r:?}"),
+            }
         }
     }
 

@@ -856,12 +856,7 @@ impl Manifest for ClusterMeshManifest {
     /// vertices, bytes, `max_parent_error`) are its record's header fields
     /// ([`ClusterLevelEntry::check_record`]).
     fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
-        if file.version() != Version::Streamed {
-            return Err(FormatError::WrongVersion {
-                found: file.version() as u32,
-                expected: Version::Streamed as u32,
-            });
-        }
+        file.require_version(Version::Streamed)?;
         self.check_error_bounds()?;
         self.check_placements()?;
         for g in self.all_geometries() {

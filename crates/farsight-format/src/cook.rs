@@ -7,7 +7,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::cooked::{max_extent, split_planes};
 use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
 use crate::full::bounds;
-use crate::predict::{predict_normals, walk, zigzag, WalkScratch};
+use crate::predict::{predict_normals, uv_residuals_from_positions, walk, zigzag, WalkScratch};
 use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
 use crate::walk::Recipe;
 use crate::{FormatError, MeshData};
@@ -425,10 +425,11 @@ fn cook_mesh_welded(
             recipes.push((v, r));
         });
     }
+    let uv_codes = if pu { uvs.clone() } else { Vec::new() };
     if pu {
-        let truth_uv = uvs.clone();
+        let truth_uv = &uv_codes;
         for &(v, recipe) in &recipes {
-            let (pred, p) = (recipe.predict(&truth_uv, 8), truth_uv[v]);
+            let (pred, p) = (recipe.predict(truth_uv, 8), truth_uv[v]);
             uvs[v] = [
                 zigzag(p[0].wrapping_sub(pred[0])),
                 zigzag(p[1].wrapping_sub(pred[1])),
@@ -537,6 +538,35 @@ fn cook_mesh_welded(
             flags |= CookedHeader::PARALLELOGRAM_NORMALS;
         }
     }
+    let mut best_uvs = encode_vertices(
+        bytemuck::cast_slice(&uvs),
+        4,
+        meshopt::encode_vertex_buffer_level(&uvs, level, Some(1)),
+    )?;
+    // Uvs that follow the positions (a terrain tile's): residuals against each
+    // vertex's position, where that stores smaller than the walk's residuals.
+    let mut uv_axes = 0;
+    if pu {
+        if let Some((axes, residuals)) =
+            uv_residuals_from_positions(&uv_codes, &positions, min, max, pb, ub)
+        {
+            let from_positions = encode_vertices(
+                bytemuck::cast_slice(&residuals),
+                4,
+                meshopt::encode_vertex_buffer_level(&residuals, level, Some(1)),
+            )?;
+            // It must save an eighth of the stream and 32 bytes: inside a set's
+            // zstd frame a small record's residuals can compress worse than the
+            // walk's (gen_box12 grew 129 -> 139 bytes), and the pass costs decode
+            // time.
+            let saved = best_uvs.len().saturating_sub(from_positions.len());
+            if saved >= 32 && saved * 8 >= best_uvs.len() {
+                best_uvs = from_positions;
+                uv_axes = axes;
+                flags &= !CookedHeader::PREDICTED_UVS;
+            }
+        }
+    }
     let mut streams = [
         best_positions,
         best_normals,
@@ -545,11 +575,7 @@ fn cook_mesh_welded(
             4,
             meshopt::encode_vertex_buffer_level(&tangents, level, Some(1)),
         )?,
-        encode_vertices(
-            bytemuck::cast_slice(&uvs),
-            4,
-            meshopt::encode_vertex_buffer_level(&uvs, level, Some(1)),
-        )?,
+        best_uvs,
         choose_codec(
             bytemuck::cast_slice(&indices),
             4,
@@ -583,7 +609,7 @@ fn cook_mesh_welded(
         tangent_bits: opts.tangent_bits as u8,
         position_damping,
         remap_codec: shared.as_ref().map_or(0, |s| s.1),
-        reserved: 0,
+        uv_axes,
         bounds_min: min,
         bounds_max: max,
         uv_min,

@@ -19,7 +19,11 @@
 //! over the triangles; positions may lean towards the edge midpoint by the header's
 //! `position_damping`, which the writer picks per record), `PREDICTED_NORMALS` (wrapping residuals against the geometric
 //! normal of the quantised surface) or `PARALLELOGRAM_NORMALS` (zigzag residuals of
-//! the same walk over the octahedral codes); see `predict.rs`. With
+//! the same walk over the octahedral codes); see `predict.rs`. A non-zero `uv_axes`
+//! byte (once reserved) says the uvs stream instead holds zigzag residuals against a
+//! prediction from each vertex's own position (uvs that follow the positions, as a
+//! terrain tile's do: residuals of a cell or so, where the walk's residuals repeat
+//! every bit of the positions' own). With
 //! `SHARED_POSITIONS` the positions stream holds the header's `position_count`
 //! distinct positions (numbered as vertices first use them, predicted by the walk over
 //! the triangles of positions) and a remap follows the five streams: one u32 per
@@ -142,7 +146,16 @@ pub struct CookedHeader {
     /// With [`CookedHeader::SHARED_POSITIONS`]: the codec of the position remap
     /// ([`Codec::Raw`] or [`Codec::PlanesZstd`]); zero otherwise.
     pub remap_codec: u8,
-    pub reserved: u8,
+    /// Uvs predicted from positions: non-zero, the uvs stream holds zigzag residuals
+    /// against a prediction from each vertex's own position code. Per uv component
+    /// three bits (u in bits 0-2, v in bits 3-5, bits 6-7 zero): the low two the
+    /// position axis it follows plus one (0: that component is predicted as 0), the
+    /// third set where the uv decreases as the position grows. The map takes the
+    /// record's position bounds on that axis to its uv bounds, so the header holds it
+    /// (a terrain tile, a planar-mapped wall). Never with
+    /// [`CookedHeader::PREDICTED_UVS`]; records written before it have 0 here (the
+    /// byte was reserved) and read unchanged.
+    pub uv_axes: u8,
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
@@ -217,6 +230,17 @@ fn check_flags(flags: u8) -> Result<(), FormatError> {
     Ok(())
 }
 
+/// `uv_axes` names axes in its six low bits only, and only for a record with uvs
+/// that are not walked.
+fn check_uv_axes(uv_axes: u8, flags: u8) -> Result<(), FormatError> {
+    let walked = flags & CookedHeader::PREDICTED_UVS != 0;
+    let uvs = flags & CookedHeader::HAS_UVS != 0;
+    if uv_axes & 0xC0 != 0 || uv_axes != 0 && (walked || !uvs) {
+        return Err(bad("uv_axes", uv_axes as u64));
+    }
+    Ok(())
+}
+
 fn bad(field: &'static str, found: u64) -> FormatError {
     FormatError::BadField {
         section: Section::RecordHeader,
@@ -260,8 +284,8 @@ impl<'a> CookedMesh<'a> {
             return Err(bad("position_damping", h.position_damping as u64));
         }
         let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
-        if h.reserved != 0 || !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0)
-        {
+        check_uv_axes(h.uv_axes, h.flags)?;
+        if !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0) {
             return Err(FormatError::NonZeroPadding {
                 section: Section::RecordHeader,
                 offset: 13,
@@ -405,6 +429,14 @@ impl<'a> CookedMesh<'a> {
         let b = r.take(6)?;
         (h.position_bits, h.uv_bits, h.normal_bits, h.flags) = (b[0], b[1], b[2], b[3]);
         (h.tangent_bits, h.position_damping) = (b[4], b[5]);
+        // The damping's high bit: `uv_axes` follows (absent, it is 0).
+        if h.position_damping & COMPACT_UV_AXES != 0 {
+            h.position_damping &= !COMPACT_UV_AXES;
+            h.uv_axes = r.byte()?;
+            if h.uv_axes == 0 {
+                return Err(bad("uv_axes", 0));
+            }
+        }
         check_flags(h.flags)?;
         for v in h.bounds_min.iter_mut().chain(&mut h.bounds_max) {
             *v = r.f32()?;
@@ -438,6 +470,10 @@ impl<'a> CookedMesh<'a> {
         Self::with_header(h, bytes, r.at)
     }
 }
+
+/// In the compact form, set in the `position_damping` byte (whose values are 0..=8)
+/// when a `uv_axes` byte follows the six bit and flag bytes.
+const COMPACT_UV_AXES: u8 = 0x80;
 
 /// Whether the compact form stores stream `i`'s description: positions and indices
 /// always, the others where the flags say the record has them.
@@ -499,7 +535,8 @@ pub fn raw_vertex_streams(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
 }
 
 /// A cooked record (as [`crate::cook_mesh`] writes it) in the compact form of
-/// cooked sets: the 144-byte header as varint counts, the six bit and flag bytes,
+/// cooked sets: the 144-byte header as varint counts, the six bit and flag bytes
+/// (then `uv_axes` where it is not 0, which the damping byte's high bit says),
 /// the bounds, uv bounds only where the record has uvs, and per stream it has a
 /// codec byte and varint lengths (the lengths the counts and codec imply are left
 /// out); then the streams unchanged. `None` when the header holds something the
@@ -518,8 +555,11 @@ pub fn compact_record(full: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
         h.normal_bits,
         h.flags,
         h.tangent_bits,
-        h.position_damping,
+        h.position_damping | if h.uv_axes != 0 { COMPACT_UV_AXES } else { 0 },
     ]);
+    if h.uv_axes != 0 {
+        out.push(h.uv_axes);
+    }
     for v in h.bounds_min.iter().chain(&h.bounds_max) {
         out.extend_from_slice(&v.to_le_bytes());
     }

@@ -22,7 +22,9 @@ use crate::buckets;
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
 use crate::meshopt_into;
-use crate::predict::{normal_sums, oct_code_scale, predicted_code, unpredict, WalkScratch};
+use crate::predict::{
+    normal_sums, oct_code_scale, predicted_code, unpredict, UvFromPositions, WalkScratch,
+};
 use crate::quant::{dequantize_unorm, oct_decode_inv, oct_scale, unorm_step};
 use crate::{FormatError, MeshData, Stream};
 
@@ -214,6 +216,12 @@ impl CookedMesh<'_> {
         }
         if pn && !pp && !pu {
             normal_sums(&s.positions[..n], &out.indices, &mut s.sums);
+        }
+        if has_uvs && h.uv_axes != 0 {
+            // Uvs predicted from the positions, now final.
+            let (pb, ub) = (h.position_bits as u32, h.uv_bits as u32);
+            UvFromPositions::new(h.uv_axes, h.bounds_min, h.bounds_max, pb, ub)
+                .restore(&s.positions[..n], &mut s.uvs[..n]);
         }
         let positions = &s.positions[..n];
 
@@ -504,6 +512,12 @@ fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> 
 #[path = "../tests/support/obj.rs"]
 mod test_obj;
 
+/// The generated terrain tile the crate's integration tests share (uvs that follow
+/// the positions).
+#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+#[path = "../tests/support/tile.rs"]
+mod test_tile;
+
 #[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
 mod tests {
     use crate::simd::{stages, Tier};
@@ -558,6 +572,7 @@ mod tests {
             real("pirate.obj"),
             real("bunny.obj"),
             noisy_sphere(&mut rng),
+            super::test_tile::terrain_tile(40, 4.0),
         ];
         let base = CookOptions::default();
         let variants = [
@@ -577,13 +592,14 @@ mod tests {
                 ..base
             },
         ];
-        let (mut compared, mut walked_normals) = (0, 0);
+        let (mut compared, mut walked_normals, mut uvs_from_positions) = (0, 0, 0);
         for (i, mesh) in meshes.iter().enumerate() {
             for opts in &variants {
                 let record = cook_mesh(mesh, opts).unwrap();
                 let cooked = CookedMesh::parse(&record).unwrap();
                 let flag = crate::CookedHeader::PARALLELOGRAM_NORMALS;
                 walked_normals += usize::from(cooked.header.flags & flag != 0);
+                uvs_from_positions += usize::from(cooked.header.uv_axes != 0);
                 let (mut want, mut scratch) = (MeshData::default(), DecodeScratch::default());
                 stages(Tier::Sse2, &cooked, &mut want, &mut scratch).unwrap();
                 assert!(!want.normals.is_empty(), "mesh {i} decodes normals");
@@ -608,6 +624,11 @@ mod tests {
         assert!(
             walked_normals > 0,
             "no record predicted its normals by the walk"
+        );
+        // The tile's uvs follow its positions.
+        assert!(
+            uvs_from_positions > 0,
+            "no record predicted its uvs from its positions"
         );
     }
 }

@@ -94,6 +94,9 @@ pub fn describe_record(record: &Record<'_>) -> Result<RecordSummary, FormatError
                 h.bounds_min,
                 h.bounds_max
             );
+            if h.uv_axes != 0 {
+                out.detail.push_str("; uvs predicted from positions");
+            }
             for (i, d) in h.streams.iter().enumerate() {
                 if d.decoded_len == 0 {
                     continue;

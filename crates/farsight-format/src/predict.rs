@@ -137,6 +137,164 @@ pub(crate) fn predicted_code(s: [f32; 4], scale: f32) -> [i16; 2] {
     ]
 }
 
+/// Uvs predicted from positions ([`crate::CookedHeader::uv_axes`]): per uv component
+/// the position axis its code follows, the fixed-point cells of uv per position
+/// cell, and whether it runs the other way. A terrain tile or a planar-mapped wall
+/// has uvs that are an axis-aligned affine map of its positions; the map is the one
+/// that takes the record's position bounds on that axis to its uv bounds, so the
+/// header's bounds already hold it and the file stores three bits per component.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct UvFromPositions {
+    /// Per component: the axis (0..3), or `None` where it is not predicted.
+    axis: [Option<usize>; 2],
+    /// Per component: uv cells per position cell, times 2^32.
+    scale: [u64; 2],
+    /// Per component: the uv runs from its maximum as the position grows.
+    reversed: [bool; 2],
+    /// The uv cells, `2^uv_bits`.
+    cells: u32,
+}
+
+/// Largest [`UvFromPositions::scale`]: `(2 * code + 1) * scale` stays below 2^64
+/// for every 16-bit code.
+const MAX_UV_SCALE: f64 = (1u64 << 47) as f64;
+
+impl UvFromPositions {
+    /// The prediction a header describes (`uv_axes`: per component three bits, the
+    /// axis plus one, 0 for none, then the reversal; u in bits 0-2, v in 3-5).
+    /// Computed once per record in f64 from the header's f32 bounds, every step one
+    /// IEEE operation, so encoder and decoder get the same integers.
+    pub(crate) fn new(
+        uv_axes: u8,
+        bounds_min: [f32; 3],
+        bounds_max: [f32; 3],
+        position_bits: u32,
+        uv_bits: u32,
+    ) -> Self {
+        // A position code's cell is `extent / 2^position_bits` wide on every axis
+        // (`max_extent`); a uv code's `uv extent / 2^uv_bits`. Along an axis of
+        // extent `e` mapped onto the uv extent, one position cell is
+        // `extent * 2^uv_bits / (2^position_bits * e)` uv cells.
+        let extent = crate::max_extent(bounds_min, bounds_max) as f64;
+        let cells = 1u32 << uv_bits;
+        let ratio = extent * cells as f64 / (1u32 << position_bits) as f64;
+        let mut out = Self {
+            axis: [None; 2],
+            scale: [0; 2],
+            reversed: [false; 2],
+            cells,
+        };
+        for c in 0..2 {
+            let bits = uv_axes >> (3 * c);
+            let axis = (bits & 3) as usize;
+            if axis == 0 {
+                continue;
+            }
+            let e = bounds_max[axis - 1] as f64 - bounds_min[axis - 1] as f64;
+            let k = if e > 0.0 { ratio / e } else { 0.0 };
+            out.axis[c] = Some(axis - 1);
+            // `as` saturates (and takes NaN to 0): the same integer everywhere.
+            out.scale[c] = (k * 4_294_967_296.0).min(MAX_UV_SCALE) as u64;
+            out.reversed[c] = bits & 4 != 0;
+        }
+        out
+    }
+
+    /// The uv code predicted for a vertex at position code `p` (wrapping 16 bits):
+    /// the uv cell holding its position cell's centre, mapped along the axis.
+    #[inline(always)]
+    pub(crate) fn predict(&self, p: [u16; 4]) -> [u16; 2] {
+        std::array::from_fn(|c| match self.axis[c] {
+            None => 0,
+            Some(a) => {
+                let t = ((2 * p[a] as u64 + 1) * self.scale[c]) >> 33;
+                let t = t as u32;
+                if self.reversed[c] {
+                    self.cells.wrapping_sub(1).wrapping_sub(t) as u16
+                } else {
+                    t as u16
+                }
+            }
+        })
+    }
+
+    /// Turns the zigzag residuals in `uvs` into codes: each plus the prediction from
+    /// its vertex's position.
+    #[inline(always)]
+    pub(crate) fn restore(&self, positions: &[[u16; 4]], uvs: &mut [[u16; 2]]) {
+        for (uv, &p) in uvs.iter_mut().zip(positions) {
+            let q = self.predict(p);
+            *uv = [
+                unzigzag(uv[0]).wrapping_add(q[0]),
+                unzigzag(uv[1]).wrapping_add(q[1]),
+            ];
+        }
+    }
+}
+
+/// The `uv_axes` byte (see [`UvFromPositions::new`]) whose prediction leaves the
+/// smallest residuals on `uvs` (codes) from `positions` (codes, one per vertex), and
+/// those residuals zigzagged; `None` where no axis predicts either component better
+/// than storing it as it is.
+#[cfg(feature = "encode")]
+pub(crate) fn uv_residuals_from_positions(
+    uvs: &[[u16; 2]],
+    positions: &[[u16; 4]],
+    bounds_min: [f32; 3],
+    bounds_max: [f32; 3],
+    position_bits: u32,
+    uv_bits: u32,
+) -> Option<(u8, Vec<[u16; 2]>)> {
+    // Per component, the candidate of the smallest summed |residual|, among the
+    // axes with an extent and both directions; kept only when its mean residual is
+    // under a cell's sixteenth of the uv range (else the codes store no worse).
+    let cost = |axes: u8, c: usize| -> u64 {
+        let f = UvFromPositions::new(axes, bounds_min, bounds_max, position_bits, uv_bits);
+        uvs.iter()
+            .zip(positions)
+            .map(|(uv, &p)| (uv[c].wrapping_sub(f.predict(p)[c]) as i16).unsigned_abs() as u64)
+            .sum()
+    };
+    let limit = uvs.len() as u64 * ((1u64 << uv_bits) / 16).max(1);
+    let mut byte = 0u8;
+    for c in 0..2 {
+        let mut best: Option<(u64, u8)> = None;
+        for axis in 1..=3u8 {
+            if bounds_max[axis as usize - 1] <= bounds_min[axis as usize - 1] {
+                continue;
+            }
+            for reversed in [0u8, 4] {
+                let bits = (axis | reversed) << (3 * c);
+                let sum = cost(bits, c);
+                if best.is_none_or(|b| sum < b.0) {
+                    best = Some((sum, bits));
+                }
+            }
+        }
+        if let Some((sum, bits)) = best {
+            if sum < limit {
+                byte |= bits;
+            }
+        }
+    }
+    if byte == 0 {
+        return None;
+    }
+    let f = UvFromPositions::new(byte, bounds_min, bounds_max, position_bits, uv_bits);
+    let residuals = uvs
+        .iter()
+        .zip(positions)
+        .map(|(uv, &p)| {
+            let q = f.predict(p);
+            [
+                zigzag(uv[0].wrapping_sub(q[0])),
+                zigzag(uv[1].wrapping_sub(q[1])),
+            ]
+        })
+        .collect();
+    Some((byte, residuals))
+}
+
 pub(crate) use crate::unwalk::unpredict;
 pub(crate) use crate::walk::{unzigzag, WalkScratch};
 #[cfg(feature = "encode")]

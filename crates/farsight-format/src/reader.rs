@@ -161,6 +161,19 @@ impl<'a> RawFile<'a> {
         self.version
     }
 
+    /// `WrongVersion` unless the version word is `expected`: what a kind of file's
+    /// [`Manifest::check`] calls, since the checksum does not cover the version word
+    /// and a swapped one would otherwise hand its records to the wrong decoder.
+    pub fn require_version(&self, expected: Version) -> Result<(), FormatError> {
+        if self.version != expected {
+            return Err(FormatError::WrongVersion {
+                found: self.version as u32,
+                expected: expected as u32,
+            });
+        }
+        Ok(())
+    }
+
     /// The manifest text (indented RON).
     pub fn manifest_text(&self) -> &'a str {
         self.manifest

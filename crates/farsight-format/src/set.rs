@@ -83,6 +83,86 @@ pub struct CookedSetHeader {
 
 /// A cooked mesh set, its header and tables validated; the records are checked as
 /// they are decoded.
+///
+/// A cooked LOD chain (`farsight cook mesh --lod-chain --cooked`) is a version 2
+/// file ([`crate::Version::Cooked`]) whose manifest lists levels of sub-meshes; the
+/// sub-meshes of one level are the parts of one set record (tag `MSS1`), so a
+/// sub-mesh entry names that record and, in `part`, which of its parts it draws (the
+/// field is left out when it is 0). Files written before sets have one cooked mesh
+/// record (`MSH2`) per sub-mesh instead, and no `sets` flag. A game reads such a
+/// chain with this crate alone: declare the manifest fields it needs (serde skips
+/// the others), then draw each sub-mesh as its part's range of the decoded record.
+///
+/// ```
+/// use farsight_format::{
+///     AlignedBytes, Container, CookedSet, FormatError, Manifest, RecordIndex, RecordTag,
+///     Section, Version,
+/// };
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct Chain {
+///     levels: Vec<Level>,
+///     #[serde(default)]
+///     sets: bool,
+/// }
+/// #[derive(Serialize, Deserialize)]
+/// struct Level {
+///     max_distance: f32,
+///     submeshes: Vec<SubMesh>,
+/// }
+/// #[derive(Serialize, Deserialize)]
+/// struct SubMesh {
+///     material: String,
+///     record: RecordIndex,
+///     #[serde(default)]
+///     part: u32,
+/// }
+/// impl Manifest for Chain {
+///     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
+///         let tag = if self.sets { RecordTag::MESH_COOKED_SET } else { RecordTag::MESH_COOKED };
+///         for s in self.levels.iter().flat_map(|l| &l.submeshes) {
+///             visit(s.record, tag);
+///         }
+///     }
+/// }
+///
+/// # use farsight_format::{cook_mesh_set, CookOptions, FileWriter, MeshData};
+/// # let quad = |x: f32| MeshData {
+/// #     positions: vec![[x, 0.0, 0.0], [x + 1.0, 0.0, 0.0], [x + 1.0, 1.0, 0.0], [x, 1.0, 0.0]],
+/// #     uvs: vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]],
+/// #     indices: vec![0, 1, 2, 0, 2, 3],
+/// #     ..Default::default()
+/// # };
+/// # let mut w = FileWriter::new(Version::Cooked);
+/// # let set = cook_mesh_set(&[quad(0.0), quad(2.0)], &CookOptions::default())?;
+/// # let record = w.add_record(RecordTag::MESH_COOKED_SET, &set);
+/// # let sub = |material: &str, part| SubMesh { material: material.into(), record, part };
+/// # let level = Level { max_distance: 50.0, submeshes: vec![sub("wood", 0), sub("iron", 1)] };
+/// # let written = w.finish(&Chain { levels: vec![level], sets: true })?;
+/// # let bytes = AlignedBytes::from(&written[..]);
+/// let file = Container::<Chain>::read(&bytes)?;
+/// assert_eq!(file.version(), Version::Cooked);
+/// for level in &file.manifest().levels {
+///     for sub in &level.submeshes {
+///         let set = CookedSet::parse(file.record(sub.record)?.bytes)?;
+///         // A renderer uploads each record of the set once (parts share them)...
+///         let records = set.decode()?;
+///         // ...and draws a sub-mesh as a range of its part's record.
+///         let span = set.part_span(sub.part as usize).ok_or(FormatError::BadField {
+///             section: Section::Manifest,
+///             field: "sub-mesh part",
+///             found: sub.part as u64,
+///         })?;
+///         let indices = &records[span.record].indices;
+///         let first = 3 * span.first_triangle as usize;
+///         let drawn = &indices[first..first + 3 * span.triangle_count as usize];
+///         println!("{} within {}: {} indices", sub.material, level.max_distance, drawn.len());
+///         assert_eq!(drawn.len(), 6);
+///     }
+/// }
+/// # Ok::<(), FormatError>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct CookedSet<'a> {
     pub header: CookedSetHeader,

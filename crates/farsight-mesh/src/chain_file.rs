@@ -134,9 +134,16 @@ impl Manifest for LodChainManifest {
         }
     }
 
-    /// The instance table places the file's geometries ([`check_instances`]); a
-    /// set file's parts exist in their records.
+    /// The version word is the one the manifest's records are written with (1 for
+    /// full precision, 2 for cooked: the checksum does not cover it, so a swapped
+    /// word is caught here), the instance table places the file's geometries
+    /// ([`check_instances`]) and a set file's parts exist in their records.
     fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(if self.cooked {
+            Version::Cooked
+        } else {
+            Version::Full
+        })?;
         if self.sets && !self.cooked {
             return Err(FormatError::BadField {
                 section: Section::Manifest,

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use farsight_format::{
-    AlignedBytes, Container, FileWriter, Manifest, RecordIndex, RecordTag, Version,
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, RawFile, RecordIndex, RecordTag,
+    Version,
 };
 use farsight_geom::Aabb;
 use farsight_lod::{select_tile_level, DEFAULT_TILE_HYSTERESIS_FACTOR};
@@ -59,16 +60,29 @@ pub struct TileManifest {
 
 impl Manifest for TileManifest {
     fn visit_records(&self, _visit: &mut dyn FnMut(RecordIndex, RecordTag)) {}
+
+    /// Tile manifests are written as version 1 (the checksum does not cover the
+    /// version word, so another one is refused here).
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(Version::Full)
+    }
 }
 
+/// The manifest of a tile level file: the record holding its payload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct TileLevelManifest {
-    payload: RecordIndex,
+pub struct TileLevelManifest {
+    /// The [`TILE_PAYLOAD`] record.
+    pub payload: RecordIndex,
 }
 
 impl Manifest for TileLevelManifest {
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
         visit(self.payload, TILE_PAYLOAD);
+    }
+
+    /// Tile level files are written as version 1, as the manifest is.
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(Version::Full)
     }
 }
 

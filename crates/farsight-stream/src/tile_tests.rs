@@ -206,3 +206,32 @@ fn a_tile_past_its_unload_distance_holds_nothing_and_comes_back_inside_the_band(
     assert_eq!(w.shown(0), None);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn tile_manifests_and_level_files_refuse_another_version_word() {
+    use farsight_format::FormatError;
+    let path = write_tiles("version");
+    let level = path.with_file_name("tile0-lod0.farsight");
+    assert_eq!(read_tile_level(&level).unwrap(), vec![0u8; 100]);
+    let set_word = |p: &Path| {
+        let mut b = std::fs::read(p).unwrap();
+        b[12..16].copy_from_slice(&2u32.to_le_bytes());
+        std::fs::write(p, b).unwrap();
+    };
+    let wrong = |e: SceneError| match e {
+        SceneError::Format {
+            source: FormatError::WrongVersion { found, expected },
+            ..
+        } => (found, expected),
+        e => panic!("{e}"),
+    };
+    set_word(&level);
+    assert_eq!(wrong(read_tile_level(&level).unwrap_err()), (2, 1));
+    set_word(&path);
+    match TileStreamer::open(&path, Shown::default(), 1) {
+        Err(TileError::Scene(e)) => assert_eq!(wrong(e), (2, 1)),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a version 2 tile manifest opened"),
+    }
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

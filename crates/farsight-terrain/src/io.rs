@@ -57,6 +57,12 @@ impl Manifest for TerrainManifest {
             }
         }
     }
+
+    /// Terrain saves are written as version 1; the checksum does not cover the
+    /// version word, so another one is refused here.
+    fn check(&self, file: &farsight_format::RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(Version::Full)
+    }
 }
 
 /// Why a terrain file was refused.

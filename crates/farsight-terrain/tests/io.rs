@@ -95,6 +95,28 @@ fn corrupt_files_are_typed_errors_and_leave_the_grid_alone() {
     assert!(matches!(try_load(&trailing), TerrainFileError::Format(_)));
 }
 
+#[test]
+fn another_version_word_is_refused() {
+    // The checksum does not cover the version word: a swapped one loaded before.
+    let bytes = save_grid(&sample_grid()).unwrap();
+    for word in [2u32, 3] {
+        let mut b = bytes.clone();
+        b[12..16].copy_from_slice(&word.to_le_bytes());
+        match load_grid(aligned(&b).as_slice()) {
+            Err(TerrainFileError::Format(farsight_format::FormatError::WrongVersion {
+                found,
+                expected: 1,
+            })) => assert_eq!(found, word),
+            // Version 3 also moves what the checksum covers.
+            Err(TerrainFileError::Format(farsight_format::FormatError::ChecksumMismatch {
+                ..
+            })) if word == 3 => {}
+            Err(e) => panic!("version {word}: {e}"),
+            Ok(_) => panic!("a terrain save with version word {word} loaded"),
+        }
+    }
+}
+
 fn file_with(chunks: Vec<ChunkRef>, records: &[Vec<u8>], kind: &str) -> Vec<u8> {
     let mut w = FileWriter::new(Version::Full);
     for r in records {

@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use farsight_format::{
-    AlignedBytes, Container, FileWriter, FormatError, Manifest, RecordIndex, RecordTag, Version,
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, RawFile, RecordIndex, RecordTag,
+    Version,
 };
 use farsight_geom::Aabb;
 use glam::Vec3;
@@ -72,6 +73,12 @@ pub struct SceneManifest {
 
 impl Manifest for SceneManifest {
     fn visit_records(&self, _visit: &mut dyn FnMut(RecordIndex, RecordTag)) {}
+
+    /// Scene indexes are written as version 1 (the checksum does not cover the
+    /// version word, so another one is refused here).
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(Version::Full)
+    }
 }
 
 /// The manifest of a region file.
@@ -85,6 +92,11 @@ pub struct RegionManifest {
 impl Manifest for RegionManifest {
     fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag)) {
         visit(self.entities, ENTITY_TABLE);
+    }
+
+    /// Region files are written as version 1, as scene indexes are.
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        file.require_version(Version::Full)
     }
 }
 

@@ -312,3 +312,31 @@ fn the_status_row_shows_desired_only_while_transitioning() {
     assert_eq!(s.status(0).to_string(), "Active 1 src");
     assert_eq!(s.status(3).to_string(), "Unloaded");
 }
+
+/// Sets the version word (offset 12, outside the checksum) of the file at `path`.
+fn set_version_word(path: &std::path::Path, word: u32) {
+    let mut b = std::fs::read(path).unwrap();
+    b[12..16].copy_from_slice(&word.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn scene_indexes_and_region_files_refuse_another_version_word() {
+    use farsight_format::FormatError;
+    let dir = temp_dir("version");
+    let index = write_scene(&dir, &grid(2)).unwrap();
+    let region = Scene::open(&index).unwrap().region_path(1);
+    assert_eq!(read_region_file(&region).unwrap().len(), 2);
+    let wrong = |e: SceneError| match e {
+        SceneError::Format {
+            source: FormatError::WrongVersion { found, expected },
+            ..
+        } => (found, expected),
+        e => panic!("{e}"),
+    };
+    set_version_word(&region, 2);
+    assert_eq!(wrong(read_region_file(&region).unwrap_err()), (2, 1));
+    set_version_word(&index, 2);
+    assert_eq!(wrong(Scene::open(&index).unwrap_err()), (2, 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
