@@ -250,8 +250,9 @@ impl ChunkMesher {
     }
 
     /// Hang a skirt below every open border edge (an edge of exactly one quad): its
-    /// lower edge sits `skirt_depth` inside the solid and one coarse sample out past
-    /// the chunk face, so it also covers a horizontal gap to a finer neighbour.
+    /// lower edge sits `skirt_depth` inside the solid and, moved along the surface
+    /// ([`skirt_flare`]), one sample of its level out past the chunk face, so it
+    /// also covers a gap along the surface to a neighbour at another level.
     fn skirts(&mut self, out: &mut ChunkMesh, level: u8) {
         let depth = skirt_depth(level);
         let flare = (1u32 << level) as f32 * CELL_SIZE;
