@@ -70,7 +70,7 @@ fn world_frame(c: &mut Criterion) {
         let mut split = [Duration::ZERO; SYSTEMS];
         let (mut holes, mut over) = (0u32, 0u32);
         // Every frame's loop time, and the split of the frames with an edit.
-        let mut frames: Vec<Duration> = Vec::with_capacity(1 << 16);
+        let mut frame_times: Vec<Duration> = Vec::with_capacity(1 << 16);
         let mut edit_split = [Duration::ZERO; SYSTEMS];
         let mut edit_frames = 0u32;
         g.bench_function(BenchmarkId::new("loop", name), |b| {
@@ -91,7 +91,7 @@ fn world_frame(c: &mut Criterion) {
                         *t += s.time;
                     }
                 }
-                frames.push(r.systems.iter().map(|s| s.time).sum());
+                frame_times.push(r.systems.iter().map(|s| s.time).sum());
                 holes += u32::from(r.holes() > 0);
                 over += u32::from(r.over_budget);
                 r
@@ -117,7 +117,7 @@ fn world_frame(c: &mut Criterion) {
         );
         println!(
             "{}",
-            distribution(name, &mut frames, &edit_split, edit_frames)
+            distribution(name, &mut frame_times, &edit_split, edit_frames)
         );
         // The floor: the visibility pass alone over as many objects.
         let n = world.store().len().max(1);
