@@ -2,7 +2,10 @@
 //! / 10k objects and 10k regions / 100k objects): one frame of a flight back and
 //! forth along the first leg, every system included, after the loading screen. In
 //! the same run, the floor of its largest part: the visibility pass alone over a
-//! city block of as many objects as the loop has loaded.
+//! city block of as many objects as the loop has loaded. Beside criterion's mean, the
+//! bench prints the distribution of every frame it stepped (mean, median, p99, max,
+//! frames over 16.7 ms) and the split by system of the frames with a terrain edit
+//! (one every 25 frames), which a mean hides.
 
 use std::time::Duration;
 
@@ -66,6 +69,10 @@ fn world_frame(c: &mut Criterion) {
         // The split by system over every frame criterion ran (warm-up included).
         let mut split = [Duration::ZERO; SYSTEMS];
         let (mut holes, mut over) = (0u32, 0u32);
+        // Every frame's loop time, and the split of the frames with an edit.
+        let mut frame_times: Vec<Duration> = Vec::with_capacity(1 << 16);
+        let mut edit_split = [Duration::ZERO; SYSTEMS];
+        let mut edit_frames = 0u32;
         g.bench_function(BenchmarkId::new("loop", name), |b| {
             b.iter(|| {
                 let f = pose(&flight, i);
@@ -73,10 +80,18 @@ fn world_frame(c: &mut Criterion) {
                 input.camera = f.camera.to_array();
                 input.target = f.target.to_array();
                 input.edits = f.edits;
+                let edit = !input.edits.is_empty();
                 let r = world.step(&mut input);
                 for (t, s) in split.iter_mut().zip(&r.systems) {
                     *t += s.time;
                 }
+                if edit {
+                    edit_frames += 1;
+                    for (t, s) in edit_split.iter_mut().zip(&r.systems) {
+                        *t += s.time;
+                    }
+                }
+                frame_times.push(r.systems.iter().map(|s| s.time).sum());
                 holes += u32::from(r.holes() > 0);
                 over += u32::from(r.over_budget);
                 r
@@ -99,6 +114,10 @@ fn world_frame(c: &mut Criterion) {
             "world/frame/loop/{name}: split by system, ms per frame over {i} frames: {}; {} objects loaded; frames with a hole {holes}, over budget {over}",
             parts.join(", "),
             world.store().len()
+        );
+        println!(
+            "{}",
+            distribution(name, &mut frame_times, &edit_split, edit_frames)
         );
         // The floor: the visibility pass alone over as many objects.
         let n = world.store().len().max(1);
@@ -141,6 +160,45 @@ fn world_frame(c: &mut Criterion) {
         let _ = std::fs::remove_dir_all(&dir);
     }
     g.finish();
+}
+
+/// One line: the loop's time per frame over `frames` (mean, median, p99, max, frames
+/// over 16.7 ms) and the mean split by system of the `edits` frames with an edit.
+fn distribution(
+    name: &str,
+    frames: &mut [Duration],
+    edit_split: &[Duration; SYSTEMS],
+    edits: u32,
+) -> String {
+    if frames.is_empty() {
+        return format!("world/frame/loop/{name}: no frame stepped");
+    }
+    frames.sort_unstable();
+    let n = frames.len();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let at = |q: f64| ms(frames[((n as f64 * q).ceil() as usize).clamp(1, n) - 1]);
+    let mean = frames.iter().map(|d| ms(*d)).sum::<f64>() / n as f64;
+    let over = frames.iter().filter(|d| ms(**d) > 16.7).count();
+    let parts: Vec<String> = SystemId::ALL
+        .iter()
+        .map(|s| {
+            let v = ms(edit_split[*s as usize]) / edits.max(1) as f64;
+            let name = if *s == SystemId::Budget {
+                "pools"
+            } else {
+                s.name()
+            };
+            format!("{name} {v:.3}")
+        })
+        .collect();
+    format!(
+        "world/frame/loop/{name}: every frame stepped ({}): mean {mean:.3} ms, median {:.3}, p99 {:.3}, max {:.3}, {over} over 16.7 ms; the {edits} frames with a terrain edit, ms per frame by system: {}",
+        frames.len(),
+        at(0.5),
+        at(0.99),
+        frames.last().map_or(0.0, |d| ms(*d)),
+        parts.join(", ")
+    )
 }
 
 criterion_group!(benches, world_frame);

@@ -136,6 +136,29 @@ pub fn affected_chunks(edited: CellBox, level_of: impl Fn(IVec3) -> u8, out: &mu
     }
 }
 
+/// Cells a chunk's collision mesh reads beyond its own: one. It is extracted at full
+/// detail without normals, so its cubes reach one sample past each face; the second
+/// sample of padding is there for the render mesh's central differences only.
+pub const COLLISION_REACH: i32 = 1;
+
+/// Add to `out` every chunk whose collision mesh reads a cell of `edited` (global
+/// cells): a subset of what [`affected_chunks`] finds at full detail, so an edit two
+/// cells from a face leaves the neighbour's collider alone.
+pub fn collision_affected(edited: CellBox, out: &mut ChunkSet) {
+    if edited.is_empty() {
+        return;
+    }
+    let lo = crate::cell::chunk_of_cell(edited.min - COLLISION_REACH);
+    let hi = crate::cell::chunk_of_cell(edited.max - 1 + COLLISION_REACH);
+    for z in lo.z..=hi.z {
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                out.insert(IVec3::new(x, y, z));
+            }
+        }
+    }
+}
+
 /// A removed chunk conservatively invalidates itself and its 26 neighbours.
 pub fn removal_affected(chunk: IVec3, out: &mut ChunkSet) {
     for z in -1..=1 {

@@ -8,7 +8,7 @@ use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::cell::{chunk_bounds, ChunkMap, ChunkSet};
-use crate::changes::{affected_chunks, removal_affected, Changes};
+use crate::changes::{collision_affected, removal_affected, Changes};
 use crate::collider::{ChunkShape, ShapeBytes};
 use crate::field::surface_impossible;
 use crate::flat::{reduce_flat, CollisionMesh, FlatScratch};
@@ -236,8 +236,8 @@ impl CollisionCache {
     }
 
     /// Bring the cache up to date with `grid`: rebuild changed chunks and the
-    /// neighbours whose full-detail padding reaches an edit; everything on a full
-    /// refresh. Synchronous; more than 8 chunks build in parallel.
+    /// neighbours whose collision mesh reads an edited cell (one cell past each face,
+    /// [`crate::COLLISION_REACH`]); everything on a full refresh. Synchronous; more than 8 chunks build in parallel.
     pub fn update(&mut self, grid: &VoxelGrid) -> CacheUpdate {
         let mut report = CacheUpdate::default();
         let Some(dirty) = self.dirty(grid, &mut report) else {
@@ -270,7 +270,7 @@ impl CollisionCache {
             }
             Changes::Delta { changed, removed } => {
                 for ch in &changed {
-                    affected_chunks(ch.global_bounds(), |_| 0, &mut dirty);
+                    collision_affected(ch.global_bounds(), &mut dirty);
                 }
                 for r in removed {
                     removal_affected(r, &mut dirty);

@@ -86,6 +86,14 @@ impl SampleField {
     /// average solid occupancy over each `2^level` block and vote its material,
     /// exposed solid cells (a 6-neighbour below half full) counting 8 times.
     pub fn build(&mut self, src: &impl CellSource, chunk: IVec3, level: u8) {
+        self.build_with(src, chunk, level, true);
+    }
+
+    /// [`SampleField::build`]; `uniform_blocks` takes a coarse sample whose block lies
+    /// in a uniform (or unwritten) chunk straight from that chunk's one cell instead
+    /// of averaging its cells (the same value: every cell of the block is that cell).
+    /// Off only in the test that compares the two.
+    fn build_with(&mut self, src: &impl CellSource, chunk: IVec3, level: u8, uniform_blocks: bool) {
         assert!(level < LEVELS, "level {level} out of range");
         let n = samples_per_axis(level);
         self.reset(n);
@@ -112,9 +120,32 @@ impl SampleField {
         let mut votes = std::mem::take(&mut self.votes);
         let volume = (s * s * s) as u32;
         let cdd = cd * cd;
+        // A block of `s` cells starts on a multiple of `s`, which divides the chunk
+        // size, so it lies inside one chunk: one of the 3 x 3 x 3 around `chunk`
+        // (the padding is under half a chunk). The uniform ones, by that index.
+        let mut uniform = [None::<Cell>; 27];
+        if uniform_blocks {
+            for (i, u) in uniform.iter_mut().enumerate() {
+                let n = chunk + IVec3::new(i as i32 % 3, i as i32 / 3 % 3, i as i32 / 9) - 1;
+                *u = match src.chunk_cells(n) {
+                    None => Some(Cell::EMPTY),
+                    Some(c) => c.uniform(),
+                };
+            }
+        }
+        let block_chunk =
+            |x: usize| ((x * s) as i32 - (PAD * s) as i32).div_euclid(CHUNK_CELLS) + 1;
         for z in 0..d {
             for y in 0..d {
                 for x in 0..d {
+                    let i = x + d * (y + d * z);
+                    let k = block_chunk(x) + 3 * block_chunk(y) + 9 * block_chunk(z);
+                    if let Some(cell) = uniform[k as usize] {
+                        let v = cell.solid();
+                        self.solid[i] = v;
+                        self.material[i] = if v == 0 { 0 } else { cell.material.0 };
+                        continue;
+                    }
                     let base = (1 + x * s) + cd * (1 + y * s) + cdd * (1 + z * s);
                     let mut sum = 0u32;
                     let mut first = 0u8;
@@ -136,7 +167,6 @@ impl SampleField {
                         }
                     }
                     let avg = ((sum + volume / 2) / volume) as u8;
-                    let i = x + d * (y + d * z);
                     self.solid[i] = avg;
                     self.material[i] = if avg == 0 {
                         0
@@ -246,4 +276,55 @@ pub fn surface_impossible(src: &impl CellSource, chunk: IVec3, level: u8) -> boo
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::Material;
+    use crate::generate::{generate, TerrainParams};
+    use crate::grid::VoxelGrid;
+    use glam::Vec3;
+
+    #[test]
+    fn uniform_blocks_give_the_averaged_field() {
+        // Hills with caves and a lake (dense, water), a solid uniform block, an air
+        // uniform chunk and unwritten chunks around.
+        let mut g = VoxelGrid::new();
+        let params = TerrainParams {
+            lake: Some((Vec3::new(150.0, 100.0, 150.0), 60.0)),
+            ..Default::default()
+        };
+        generate(&mut g, &params, IVec3::new(0, 0, 0), IVec3::new(2, 1, 2));
+        g.set_box(
+            Vec3::new(0.0, -128.0, 0.0),
+            Vec3::new(256.0, 0.0, 256.0),
+            Cell::full(Material::ROCK),
+        )
+        .unwrap();
+        g.set_box(
+            Vec3::new(256.0, 0.0, 0.0),
+            Vec3::new(384.0, 128.0, 128.0),
+            Cell::EMPTY,
+        )
+        .unwrap();
+        let (mut fast, mut plain) = (SampleField::new(), SampleField::new());
+        let mut uniform_seen = 0;
+        for level in 1..LEVELS {
+            for z in -1..=3 {
+                for y in -1..=2 {
+                    for x in -1..=3 {
+                        let c = IVec3::new(x, y, z);
+                        fast.build_with(&g, c, level, true);
+                        plain.build_with(&g, c, level, false);
+                        assert_eq!(fast.solid, plain.solid, "chunk {c} level {level}");
+                        assert_eq!(fast.material, plain.material, "chunk {c} level {level}");
+                        uniform_seen +=
+                            usize::from(g.chunk_cells(c).is_some_and(|ch| ch.uniform().is_some()));
+                    }
+                }
+            }
+        }
+        assert!(uniform_seen > 3, "{uniform_seen}");
+    }
 }

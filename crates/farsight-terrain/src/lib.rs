@@ -35,7 +35,8 @@ pub use cell::{
     CHUNK_SIZE, CHUNK_VOLUME,
 };
 pub use changes::{
-    affected_chunks, read_box, read_reach, removal_affected, Changes, ChunkChange, FullRefresh,
+    affected_chunks, collision_affected, read_box, read_reach, removal_affected, Changes,
+    ChunkChange, FullRefresh, COLLISION_REACH,
 };
 pub use chunk::{ChunkCells, ChunkEntry, EditHistory, EDIT_HISTORY};
 pub use collider::{ChunkShape, ShapeBytes, ShapeHit};

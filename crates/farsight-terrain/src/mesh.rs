@@ -250,8 +250,9 @@ impl ChunkMesher {
     }
 
     /// Hang a skirt below every open border edge (an edge of exactly one quad): its
-    /// lower edge sits `skirt_depth` inside the solid and one coarse sample out past
-    /// the chunk face, so it also covers a horizontal gap to a finer neighbour.
+    /// lower edge sits `skirt_depth` inside the solid and, moved along the surface
+    /// ([`skirt_flare`]), one sample of its level out past the chunk face, so it
+    /// also covers a gap along the surface to a neighbour at another level.
     fn skirts(&mut self, out: &mut ChunkMesh, level: u8) {
         let depth = skirt_depth(level);
         let flare = (1u32 << level) as f32 * CELL_SIZE;
@@ -295,9 +296,10 @@ impl ChunkMesher {
                 for v in [a, b] {
                     let mut t = out.vertices[v as usize];
                     let p = Vec3::from(t.position);
+                    let n = Vec3::from(t.normal);
                     let outward = Vec3::select(p.cmplt(lo + flare), Vec3::NEG_ONE, Vec3::ZERO)
                         + Vec3::select(p.cmpgt(hi - flare), Vec3::ONE, Vec3::ZERO);
-                    let p = p - Vec3::from(t.normal) * depth + outward * flare;
+                    let p = p - n * depth + skirt_flare(outward, n, flare);
                     t.position = p.to_array();
                     out.vertices.push(t);
                 }
@@ -309,6 +311,29 @@ impl ChunkMesher {
             i = j;
         }
     }
+}
+
+/// How far a skirt's lower edge reaches past the chunk face(s) `outward` points
+/// through, for a border vertex with normal `n`: along the surface, not along the
+/// face's axis. Where a surface meets the face at a slant (a crater wall running
+/// nearly along the seam), the gap between two levels' borders lies along the
+/// surface and is wider than their offset across the face by `1 / sin` of that
+/// angle; a flare straight across the face covered only the offset, and a sliver of
+/// the terrain behind showed through. The skirt moves along the surface's tangent
+/// towards the face far enough to cross it by `flare`, at most `2 * flare` in all;
+/// a surface nearly parallel to the face keeps the straight flare.
+fn skirt_flare(outward: Vec3, n: Vec3, flare: f32) -> Vec3 {
+    let o = outward.normalize_or_zero();
+    let along = o - n * n.dot(o);
+    let across = along.dot(o);
+    if across < 0.1 {
+        return outward * flare;
+    }
+    // `along * k` goes `k * across` along `o`; a vertex at an edge or corner of the
+    // chunk (two or three faces) goes `flare` across each, as before.
+    let reach = flare * outward.length();
+    let k = (reach / across).min(2.0 * reach / along.length());
+    along * k
 }
 
 /// Up to four materials with the largest weights (ties to the lower id), sorted by

@@ -165,6 +165,43 @@ fn cache_rebuilds_only_what_changed_and_answers_queries() {
     assert!(cache.update(&g).parallel);
 }
 
+#[test]
+fn an_edit_two_cells_from_a_face_leaves_the_neighbours_collider_alone() {
+    // A collision mesh reads one cell past each face (no normals), so an edit two
+    // cells inside chunk 0 must not rebuild chunk (1, 0, 0): rebuilding it was a
+    // wasted full-detail build on the frame of every edit near a face.
+    let mut g = flat_world();
+    let mut cache = CollisionCache::new(1);
+    cache.update(&g);
+    let neighbour = IVec3::new(1, 0, 0);
+    let before = cache.collider(neighbour).unwrap().clone();
+    let edited = cache.collider(IVec3::ZERO).unwrap().clone();
+    for y in [11, 12] {
+        g.set_cell(IVec3::new(CHUNK_CELLS - 2, y, 10), Cell::EMPTY);
+    }
+    let up = cache.update(&g);
+    assert_eq!((up.rebuilt, up.removed), (1, 0), "{up:?}");
+    assert!(!Arc::ptr_eq(&edited, cache.collider(IVec3::ZERO).unwrap()));
+    assert!(Arc::ptr_eq(&before, cache.collider(neighbour).unwrap()));
+    // And the kept collider is what a fresh build of the edited grid makes.
+    let mut fresh = CollisionCache::new(2);
+    fresh.update(&g);
+    let (kept, new) = (
+        cache.collider(neighbour).unwrap(),
+        fresh.collider(neighbour).unwrap(),
+    );
+    assert_eq!(kept.triangles, new.triangles);
+    assert_eq!(kept.shape.bounds(), new.shape.bounds());
+    for i in 0..40 {
+        let o = Vec3::new(124.0 + i as f32 * 0.5, 80.0, 36.0 + (i % 7) as f32 * 1.3);
+        let (a, b) = (
+            cache.cast_ray(o, Vec3::NEG_Y, 100.0),
+            fresh.cast_ray(o, Vec3::NEG_Y, 100.0),
+        );
+        assert_eq!(a.map(|h| h.point), b.map(|h| h.point), "ray at {o}");
+    }
+}
+
 /// Meshes to query: a hilly chunk with caves (small triangles), flat ground (large
 /// fan triangles), and a crater.
 fn query_shapes() -> Vec<ChunkShape> {

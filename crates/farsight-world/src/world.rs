@@ -1467,10 +1467,11 @@ impl World {
         let (mut drawn, mut pending) = (ChunkSet::default(), ChunkSet::default());
         {
             let (up, pend) = (&self.uploaded, &self.pending);
-            let drawn_level = |c: IVec3| match up.get(&c.to_array()) {
-                Some(u) if !u.empty => u.level,
-                _ => coarsest,
-            };
+            // A chunk drawn as empty was found empty at its level: an edit beyond
+            // that level's reach cannot give it a surface, so it keeps its state (the
+            // coarsest reach, 17 cells, remade the base of every empty neighbour of
+            // nearly every edit on the frame).
+            let drawn_level = |c: IVec3| up.get(&c.to_array()).map_or(coarsest, |u| u.level);
             let pending_level = |c: IVec3| pend.get(&c.to_array()).map_or(coarsest, |p| p.level);
             for ch in &changed {
                 affected_chunks(ch.global_bounds(), drawn_level, &mut drawn);
