@@ -181,7 +181,7 @@ impl LodPolicy {
             if let Some(LodCell::Side(side)) = p.cell {
                 let index = far as f64 / side as f64;
                 // A side that is not a positive finite number is `BadCell`'s.
-                if side > 0.0 && !(index <= MAX_CELL_INDEX) {
+                if side > 0.0 && (index.is_nan() || index > MAX_CELL_INDEX) {
                     return Err(PolicyError::CellIndexOutOfRange {
                         level,
                         side,
