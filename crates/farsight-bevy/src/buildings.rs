@@ -1,6 +1,13 @@
 //! Baked buildings (seed 004) in Bevy: an asset loader for the full and the cooked
 //! building files, and a component that spawns a building's pieces with the draw
 //! bands farsight-building computes, as Bevy `VisibilityRange`s.
+//!
+//! Cut faces (the walls of openings) are marked per face from the file's face
+//! sources, for element pieces and group batches alike: a mesh with any cut face
+//! carries [`ATTRIBUTE_CUT`] (8 bytes a vertex, `1.0` on the vertices of cut faces),
+//! and the pieces that draw it wear their material's cut variant
+//! ([`BuildingPalette::get_or_make_cut`]), which multiplies the base colour of cut
+//! faces by the kit's cut shade. Meshes without cut faces carry nothing more.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,12 +16,21 @@ use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::{NoAutoAabb, VisibilityRange};
-use bevy::mesh::{Indices, PrimitiveTopology};
+use bevy::image::ImageSampler;
+use bevy::mesh::{Indices, MeshVertexAttribute, PrimitiveTopology, UvChannel};
 use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use farsight_building::{
     bands, to_mesh_data, uv_gradient_tangents, BakedBuilding, FileError, PieceBand, PlacedCollider,
-    Portal, Room, DEFAULT_CROSSFADE,
+    Portal, Room, DEFAULT_CROSSFADE, DEFAULT_CUT_SHADE,
 };
+
+/// The per-vertex cut flag of a building mesh with cut faces: `[1.0, 0.0]` on every
+/// vertex of a cut face, `[0.0, 0.0]` elsewhere (a vertex a cut and an uncut face
+/// shared is split in two). It is Bevy's second UV channel, so Bevy's own vertex,
+/// prepass and shadow shaders carry it, and a material reads it as `uv_b`: the cut
+/// variant of a palette material looks its shade up there.
+pub const ATTRIBUTE_CUT: MeshVertexAttribute = Mesh::ATTRIBUTE_UV_1;
 
 /// A building file loaded: the meshes are labelled sub-assets (`mesh{k}`), and every
 /// entity a spawn makes is planned here, so the loaded asset holds no triangles of its
@@ -60,6 +76,9 @@ pub struct BuildingPieceSpec {
     pub aabb: Aabb,
     /// The band it draws in, measured to its origin (`use_aabb: false`).
     pub range: VisibilityRange,
+    /// Whether its mesh has cut faces (and so [`ATTRIBUTE_CUT`]): it wears its
+    /// material's cut variant.
+    pub cut: bool,
 }
 
 // Bevy's `VisibilityRange` is not `Debug`: its margins are printed field by field.
@@ -75,6 +94,7 @@ impl std::fmt::Debug for BuildingPieceSpec {
             .field("start_margin", &self.range.start_margin)
             .field("end_margin", &self.range.end_margin)
             .field("use_aabb", &self.range.use_aabb)
+            .field("cut", &self.cut)
             .finish()
     }
 }
@@ -196,6 +216,7 @@ pub fn plan(
                     end_margin: band.end_margin.clone(),
                     use_aabb: false,
                 },
+                cut: has_cut_faces(p.mesh),
             });
         }
         entity_of.push(row);
@@ -212,30 +233,85 @@ pub fn plan(
     })
 }
 
+/// Whether a mesh has a cut face it can mark: one face source per triangle, one of
+/// them cut.
+fn has_cut_faces(m: &farsight_building::Mesh) -> bool {
+    m.sources.len() == m.indices.len() / 3 && m.has_cut_faces()
+}
+
 /// A building mesh as a Bevy mesh (positions shifted by `offset`), with positions,
 /// normals, UVs and tangents (the file's, or generated from the UVs when a full file
-/// has none), kept in the render world only.
+/// has none), kept in the render world only. A mesh with cut faces also carries
+/// [`ATTRIBUTE_CUT`], exactly on the vertices of its cut faces: a vertex that a cut
+/// and an uncut face share is split, the cut face taking the copy.
 pub fn to_bevy_mesh(m: &farsight_building::Mesh, offset: [f32; 3]) -> Mesh {
     let o = Vec3::from(offset);
-    let positions: Vec<[f32; 3]> = m
+    let mut positions: Vec<[f32; 3]> = m
         .positions
         .iter()
         .map(|p| (Vec3::from(*p) + o).to_array())
         .collect();
-    let tangents = if m.tangents.len() == m.positions.len() {
+    let mut tangents = if m.tangents.len() == m.positions.len() {
         m.tangents.clone()
     } else {
         uv_gradient_tangents(&to_mesh_data(m))
     };
-    Mesh::new(
+    let mut normals = m.normals.clone();
+    let mut uvs = m.uvs.clone();
+    let mut indices = m.indices.clone();
+    let mut cut_flags = None;
+    if has_cut_faces(m) {
+        const UNCUT: u8 = 1;
+        const CUT: u8 = 2;
+        // What kinds of face use each vertex.
+        let mut used = vec![0u8; positions.len()];
+        for (t, s) in m.indices.chunks_exact(3).zip(&m.sources) {
+            for &i in t {
+                if let Some(u) = used.get_mut(i as usize) {
+                    *u |= if s.cut { CUT } else { UNCUT };
+                }
+            }
+        }
+        let mut flags: Vec<[f32; 2]> = used
+            .iter()
+            .map(|&u| [if u == CUT { 1.0 } else { 0.0 }, 0.0])
+            .collect();
+        // The copy a cut face uses of a vertex uncut faces use too.
+        let mut copy: Vec<u32> = vec![u32::MAX; positions.len()];
+        for (t, s) in indices.chunks_exact_mut(3).zip(&m.sources) {
+            if !s.cut {
+                continue;
+            }
+            for i in t {
+                let v = *i as usize;
+                if used.get(v) != Some(&(CUT | UNCUT)) {
+                    continue;
+                }
+                if copy[v] == u32::MAX {
+                    copy[v] = positions.len() as u32;
+                    positions.push(positions[v]);
+                    normals.push(normals[v]);
+                    uvs.push(uvs[v]);
+                    tangents.push(tangents[v]);
+                    flags.push([1.0, 0.0]);
+                }
+                *i = copy[v];
+            }
+        }
+        cut_flags = Some(flags);
+    }
+    let mut mesh = Mesh::new(
         PrimitiveTopology::TriangleList,
         RenderAssetUsages::RENDER_WORLD,
     )
     .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
-    .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, m.normals.clone())
-    .with_inserted_attribute(Mesh::ATTRIBUTE_UV_0, m.uvs.clone())
-    .with_inserted_attribute(Mesh::ATTRIBUTE_TANGENT, tangents)
-    .with_inserted_indices(Indices::U32(m.indices.clone()))
+    .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, normals)
+    .with_inserted_attribute(Mesh::ATTRIBUTE_UV_0, uvs)
+    .with_inserted_attribute(Mesh::ATTRIBUTE_TANGENT, tangents);
+    if let Some(flags) = cut_flags {
+        mesh.insert_attribute(ATTRIBUTE_CUT, flags);
+    }
+    mesh.with_inserted_indices(Indices::U32(indices))
 }
 
 /// Put on an entity (with a `Transform`) to draw a building there: once the asset is
@@ -259,6 +335,9 @@ pub struct BuildingPiece {
     pub piece: usize,
     /// The material it wears.
     pub material: String,
+    /// Whether its mesh has cut faces: it wears the cut variant of its material
+    /// ([`BuildingPalette::material_of`]).
+    pub cut: bool,
 }
 
 /// Level zero's collision hulls of a spawned building, in building space, one per
@@ -280,9 +359,32 @@ pub struct BuildingSpawned(pub AssetId<BuildingAsset>);
 /// The materials building pieces wear: one shared `StandardMaterial` per material
 /// name. A name not in it gets a colour made from the name the first time it is
 /// seen; insert your own handles before the building spawns to choose them.
-#[derive(Resource, Clone, Debug, Default)]
+///
+/// A piece with cut faces wears the name's cut variant: the same material, its base
+/// colour multiplied on cut faces by `cut_shade` (set it from the kit's
+/// `Kit::cut_shade`), through a two-texel base colour texture read on the second UV
+/// channel, where [`ATTRIBUTE_CUT`] is.
+#[derive(Resource, Clone, Debug)]
 pub struct BuildingPalette {
     pub materials: BTreeMap<String, Handle<StandardMaterial>>,
+    /// The cut variant of each name, made from `materials` the first time a piece
+    /// with cut faces wears it; insert your own to choose them.
+    pub cut_materials: BTreeMap<String, Handle<StandardMaterial>>,
+    /// The linear RGB factor cut faces' base colour is multiplied by.
+    pub cut_shade: [f32; 3],
+    /// The texture of the cut variants (made once, from `cut_shade`).
+    pub cut_texture: Option<Handle<Image>>,
+}
+
+impl Default for BuildingPalette {
+    fn default() -> Self {
+        BuildingPalette {
+            materials: BTreeMap::new(),
+            cut_materials: BTreeMap::new(),
+            cut_shade: DEFAULT_CUT_SHADE,
+            cut_texture: None,
+        }
+    }
 }
 
 impl BuildingPalette {
@@ -303,6 +405,70 @@ impl BuildingPalette {
         self.materials.insert(name.to_string(), h.clone());
         h
     }
+
+    /// The cut variant of `name`, made (and kept) the first time it is asked for: a
+    /// copy of [`BuildingPalette::get_or_make`]'s material whose base colour is
+    /// multiplied by a texture read at [`ATTRIBUTE_CUT`]: white where it is `0.0`,
+    /// `cut_shade` where it is `1.0`. A material that has a base colour texture of
+    /// its own, or moves its UVs, is its own cut variant (cut faces then draw as the
+    /// rest).
+    pub fn get_or_make_cut(
+        &mut self,
+        name: &str,
+        materials: &mut Assets<StandardMaterial>,
+        images: &mut Assets<Image>,
+    ) -> Handle<StandardMaterial> {
+        if let Some(h) = self.cut_materials.get(name) {
+            return h.clone();
+        }
+        let base = self.get_or_make(name, materials);
+        let variant = match materials.get(&base) {
+            Some(m) if m.base_color_texture.is_none() && m.uv_transform == default() => {
+                let texture = self
+                    .cut_texture
+                    .get_or_insert_with(|| images.add(cut_texture(self.cut_shade)))
+                    .clone();
+                let mut m = m.clone();
+                m.base_color_texture = Some(texture);
+                m.base_color_channel = UvChannel::Uv1;
+                materials.add(m)
+            }
+            _ => base,
+        };
+        self.cut_materials.insert(name.to_string(), variant.clone());
+        variant
+    }
+
+    /// The material a spawned piece wears: its name's cut variant if its mesh has cut
+    /// faces and the variant was made, else the name's material.
+    pub fn material_of(&self, piece: &BuildingPiece) -> Option<Handle<StandardMaterial>> {
+        let cut = piece
+            .cut
+            .then(|| self.cut_materials.get(&piece.material))
+            .flatten();
+        cut.or_else(|| self.materials.get(&piece.material)).cloned()
+    }
+}
+
+/// Two texels, linear: white (uncut, read at u = 0) and the cut shade (u = 1). The
+/// flag is constant over a face and the sampler clamps to the edge, so a face reads
+/// one texel whole under either filter.
+pub fn cut_texture(shade: [f32; 3]) -> Image {
+    let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+    let [r, g, b] = shade.map(byte);
+    let mut image = Image::new(
+        Extent3d {
+            width: 2,
+            height: 1,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        vec![255, 255, 255, 255, r, g, b, 255],
+        TextureFormat::Rgba8Unorm,
+        RenderAssetUsages::RENDER_WORLD,
+    );
+    image.sampler = ImageSampler::nearest();
+    image
 }
 
 /// A stable, muted colour for a material name (FNV-1a of the name).
@@ -324,6 +490,7 @@ fn spawn_buildings(
     assets: Res<Assets<BuildingAsset>>,
     mut palette: ResMut<BuildingPalette>,
     mut materials: Option<ResMut<Assets<StandardMaterial>>>,
+    mut images: Option<ResMut<Assets<Image>>>,
     pieces: Query<(Entity, &BuildingPiece)>,
 ) {
     for (e, b, spawned) in &buildings {
@@ -340,14 +507,16 @@ fn spawn_buildings(
                 }
             }
         }
-        let mut by_name: BTreeMap<&str, Option<Handle<StandardMaterial>>> = BTreeMap::new();
+        let mut by_name: BTreeMap<(&str, bool), Option<Handle<StandardMaterial>>> = BTreeMap::new();
         for spec in &asset.pieces {
             let material = by_name
-                .entry(spec.material.as_str())
+                .entry((spec.material.as_str(), spec.cut))
                 .or_insert_with(|| {
-                    materials
-                        .as_deref_mut()
-                        .map(|m| palette.get_or_make(&spec.material, m))
+                    let m = materials.as_deref_mut()?;
+                    Some(match (spec.cut, images.as_deref_mut()) {
+                        (true, Some(images)) => palette.get_or_make_cut(&spec.material, m, images),
+                        _ => palette.get_or_make(&spec.material, m),
+                    })
                 })
                 .clone();
             let mut child = commands.spawn((
@@ -362,6 +531,7 @@ fn spawn_buildings(
                     last_level: *spec.levels.end(),
                     piece: spec.piece,
                     material: spec.material.clone(),
+                    cut: spec.cut,
                 },
                 ChildOf(e),
             ));

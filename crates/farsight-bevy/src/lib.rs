@@ -84,7 +84,8 @@
 //! each piece of each level becomes one child entity ([`BuildingPiece`]) with the
 //! `VisibilityRange` farsight-building's `bands` gives it (measured to its origin,
 //! `use_aabb` off, as the seed says), the `Aabb` the file recorded, and the shared
-//! material of its name from [`BuildingPalette`]. A piece a coarser level left
+//! material of its name from [`BuildingPalette`] (a piece with cut faces wears the
+//! name's cut variant, which shades them by the kit's cut shade). A piece a coarser level left
 //! unchanged is one entity whose band spans both levels; every placement of a part at a
 //! level shares one `Handle<Mesh>`, so they batch. The building entity gets
 //! [`BuildingColliders`] (level zero's hulls) and [`BuildingSpaces`] (rooms and
@@ -165,9 +166,9 @@ pub use assets::{
     LodChainAsset, LodChainLevel, LodChainLoader,
 };
 pub use buildings::{
-    plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError, BuildingLoader,
-    BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces, BuildingSpawned,
-    FarsightBuilding, FarsightBuildingsPlugin,
+    cut_texture, plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError,
+    BuildingLoader, BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces,
+    BuildingSpawned, FarsightBuilding, FarsightBuildingsPlugin, ATTRIBUTE_CUT,
 };
 pub use clusters::{
     ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,

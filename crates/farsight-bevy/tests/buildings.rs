@@ -11,11 +11,12 @@ use bevy::camera::primitives::MeshAabb;
 use bevy::camera::visibility::{VisibilityRange, VisibleEntityRanges};
 use bevy::camera::CameraPlugin;
 use bevy::mesh::MeshPlugin;
+use bevy::mesh::{Indices, UvChannel, VertexAttributeValues};
 use bevy::prelude::*;
 use bevy::transform::TransformPlugin;
 use farsight_bevy::{
-    plan, BuildingAsset, BuildingColliders, BuildingPiece, BuildingSpaces, FarsightBuilding,
-    FarsightPlugin,
+    plan, BuildingAsset, BuildingColliders, BuildingPalette, BuildingPiece, BuildingSpaces,
+    FarsightBuilding, FarsightPlugin, ATTRIBUTE_CUT,
 };
 use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{
@@ -339,6 +340,139 @@ fn a_spawned_building_has_one_entity_per_band_shared_meshes_and_despawns_whole()
         .iter(app.world())
         .count();
     assert_eq!(left, 0, "despawning the building despawns its pieces");
+}
+
+/// The per-face cut flag of a Bevy building mesh: for each triangle, whether all
+/// three of its vertices carry the flag (`None` when a triangle's vertices disagree).
+fn cut_flags(mesh: &Mesh) -> Vec<Option<bool>> {
+    let Some(Indices::U32(indices)) = mesh.indices() else {
+        panic!("u32 indices")
+    };
+    let Some(VertexAttributeValues::Float32x2(flags)) = mesh.attribute(ATTRIBUTE_CUT) else {
+        return vec![Some(false); indices.len() / 3];
+    };
+    indices
+        .chunks_exact(3)
+        .map(|t| {
+            let f: Vec<f32> = t.iter().map(|&i| flags[i as usize][0]).collect();
+            match f.as_slice() {
+                [1.0, 1.0, 1.0] => Some(true),
+                [0.0, 0.0, 0.0] => Some(false),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Cut faces reach the GPU per face, for element pieces and group batches (a merge
+/// group and concatenated cells) alike, from full and cooked files: the Bevy mesh of
+/// a piece with cut faces carries the flag on exactly the vertices of those faces,
+/// every triangle keeps its corners, and a mesh without cut faces carries nothing
+/// more. Pieces with cut faces wear their material's cut variant, whose texture holds
+/// the kit's cut shade.
+#[test]
+fn cut_faces_are_flagged_per_face_and_shaded_by_the_kits_cut_shade() {
+    let mut ladder = LodPolicy::ladder();
+    ladder[2].cell = Some(LodCell::Side(35.0));
+    let baked = bake(&row(6), &ladder, &ManifoldKernel).unwrap();
+    let cooked = BakedBuilding::read(
+        &baked
+            .write_cooked(&farsight_building::uv_gradient_tangents)
+            .unwrap(),
+    )
+    .unwrap();
+    for b in [&baked, &cooked] {
+        let mut app = app(None);
+        let asset = {
+            let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
+            plan(b, |_, m| meshes.add(m)).unwrap()
+        };
+        let meshes = app.world().resource::<Assets<Mesh>>();
+        let (mut cut_elements, mut cut_batches, mut plain) = (0, 0, 0);
+        for spec in &asset.pieces {
+            let level = &b.levels[*spec.levels.start()];
+            let piece = level.pieces().nth(spec.piece).unwrap();
+            let src = piece.mesh;
+            let mesh = meshes.get(&spec.mesh).unwrap();
+            let want: Vec<Option<bool>> = src.sources.iter().map(|s| Some(s.cut)).collect();
+            assert_eq!(
+                cut_flags(mesh),
+                want,
+                "level {:?} piece {}",
+                spec.levels,
+                spec.piece
+            );
+            assert_eq!(spec.cut, src.has_cut_faces());
+            assert_eq!(mesh.attribute(ATTRIBUTE_CUT).is_some(), spec.cut);
+            // The same triangles: each corner's normal and UV as the file has them.
+            let Some(Indices::U32(indices)) = mesh.indices() else {
+                unreachable!()
+            };
+            let Some(VertexAttributeValues::Float32x3(normals)) =
+                mesh.attribute(Mesh::ATTRIBUTE_NORMAL)
+            else {
+                unreachable!()
+            };
+            let Some(VertexAttributeValues::Float32x2(uvs)) = mesh.attribute(Mesh::ATTRIBUTE_UV_0)
+            else {
+                unreachable!()
+            };
+            assert_eq!(indices.len(), src.indices.len());
+            for (a, b) in indices.iter().zip(&src.indices) {
+                assert_eq!(normals[*a as usize], src.normals[*b as usize]);
+                assert_eq!(uvs[*a as usize], src.uvs[*b as usize]);
+            }
+            match (spec.cut, piece.kind) {
+                (false, _) => plain += 1,
+                (true, farsight_building::PieceKind::Element { .. }) => cut_elements += 1,
+                (true, farsight_building::PieceKind::Batch { .. }) => cut_batches += 1,
+            }
+        }
+        assert!(cut_elements > 0 && cut_batches > 0 && plain > 0);
+
+        // Spawned with materials: the cut variant of a name is its material with the
+        // kit's shade on the second UV channel.
+        let shade = farsight_building::Kit::builtin("dark-city")
+            .unwrap()
+            .cut_shade;
+        app.init_asset::<StandardMaterial>().init_asset::<Image>();
+        app.world_mut().resource_mut::<BuildingPalette>().cut_shade = shade;
+        let handle = app
+            .world_mut()
+            .resource_mut::<Assets<BuildingAsset>>()
+            .add(asset);
+        let e = app.world_mut().spawn(FarsightBuilding(handle)).id();
+        app.update();
+        app.update();
+        let pieces = pieces_of(&mut app, e);
+        assert!(!pieces.is_empty());
+        let palette = app.world().resource::<BuildingPalette>().clone();
+        let materials = app.world().resource::<Assets<StandardMaterial>>();
+        let images = app.world().resource::<Assets<Image>>();
+        for (entity, piece, _) in &pieces {
+            let worn = app
+                .world()
+                .get::<MeshMaterial3d<StandardMaterial>>(*entity)
+                .unwrap();
+            assert_eq!(Some(worn.0.clone()), palette.material_of(piece));
+            let m = materials.get(&worn.0).unwrap();
+            let plain = materials.get(&palette.materials[&piece.material]).unwrap();
+            assert_eq!(m.base_color, plain.base_color);
+            if piece.cut {
+                assert_ne!(worn.0, palette.materials[&piece.material]);
+                assert_eq!(m.base_color_channel, UvChannel::Uv1);
+                let image = images.get(m.base_color_texture.as_ref().unwrap()).unwrap();
+                let texels = image.data.as_ref().unwrap();
+                let byte = |v: f32| (v * 255.0).round() as u8;
+                assert_eq!(&texels[..4], &[255, 255, 255, 255]);
+                assert_eq!(&texels[4..7], &shade.map(byte));
+            } else {
+                assert_eq!(worn.0, palette.materials[&piece.material]);
+                assert!(m.base_color_texture.is_none());
+            }
+        }
+        assert!(pieces.iter().any(|(_, p, _)| p.cut));
+    }
 }
 
 /// Bevy 0.19's dither level for an entity at `d` from the view (`mesh_functions.wgsl`,

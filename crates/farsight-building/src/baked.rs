@@ -1,7 +1,8 @@
 //! A baked building: the recipe (absent when read from a cooked file), the ladder it
 //! was baked under and one [`MeshedBuilding`] per level.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::mesh::{Mesh, MeshedBuilding};
@@ -35,9 +36,14 @@ impl BakedBuilding {
         self.levels.first().map_or("", |l| l.id.as_str())
     }
 
-    /// Every distinct mesh of every level, each once (a mesh levels share is one).
+    /// Every distinct mesh of every level, each once, in level order: a mesh levels
+    /// share is one, and so are two meshes equal to the bit (two cells' identical
+    /// batches), which a file stores as one record. So a building counts the same
+    /// fresh from a bake and read back from its file.
     pub fn meshes(&self) -> Vec<&Arc<Mesh>> {
         let mut seen = BTreeSet::new();
+        // Content digest -> the distinct meshes with that digest.
+        let mut by_digest: BTreeMap<u64, Vec<&Arc<Mesh>>> = BTreeMap::new();
         let mut out = Vec::new();
         for level in &self.levels {
             let part_meshes = level
@@ -49,17 +55,57 @@ impl BakedBuilding {
                 .iter()
                 .flat_map(|g| g.batches.iter().map(|b| &b.mesh));
             for m in part_meshes.chain(batch_meshes) {
-                if seen.insert(Arc::as_ptr(m) as usize) {
-                    out.push(m);
+                if !seen.insert(Arc::as_ptr(m) as usize) {
+                    continue;
                 }
+                let same = by_digest.entry(digest(m)).or_default();
+                if same.iter().any(|o| same_bits(o, m)) {
+                    continue;
+                }
+                same.push(m);
+                out.push(m);
             }
         }
         out
     }
 
-    /// Unique triangles over every level: a mesh several levels share counts once; in
-    /// a concatenated level every placed copy counts.
+    /// Unique triangles over every level: a mesh several levels share, or equal
+    /// meshes in several places, count once ([`BakedBuilding::meshes`]); in a
+    /// concatenated level every placed copy counts.
     pub fn triangles(&self) -> usize {
         self.meshes().iter().map(|m| m.triangle_count()).sum()
     }
+}
+
+/// Every number of a mesh as bits, in a fixed order (what a file record stores).
+fn words(m: &Mesh) -> impl Iterator<Item = u32> + '_ {
+    let lens = [
+        m.positions.len(),
+        m.normals.len(),
+        m.uvs.len(),
+        m.tangents.len(),
+        m.indices.len(),
+        m.sources.len(),
+    ]
+    .map(|n| n as u32);
+    lens.into_iter()
+        .chain(m.positions.iter().flatten().map(|v| v.to_bits()))
+        .chain(m.normals.iter().flatten().map(|v| v.to_bits()))
+        .chain(m.uvs.iter().flatten().map(|v| v.to_bits()))
+        .chain(m.tangents.iter().flatten().map(|v| v.to_bits()))
+        .chain(m.indices.iter().copied())
+        .chain(m.sources.iter().map(|s| s.to_word()))
+}
+
+fn digest(m: &Mesh) -> u64 {
+    // SipHash with fixed keys: the same digest on every run.
+    let mut h = std::hash::DefaultHasher::new();
+    for w in words(m) {
+        w.hash(&mut h);
+    }
+    h.finish()
+}
+
+fn same_bits(a: &Mesh, b: &Mesh) -> bool {
+    words(a).eq(words(b))
 }

@@ -279,6 +279,29 @@ fn unpack_structure(bytes: &[u8]) -> Result<BuildingManifest, FileError> {
     })
 }
 
+/// The structure of a building file (full or cooked) as indented RON, as a reader
+/// would want to diff it: the recipe (full files), the ladder, the hulls, rooms and
+/// portals, the palettes and placements, and every level's parts and groups with
+/// each mesh named by its record index. The file keeps this compact and compressed;
+/// this spells it out. The container and the structure record are checked as a read
+/// checks them, but the meshes are not decoded.
+pub fn manifest_ron(bytes: &[u8]) -> Result<String, FileError> {
+    let aligned = AlignedBytes::from(bytes);
+    let file = Container::<BuildingHead>::read(&aligned)?;
+    let head = file.manifest();
+    if head.kind != KIND {
+        return Err(FileError::WrongKind {
+            found: head.kind.clone(),
+        });
+    }
+    let m = unpack_structure(file.record(head.structure)?.bytes)?;
+    ron::ser::to_string_pretty(&m, ron::ser::PrettyConfig::default()).map_err(|e| {
+        FileError::Layout {
+            what: format!("the structure could not be written as RON: {e}"),
+        }
+    })
+}
+
 /// A mesh as farsight-format's [`MeshData`] (face sources as provenance words).
 pub fn to_mesh_data(m: &Mesh) -> MeshData {
     MeshData {
@@ -688,6 +711,9 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
         }
     }
     LodPolicy::check(&m.ladder)?;
+    if let Some(r) = &m.recipe {
+        LodPolicy::check_cells(&m.ladder, &r.reach())?;
+    }
     if m.levels.len() != m.ladder.len() {
         return Err(structure(
             m.levels.len(),
@@ -907,4 +933,87 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
         ladder: m.ladder.clone(),
         levels,
     })
+}
+
+#[cfg(all(test, feature = "bake"))]
+mod tests {
+    use super::*;
+    use crate::recipe::{Element, Geometry, Instance, Part, Shape};
+
+    fn building() -> Building {
+        let wall = Element {
+            id: "wall".into(),
+            shape: Shape {
+                geometry: Geometry::Box {
+                    size: [6.0, 3.0, 0.3],
+                },
+                at: Pose::yawed([0.0, 1.5, 0.0], 0.0),
+            },
+            union: vec![],
+            cutters: vec![Shape {
+                geometry: Geometry::Box {
+                    size: [1.8, 1.6, 0.3],
+                },
+                at: Pose::yawed([0.0, 1.6, 0.0], 0.0),
+            }],
+            side: Side::Exterior,
+            binding: "facade".into(),
+            far: false,
+        };
+        Building {
+            id: "bay".into(),
+            palette: BTreeMap::from([("facade".into(), "brick".into())]),
+            parts: vec![Part {
+                id: "wall".into(),
+                storey: Some(0),
+                elements: vec![wall],
+            }],
+            instances: (0..3)
+                .map(|i| Instance {
+                    id: format!("w{i}"),
+                    part: "wall".into(),
+                    pose: Pose::yawed([i as f32 * 6.0, 0.0, 0.0], 0.0),
+                    attachment: None,
+                    overrides: BTreeMap::new(),
+                })
+                .collect(),
+            merge_groups: vec![],
+            colliders: vec![],
+            rooms: vec![],
+            portals: vec![],
+        }
+    }
+
+    /// The RON printed is indented, one field a line, and reads back to exactly the
+    /// structure the file holds; a file of another kind or a cut one is refused.
+    #[test]
+    fn the_manifest_prints_as_indented_ron_that_reads_back() {
+        let mut ladder = LodPolicy::ladder();
+        ladder[2].cell = Some(crate::LodCell::Side(35.0));
+        let baked = crate::bake::bake(&building(), &ladder, &crate::bake::ManifoldKernel).unwrap();
+        for bytes in [
+            baked.write_full().unwrap(),
+            baked
+                .write_cooked(&crate::tangents::uv_gradient_tangents)
+                .unwrap(),
+        ] {
+            let text = manifest_ron(&bytes).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines.len() > 50, "{text}");
+            assert!(
+                lines.iter().any(|l| l.starts_with("    levels: [")),
+                "{text}"
+            );
+            assert!(lines.iter().any(|l| l.starts_with("        ")), "{text}");
+            let back: BuildingManifest = ron::from_str(&text).unwrap();
+            let aligned = AlignedBytes::from(&bytes[..]);
+            let file = Container::<BuildingHead>::read(&aligned).unwrap();
+            let stored =
+                unpack_structure(file.record(file.manifest().structure).unwrap().bytes).unwrap();
+            assert_eq!(back, stored);
+            assert_eq!(back.levels.len(), 3);
+        }
+        let full = baked.write_full().unwrap();
+        assert!(manifest_ron(&full[..full.len() / 2]).is_err());
+    }
 }

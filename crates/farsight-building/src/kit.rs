@@ -53,6 +53,20 @@ pub struct Kit {
     pub door: [f32; 2],
     #[serde(default = "default_stair")]
     pub stair: f32,
+    /// How a renderer shades cut faces (the walls of openings: reveals, jambs, sill
+    /// tops): their base colour times this linear RGB factor, each in 0..=1, so an
+    /// opening reads as depth in the wall. [`DEFAULT_CUT_SHADE`] when the kit does not
+    /// say; `(1.0, 1.0, 1.0)` shades them as the rest of the element.
+    #[serde(default = "default_cut_shade")]
+    pub cut_shade: [f32; 3],
+}
+
+/// The cut-face shade of a kit that does not give one: a little darker and warmer
+/// than the face around it, as the inside of a wall's thickness catches less light.
+pub const DEFAULT_CUT_SHADE: [f32; 3] = [0.62, 0.6, 0.57];
+
+fn default_cut_shade() -> [f32; 3] {
+    DEFAULT_CUT_SHADE
 }
 
 fn default_door() -> [f32; 2] {
@@ -110,6 +124,16 @@ impl Kit {
         }
         if !(kit.door.iter().all(|v| *v > 0.0) && kit.stair > 0.0) {
             return Err(bad("door and stair sizes must be positive".into()));
+        }
+        if !kit
+            .cut_shade
+            .iter()
+            .all(|v| v.is_finite() && (0.0..=1.0).contains(v))
+        {
+            return Err(bad(format!(
+                "cut_shade must be three factors from 0 to 1, found {:?}",
+                kit.cut_shade
+            )));
         }
         if kit.facades.is_empty() {
             return Err(bad("no facades".into()));

@@ -3,6 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bands::DEFAULT_CROSSFADE;
+use crate::mesh::Aabb;
+
+/// The largest cell index, either sign, a concatenated level may compute: a multiple
+/// of 128 under 2^31, so a quotient at most this rounds in f32 to at most this and
+/// its floor fits an `i32`.
+const MAX_CELL_INDEX: f64 = 2_147_483_392.0;
+
 /// The cells a concatenated level joins its pieces in (seed 004, 2026-09-28).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LodCell {
@@ -54,6 +62,25 @@ pub enum PolicyError {
     UnboundedBeforeLast { level: usize },
     #[error("levels[{level}].until: the last level draws to any distance, found {found}")]
     BoundedLast { level: usize, found: f32 },
+    /// A level ends before its own fade-in is over, so its band would end before it
+    /// is wholly drawn (Bevy's `VisibilityRange` needs the fade-in to end no later
+    /// than the fade-out starts).
+    #[error("levels[{level}].until: the level fades in from {starts} m to {fades_in_until} m, so it cannot end at {found} m (end it at {fades_in_until} m or later)")]
+    NarrowerThanCrossfade {
+        level: usize,
+        starts: f32,
+        fades_in_until: f32,
+        found: f32,
+    },
+    /// A cell so small that a point of the building falls in a cell whose index is
+    /// past an `i32`.
+    #[error("levels[{level}].cell: a side of {side} m puts the building's farthest point, {reach} m from its origin, in cell {index:.0}, past the range a cell index holds (2147483392 either way)")]
+    CellIndexOutOfRange {
+        level: usize,
+        side: f32,
+        reach: f32,
+        index: f64,
+    },
 }
 
 impl LodPolicy {
@@ -103,8 +130,71 @@ impl LodPolicy {
 
     /// Checks a ladder: at least one level; finite, non-negative `min_feature`;
     /// `segment_scale` in (0, 1]; `until` finite and increasing with only the last
-    /// level unbounded; a cell side positive and finite.
+    /// level unbounded; a cell side positive and finite; and every level at least as
+    /// wide as the crossfade it is entered by, at [`DEFAULT_CROSSFADE`]
+    /// ([`LodPolicy::check_crossfade`]).
     pub fn check(levels: &[LodPolicy]) -> Result<(), PolicyError> {
+        Self::check_crossfade(levels, DEFAULT_CROSSFADE)
+    }
+
+    /// [`LodPolicy::check`] for bands drawn with `crossfade` (the share of a boundary
+    /// distance a level fades in over, as [`crate::bands`] takes it): a level that
+    /// starts at distance `s` is wholly drawn only from `s` plus its fade-in (both
+    /// rounded up to half a metre, as bands are), and must not end before that.
+    pub fn check_crossfade(levels: &[LodPolicy], crossfade: f32) -> Result<(), PolicyError> {
+        Self::check_fields(levels)?;
+        let mut previous: Option<f32> = None;
+        for (level, p) in levels.iter().enumerate() {
+            let Some(until) = p.until else { break };
+            if let Some(starts) = previous {
+                let s = farsight_lod::round_band_end(starts);
+                let fades_in_until = s + farsight_lod::round_band_end(starts * crossfade);
+                // The end of a band is never drawn in before `round_band_end(until)`.
+                if farsight_lod::round_band_end(until) < fades_in_until {
+                    return Err(PolicyError::NarrowerThanCrossfade {
+                        level,
+                        starts,
+                        fades_in_until,
+                        found: until,
+                    });
+                }
+            }
+            previous = Some(until);
+        }
+        Ok(())
+    }
+
+    /// Checks the cells of a ladder against the building they will join: `reach` is
+    /// the box the building's meshes lie in (building space,
+    /// [`crate::Building::reach`]). A side is refused where a point of that box would
+    /// fall in a cell whose index leaves the `i32` range, so no cell index ever
+    /// saturates into a wrong cell. [`crate::bake::bake`] runs it before meshing.
+    pub fn check_cells(levels: &[LodPolicy], reach: &Aabb) -> Result<(), PolicyError> {
+        if reach.is_empty() {
+            return Ok(());
+        }
+        let far = [reach.min[0], reach.max[0], reach.min[2], reach.max[2]]
+            .into_iter()
+            .map(f32::abs)
+            .fold(0.0f32, f32::max);
+        for (level, p) in levels.iter().enumerate() {
+            if let Some(LodCell::Side(side)) = p.cell {
+                let index = far as f64 / side as f64;
+                // A side that is not a positive finite number is `BadCell`'s.
+                if side > 0.0 && (index.is_nan() || index > MAX_CELL_INDEX) {
+                    return Err(PolicyError::CellIndexOutOfRange {
+                        level,
+                        side,
+                        reach: far,
+                        index,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_fields(levels: &[LodPolicy]) -> Result<(), PolicyError> {
         if levels.is_empty() {
             return Err(PolicyError::Empty);
         }
@@ -175,6 +265,64 @@ mod tests {
         ladder[1].cell = Some(LodCell::Whole);
         ladder[2].cell = Some(LodCell::Side(35.0));
         LodPolicy::check(&ladder).unwrap();
+    }
+
+    /// 60 m then 64 m: the second level fades in over 60-66 m, so it would stop
+    /// before it is ever wholly drawn, and Bevy's range needs the fade-in to end no
+    /// later than the fade-out starts.
+    #[test]
+    fn a_level_narrower_than_its_fade_in_is_refused_naming_it() {
+        let mut l = LodPolicy::ladder();
+        l.insert(1, LodPolicy::as_authored(Some(64.0)));
+        let err = LodPolicy::check(&l).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PolicyError::NarrowerThanCrossfade {
+                    level: 1,
+                    fades_in_until: 66.0,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("levels[1].until"), "{err}");
+        // Ending exactly where the fade-in does is allowed; a wider fade is not.
+        l[1].until = Some(66.0);
+        LodPolicy::check(&l).unwrap();
+        assert!(matches!(
+            LodPolicy::check_crossfade(&l, 0.2),
+            Err(PolicyError::NarrowerThanCrossfade { level: 1, .. })
+        ));
+        for until in [60.5, 65.5, 66.0, 70.0, 200.0] {
+            l[1].until = Some(until);
+            assert_eq!(LodPolicy::check(&l).is_ok(), until >= 66.0, "{until}");
+        }
+    }
+
+    #[test]
+    fn a_cell_side_too_small_for_the_building_is_refused_naming_the_level() {
+        let reach = Aabb {
+            min: [-3000.0, 0.0, -5.0],
+            max: [10.0, 30.0, 5.0],
+        };
+        let mut l = LodPolicy::ladder();
+        l[2].cell = Some(LodCell::Side(1e-6));
+        LodPolicy::check(&l).unwrap();
+        let err = LodPolicy::check_cells(&l, &reach).unwrap_err();
+        assert!(
+            matches!(err, PolicyError::CellIndexOutOfRange { level: 2, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("levels[2].cell"), "{err}");
+        // 3 km at 10 um is 3e8 cells: in range, and so is every index it computes.
+        l[2].cell = Some(LodCell::Side(1e-5));
+        LodPolicy::check_cells(&l, &reach).unwrap();
+        let (i, _) = farsight_lod::cell_of(-3000.0, 5.0, 1e-5);
+        assert!(i < -299_000_000 && i > i32::MIN, "{i}");
+        l[2].cell = Some(LodCell::Whole);
+        LodPolicy::check_cells(&l, &reach).unwrap();
+        LodPolicy::check_cells(&l, &Aabb::EMPTY).unwrap();
     }
 
     #[test]

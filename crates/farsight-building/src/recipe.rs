@@ -344,6 +344,30 @@ impl Building {
             .expect("a recipe always serialises")
     }
 
+    /// A box in building space that holds every triangle the recipe can mesh to, at
+    /// any level: each instance's part's shapes and union members, their boxes moved
+    /// by their poses and the instance's (cutters only remove, so they add nothing).
+    /// Known from the recipe alone, before anything is meshed.
+    pub fn reach(&self) -> crate::mesh::Aabb {
+        let mut out = crate::mesh::Aabb::EMPTY;
+        for instance in &self.instances {
+            let Some(part) = self.part(&instance.part) else {
+                continue;
+            };
+            let placed = instance.pose.affine();
+            for e in &part.elements {
+                for s in std::iter::once(&e.shape).chain(&e.union) {
+                    let (min, max) = s.geometry.local_bounds();
+                    let local = crate::mesh::Aabb { min, max };
+                    if !local.is_empty() {
+                        out = out.union(&local.transformed(&s.at.affine()).transformed(&placed));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The part named `id`.
     pub fn part(&self, id: &str) -> Option<&Part> {
         self.parts.iter().find(|p| p.id == id)

@@ -202,3 +202,38 @@ fn band_rules() {
         })
     );
 }
+
+/// A level narrower than the crossfade it is entered by (60 m, then 64 m) would get a
+/// band whose fade-in ends after its fade-out starts, which Bevy's `VisibilityRange`
+/// does not allow: bake refuses the ladder naming the level. At the narrowest width
+/// it accepts, every band of every piece keeps Bevy's order.
+#[test]
+fn a_level_narrower_than_its_crossfade_is_refused_and_the_narrowest_kept_has_ordered_bands() {
+    let b = row(6);
+    let mut ladder = LodPolicy::ladder();
+    ladder.insert(1, LodPolicy::as_authored(Some(64.0)));
+    ladder[1].min_feature = 0.1;
+    let err = bake(&b, &ladder, &ManifoldKernel).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BakeError::Policy(PolicyError::NarrowerThanCrossfade { level: 1, .. })
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("levels[1].until"), "{err}");
+    ladder[1].until = Some(66.0);
+    let baked = bake(&b, &ladder, &ManifoldKernel).unwrap();
+    let mut drawn = 0;
+    for level in bands(&baked, DEFAULT_CROSSFADE) {
+        for band in level {
+            if let PieceBand::Draw(d) = band {
+                assert!(d.start_margin.start <= d.start_margin.end, "{d:?}");
+                assert!(d.start_margin.end <= d.end_margin.start, "{d:?}");
+                assert!(d.end_margin.start <= d.end_margin.end, "{d:?}");
+                drawn += 1;
+            }
+        }
+    }
+    assert!(drawn > 0);
+}

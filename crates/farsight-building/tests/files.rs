@@ -129,6 +129,28 @@ fn readers_refuse_by_kind() {
         BakedBuilding::read(&bytes),
         Err(FileError::Policy(PolicyError::BadCell { level: 2, .. }))
     ));
+    // A cell so small the recipe's far corner has no cell index.
+    let mut bad = b.clone();
+    bad.ladder[2].cell = Some(LodCell::Side(1e-12));
+    let bytes = bad.write_full().unwrap();
+    assert!(matches!(
+        BakedBuilding::read(&bytes),
+        Err(FileError::Policy(PolicyError::CellIndexOutOfRange {
+            level: 2,
+            ..
+        }))
+    ));
+    // A level that ends inside its own fade-in.
+    let mut bad = b.clone();
+    bad.ladder[1].until = Some(61.0);
+    let bytes = bad.write_full().unwrap();
+    assert!(matches!(
+        BakedBuilding::read(&bytes),
+        Err(FileError::Policy(PolicyError::NarrowerThanCrossfade {
+            level: 1,
+            ..
+        }))
+    ));
     // A face naming an operand its group does not have.
     let mut bad = b.clone();
     bad.levels[0].groups[0].operands.truncate(1);
@@ -305,4 +327,46 @@ fn a_merge_group_is_meshed_once_per_members_poses_and_materials() {
     ));
     assert!(podiums[2].batches.iter().any(|b| b.binding == "vermilion"));
     assert!(!podiums[0].batches.iter().any(|b| b.binding == "vermilion"));
+}
+
+/// Two levels joined at different cell sizes put the same pieces in differently named
+/// cells: their batches are equal but separate in memory, and one record in the file.
+/// Unique triangles are the same fresh from the bake and read back, under every
+/// ladder of the band tests as well.
+#[test]
+fn unique_triangles_are_the_same_fresh_and_read_back() {
+    let far = |until: Option<f32>, side: f32| LodPolicy {
+        min_feature: 0.35,
+        segment_scale: 0.5,
+        drop_interior: true,
+        until,
+        cell: Some(LodCell::Side(side)),
+    };
+    let twice = vec![
+        LodPolicy::as_authored(Some(60.0)),
+        far(Some(250.0), 1000.0),
+        far(None, 2000.0),
+    ];
+    let mut ladders = ladders();
+    ladders.push(("one level joined at two cell sizes", twice));
+    for b in [sample(), row(6)] {
+        for (name, ladder) in &ladders {
+            let fresh = bake(&b, ladder, &ManifoldKernel).unwrap();
+            let back = BakedBuilding::read_full(&fresh.write_full().unwrap()).unwrap();
+            assert_eq!(back.triangles(), fresh.triangles(), "{} {name}", b.id);
+            assert_eq!(back.meshes().len(), fresh.meshes().len(), "{} {name}", b.id);
+            let cooked = fresh.write_cooked(&test_tangents).unwrap();
+            let cooked = BakedBuilding::read_cooked(&cooked).unwrap();
+            assert_eq!(cooked.triangles(), fresh.triangles(), "{} {name}", b.id);
+        }
+    }
+    // The case that told them apart: the far level's batches once, not twice.
+    let b = row(6);
+    let fresh = bake(&b, &ladders.last().unwrap().1, &ManifoldKernel).unwrap();
+    let level = |n: usize| fresh.levels[n].unique_triangles();
+    assert_eq!(
+        fresh.levels[1].drawn_triangles(),
+        fresh.levels[2].drawn_triangles()
+    );
+    assert!(fresh.triangles() < level(0) + level(1) + level(2));
 }

@@ -167,6 +167,65 @@ fn bake_refuses_a_bad_cell_before_meshing() {
     assert_eq!(kernel.calls(), 0);
 }
 
+/// The cell a wall 3 km out falls in at a side of a micrometre is past an `i32`:
+/// refused at `levels[n].cell` before the kernel is called, not clamped into the edge
+/// cell. A side that keeps every index in range still bakes.
+#[test]
+fn bake_refuses_a_cell_whose_index_would_leave_its_range() {
+    let mut b = sample();
+    let mut far = b.instances[0].clone();
+    far.id = "far".into();
+    far.pose.translation = [3000.0, 0.0, 0.0];
+    b.instances.push(far);
+    let kernel = Counting::default();
+    let mut ladder = LodPolicy::ladder();
+    ladder[2].cell = Some(LodCell::Side(1e-6));
+    LodPolicy::check(&ladder).unwrap();
+    let err = bake(&b, &ladder, &kernel).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BakeError::Policy(PolicyError::CellIndexOutOfRange { level: 2, .. })
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("levels[2].cell"), "{err}");
+    assert_eq!(kernel.calls(), 0);
+    // The box the recipe reaches holds every triangle of every level.
+    ladder[2].cell = Some(LodCell::Side(1e-3));
+    let baked = bake(&b, &ladder, &kernel).unwrap();
+    let reach = b.reach();
+    for level in &baked.levels {
+        for p in level.pieces() {
+            let placed = p.placed_bounds;
+            for k in 0..3 {
+                assert!(placed.min[k] >= reach.min[k] - 1e-3, "{placed:?} {reach:?}");
+                assert!(placed.max[k] <= reach.max[k] + 1e-3, "{placed:?} {reach:?}");
+            }
+        }
+    }
+    // Every cell id holds its true index: none is clamped to the edge of the range.
+    for g in &baked.levels[2].groups {
+        assert!(!g.id.contains("2147483647"), "{}", g.id);
+    }
+    let far_cell = baked.levels[2].groups.iter().any(|g| {
+        let i =
+            g.id.strip_prefix("cell:0.001m:")
+                .and_then(|r| r.split(',').next());
+        i.and_then(|i| i.parse::<i64>().ok())
+            .is_some_and(|i| (2_990_000..3_010_000).contains(&i))
+    });
+    assert!(
+        far_cell,
+        "{:?}",
+        baked.levels[2]
+            .groups
+            .iter()
+            .map(|g| &g.id)
+            .collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn far_levels_of_both_kits_coarsen() {
     for name in ["corporate", "dark-city"] {

@@ -704,3 +704,46 @@ fn demo_and_world_build_run_without_the_shared_meshes() {
         "{models}"
     );
 }
+
+/// `inspect --manifest` prints a building file's structure (stored compressed) as
+/// indented RON and nothing else: two bakes of one recipe print the same text, so
+/// they diff clean. A missing file is named once.
+#[test]
+fn inspect_manifest_prints_a_buildings_structure_the_same_for_two_bakes() {
+    let d = temp("manifest");
+    for out in ["a", "b"] {
+        let args = [
+            "bake",
+            "buildings",
+            "--kit",
+            "dark-city",
+            "--grid",
+            "1",
+            "--threads",
+            "1",
+            "-o",
+            out,
+        ];
+        let o = farsight(&d, &args);
+        assert!(o.ok, "{}", o.stderr);
+    }
+    let a = farsight(&d, &["inspect", "a/dark-city-0-0.farsight", "--manifest"]);
+    let b = farsight(&d, &["inspect", "b/dark-city-0-0.farsight", "--manifest"]);
+    assert!(a.ok && b.ok, "{}{}", a.stderr, b.stderr);
+    assert_eq!(a.stdout, b.stdout);
+    let text = &a.stdout;
+    assert!(
+        text.contains("\n    kind: \"farsight-building\","),
+        "{text}"
+    );
+    assert!(text.contains("\n    recipe: Some("), "{text}");
+    assert!(text.contains("\n    levels: ["), "{text}");
+    assert!(
+        !text.contains("records:") && !text.contains("identifier"),
+        "{text}"
+    );
+    assert!(text.lines().count() > 1000);
+    let o = farsight(&d, &["inspect", "missing.farsight", "--manifest"]);
+    assert_plain_error(&o, "missing.farsight");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -428,7 +428,7 @@ pub fn piece_material(
 ) -> Option<Handle<StandardMaterial>> {
     match tints {
         Some(t) => Some(t[piece.level.min(2)].clone()),
-        None => palette.materials.get(&piece.material).cloned(),
+        None => palette.material_of(piece),
     }
 }
 

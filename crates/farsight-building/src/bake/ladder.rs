@@ -63,7 +63,8 @@ fn parts_by_instance(b: &Building) -> BTreeMap<&str, &str> {
 }
 
 /// Bakes `building` under `ladder` with `kernel`. The recipe is validated and the
-/// ladder checked before anything is meshed.
+/// ladder checked before anything is meshed, its cells against the box the recipe
+/// can reach ([`LodPolicy::check_cells`]).
 pub fn bake<K: Kernel>(
     building: &Building,
     ladder: &[LodPolicy],
@@ -94,6 +95,7 @@ pub fn bake_cached<K: Kernel>(
 ) -> Result<(BakedBuilding, BakeStats), BakeError> {
     crate::validate(building)?;
     LodPolicy::check(ladder)?;
+    LodPolicy::check_cells(ladder, &building.reach())?;
     let mut stats = BakeStats::default();
     let mut levels: Vec<MeshedBuilding> = Vec::with_capacity(ladder.len());
     // The previous level's recipe; its meshes are `levels.last()`.
