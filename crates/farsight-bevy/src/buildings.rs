@@ -106,6 +106,13 @@ pub enum BuildingLoadError {
     Io(#[from] std::io::Error),
     #[error("not a usable building file: {0}")]
     File(#[from] FileError),
+    /// The file is a farsight file of another kind (a cluster model, a LOD chain, ...),
+    /// or no farsight file at all: what was found, in words.
+    #[error("{found}, not a building file")]
+    WrongKind {
+        /// What the file is ([`crate::describe_kind`]).
+        found: String,
+    },
     /// A piece's recorded box is not finite or inverted.
     #[error("level {level}, piece {piece}: the recorded box {min:?}..{max:?} is not a box")]
     Bounds {
@@ -133,7 +140,18 @@ impl AssetLoader for BuildingLoader {
     ) -> Result<BuildingAsset, BuildingLoadError> {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
-        let baked = BakedBuilding::read(&bytes)?;
+        let baked = match BakedBuilding::read(&bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                // Another kind of file, most likely: say which rather than how its
+                // bytes failed to parse as a building's structure.
+                let found = crate::describe_kind(&bytes);
+                if found != "a building file" {
+                    return Err(BuildingLoadError::WrongKind { found });
+                }
+                return Err(e.into());
+            }
+        };
         drop(bytes);
         plan(&baked, |k, mesh| {
             load_context.add_labeled_asset(format!("mesh{k}"), mesh)

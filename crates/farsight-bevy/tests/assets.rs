@@ -209,6 +209,18 @@ fn each_loader_refuses_another_kind_of_file_naming_what_it_found() {
         e.contains("a cluster model file, not a cooked LOD chain file"),
         "{e}"
     );
+    // The building loader too: a cluster file loaded as a building said only that its
+    // RON did not parse.
+    let e = failure::<farsight_bevy::BuildingAsset>(&mut app, "clusters.farsight");
+    assert!(
+        e.contains("a cluster model file, not a building file"),
+        "{e}"
+    );
+    let e = failure::<farsight_bevy::BuildingAsset>(&mut app, "chain.farsight");
+    assert!(
+        e.contains("a cooked LOD chain file, not a building file"),
+        "{e}"
+    );
     let e = failure::<LodChainAsset>(&mut app, "full-chain.farsight");
     assert!(e.contains("full-precision LOD chain"), "{e}");
     for e in [
