@@ -106,8 +106,8 @@ pub enum BuildingLoadError {
     Io(#[from] std::io::Error),
     #[error("not a usable building file: {0}")]
     File(#[from] FileError),
-    /// The file is a farsight file of another kind (a cluster model, a LOD chain, ...),
-    /// or no farsight file at all: what was found, in words.
+    /// The file is a sound farsight file of another kind (a cluster model, a LOD
+    /// chain, ...): what was found, in words.
     #[error("{found}, not a building file")]
     WrongKind {
         /// What the file is ([`crate::describe_kind`]).
@@ -143,13 +143,14 @@ impl AssetLoader for BuildingLoader {
         let baked = match BakedBuilding::read(&bytes) {
             Ok(b) => b,
             Err(e) => {
-                // Another kind of file, most likely: say which rather than how its
-                // bytes failed to parse as a building's structure.
+                // A sound farsight file of another kind: say which rather than how its
+                // bytes failed to parse as a building's structure. A damaged file (or
+                // none) keeps the reader's own error, which says what is wrong.
                 let found = crate::describe_kind(&bytes);
-                if found != "a building file" {
-                    return Err(BuildingLoadError::WrongKind { found });
+                if found == "a building file" || found.starts_with("not a farsight file") {
+                    return Err(e.into());
                 }
-                return Err(e.into());
+                return Err(BuildingLoadError::WrongKind { found });
             }
         };
         drop(bytes);
