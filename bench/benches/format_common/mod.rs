@@ -27,60 +27,25 @@ mod obj;
 #[path = "../../../crates/farsight-format/tests/support/tile.rs"]
 mod tile;
 
+#[path = "../../../crates/farsight-format/tests/support/gltf_parts.rs"]
+mod gltf_parts;
+
 /// An OBJ as one indexed mesh (every model merged).
 pub fn load_obj(name: &str) -> MeshData {
     obj::obj_mesh(meshes_dir().join(name)).unwrap_or_else(|e| panic!("benchmark {e}"))
 }
 
 /// Every triangle primitive of a glTF as its own mesh (no node transforms: sizes
-/// do not depend on them).
+/// do not depend on them; non-finite attributes replaced, see `gltf_parts`).
 pub fn load_gltf(rel: &str) -> Vec<MeshData> {
     let path = meshes_dir().join(rel);
     must_exist(&path);
     let gltf = gltf::Gltf::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let buffers = gltf::import_buffers(&gltf.document, path.parent(), gltf.blob.clone())
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut out = Vec::new();
-    for mesh in gltf.document.meshes() {
-        for prim in mesh.primitives() {
-            if prim.mode() != gltf::mesh::Mode::Triangles {
-                continue;
-            }
-            let r = prim.reader(|b| Some(&buffers[b.index()].0[..]));
-            let mut m = MeshData::default();
-            m.positions = r.read_positions().expect("positions").collect();
-            m.normals = r.read_normals().map(|n| n.collect()).unwrap_or_default();
-            m.tangents = r.read_tangents().map(|n| n.collect()).unwrap_or_default();
-            m.uvs = r
-                .read_tex_coords(0)
-                .map(|t| t.into_f32().collect())
-                .unwrap_or_default();
-            m.indices = match r.read_indices() {
-                Some(i) => i.into_u32().collect(),
-                None => (0..m.positions.len() as u32).collect(),
-            };
-            // Real files carry NaN normals (SubpassScene), which the cooker
-            // refuses as it should: the benches measure the mesh with those
-            // normals set to +z (the same input goes to gltfpack).
-            for n in &mut m.normals {
-                if !n.iter().all(|c| c.is_finite()) {
-                    *n = [0.0, 0.0, 1.0];
-                }
-            }
-            for t in &mut m.tangents {
-                if !t.iter().all(|c| c.is_finite()) {
-                    *t = [1.0, 0.0, 0.0, 1.0];
-                }
-            }
-            for uv in &mut m.uvs {
-                if !uv.iter().all(|c| c.is_finite()) {
-                    *uv = [0.0; 2];
-                }
-            }
-            out.push(m);
-        }
-    }
-    out
+    let buffers: Vec<&[u8]> = buffers.iter().map(|b| &b.0[..]).collect();
+    gltf_parts::primitive_meshes(&gltf.document, &buffers)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Every mesh of `../shared/data/meshes` (the OBJs merged, each glTF / GLB

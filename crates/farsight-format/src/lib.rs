@@ -22,6 +22,9 @@
 //! ```
 //!
 //! Writing one: see [`FileWriter`].
+//!
+//! What the bytes of every record kind mean, byte by byte (enough to write a reader
+//! from): `FORMAT.md` beside this crate's `Cargo.toml`.
 
 #[cfg(target_endian = "big")]
 compile_error!("farsight-format reads little-endian records in place");
@@ -49,6 +52,10 @@ mod meshopt_into;
 mod predict;
 pub mod quant;
 mod reader;
+/// A plain reader written from `FORMAT.md` alone, for tests that hold the fast
+/// readers to it (not part of the API).
+#[doc(hidden)]
+pub mod reference;
 mod ron_text;
 mod set;
 #[cfg(target_arch = "x86_64")]
