@@ -639,7 +639,7 @@ pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
         // The element sizes of the streams (indices and 4-byte vertex streams,
         // 8-byte positions), with every plane's bounds known to the loop.
         match elem {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(simd_x86)]
             4 => {
                 let p: [&[u8]; 4] = std::array::from_fn(|b| &planes[b * n..(b + 1) * n]);
                 let done = crate::simd::join_planes4(p, out);
@@ -648,7 +648,7 @@ pub(crate) fn join_planes(planes: &[u8], out: &mut [u8], elem: usize) {
                 }
                 return;
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(simd_x86))]
             4 => return join_planes_n::<4>(planes, out, n),
             8 => return join_planes_n::<8>(planes, out, n),
             _ => {}

@@ -17,7 +17,7 @@
 
 use bytemuck::Pod;
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(simd_x86))]
 use crate::buckets;
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
@@ -111,9 +111,9 @@ impl CookedMesh<'_> {
     ) -> Result<(), FormatError> {
         // The stages compiled for the best instruction set the CPU has (checked at
         // run time; see `simd::stages`): the same operations, so the same bits.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(simd_x86)]
         let result = crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(simd_x86))]
         let result = self.stages::<false>(out, scratch);
         if result.is_err() {
             out.clear();
@@ -152,9 +152,9 @@ impl CookedMesh<'_> {
         if has(CookedHeader::SHARED_POSITIONS) {
             // The distinct positions, restored by the walk over the triangles of
             // positions, then each vertex's.
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(simd_x86)]
             crate::simd::shared_positions::<WIDE>(self, &out.indices, pp, s)?;
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(simd_x86))]
             self.shared_positions(&out.indices, pp, s)?;
             pp = false;
         } else {
@@ -233,13 +233,13 @@ impl CookedMesh<'_> {
         );
         let min = h.bounds_min;
         set_len(&mut out.positions, n);
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(simd_x86)]
         let done = if WIDE {
             0
         } else {
             crate::simd::dequantize_positions(positions, min, step, &mut out.positions)
         };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(simd_x86))]
         let done = 0;
         for (o, q) in out.positions[done..].iter_mut().zip(&positions[done..]) {
             *o = [
@@ -260,13 +260,13 @@ impl CookedMesh<'_> {
             let q = &s.normals[..n];
             if has(CookedHeader::PREDICTED_NORMALS) {
                 let scale = oct_code_scale(nb);
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(simd_x86)]
                 let done = if WIDE {
                     0
                 } else {
                     crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals)
                 };
-                #[cfg(not(target_arch = "x86_64"))]
+                #[cfg(not(simd_x86))]
                 let done = 0;
                 let rest = q[done..].iter().zip(&s.sums[done..]);
                 for (o, (q, &sum)) in out.normals[done..].iter_mut().zip(rest) {
@@ -274,13 +274,13 @@ impl CookedMesh<'_> {
                     *o = oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv);
                 }
             } else {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(simd_x86)]
                 let done = if WIDE {
                     0
                 } else {
                     crate::simd::oct_decode_all(q, inv, &mut out.normals)
                 };
-                #[cfg(not(target_arch = "x86_64"))]
+                #[cfg(not(simd_x86))]
                 let done = 0;
                 for (o, &q) in out.normals[done..].iter_mut().zip(&q[done..]) {
                     *o = oct_decode_inv(q, inv);
@@ -294,13 +294,13 @@ impl CookedMesh<'_> {
             self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
             let inv = 1.0 / oct_scale(h.tangent_bits as u32);
             set_len(&mut out.tangents, n);
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(simd_x86)]
             let done = if WIDE {
                 0
             } else {
                 crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents)
             };
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(simd_x86))]
             let done = 0;
             let rest = s.tangents[done..].iter().zip(&positions[done..]);
             for (o, (&q, p)) in out.tangents[done..].iter_mut().zip(rest) {
@@ -315,13 +315,13 @@ impl CookedMesh<'_> {
             let (lo, hi) = (h.uv_min, h.uv_max);
             let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
             set_len(&mut out.uvs, n);
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(simd_x86)]
             let done = if WIDE {
                 0
             } else {
                 crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs)
             };
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(simd_x86))]
             let done = 0;
             for (o, q) in out.uvs[done..].iter_mut().zip(&s.uvs[done..n]) {
                 *o = [
@@ -373,9 +373,9 @@ impl CookedMesh<'_> {
         // `next - k`; branch-free, since new and repeated positions alternate without
         // a pattern a predictor could learn, and a k past the first position is
         // found after the loop.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(simd_x86)]
         let (mut next, mut bad, done) = crate::simd::unremap(&mut s.remap, 0);
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(simd_x86))]
         let (mut next, mut bad, done) = (0u32, false, 0);
         for r in &mut s.remap[done..] {
             let k = *r;
@@ -441,9 +441,9 @@ impl CookedMesh<'_> {
             let values: &mut [u16] = bytemuck::cast_slice_mut(out);
             let zigzag = d.codec == Codec::BucketsZigzag as u32;
             let c = std::mem::size_of::<T>() / 2;
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(simd_x86)]
             let r = crate::simd::buckets(self.streams[i], c, zigzag, values, buf, z);
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(simd_x86))]
             let r = buckets::decode(self.streams[i], c, zigzag, values, buf, z);
             return r.map_err(|_| err("buckets"));
         }
@@ -508,17 +508,17 @@ fn check_indices(indices: &[u32], vertex_count: u32) -> Result<(), FormatError> 
 }
 
 /// The OBJ loader the crate's integration tests share.
-#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+#[cfg(all(test, feature = "encode", simd_x86))]
 #[path = "../tests/support/obj.rs"]
 mod test_obj;
 
 /// The generated terrain tile the crate's integration tests share (uvs that follow
 /// the positions).
-#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+#[cfg(all(test, feature = "encode", simd_x86))]
 #[path = "../tests/support/tile.rs"]
 mod test_tile;
 
-#[cfg(all(test, feature = "encode", target_arch = "x86_64"))]
+#[cfg(all(test, feature = "encode", simd_x86))]
 mod tests {
     use crate::simd::{stages, Tier};
     use crate::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};

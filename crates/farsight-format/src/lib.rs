@@ -4,8 +4,10 @@
 //! the record kinds of meshes: full precision (version 1), cooked for a GPU (version 2)
 //! and cluster-LOD levels. It is a run-time crate: a game links it to read files, so
 //! its decoders depend on nothing made for baking. The cooking encoders sit behind the
-//! `encode` feature. It must not know about any asset kind's meaning (buildings, tiles,
-//! terrain), importers, simplifiers or how a renderer uploads what it decodes.
+//! `encode` feature; the `portable` feature compiles the portable decode loops other
+//! targets run on x86_64 too, in place of its SIMD forms (the same bits). It must
+//! not know about any asset kind's meaning (buildings, tiles, terrain), importers,
+//! simplifiers or how a renderer uploads what it decodes.
 //!
 //! Reading a file:
 //!
@@ -58,7 +60,7 @@ mod reader;
 pub mod reference;
 mod ron_text;
 mod set;
-#[cfg(target_arch = "x86_64")]
+#[cfg(simd_x86)]
 mod simd;
 mod unwalk;
 mod varint;

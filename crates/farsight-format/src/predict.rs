@@ -46,14 +46,14 @@ pub(crate) fn normal_sums(positions: &[[u16; 4]], indices: &[u32], sums: &mut Ve
 /// The cross product `(b - a) x (c - a)` of quantised positions, in f32 (the edges
 /// are exact; each product and difference rounds once, the same way everywhere).
 /// Written as four-lane operations (lane 3 is `w1 * w2 - w1 * w2` = +0.0).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(simd_x86))]
 #[inline(always)]
 pub(crate) fn face_normal(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
     face_normal_portable(a, b, c)
 }
 
 /// The portable [`face_normal`] (also the reference its SSE2 form is tested against).
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(simd_x86)))]
 #[inline(always)]
 pub(crate) fn face_normal_portable(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f32; 4] {
     let (a, b, c) = (a.map(f32::from), b.map(f32::from), c.map(f32::from));
@@ -66,7 +66,7 @@ pub(crate) fn face_normal_portable(a: [u16; 4], b: [u16; 4], c: [u16; 4]) -> [f3
 }
 
 /// Adds face normal `f` to its three corners' sums, in corner order.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(simd_x86))]
 #[inline(always)]
 pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) {
     for i in corners {
@@ -76,11 +76,11 @@ pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) 
 }
 
 /// [`face_normal`] in SSE2 (`simd.rs`): the same bits.
-#[cfg(target_arch = "x86_64")]
+#[cfg(simd_x86)]
 pub(crate) use crate::simd::face_normal;
 
 /// Adds face normal `f` to its three corners' sums, in corner order.
-#[cfg(target_arch = "x86_64")]
+#[cfg(simd_x86)]
 #[inline(always)]
 pub(crate) fn add_face(sums: &mut [[f32; 4]], corners: [usize; 3], f: [f32; 4]) {
     for i in corners {

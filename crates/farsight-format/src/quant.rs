@@ -115,7 +115,7 @@ pub fn oct_encode(n: [f32; 3], bits: u32) -> [i16; 2] {
     debug_assert!((2..=16).contains(&bits));
     // The packers' depth with its scale a constant (and on x86_64 with AVX, the
     // ranks four to a register).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(simd_x86)]
     if bits == 16 && rank4_sse2::avx() {
         return rank4_sse2::oct_encode16_avx(n);
     }
@@ -141,9 +141,9 @@ fn oct_encode_scaled<const AVX: bool>(n: [f32; 3], s: f32) -> [i16; 2] {
     // The four codes around `p` and every candidate's rank, computed without a
     // data-dependent branch (the choice is unpredictable, and mispredictions were
     // most of the old encoder's time).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(simd_x86)]
     let (codes, num, den, far) = rank4_sse2::candidates::<AVX>(p, s, inv, n);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(simd_x86))]
     let (codes, num, den, far) = candidates(p, s, inv, m);
     if far {
         return oct_encode_far(&codes, m, inv);
@@ -165,7 +165,7 @@ fn oct_encode_scaled<const AVX: bool>(n: [f32; 3], s: f32) -> [i16; 2] {
 /// of its octahedral point `d` (in f64), and whether any lies on the far side of
 /// `m`. The portable form; on x86_64 [`rank4_sse2::candidates`] computes the same
 /// operations in SSE2 lanes (the same bits, tested).
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(simd_x86, allow(dead_code))]
 #[inline(always)]
 fn candidates(p: [f32; 2], s: f32, inv: f32, m: [f64; 3]) -> Candidates {
     let (fx, fy) = (floor_small(p[0] * s), floor_small(p[1] * s));
@@ -180,7 +180,7 @@ fn candidates(p: [f32; 2], s: f32, inv: f32, m: [f64; 3]) -> Candidates {
 /// Four candidate codes, the two halves of their ranks, and whether one is far.
 type Candidates = ([[i16; 2]; 4], [f64; 4], [f64; 4], bool);
 
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(simd_x86, allow(dead_code))]
 #[inline(always)]
 fn ranks(codes: &[[i16; 2]; 4], inv: f32, m: [f64; 3]) -> ([f64; 4], [f64; 4], bool) {
     let mut num = [0.0f64; 4];
@@ -209,7 +209,7 @@ fn ranks(codes: &[[i16; 2]; 4], inv: f32, m: [f64; 3]) -> ([f64; 4], [f64; 4], b
 /// Unsafe code: the intrinsic calls, which carry `#[target_feature]` (SSE2, which
 /// every x86_64 CPU has); they read and write registers only (values go in and
 /// out through `bytemuck::cast`).
-#[cfg(target_arch = "x86_64")]
+#[cfg(simd_x86)]
 #[allow(unsafe_code)]
 mod rank4_sse2 {
     use std::arch::x86_64::*;
@@ -552,7 +552,7 @@ mod tests {
     /// encoder gives the codes of the scalar encoder it replaced: random
     /// directions at every bit depth, the axes and diagonals (ties), the lower
     /// hemisphere's fold, the clamped edge of the square, tiny and huge vectors.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(simd_x86)]
     #[test]
     fn the_sse2_candidates_are_the_portable_ones() {
         let mut state = 0x2545_F491_4F6C_DD1Du64;
@@ -607,6 +607,7 @@ mod tests {
     }
 
     /// The scalar encoder the SSE2 candidates replaced, as it was.
+    #[cfg(simd_x86)]
     fn oct_encode_scalar(n: [f32; 3], bits: u32) -> [i16; 2] {
         let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         if len.is_nan() || len <= 0.0 || !len.is_finite() {

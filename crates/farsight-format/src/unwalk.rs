@@ -222,11 +222,11 @@ unsafe fn fresh<const NS: bool>(edges: &mut Edges<'_>, sums: &mut [[f32; 4]], v:
 /// `s + f` lane by lane, as [`add_face`] adds.
 #[inline(always)]
 fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(simd_x86)]
     {
         crate::simd::add4(s, f)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(simd_x86))]
     {
         std::array::from_fn(|k| s[k] + f[k])
     }
@@ -582,7 +582,7 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
             at(values, slot),
         )
     };
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(simd_x86)]
     let out: [u16; N] = {
         // Four lanes either way; a [u16; 2] rides in the low two.
         let wide =
@@ -590,7 +590,7 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
         let r = crate::simd::restore::<C>(wide(pa), wide(pb), wide(pc), wide(r), w);
         std::array::from_fn(|i| r[i])
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(simd_x86))]
     let out: [u16; N] = std::array::from_fn(|i| {
         if i < C {
             crate::walk::parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(r[i])

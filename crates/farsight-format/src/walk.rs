@@ -153,7 +153,7 @@ pub(crate) fn walk(
 /// code range. `w = 8` is exactly `a + b - c`, `w = 0` the midpoint. The x86_64
 /// decoder computes it in SSE2 (`simd::restore`); the encoder, the tests and other
 /// targets use this form.
-#[cfg(any(feature = "encode", test, not(target_arch = "x86_64")))]
+#[cfg(any(feature = "encode", test, not(simd_x86)))]
 #[inline(always)]
 pub(crate) fn parallelogram(a: u16, b: u16, c: u16, w: i32) -> u16 {
     (((a as i32 + b as i32) * (8 + w) - 2 * w * c as i32) >> 4).clamp(0, 65535) as u16
