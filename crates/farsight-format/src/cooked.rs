@@ -186,7 +186,7 @@ impl CookedHeader {
     /// Vertices share positions: the positions stream holds `position_count`
     /// distinct positions (predicted by the walk over the triangles of positions),
     /// and a remap after the five streams gives each vertex its position (see
-    /// [`crate::cooked`]'s module docs). Exporters that split every face or quad
+    /// `FORMAT.md` §3.4). Exporters that split every face or quad
     /// (flat shading, uv islands) repeat one position on many vertices.
     pub const SHARED_POSITIONS: u8 = 128;
 
