@@ -17,6 +17,7 @@ pub struct BakedBuilding {
     pub recipe: Option<Building>,
     /// The policy of each level (`until` and `cell` say how it is drawn).
     pub ladder: Vec<LodPolicy>,
+    /// The meshed levels, finest first, one per ladder entry.
     pub levels: Vec<MeshedBuilding>,
 }
 

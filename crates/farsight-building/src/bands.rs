@@ -29,7 +29,10 @@ pub const DEFAULT_CROSSFADE: f32 = 0.1;
 /// Fades in over `start_margin`, fully drawn between, fades out over `end_margin`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DrawBand {
+    /// Distances (metres) over which the piece fades in; `0..0` at the first level.
     pub start_margin: Range<f32>,
+    /// Distances (metres) over which the piece fades out; `inf..inf` when no
+    /// later level takes over.
     pub end_margin: Range<f32>,
 }
 
@@ -40,7 +43,10 @@ pub enum PieceBand {
     Draw(DrawBand),
     /// The piece is the previous level's piece at this index, unchanged: the same
     /// entity, whose band already spans this level.
-    Continues { previous: usize },
+    Continues {
+        /// The piece's index in the previous level's pieces.
+        previous: usize,
+    },
 }
 
 /// Bands of every piece of every level, in [`MeshedBuilding::pieces`] order.

@@ -41,10 +41,18 @@ pub enum FileError {
     Format(#[from] FormatError),
     /// A full file where a cooked one was expected, or the reverse.
     #[error("expected a {expected:?} building file, found {found:?}")]
-    WrongVersion { expected: Version, found: Version },
+    WrongVersion {
+        /// The container version the reader takes.
+        expected: Version,
+        /// The version the file declares.
+        found: Version,
+    },
     /// The manifest declares another asset kind.
     #[error("the file holds `{found}`, not a building")]
-    WrongKind { found: String },
+    WrongKind {
+        /// The kind the manifest declares.
+        found: String,
+    },
     /// The recipe no longer validates.
     #[error("the file's recipe: {0}")]
     Recipe(#[from] RecipeError),
@@ -54,10 +62,18 @@ pub enum FileError {
     /// The structure record is not one this reader reads (its layout, its lengths,
     /// its compression or its text).
     #[error("building structure: {what}")]
-    Layout { what: String },
+    Layout {
+        /// What was wrong with it.
+        what: String,
+    },
     /// The structure is inconsistent.
     #[error("level {level}: {what}")]
-    Structure { level: usize, what: String },
+    Structure {
+        /// The level, 0 the finest.
+        level: usize,
+        /// What disagrees with what.
+        what: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -500,7 +516,7 @@ fn write_with(
 }
 
 /// Encoded mesh records by mesh allocation, for writing many files whose meshes are
-/// shared (a city baked through one [`crate::bake::MeshCache`]): each mesh is encoded
+/// shared (a city baked through one `bake::MeshCache`, feature `bake`): each mesh is encoded
 /// once. One cache serves one kind of file (full, or cooked with one tangent
 /// generator); the bytes are those written without it. It holds every mesh it saw.
 #[derive(Debug, Default)]

@@ -19,11 +19,14 @@ pub const DARK_CITY: &str = include_str!("../kits/dark-city.ron");
 /// A kit: parts and the roles they play.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kit {
+    /// The kit's name, used in messages and building ids.
     pub id: String,
+    /// Material per binding (slot) name for every building made from the kit.
     pub palette: BTreeMap<String, String>,
     /// Bay width (metres): a facade part spans one bay along its local X, its outer
     /// face at local z = 0 facing +Z.
     pub bay: f32,
+    /// Storey height (metres): facade parts span one storey along their local Y.
     pub storey_height: f32,
     /// Facade bays; a building picks one per storey band.
     pub facades: Vec<String>,
@@ -41,6 +44,7 @@ pub struct Kit {
     pub storeys: [u32; 2],
     /// Bays per side range (inclusive).
     pub bays: [u32; 2],
+    /// Every part the roles name.
     pub parts: Vec<Part>,
     /// Collision proxies of the kit's parts, in part space; a building keeps those of
     /// the parts it uses, and bake places one hull per proxy per instance.
@@ -51,6 +55,7 @@ pub struct Kit {
     /// portal (a `stair` square of slab, centred) joins each to the one above.
     #[serde(default = "default_door")]
     pub door: [f32; 2],
+    /// Side (metres) of the square stair portal between storeys.
     #[serde(default = "default_stair")]
     pub stair: f32,
     /// How a renderer shades cut faces (the walls of openings: reveals, jambs, sill
@@ -81,12 +86,25 @@ fn default_stair() -> f32 {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KitError {
+    /// The text did not parse as a kit (the RON parser's message).
     #[error("kit is not valid RON: {0}")]
     Syntax(String),
+    /// A role names a missing part, a range is reversed or a size is not positive.
     #[error("kit `{kit}`: {what}")]
-    Invalid { kit: String, what: String },
+    Invalid {
+        /// The kit's id.
+        kit: String,
+        /// The rule broken, in words.
+        what: String,
+    },
+    /// A building made from the kit does not validate.
     #[error("kit `{kit}`: {source}")]
-    Recipe { kit: String, source: RecipeError },
+    Recipe {
+        /// The kit's id.
+        kit: String,
+        /// Why the building was refused.
+        source: RecipeError,
+    },
 }
 
 impl Kit {

@@ -11,7 +11,9 @@ use crate::recipe::{Portal, Pose, Room, Side};
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Aabb {
+    /// Lowest corner, metres.
     pub min: [f32; 3],
+    /// Highest corner, metres (below `min` on some axis for an empty box).
     pub max: [f32; 3],
 }
 
@@ -85,7 +87,9 @@ impl Aabb {
 /// cut face (the wall of an opening, made by a cutter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaceSource {
+    /// Which operand made the triangle (see the type's description).
     pub operand: u32,
+    /// True for a cut face: the wall of an opening.
     pub cut: bool,
 }
 
@@ -109,10 +113,15 @@ impl FaceSource {
 /// generator made them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mesh {
+    /// Vertex positions, metres.
     pub positions: Vec<[f32; 3]>,
+    /// Unit normal per vertex.
     pub normals: Vec<[f32; 3]>,
+    /// Texture coordinates per vertex, in metres.
     pub uvs: Vec<[f32; 2]>,
+    /// Tangent per vertex (xyz unit, w the handedness sign), or empty.
     pub tangents: Vec<[f32; 4]>,
+    /// Triangles, three vertex indices each.
     pub indices: Vec<u32>,
     /// One per triangle.
     pub sources: Vec<FaceSource>,
@@ -142,18 +151,24 @@ impl Mesh {
     Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub struct Operand {
+    /// The id of the placing instance.
     pub instance: String,
+    /// The element's id within that instance's part.
     pub element: String,
+    /// 0 the element's shape, then its union members, then its cutters.
     pub shape: u32,
 }
 
 /// The mesh of one element of a part, in part space.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElementMesh {
+    /// The element's id within its part.
     pub element: String,
     /// The material slot.
     pub binding: String,
+    /// The element's side of the envelope.
     pub side: Side,
+    /// The triangles, in part space.
     pub mesh: Arc<Mesh>,
     /// The mesh's box, recorded (a cooked mesh has no CPU copy to measure).
     pub bounds: Aabb,
@@ -162,8 +177,11 @@ pub struct ElementMesh {
 /// The meshes of one part at one level (absent when nothing of the part survives).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartMeshes {
+    /// The part's id.
     pub part: String,
+    /// The part's storey, as in the recipe.
     pub storey: Option<u32>,
+    /// The elements that survive at this level, in recipe order.
     pub elements: Vec<ElementMesh>,
 }
 
@@ -172,8 +190,11 @@ pub struct PartMeshes {
 pub struct GroupBatch {
     /// The material the batch wears (slots resolved per instance).
     pub binding: String,
+    /// The side of the envelope its triangles are on.
     pub side: Side,
+    /// The triangles, in building space.
     pub mesh: Arc<Mesh>,
+    /// The mesh's box, building space.
     pub bounds: Aabb,
 }
 
@@ -181,11 +202,15 @@ pub struct GroupBatch {
 /// Its meshes are in building space and drawn about `pivot`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MergedGroup {
+    /// The merge group's id (or the cell's, for a concatenated level).
     pub id: String,
+    /// The storey its instances share, if they all share one.
     pub storey: Option<u32>,
     /// What each face's [`FaceSource::operand`] names.
     pub operands: Vec<Operand>,
+    /// One batch per material and side.
     pub batches: Vec<GroupBatch>,
+    /// The box around every batch, building space.
     pub bounds: Aabb,
     /// The origin the group is drawn about: the centre of its bounds at the first
     /// level it appears in.
@@ -195,8 +220,11 @@ pub struct MergedGroup {
 /// An instance as placed at a level.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {
+    /// The instance's id.
     pub instance: String,
+    /// The id of the part it places.
     pub part: String,
+    /// Its pose in building space.
     pub pose: Pose,
     /// The merge group that draws this instance, if any (then it has no pieces of its
     /// own).
@@ -210,21 +238,29 @@ pub struct Placement {
 /// building space.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlacedCollider {
+    /// The id of the instance that places the proxy's part.
     pub instance: String,
+    /// The corners, building space (bit `i` of the index picks the high side on
+    /// axis `i` of the proxy box before the pose).
     pub hull: [[f32; 3]; 8],
 }
 
 /// A building meshed at one level of detail.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshedBuilding {
+    /// The building's id.
     pub id: String,
+    /// Every instance, in recipe order.
     pub placements: Vec<Placement>,
     /// Per part that has meshes at this level, in recipe order.
     pub parts: Vec<PartMeshes>,
+    /// The merge groups (or cells) that have triangles at this level.
     pub groups: Vec<MergedGroup>,
     /// Level zero's at every level.
     pub colliders: Vec<PlacedCollider>,
+    /// The recipe's rooms.
     pub rooms: Vec<Room>,
+    /// The recipe's portals.
     pub portals: Vec<Portal>,
 }
 
@@ -233,18 +269,28 @@ pub struct MeshedBuilding {
 pub enum PieceKind<'a> {
     /// An element of a part placed by an instance.
     Element {
+        /// The placing instance's id.
         instance: &'a str,
+        /// The part's id.
         part: &'a str,
+        /// The element's id within the part.
         element: &'a str,
     },
     /// A batch of a merge group or a concatenated cell.
-    Batch { group: &'a str, batch: usize },
+    Batch {
+        /// The group's (or cell's) id.
+        group: &'a str,
+        /// The batch's index in the group's batches.
+        batch: usize,
+    },
 }
 
 /// One thing to draw: a mesh, where it goes and the origin its band is measured to.
 #[derive(Clone, Debug)]
 pub struct Piece<'a> {
+    /// What the piece is.
     pub kind: PieceKind<'a>,
+    /// Its triangles, in mesh space.
     pub mesh: &'a Arc<Mesh>,
     /// Mesh space to building space: the instance's pose, or identity for a batch
     /// (whose mesh is in building space).
@@ -260,7 +306,9 @@ pub struct Piece<'a> {
     pub binding: &'a str,
     /// The material it wears.
     pub material: &'a str,
+    /// Its side of the envelope.
     pub side: Side,
+    /// Its storey, if its part (or group) has one.
     pub storey: Option<u32>,
     /// Whether any face is a cut face.
     pub is_cut: bool,

@@ -42,43 +42,84 @@ pub struct LodPolicy {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {
+    /// The ladder is empty.
     #[error("the ladder has no levels")]
     Empty,
+    /// A cell side that is not a positive finite number.
     #[error("levels[{level}].cell: a cell side must be a positive finite number of metres, found {found}")]
-    BadCell { level: usize, found: f32 },
+    BadCell {
+        /// The level, 0 the finest.
+        level: usize,
+        /// The side given, metres.
+        found: f32,
+    },
+    /// A smallest feature that is negative or not finite.
     #[error(
         "levels[{level}].min_feature: must be a finite number of metres, 0 or more, found {found}"
     )]
-    BadMinFeature { level: usize, found: f32 },
-    #[error("levels[{level}].segment_scale: must be above 0 and at most 1, found {found}")]
-    BadSegmentScale { level: usize, found: f32 },
-    #[error("levels[{level}].until: must be finite and beyond the previous level's ({previous}), found {found}")]
-    BadUntil {
+    BadMinFeature {
+        /// The level, 0 the finest.
         level: usize,
-        previous: f32,
+        /// The value given, metres.
         found: f32,
     },
+    /// A segment share outside `(0, 1]`.
+    #[error("levels[{level}].segment_scale: must be above 0 and at most 1, found {found}")]
+    BadSegmentScale {
+        /// The level, 0 the finest.
+        level: usize,
+        /// The share given.
+        found: f32,
+    },
+    /// An end distance that is not finite or not beyond the previous level's.
+    #[error("levels[{level}].until: must be finite and beyond the previous level's ({previous}), found {found}")]
+    BadUntil {
+        /// The level, 0 the finest.
+        level: usize,
+        /// The previous level's end, metres (0 for the first level).
+        previous: f32,
+        /// This level's end, metres.
+        found: f32,
+    },
+    /// A level other than the last has no end distance.
     #[error("levels[{level}].until: only the last level may draw to any distance")]
-    UnboundedBeforeLast { level: usize },
+    UnboundedBeforeLast {
+        /// The level, 0 the finest.
+        level: usize,
+    },
+    /// The last level has an end distance.
     #[error("levels[{level}].until: the last level draws to any distance, found {found}")]
-    BoundedLast { level: usize, found: f32 },
+    BoundedLast {
+        /// The level, 0 the finest.
+        level: usize,
+        /// The end it was given, metres.
+        found: f32,
+    },
     /// A level ends before its own fade-in is over, so its band would end before it
     /// is wholly drawn (Bevy's `VisibilityRange` needs the fade-in to end no later
     /// than the fade-out starts).
     #[error("levels[{level}].until: the level fades in from {starts} m to {fades_in_until} m, so it cannot end at {found} m (end it at {fades_in_until} m or later)")]
     NarrowerThanCrossfade {
+        /// The level, 0 the finest.
         level: usize,
+        /// Where the level takes over: the previous level's end, metres.
         starts: f32,
+        /// Where its fade-in ends, metres.
         fades_in_until: f32,
+        /// Its end distance, metres.
         found: f32,
     },
     /// A cell so small that a point of the building falls in a cell whose index is
     /// past an `i32`.
     #[error("levels[{level}].cell: a side of {side} m puts the building's farthest point, {reach} m from its origin, in cell {index:.0}, past the range a cell index holds (2147483392 either way)")]
     CellIndexOutOfRange {
+        /// The level, 0 the finest.
         level: usize,
+        /// The cell side given, metres.
         side: f32,
+        /// The distance of the building's farthest point from its origin, metres.
         reach: f32,
+        /// The cell index that point would get.
         index: f64,
     },
 }
@@ -168,7 +209,7 @@ impl LodPolicy {
     /// the box the building's meshes lie in (building space,
     /// [`crate::Building::reach`]). A side is refused where a point of that box would
     /// fall in a cell whose index leaves the `i32` range, so no cell index ever
-    /// saturates into a wrong cell. [`crate::bake::bake`] runs it before meshing.
+    /// saturates into a wrong cell. `bake::bake` (feature `bake`) runs it before meshing.
     pub fn check_cells(levels: &[LodPolicy], reach: &Aabb) -> Result<(), PolicyError> {
         if reach.is_empty() {
             return Ok(());

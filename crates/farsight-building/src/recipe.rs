@@ -15,18 +15,25 @@ use serde::{Deserialize, Serialize};
 /// rooms, portals).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Building {
+    /// The building's name; not empty.
     pub id: String,
     /// Material per binding (slot) name, for every slot no instance overrides.
     #[serde(default)]
     pub palette: BTreeMap<String, String>,
+    /// The parts, each id once.
     pub parts: Vec<Part>,
+    /// The placed parts, each id once; every one names an existing part.
     pub instances: Vec<Instance>,
+    /// Unions of instances meshed as one (an instance in one group at most).
     #[serde(default)]
     pub merge_groups: Vec<MergeGroup>,
+    /// Collision boxes, per part.
     #[serde(default)]
     pub colliders: Vec<ColliderProxy>,
+    /// Rooms for visibility and games, each id once.
     #[serde(default)]
     pub rooms: Vec<Room>,
+    /// Openings between rooms, or from a room to the outside.
     #[serde(default)]
     pub portals: Vec<Portal>,
 }
@@ -35,17 +42,21 @@ pub struct Building {
 /// and drawn by every instance that places it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Part {
+    /// The part's name, unique in its building; not empty.
     pub id: String,
     /// The storey the part belongs to, for games that hide storeys.
     #[serde(default)]
     pub storey: Option<u32>,
+    /// The part's solids, at least one, each id once within the part.
     pub elements: Vec<Element>,
 }
 
 /// One solid of a part: a shape, solids unioned into it, openings cut out of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Element {
+    /// The element's name, unique within its part; not empty.
     pub id: String,
+    /// The main solid.
     pub shape: Shape,
     /// Solids unioned with `shape` (a sill on a wall, a lamp's arm).
     #[serde(default)]
@@ -53,6 +64,7 @@ pub struct Element {
     /// Openings: their union is subtracted from the element in one operation.
     #[serde(default)]
     pub cutters: Vec<Shape>,
+    /// Inside or outside the envelope (exterior by default).
     #[serde(default)]
     pub side: Side,
     /// The material slot the element wears.
@@ -65,7 +77,9 @@ pub struct Element {
 /// A geometry at a pose within its part.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Shape {
+    /// The solid, centred on its own origin.
     pub geometry: Geometry,
+    /// Where the solid sits in its part (identity by default).
     #[serde(default)]
     pub at: Pose,
 }
@@ -74,23 +88,43 @@ pub struct Shape {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Geometry {
     /// Sides along X, Y, Z.
-    Box { size: [f32; 3] },
+    Box {
+        /// Full side lengths in metres, each positive.
+        size: [f32; 3],
+    },
     /// A box whose four vertical edges are chamfered by `chamfer` metres.
-    ChamferedBox { size: [f32; 3], chamfer: f32 },
+    ChamferedBox {
+        /// Full side lengths in metres, each positive.
+        size: [f32; 3],
+        /// Metres cut off each vertical edge: 0 or more, under half the shorter
+        /// horizontal side.
+        chamfer: f32,
+    },
     /// A cylinder about +Y.
     Cylinder {
+        /// Metres, positive.
         radius: f32,
+        /// Metres along +Y, positive.
         height: f32,
+        /// Sides of the polygon standing in for the circle, 3 to
+        /// [`MAX_SEGMENTS`](crate::validate::MAX_SEGMENTS); far levels may use fewer.
         segments: u32,
     },
     /// A profile of `[radius, y]` points (counter-clockwise, radius >= 0) revolved
     /// about +Y.
     Revolve {
+        /// 3 to [`MAX_POINTS`](crate::validate::MAX_POINTS) points enclosing an area.
         profile: Vec<[f32; 2]>,
+        /// Steps around the axis, 3 to [`MAX_SEGMENTS`](crate::validate::MAX_SEGMENTS).
         segments: u32,
     },
     /// A plan polygon of `[x, z]` points (simple, either winding) extruded along +Y.
-    Extrusion { polygon: Vec<[f32; 2]>, height: f32 },
+    Extrusion {
+        /// 3 to [`MAX_POINTS`](crate::validate::MAX_POINTS) points enclosing an area.
+        polygon: Vec<[f32; 2]>,
+        /// Metres along +Y, positive.
+        height: f32,
+    },
 }
 
 /// Which side of the envelope an element is on: interior elements go at far levels
@@ -99,8 +133,10 @@ pub enum Geometry {
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub enum Side {
+    /// Part of the envelope seen from outside; kept at every level.
     #[default]
     Exterior,
+    /// Seen only from inside; dropped by levels whose policy drops the interior.
     Interior,
 }
 
@@ -111,12 +147,16 @@ pub enum Side {
 /// (and are not written when zero), so a yaw-only pose reads and writes as before.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pose {
+    /// Where the origin goes, metres, applied after the rotation.
     #[serde(default)]
     pub translation: [f32; 3],
+    /// Turn about +Y, degrees.
     #[serde(default)]
     pub yaw: f32,
+    /// Tip about the turned +X, degrees.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pitch: f32,
+    /// Roll about the turned +Z, degrees.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub roll: f32,
 }
@@ -130,10 +170,15 @@ fn is_zero(v: &f32) -> bool {
 /// when the recipe was made); `attachment` records what it was attached to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Instance {
+    /// The instance's name, unique in its building; not empty.
     pub id: String,
+    /// The id of the part it places.
     pub part: String,
+    /// Where the part sits in building space.
     #[serde(default)]
     pub pose: Pose,
+    /// What it was attached to when the recipe was made (informative: `pose` is
+    /// already resolved).
     #[serde(default)]
     pub attachment: Option<Attachment>,
     /// Material per slot for this instance, over the building's palette.
@@ -144,7 +189,9 @@ pub struct Instance {
 /// Where an instance was attached: another instance's named socket.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Attachment {
+    /// The id of the instance attached to; never the instance itself.
     pub to: String,
+    /// The socket's name on that instance's part.
     pub socket: String,
 }
 
@@ -152,23 +199,31 @@ pub struct Attachment {
 /// the unit that damage re-meshes. Its instances are drawn by the group, not alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MergeGroup {
+    /// The group's name, unique in its building.
     pub id: String,
+    /// Ids of the instances unioned, at least one.
     pub instances: Vec<String>,
 }
 
 /// A collision box of a part, in part space (placed per instance).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColliderProxy {
+    /// The id of the part it belongs to (every instance of it gets the box).
     pub part: String,
+    /// Centre of the box in part space, metres.
     pub center: [f32; 3],
+    /// Full side lengths in metres, each positive.
     pub size: [f32; 3],
 }
 
 /// A room: an axis-aligned box in building space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Room {
+    /// The room's name, unique in its building.
     pub id: String,
+    /// Lowest corner, building space, metres.
     pub min: [f32; 3],
+    /// Highest corner, above `min` on every axis.
     pub max: [f32; 3],
 }
 
@@ -176,10 +231,14 @@ pub struct Room {
 /// building space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Portal {
+    /// The portal's name, unique in its building.
     pub id: String,
+    /// The id of the room on one side.
     pub from: String,
+    /// The id of the room on the other side; `None` for the outside.
     #[serde(default)]
     pub to: Option<String>,
+    /// The opening's four corners, building space, metres.
     pub quad: [[f32; 3]; 4],
 }
 

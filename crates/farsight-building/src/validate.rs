@@ -19,10 +19,18 @@ pub const MAX_POINTS: usize = 4096;
 pub enum RecipeError {
     /// The RON text did not parse as a recipe.
     #[error("recipe is not valid RON: {message}")]
-    Syntax { message: String },
+    Syntax {
+        /// The RON parser's message, with its position.
+        message: String,
+    },
     /// A rule was broken at `at` (for example "part `bay`, element `wall`, cutter 2").
     #[error("{at}: {rule}")]
-    Invalid { at: String, rule: Rule },
+    Invalid {
+        /// Where in the recipe, in words.
+        at: String,
+        /// The rule broken, with what was found.
+        rule: Rule,
+    },
 }
 
 /// The rule a recipe broke, with what was found.
@@ -30,37 +38,77 @@ pub enum RecipeError {
 #[non_exhaustive]
 pub enum Rule {
     /// A number that must be finite is not.
-    NonFinite { what: &'static str },
+    NonFinite {
+        /// Which number.
+        what: &'static str,
+    },
     /// A length that must be positive is not.
-    NotPositive { what: &'static str, found: f32 },
+    NotPositive {
+        /// Which length.
+        what: &'static str,
+        /// Its value.
+        found: f32,
+    },
     /// A segment count outside `3..=MAX_SEGMENTS`.
-    Segments { found: u32 },
+    Segments {
+        /// The count given.
+        found: u32,
+    },
     /// A chamfer that is negative or eats half a side.
-    Chamfer { found: f32, limit: f32 },
+    Chamfer {
+        /// The chamfer given, metres.
+        found: f32,
+        /// Half the shorter horizontal side: the chamfer must stay under it.
+        limit: f32,
+    },
     /// A profile or polygon with too few or too many points.
-    Points { found: usize },
+    Points {
+        /// The number of points given.
+        found: usize,
+    },
     /// A revolve profile point left of the axis.
-    NegativeRadius { found: f32 },
+    NegativeRadius {
+        /// The point's radius.
+        found: f32,
+    },
     /// A polygon or profile that encloses no area.
     NoArea,
     /// An id that is empty.
     EmptyId,
     /// An id used twice where ids must be unique.
-    DuplicateId { id: String },
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+    },
     /// A reference to a part that does not exist.
-    UnknownPart { id: String },
+    UnknownPart {
+        /// The id named.
+        id: String,
+    },
     /// A reference to an instance that does not exist.
-    UnknownInstance { id: String },
+    UnknownInstance {
+        /// The id named.
+        id: String,
+    },
     /// A reference to a room that does not exist.
-    UnknownRoom { id: String },
+    UnknownRoom {
+        /// The id named.
+        id: String,
+    },
     /// An instance placed in two merge groups.
-    InTwoGroups { group: String },
+    InTwoGroups {
+        /// The group that already holds it.
+        group: String,
+    },
     /// A merge group with no instance.
     EmptyGroup,
     /// An instance attached to itself.
     SelfAttachment,
     /// An override of a slot the instance's part does not use.
-    UnusedOverride { slot: String },
+    UnusedOverride {
+        /// The slot's name.
+        slot: String,
+    },
     /// An empty binding (slot) name.
     EmptyBinding,
     /// A part with no elements.

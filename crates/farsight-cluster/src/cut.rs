@@ -13,6 +13,7 @@ pub struct CutView {
     /// Uniform scale of the instance (model units to world units; use the largest
     /// axis scale for a non-uniform one, which is conservative).
     pub scale: f32,
+    /// The camera's projection, as far as error projection needs it.
     pub projection: ProjectionInfo,
     /// Viewport height in pixels.
     pub viewport_height: f32,
@@ -27,6 +28,7 @@ pub struct CutStats {
     pub nodes_visited: u32,
     /// Clusters whose own error was tested.
     pub clusters_visited: u32,
+    /// Clusters the cut chose to draw (the length of its output).
     pub clusters_drawn: u32,
 }
 

@@ -16,7 +16,9 @@ pub struct ClusterBounds {
     pub group: u32,
     /// Index of the cluster within its level record.
     pub index_in_level: u32,
+    /// Its level, 0 the finest.
     pub level: u32,
+    /// Triangles in the cluster, from its record.
     pub triangle_count: u32,
     /// The cluster's one material (index into the manifest's `materials`).
     pub material: u32,
@@ -36,9 +38,11 @@ pub struct GroupNode {
 /// A level: a sphere around every group sphere and the largest parent error.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LevelNode {
+    /// A sphere around every group sphere of the level: centre xyz, radius.
     pub sphere: [f32; 4],
     /// The level's largest parent error (seed 003's most important number).
     pub max_parent_error: f32,
+    /// The level's groups in [`ClusterDag::groups`].
     pub groups: Range<u32>,
 }
 
@@ -46,22 +50,42 @@ pub struct LevelNode {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DagError {
+    /// No level records were given.
     #[error("the mesh has no levels")]
     NoLevels,
+    /// A cluster names a group beyond the next unused number, so the level's groups
+    /// are not the runs `0, 1, 2, ...` in cluster order.
     #[error("level {level}: cluster {cluster} has group {found}, groups must be numbered in order from 0 (expected {expected_max} at most)")]
     GroupsNotContiguous {
+        /// The level, 0 the finest.
         level: usize,
+        /// The cluster's index within the level.
         cluster: usize,
+        /// The group number it carries.
         found: u32,
+        /// The largest group number it could carry there.
         expected_max: u32,
     },
+    /// Two clusters of one group carry different parent errors or spheres, so the
+    /// cut could draw both sides of a boundary (or neither).
     #[error("level {level} group {group}: clusters disagree on the parent error or sphere")]
-    GroupParentMismatch { level: usize, group: u32 },
+    GroupParentMismatch {
+        /// The level, 0 the finest.
+        level: usize,
+        /// The group number within the level.
+        group: u32,
+    },
+    /// A cluster's own error exceeds its group's parent error, which would let the
+    /// cut skip a level it must draw.
     #[error("level {level} cluster {cluster}: own error {error} is above its parent error {parent_error}")]
     ErrorNotMonotonic {
+        /// The level, 0 the finest.
         level: usize,
+        /// The cluster's index within the level.
         cluster: usize,
+        /// Its own error, in model units.
         error: f32,
+        /// Its group's parent error, in model units.
         parent_error: f32,
     },
 }
@@ -69,8 +93,11 @@ pub enum DagError {
 /// The cluster DAG of one mesh, ready for the cut.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterDag {
+    /// Every cluster, level by level (finest first), each level's in group order.
     pub clusters: Vec<ClusterBounds>,
+    /// Every group, level by level; each covers a contiguous run of `clusters`.
     pub groups: Vec<GroupNode>,
+    /// The levels, finest first; each covers a contiguous run of `groups`.
     pub levels: Vec<LevelNode>,
 }
 

@@ -84,6 +84,7 @@ pub enum LevelMetric<'a> {
 }
 
 impl LevelMetric<'_> {
+    /// The number of levels measured.
     pub fn len(&self) -> usize {
         match self {
             LevelMetric::ParentErrors(e) => e.len(),
@@ -91,6 +92,7 @@ impl LevelMetric<'_> {
         }
     }
 
+    /// True for a model with no levels.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -101,6 +103,7 @@ impl LevelMetric<'_> {
 /// the file's error bounds (the sphere around the mesh alone is too small).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceBounds {
+    /// World-space centre of the sphere.
     pub center: Vec3,
     /// World-space radius (already scaled).
     pub radius: f32,
@@ -150,7 +153,9 @@ impl InstanceBounds {
 pub struct LevelView {
     /// World-space camera position.
     pub camera: Vec3,
+    /// The camera's projection, as far as error projection needs it.
     pub projection: ProjectionInfo,
+    /// Viewport height in pixels.
     pub viewport_height: f32,
     /// Error threshold in pixels (1.0).
     pub threshold_px: f32,

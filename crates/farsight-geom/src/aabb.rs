@@ -8,7 +8,9 @@ pub const BOUNDS_EPSILON_SQ: f32 = 1e-12;
 /// An axis-aligned box, `min <= max` on every axis when valid.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {
+    /// The lowest corner: the smallest coordinate on each axis.
     pub min: Vec3,
+    /// The highest corner: the largest coordinate on each axis.
     pub max: Vec3,
 }
 
@@ -25,6 +27,7 @@ impl Aabb {
         max: Vec3::NEG_INFINITY,
     };
 
+    /// A box from its two corners, taken as given (no reordering, no check).
     #[inline]
     pub const fn new(min: Vec3, max: Vec3) -> Self {
         Self { min, max }
@@ -44,6 +47,7 @@ impl Aabb {
         points.into_iter().fold(Self::EMPTY, |b, p| b.grow(p))
     }
 
+    /// The midpoint of the two corners.
     #[inline]
     pub fn center(&self) -> Vec3 {
         (self.min + self.max) * 0.5
@@ -55,6 +59,7 @@ impl Aabb {
         (self.max - self.min) * 0.5
     }
 
+    /// The full size on each axis, `max - min` (negative on some axis for an empty box).
     #[inline]
     pub fn size(&self) -> Vec3 {
         self.max - self.min
@@ -84,6 +89,7 @@ impl Aabb {
         self.min.cmpgt(self.max).any()
     }
 
+    /// The smallest box holding this one and the point `p`.
     #[inline]
     #[must_use]
     pub fn grow(self, p: Vec3) -> Self {
@@ -93,6 +99,7 @@ impl Aabb {
         }
     }
 
+    /// The smallest box holding both boxes; `EMPTY` is its identity.
     #[inline]
     #[must_use]
     pub fn union(self, o: Aabb) -> Self {
@@ -112,6 +119,7 @@ impl Aabb {
         }
     }
 
+    /// True when `p` lies inside or on the boundary.
     #[inline]
     pub fn contains_point(&self, p: Vec3) -> bool {
         self.min.cmple(p).all() && p.cmple(self.max).all()
@@ -180,6 +188,7 @@ pub fn transform_aabb(m: &Mat4, b: &Aabb) -> Aabb {
 /// since the frustum, distance and screen-size tests all start from centre and extent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CenterExtent {
+    /// The box's midpoint (the fourth lane is unused).
     pub center: Vec3A,
     /// Half the size on each axis; never negative for a box made by
     /// [`transform_center_extent`] from finite input.
@@ -187,6 +196,7 @@ pub struct CenterExtent {
 }
 
 impl CenterExtent {
+    /// The same box as centre and half-size; exact for finite boxes.
     #[inline]
     pub fn from_aabb(b: &Aabb) -> Self {
         Self {
@@ -195,6 +205,7 @@ impl CenterExtent {
         }
     }
 
+    /// Back to corners: `center - extent` and `center + extent`.
     #[inline]
     pub fn to_aabb(&self) -> Aabb {
         Aabb {

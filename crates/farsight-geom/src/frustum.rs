@@ -9,7 +9,11 @@ use crate::{Aabb, CenterExtent, Sphere};
 /// branchless box test.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frustum {
+    /// The planes as `(normal.xyz, d)`, normals unit length, inside where
+    /// `dot(normal, p) + d >= 0`.
     pub planes: [Vec4; 6],
+    /// `abs()` of each plane's normal: a box's projected radius on the plane is
+    /// `dot(abs_normal, extent)`.
     pub abs_normals: [Vec3; 6],
     /// The same planes transposed four at a time (planes 0-3, then 4, 5, 4, 5) for
     /// the vector box test.
@@ -121,6 +125,8 @@ impl Frustum {
         inside
     }
 
+    /// Conservative sphere test: false only when the sphere lies wholly outside one
+    /// plane, so a sphere near a frustum corner may pass while outside.
     #[inline]
     pub fn intersects_sphere(&self, s: &Sphere) -> bool {
         self.planes

@@ -4,13 +4,17 @@ use glam::Vec3;
 
 use crate::Aabb;
 
+/// A sphere by centre and radius; valid when finite with `radius >= 0`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sphere {
+    /// The centre point.
     pub center: Vec3,
+    /// The radius, in the same units as `center`; zero is a point.
     pub radius: f32,
 }
 
 impl Sphere {
+    /// A sphere from centre and radius, taken as given (no check).
     #[inline]
     pub const fn new(center: Vec3, radius: f32) -> Self {
         Self { center, radius }
@@ -31,11 +35,14 @@ impl Sphere {
         (self.center.distance(p) - self.radius).max(0.0)
     }
 
+    /// True when the sphere and the box share a point (touching counts); the same as
+    /// [`sphere_intersects_aabb`].
     #[inline]
     pub fn intersects_aabb(&self, b: &Aabb) -> bool {
         sphere_intersects_aabb(self, b)
     }
 
+    /// True when centre and radius are finite and the radius is not negative.
     #[inline]
     pub fn valid(&self) -> bool {
         self.center.is_finite() && self.radius.is_finite() && self.radius >= 0.0

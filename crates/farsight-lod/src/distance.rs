@@ -26,23 +26,44 @@ pub fn fov_scale(projection: &Mat4) -> f32 {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LodError {
+    /// The list of levels was empty.
     #[error("an LOD component needs at least one level, found none")]
     NoLevels,
+    /// A level's `max_distance` is zero, negative, infinite or NaN.
     #[error("LOD level {index} has max_distance {found}, which is not a positive finite number")]
-    BadDistance { index: usize, found: f32 },
+    BadDistance {
+        /// The level's position in the list, 0 nearest.
+        index: usize,
+        /// The `max_distance` it was given.
+        found: f32,
+    },
+    /// A level ends no further out than the level before it.
     #[error(
         "LOD levels must be ordered near to far: level {index} ends at {found}, \
          not beyond level {} at {previous}", index - 1
     )]
     NotOrdered {
+        /// The level's position in the list, 0 nearest.
         index: usize,
+        /// The `max_distance` of level `index - 1`.
         previous: f32,
+        /// The `max_distance` of level `index`, which must exceed `previous`.
         found: f32,
     },
+    /// A level's screen share is outside `(0, 1]` or NaN.
     #[error("LOD level {index} has screen percentage {found}, which is not in (0, 1]")]
-    BadScreenPercentage { index: usize, found: f32 },
+    BadScreenPercentage {
+        /// The level's position in the list, 0 nearest.
+        index: usize,
+        /// The share of the viewport height it was given.
+        found: f32,
+    },
+    /// The per-component bias is zero, negative, infinite or NaN.
     #[error("LOD bias {found} is not a positive finite number")]
-    BadBias { found: f32 },
+    BadBias {
+        /// The bias given.
+        found: f32,
+    },
 }
 
 /// One level as the rules see it.
@@ -56,6 +77,8 @@ pub struct LevelSpec {
 }
 
 impl LevelSpec {
+    /// A level selected by distance only (no screen share), drawing out to
+    /// `max_distance` world units at the reference field of view.
     pub const fn distance(max_distance: f32) -> Self {
         Self {
             max_distance,
@@ -117,6 +140,8 @@ impl LodLevels {
         Self::new(distances.iter().map(|&d| LevelSpec::distance(d)).collect())
     }
 
+    /// The same levels with every range scaled by `bias` (2 holds each level twice as
+    /// far out); refuses a bias that is not positive and finite.
     pub fn with_bias(mut self, bias: f32) -> Result<Self, LodError> {
         if !(bias.is_finite() && bias > 0.0) {
             return Err(LodError::BadBias { found: bias });
@@ -125,22 +150,28 @@ impl LodLevels {
         Ok(self)
     }
 
+    /// The same levels selected by screen share instead of distance, with the
+    /// bounding-sphere radius taken from `radius_override` when given (else from the
+    /// object's local box).
     pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
         self.selects_by_screen_size = true;
         self.screen_size_radius = radius_override;
         self
     }
 
+    /// The number of levels; at least 1.
     #[inline]
     pub fn len(&self) -> usize {
         self.levels.len()
     }
 
+    /// Always false: [`LodLevels::new`] refuses an empty list.
     #[inline]
     pub fn is_empty(&self) -> bool {
         false
     }
 
+    /// The levels, nearest first.
     #[inline]
     pub fn levels(&self) -> &[LevelSpec] {
         &self.levels
@@ -151,7 +182,9 @@ impl LodLevels {
 /// tightened by `distance` units, never by more than `share` of the switch distance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hysteresis {
+    /// The most a switch distance is pulled in, in world units (default 5).
     pub distance: f32,
+    /// The most a switch distance is pulled in, as a fraction of it (default 0.1).
     pub share: f32,
 }
 
@@ -165,6 +198,7 @@ impl Default for Hysteresis {
 }
 
 impl Hysteresis {
+    /// No tightening: levels switch at their plain distances both ways.
     pub const NONE: Hysteresis = Hysteresis {
         distance: 0.0,
         share: 0.0,
@@ -182,6 +216,7 @@ impl Hysteresis {
 pub struct LodSettings {
     /// `adjusted = distance * lod_bias`; above 1 coarsens everything.
     pub lod_bias: f32,
+    /// The margin a transition to a finer level must clear.
     pub hysteresis: Hysteresis,
     /// Full entity pass every this many frames (seed 000: 4).
     pub update_frame_interval: u32,
@@ -255,12 +290,17 @@ pub struct LodSelector {
     pub fov_scale: f32,
     /// `1 / fov_scale`, so stored ranges scale by a multiplication.
     pub inv_fov_scale: f32,
+    /// The screen-size reach of the pass's view (or views, for stereo).
     pub reach: Reach,
+    /// [`LodSettings::lod_bias`] as the pass began.
     pub lod_bias: f32,
+    /// [`LodSettings::hysteresis`] as the pass began.
     pub hysteresis: Hysteresis,
 }
 
 impl LodSelector {
+    /// The selector for one pass: the field-of-view scale from `projection`, the
+    /// given screen-size `reach`, and the bias and hysteresis from `settings`.
     pub fn new(projection: &Mat4, reach: Reach, settings: &LodSettings) -> Self {
         let fov_scale = fov_scale(projection);
         Self {

@@ -23,6 +23,30 @@
 //! - [`building`]: seed 004's baked-building arithmetic: coarsened segment counts,
 //!   band ends rounded to half a metre, the handover push and the cell of a point
 //!   ([`scaled_segments`], [`round_band_end`], [`handover_push`], [`cell_of`]).
+//!
+//! ```
+//! use farsight_lod::{LodLevels, LodSelector, LodSettings, Reach};
+//! use glam::Mat4;
+//!
+//! // Three levels: the finest out to 50 m, the next to 100 m, the coarsest beyond.
+//! let levels = LodLevels::from_distances(&[50.0, 100.0, 200.0]).unwrap();
+//!
+//! // At the reference 60-degree field of view, distances are used as stored.
+//! let selector = LodSelector::reference();
+//! assert_eq!(selector.select(&levels, 30.0, 1.0, None), 0);
+//! assert_eq!(selector.select(&levels, 75.0, 1.0, None), 1);
+//! assert_eq!(selector.select(&levels, 5000.0, 1.0, None), 2); // the last level never ends
+//!
+//! // Hysteresis: coming back from level 1, level 0 takes over only 5 m inside its 50 m.
+//! assert_eq!(selector.select(&levels, 48.0, 1.0, Some(1)), 1);
+//! assert_eq!(selector.select(&levels, 44.0, 1.0, Some(1)), 0);
+//!
+//! // A 30-degree zoom magnifies, so the finest level holds about twice as far out.
+//! let zoom = Mat4::perspective_rh(30f32.to_radians(), 16.0 / 9.0, 0.1, 1000.0);
+//! let zoomed = LodSelector::new(&zoom, Reach::from_projection(&zoom), &LodSettings::default());
+//! assert_eq!(zoomed.select(&levels, 75.0, 1.0, None), 0);
+//! ```
+#![warn(missing_docs)]
 
 pub mod banded;
 pub mod building;

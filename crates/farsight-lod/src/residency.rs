@@ -5,6 +5,7 @@
 pub struct Resolved {
     /// `None` only when nothing is resident and nothing was drawn before.
     pub level: Option<usize>,
+    /// True when `level` is not the desired level (it was not resident).
     pub using_fallback: bool,
 }
 

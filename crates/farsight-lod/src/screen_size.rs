@@ -8,8 +8,10 @@ use glam::Mat4;
 /// projection that is still the identity (a stereo eye that has not rendered yet).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Reach {
+    /// No perspective view: levels switch at their stored distances.
     #[default]
     None,
+    /// A perspective view's `projection[1][1]` (`1 / tan(fov_y / 2)`), positive.
     Perspective(f32),
 }
 
@@ -40,6 +42,7 @@ impl Reach {
         }
     }
 
+    /// The `p11` of a perspective reach, `None` when stored distances apply.
     #[inline]
     pub fn value(self) -> Option<f32> {
         match self {

@@ -7,10 +7,13 @@ use glam::Mat4;
 pub struct ProjectionInfo {
     /// `projection[1][1]`.
     pub p11: f32,
+    /// True for an orthographic projection: then `p11` is `2 / height` of the view
+    /// volume and error in pixels does not depend on distance.
     pub orthographic: bool,
 }
 
 impl ProjectionInfo {
+    /// Reads `p11` and whether the projection is orthographic from a matrix.
     pub fn from_matrix(projection: &Mat4) -> Self {
         Self {
             p11: farsight_geom::p11(projection),

@@ -12,6 +12,7 @@ pub struct LodThrottle {
 }
 
 impl LodThrottle {
+    /// A throttle that runs the full pass on its first call.
     pub fn new() -> Self {
         Self::default()
     }

@@ -18,28 +18,47 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
+    /// The operating system refused to open, measure, seek or read the file.
     #[error("{path}: {source}")]
     Io {
+        /// The file read.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
+    /// The requested byte range does not lie inside the file (nothing was allocated).
     #[error("{path}: range {offset}+{len} runs past the end of the file ({file_len} bytes)")]
     OutOfRange {
+        /// The file read.
         path: PathBuf,
+        /// First byte asked for.
         offset: u64,
+        /// Bytes asked for.
         len: u64,
+        /// The file's length in bytes.
         file_len: u64,
     },
     /// The load the read belonged to was given up before the read began.
     #[error("{path}: read cancelled, its level's load was given up")]
-    Cancelled { path: PathBuf },
+    Cancelled {
+        /// The file that would have been read.
+        path: PathBuf,
+    },
+    /// A [`FaultInjector`] failed the read on purpose (tests only).
     #[error("{path}: injected failure at offset {offset}")]
-    Injected { path: PathBuf, offset: u64 },
+    Injected {
+        /// The file that would have been read.
+        path: PathBuf,
+        /// The offset of the failed read.
+        offset: u64,
+    },
     /// Every chunk arrived and the level's bytes failed their check.
     #[error("{path}: {source}")]
     Invalid {
+        /// The file the level was read from.
         path: PathBuf,
+        /// What the level's check found.
         #[source]
         source: crate::cluster::LevelFileError,
     },
@@ -48,6 +67,8 @@ pub enum ReadError {
 /// Decides, before a read touches the disk, whether it fails. Tests use it to make a
 /// chosen chunk fail a chosen number of times; production passes none.
 pub trait FaultInjector: Send + Sync {
+    /// True to fail the read of `path` at `offset` without touching the disk; called
+    /// once per read attempt, from a worker thread.
     fn should_fail(&self, path: &Path, offset: u64) -> bool;
 }
 

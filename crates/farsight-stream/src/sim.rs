@@ -31,20 +31,28 @@ use farsight_format::NO_PARENT_ERROR;
 /// What to generate and how to fly.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
+    /// The folder the scene is written into (`dir/scene`).
     pub dir: PathBuf,
     /// The world is `regions_side x regions_side` regions.
     pub regions_side: u32,
+    /// The side of one square region, world units.
     pub region_size: f32,
+    /// Each region holds 0 to this many model instances, drawn at random.
     pub max_instances_per_region: u32,
     /// Radius in world units of a placed instance's error bounds, drawn from this
     /// range (each instance is scaled to it, whatever its model's own size).
     pub instance_radius: (f32, f32),
+    /// Frames the flight lasts.
     pub frames: u32,
     /// The camera jumps across the world at this frame.
     pub teleport_frame: u32,
+    /// Reach of the camera's streaming source, world units.
     pub source_radius: f32,
+    /// Seed of the world's generator: the same seed writes the same scene.
     pub seed: u64,
+    /// The cluster scheduler's budgets.
     pub scheduler: SchedulerConfig,
+    /// Worker threads of each loader (regions and cluster levels).
     pub io_threads: usize,
 }
 
@@ -80,6 +88,7 @@ pub struct SimModel {
     pub radius: f32,
     /// Largest parent error of each level, finest first (the coarsest is `f32::MAX`).
     pub errors: Vec<f32>,
+    /// Where each level's bytes are, for the scheduler.
     pub desc: ModelDesc,
 }
 
@@ -203,7 +212,9 @@ pub fn generate(config: &SimConfig, models: &[CookedModel]) -> Result<PathBuf, S
 /// Keeps each loaded region's entities, as an engine would.
 #[derive(Debug, Default)]
 pub struct SimSink {
+    /// The entities of each created region.
     pub regions: HashMap<u32, Vec<EntityRecord>>,
+    /// Whether each created region is active.
     pub active: HashMap<u32, bool>,
 }
 
@@ -223,12 +234,17 @@ impl EntitySink for SimSink {
 /// One simulated frame.
 #[derive(Clone, Copy, Debug)]
 pub struct SimFrame {
+    /// The frame's number, from 0.
     pub frame: u32,
+    /// The camera's position, world space.
     pub camera: Vec3,
+    /// True on the frame the camera jumped.
     pub teleported: bool,
     /// Regions per actual state: Unloaded, Loading, Resident, Active, Unloading.
     pub regions: [usize; 5],
+    /// Models with an instance in view in an active region.
     pub visible_models: u32,
+    /// The cluster scheduler's counters for the frame.
     pub cluster: FrameStats,
 }
 
@@ -309,14 +325,17 @@ impl Sim {
         &self.models
     }
 
+    /// The region loader.
     pub fn regions(&self) -> &RegionWorld<SimSink> {
         &self.regions
     }
 
+    /// The cluster-level streamer.
     pub fn clusters(&self) -> &ClusterStreamer<CpuUploader> {
         &self.clusters
     }
 
+    /// The configuration the simulation runs.
     pub fn config(&self) -> &SimConfig {
         &self.config
     }

@@ -32,15 +32,22 @@ pub const TILE_PAYLOAD: RecordTag = RecordTag(*b"TILE");
 /// distance it is used at.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TileLodLevel {
+    /// The level file's path relative to the manifest's folder; it may not leave
+    /// that folder (no `..`, no absolute path).
     pub file: String,
+    /// The furthest distance, in scene-root units from the tile's box, at which this
+    /// level is used; finite, not negative, not below the previous level's.
     pub switch_distance: f32,
 }
 
+/// One tile of a [`TileManifest`]: its box and its levels.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TileEntry {
+    /// A name for messages; not used to find files.
     pub name: String,
-    /// Bounds in scene-root space.
+    /// Bounds in scene-root space: the lowest corner, finite.
     pub min: [f32; 3],
+    /// Bounds in scene-root space: the highest corner, `>= min` on every axis.
     pub max: [f32; 3],
     /// Finest first, switch distances increasing.
     pub lod_levels: Vec<TileLodLevel>,
@@ -55,6 +62,7 @@ pub struct TileEntry {
 /// The tile manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TileManifest {
+    /// The tiles; a tile's index here is the number a [`TileSink`] is given.
     pub tiles: Vec<TileEntry>,
 }
 
@@ -131,13 +139,19 @@ pub fn read_tile_level(path: &Path) -> Result<Vec<u8>, SceneError> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TileError {
+    /// The manifest could not be read or is not a sound tile manifest container.
     #[error(transparent)]
     Scene(#[from] SceneError),
+    /// A tile breaks a rule [`TileStreamer::open`] checks.
     #[error("{path}: tile {tile} ({name}): {what}")]
     BadTile {
+        /// The manifest's path.
         path: PathBuf,
+        /// The tile's index in the manifest.
         tile: u32,
+        /// The tile's name.
         name: String,
+        /// The rule it breaks.
         what: &'static str,
     },
 }
@@ -146,7 +160,10 @@ pub enum TileError {
 /// showed before: only one level of a tile exists at a time. `hide` drops the tile's
 /// level: the camera went past its unload distance.
 pub trait TileSink {
+    /// Shows level `level` (0 finest) of tile `tile` from the level file's payload
+    /// record, replacing what the tile showed.
     fn show(&mut self, tile: u32, level: u8, payload: &[u8]);
+    /// Drops whatever tile `tile` shows.
     fn hide(&mut self, tile: u32);
 }
 
@@ -166,11 +183,15 @@ struct TileState {
 /// Counters of one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TileFrameStats {
+    /// Level reads submitted this frame.
     pub loads_started: u32,
+    /// Levels handed to [`TileSink::show`] this frame.
     pub switches: u32,
     /// Tiles that went past their unload distance this frame and were hidden.
     pub unloads: u32,
+    /// Level reads that failed this frame (the tile keeps what it showed).
     pub failures: u32,
+    /// Tiles in range that show a level at the end of the frame.
     pub tiles_shown: u32,
 }
 
@@ -273,19 +294,25 @@ impl<S: TileSink> TileStreamer<S> {
         })
     }
 
+    /// The same streamer with another hysteresis factor (default
+    /// [`DEFAULT_TILE_HYSTERESIS_FACTOR`], 0.9): a tile moves to a finer level, or
+    /// comes back after unloading, only inside `distance * factor`. Expected in `(0, 1]`.
     pub fn with_hysteresis_factor(mut self, factor: f32) -> Self {
         self.hysteresis_factor = factor;
         self
     }
 
+    /// The engine's sink, to inspect what it shows.
     pub fn sink(&self) -> &S {
         &self.sink
     }
 
+    /// The number of tiles in the manifest.
     pub fn len(&self) -> usize {
         self.tiles.len()
     }
 
+    /// True for a manifest with no tiles.
     pub fn is_empty(&self) -> bool {
         self.tiles.is_empty()
     }

@@ -23,13 +23,22 @@ pub const CHUNK_SIZE: f32 = CELL_SIZE * CHUNK_CELLS as f32;
 pub struct Material(pub u8);
 
 impl Material {
+    /// Empty space; a cell of air is always [`Cell::EMPTY`].
     pub const AIR: Material = Material(0);
+    /// Water: meshed as water sheets, not as solid surface, and not collided with.
     pub const WATER: Material = Material(1);
+    /// The generator's top layer (the upper 6 world units) below the snow line.
     pub const GRASS: Material = Material(2);
+    /// The generator's material more than 20 world units below the surface.
     pub const ROCK: Material = Material(3);
+    /// The generator's layer 6 to 20 world units below the surface.
     pub const DIRT: Material = Material(4);
+    /// A solid material for editing; the generator does not place it.
     pub const SAND: Material = Material(5);
+    /// The generator's top layer where the ground rises above three quarters of
+    /// the hill height.
     pub const SNOW: Material = Material(6);
+    /// A solid material for editing; the generator does not place it.
     pub const MUD: Material = Material(7);
 
     /// True for every id but air and water.
@@ -46,7 +55,9 @@ impl Material {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Pod, Zeroable)]
 #[repr(C)]
 pub struct Cell {
+    /// What the cell is made of; air only with zero occupancy.
     pub material: Material,
+    /// How full the cell is, 0 (empty) to 255 (full).
     pub occupancy: u8,
 }
 
@@ -78,6 +89,7 @@ impl Cell {
         Cell::new(material, 255)
     }
 
+    /// True for a cell with nothing in it (air).
     #[inline]
     pub const fn is_empty(self) -> bool {
         self.occupancy == 0
@@ -103,11 +115,13 @@ impl Cell {
         }
     }
 
+    /// Solid occupancy as a fraction in `[0, 1]`.
     #[inline]
     pub fn solid_fraction(self) -> f32 {
         self.solid() as f32 / 255.0
     }
 
+    /// Water occupancy as a fraction in `[0, 1]`.
     #[inline]
     pub fn water_fraction(self) -> f32 {
         self.water() as f32 / 255.0
@@ -154,21 +168,26 @@ pub fn cell_at(p: Vec3) -> IVec3 {
 /// A box of global cells, `min` inclusive, `max` exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct CellBox {
+    /// The first cell inside the box on each axis.
     pub min: IVec3,
+    /// The first cell past the box on each axis; `max <= min` on an axis is empty.
     pub max: IVec3,
 }
 
 impl CellBox {
+    /// A box from its corners, taken as given (no reordering).
     #[inline]
     pub const fn new(min: IVec3, max: IVec3) -> Self {
         Self { min, max }
     }
 
+    /// True when the box holds no cell.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.min.cmpge(self.max).any()
     }
 
+    /// The smallest box holding both; an empty box adds nothing.
     #[inline]
     pub fn union(self, o: CellBox) -> CellBox {
         if self.is_empty() {
@@ -180,21 +199,25 @@ impl CellBox {
         CellBox::new(self.min.min(o.min), self.max.max(o.max))
     }
 
+    /// The cells in both boxes (possibly an empty box).
     #[inline]
     pub fn intersect(self, o: CellBox) -> CellBox {
         CellBox::new(self.min.max(o.min), self.max.min(o.max))
     }
 
+    /// True when the boxes share at least one cell (touching faces do not count).
     #[inline]
     pub fn intersects(&self, o: &CellBox) -> bool {
         !self.intersect(*o).is_empty()
     }
 
+    /// The box grown by `pad` cells on every side (shrunk for a negative `pad`).
     #[inline]
     pub fn padded(self, pad: i32) -> CellBox {
         CellBox::new(self.min - IVec3::splat(pad), self.max + IVec3::splat(pad))
     }
 
+    /// The box moved by `by` cells.
     #[inline]
     pub fn translated(self, by: IVec3) -> CellBox {
         CellBox::new(self.min + by, self.max + by)

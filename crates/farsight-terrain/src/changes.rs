@@ -11,19 +11,40 @@ use crate::grid::VoxelGrid;
 #[non_exhaustive]
 pub enum FullRefresh {
     /// The reader followed another grid (or a clone): revisions are not comparable.
-    GenerationMismatch { reader: u64, grid: u64 },
+    GenerationMismatch {
+        /// The generation the reader followed.
+        reader: u64,
+        /// The grid's generation.
+        grid: u64,
+    },
     /// The reader claims a revision the grid has not reached.
-    FromTheFuture { reader: u64, grid: u64 },
+    FromTheFuture {
+        /// The revision the reader claims.
+        reader: u64,
+        /// The grid's revision.
+        grid: u64,
+    },
     /// Removals after the reader's revision have left the retained history.
-    HistoryExpired { reader: u64, oldest_retained: u64 },
+    HistoryExpired {
+        /// The revision the reader last saw.
+        reader: u64,
+        /// The revision of the newest removal that left the history: a reader
+        /// older than it gets a full refresh.
+        oldest_retained: u64,
+    },
 }
 
 /// One changed chunk: the chunk-local cell bounds of its edits since the reader's
 /// revision, or the whole chunk when that history expired or the chunk is new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkChange {
+    /// The chunk's coordinate (in chunks).
     pub chunk: IVec3,
+    /// The edited cells, chunk-local (`0..32` on each axis); the whole chunk when
+    /// `whole` is set.
     pub bounds: CellBox,
+    /// True when the chunk is new or its edit history no longer reaches the
+    /// reader's revision: treat every cell as changed.
     pub whole: bool,
 }
 
@@ -37,9 +58,13 @@ impl ChunkChange {
 /// The answer to [`VoxelGrid::changes_since`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Changes {
+    /// No delta can be given: rebuild everything from the grid.
     Full(FullRefresh),
+    /// Exactly what changed since the reader's revision.
     Delta {
+        /// Chunks written since (created or edited), sorted by z, then y, then x.
         changed: Vec<ChunkChange>,
+        /// Chunks removed since (and not written again), sorted the same way.
         removed: Vec<IVec3>,
     },
 }

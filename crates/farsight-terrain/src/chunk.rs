@@ -15,6 +15,8 @@ pub enum ChunkCells {
 }
 
 impl ChunkCells {
+    /// The cell at chunk-local index `index` ([`local_index`](crate::local_index)
+    /// order); panics past [`CHUNK_VOLUME`] for a dense chunk.
     #[inline]
     pub fn get(&self, index: usize) -> Cell {
         match self {
@@ -80,6 +82,8 @@ pub struct EditHistory {
 }
 
 impl EditHistory {
+    /// Records an edit at `revision` (increasing) touching `bounds`; the oldest of a
+    /// full history expires.
     pub fn push(&mut self, revision: u64, bounds: CellBox) {
         if (self.len as usize) == EDIT_HISTORY {
             self.expired = self.entries[0].0;
@@ -104,6 +108,7 @@ impl EditHistory {
         )
     }
 
+    /// The retained edits as `(revision, bounds)`, oldest first.
     pub fn entries(&self) -> &[(u64, CellBox)] {
         &self.entries[..self.len as usize]
     }
@@ -112,11 +117,13 @@ impl EditHistory {
 /// A chunk as the grid stores it.
 #[derive(Clone, Debug)]
 pub struct ChunkEntry {
+    /// The cells, shared with every snapshot taken since the last write.
     pub cells: Arc<ChunkCells>,
     /// Revision of the latest edit that changed this chunk.
     pub revision: u64,
     /// Revision at which this entry was created (written after being absent).
     pub created: u64,
+    /// The bounds of the chunk's latest edits.
     pub history: EditHistory,
 }
 

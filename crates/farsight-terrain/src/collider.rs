@@ -109,12 +109,16 @@ pub struct ChunkShape {
 /// Where the heap bytes of a [`ChunkShape`] go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShapeBytes {
+    /// The quantised vertex positions (6 bytes each).
     pub positions: usize,
+    /// The triangle index list.
     pub triangles: usize,
+    /// The query tree's nodes (6 bytes each).
     pub tree: usize,
 }
 
 impl ShapeBytes {
+    /// The three parts together.
     pub fn total(&self) -> usize {
         self.positions + self.triangles + self.tree
     }
@@ -133,6 +137,7 @@ impl std::ops::AddAssign for ShapeBytes {
 pub struct ShapeHit {
     /// Ray parameter (in units of the ray direction).
     pub t: f32,
+    /// The index of the triangle hit (as in [`ChunkShape::triangle`]).
     pub triangle: u32,
     /// Unit normal of the hit triangle, pointing out of the solid.
     pub normal: Vec3,
@@ -187,6 +192,8 @@ impl ChunkShape {
         (0..self.triangle_count() as u32).map(|t| self.triangle(t))
     }
 
+    /// The box around the rounded vertices with a 1/64-unit margin; the default
+    /// (empty) box for a shape with no triangles.
     pub fn bounds(&self) -> Aabb {
         self.bounds
     }

@@ -25,8 +25,11 @@ pub const PARALLEL_REBUILD_THRESHOLD: usize = 8;
 /// across updates, so a physics engine can compare pointers and swap only changes.
 #[derive(Debug)]
 pub struct ChunkCollider {
+    /// The chunk's coordinate (in chunks).
     pub chunk: IVec3,
+    /// The reduced surface with its query tree, in world coordinates.
     pub shape: ChunkShape,
+    /// Triangles in `shape` (never 0: a chunk without surface has no collider).
     pub triangles: usize,
 }
 
@@ -39,6 +42,7 @@ pub struct CollisionMesher {
 }
 
 impl CollisionMesher {
+    /// A mesher with empty scratch buffers; they grow to the largest chunk seen.
     pub fn new() -> Self {
         Self::default()
     }
@@ -83,18 +87,27 @@ impl CollisionMesher {
 /// What one [`CollisionCache::update`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheUpdate {
+    /// True when the grid could give no delta, so every collider was rebuilt.
     pub full_refresh: bool,
+    /// Chunks whose collider was built or rebuilt.
     pub rebuilt: usize,
+    /// Colliders dropped (every old one on a full refresh).
     pub removed: usize,
+    /// True when the rebuild ran on the rayon pool (more than
+    /// [`PARALLEL_REBUILD_THRESHOLD`] chunks).
     pub parallel: bool,
 }
 
 /// A ray hit against the terrain colliders.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayHit {
+    /// The chunk whose collider was hit.
     pub chunk: IVec3,
+    /// The ray parameter of the hit, in units of the ray's direction.
     pub distance: f32,
+    /// The hit point, world space.
     pub point: Vec3,
+    /// Unit normal of the hit triangle, pointing out of the solid.
     pub normal: Vec3,
 }
 
@@ -128,6 +141,7 @@ impl CollisionCache {
         }
     }
 
+    /// The terrain id the cache was made for.
     pub fn terrain(&self) -> u64 {
         self.terrain
     }
@@ -137,10 +151,12 @@ impl CollisionCache {
         (self.generation, self.revision)
     }
 
+    /// Colliders held (chunks with surface).
     pub fn len(&self) -> usize {
         self.colliders.len()
     }
 
+    /// True when no collider is held.
     pub fn is_empty(&self) -> bool {
         self.colliders.is_empty()
     }
@@ -227,10 +243,12 @@ impl CollisionCache {
         b
     }
 
+    /// The collider of `chunk`, if it has one.
     pub fn collider(&self, chunk: IVec3) -> Option<&Arc<ChunkCollider>> {
         self.colliders.get(&chunk)
     }
 
+    /// Every collider held, in no particular order.
     pub fn colliders(&self) -> impl Iterator<Item = &Arc<ChunkCollider>> {
         self.colliders.values()
     }

@@ -18,17 +18,43 @@ pub const CELL_COORD_LIMIT: f32 = (1 << 28) as f32;
 #[non_exhaustive]
 pub enum EditError {
     /// A coordinate or radius was NaN or infinite.
-    NonFinite { what: &'static str, value: [f32; 3] },
+    NonFinite {
+        /// Which input ("box min", "sphere centre", "sphere radius").
+        what: &'static str,
+        /// Its value (a radius repeated in all three lanes).
+        value: [f32; 3],
+    },
     /// `min > max` on some axis.
-    InvertedBox { min: [f32; 3], max: [f32; 3] },
+    InvertedBox {
+        /// The box's lower corner as given, world units.
+        min: [f32; 3],
+        /// The box's upper corner as given, world units.
+        max: [f32; 3],
+    },
     /// A negative sphere radius.
-    NegativeRadius { radius: f32 },
+    NegativeRadius {
+        /// The radius given, world units.
+        radius: f32,
+    },
     /// The region reaches beyond the addressable cell range.
-    OutOfRange { what: &'static str, value: [f32; 3] },
+    OutOfRange {
+        /// Which input.
+        what: &'static str,
+        /// Its value, world units.
+        value: [f32; 3],
+    },
     /// The region covers more cells than [`EDIT_CELL_LIMIT`].
-    TooLarge { cells: u64, limit: u64 },
+    TooLarge {
+        /// Cells the region covers.
+        cells: u64,
+        /// [`EDIT_CELL_LIMIT`].
+        limit: u64,
+    },
     /// Painting needs a solid material (not air or water).
-    NotSolid { material: Material },
+    NotSolid {
+        /// The material given.
+        material: Material,
+    },
 }
 
 impl std::fmt::Display for EditError {
@@ -59,7 +85,9 @@ impl std::error::Error for EditError {}
 pub struct EditReport {
     /// The revision stamped on the changed chunks; `None` when nothing changed.
     pub revision: Option<u64>,
+    /// Cells whose value differs from before the edit.
     pub cells_changed: u64,
+    /// Chunks with at least one changed cell (written, created or removed).
     pub chunks_changed: u32,
 }
 

@@ -34,6 +34,7 @@ pub struct SampleField {
 }
 
 impl SampleField {
+    /// An empty field; its buffers grow to the first level built and are reused.
     pub fn new() -> Self {
         Self::default()
     }
@@ -48,10 +49,12 @@ impl SampleField {
         self.dim
     }
 
+    /// Solid occupancy per padded sample (0 to 255), `dim^3` of them, x fastest.
     pub fn solid(&self) -> &[u8] {
         &self.solid
     }
 
+    /// Material id per padded sample (0 where the sample holds no solid).
     pub fn material(&self) -> &[u8] {
         &self.material
     }

@@ -9,11 +9,14 @@ use crate::surface_nets::SurfaceNets;
 /// A collision triangle mesh with shared vertices.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CollisionMesh {
+    /// Vertex positions, world space; each position appears once.
     pub vertices: Vec<[f32; 3]>,
+    /// Triangles as three indices into `vertices`.
     pub indices: Vec<[u32; 3]>,
 }
 
 impl CollisionMesh {
+    /// True when the mesh has no triangle.
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }

@@ -44,11 +44,16 @@ pub fn value_noise(p: Vec3, seed: u32) -> f32 {
 /// Parameters of [`generate`]. Heights are world units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TerrainParams {
+    /// Seed of the noise: the same seed gives the same terrain, cell for cell.
     pub seed: u32,
+    /// Height of the lowest ground (before the lake's bowl), world units.
     pub base_height: f32,
+    /// How far hills rise above `base_height` at most (a little less in practice),
+    /// world units.
     pub hill_height: f32,
     /// Horizontal size of the largest hills.
     pub hill_scale: f32,
+    /// Carve noise caves more than 12 units below the surface.
     pub caves: bool,
     /// Water fills air below this height inside the lake circle.
     pub lake: Option<(Vec3, f32)>,

@@ -72,6 +72,7 @@ impl CellSource for VoxelGrid {
 }
 
 impl VoxelGrid {
+    /// An empty grid (every cell air) with a generation no other grid has.
     pub fn new() -> Self {
         Self {
             chunks: ChunkMap::default(),
@@ -102,6 +103,8 @@ impl VoxelGrid {
         self.chunks.keys().copied()
     }
 
+    /// The stored chunk `chunk` with its revisions and edit history; `None` for an
+    /// unwritten (all-air) chunk.
     pub fn entry(&self, chunk: IVec3) -> Option<&ChunkEntry> {
         self.chunks.get(&chunk)
     }
@@ -250,12 +253,17 @@ pub struct GridSnapshot {
 }
 
 impl GridSnapshot {
+    /// The grid's generation when the snapshot was taken.
     pub fn generation(&self) -> u64 {
         self.generation
     }
+
+    /// The grid's revision when the snapshot was taken.
     pub fn revision(&self) -> u64 {
         self.revision
     }
+
+    /// Chunks the snapshot holds.
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }

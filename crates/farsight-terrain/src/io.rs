@@ -31,6 +31,7 @@ const DENSE_BYTES: usize = CHUNK_VOLUME * 2;
 /// One chunk in the manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkRef {
+    /// The chunk's coordinate, in chunks; within [`CHUNK_COORD_LIMIT`] on every axis.
     pub coord: [i32; 3],
     /// `[material, occupancy]` of a uniform chunk.
     pub uniform: Option<[u8; 2]>,
@@ -41,11 +42,17 @@ pub struct ChunkRef {
 /// The manifest of a terrain file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TerrainManifest {
+    /// Always [`TERRAIN_KIND`]; anything else is another asset.
     pub kind: String,
+    /// The manifest layout, [`TERRAIN_FORMAT`].
     pub format: u32,
+    /// World units per cell when saved; must equal [`CELL_SIZE`] to load.
     pub cell_size: f32,
+    /// Cells per chunk axis when saved; must equal [`CHUNK_CELLS`] to load.
     pub chunk_cells: u32,
+    /// The grid's revision when saved; the loaded grid starts from it.
     pub revision: u64,
+    /// Every stored chunk, once each.
     pub chunks: Vec<ChunkRef>,
 }
 
@@ -73,38 +80,56 @@ pub enum TerrainFileError {
     Format(FormatError),
     /// The file is a farsight container of another asset kind or manifest version.
     WrongKind {
+        /// The manifest's `kind`.
         kind: String,
+        /// The manifest's `format`.
         format: u32,
     },
     /// The file's cells or chunks are another size than this build's.
     UnsupportedLayout {
+        /// The file's cell size, world units.
         cell_size: f32,
+        /// The file's cells per chunk axis.
         chunk_cells: u32,
     },
+    /// A chunk coordinate lies beyond [`CHUNK_COORD_LIMIT`].
     ChunkOutOfRange {
+        /// The coordinate as stored.
         coord: [i32; 3],
     },
+    /// The manifest lists one chunk twice.
     DuplicateChunk {
+        /// The repeated coordinate.
         coord: [i32; 3],
     },
     /// A chunk entry is neither uniform nor dense, or both, or stores nothing.
     BadChunk {
+        /// The chunk's coordinate.
         coord: [i32; 3],
+        /// Which of those it is.
         reason: &'static str,
     },
     /// A dense record does not decompress to exactly 65536 bytes.
     BadRecord {
+        /// The chunk's coordinate.
         coord: [i32; 3],
+        /// Bytes it decompressed to (0 when it did not decompress at all).
         found: usize,
     },
     /// A cell that is not canonical (air with occupancy, or material without).
     NonCanonicalCell {
+        /// The chunk's coordinate.
         coord: [i32; 3],
+        /// The cell's chunk-local index (x fastest).
         index: usize,
+        /// `[material, occupancy]` as stored.
         cell: [u8; 2],
     },
+    /// The file could not be read or written.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
 }

@@ -14,6 +14,7 @@ use crate::surface_nets::SurfaceNets;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct TerrainVertex {
+    /// Position, world space.
     pub position: [f32; 3],
     /// Unit normal pointing out of the solid.
     pub normal: [f32; 3],
@@ -29,15 +30,20 @@ const _: () = assert!(std::mem::size_of::<TerrainVertex>() == 32);
 /// A chunk's render mesh at one level.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChunkMesh {
+    /// The chunk's coordinate, in chunks.
     pub chunk: IVec3,
+    /// The render level, 0 (full detail) to [`LEVELS`](crate::LEVELS) - 1.
     pub level: u8,
+    /// The vertices, world space.
     pub vertices: Vec<TerrainVertex>,
     /// Triangles; those from `skirt_start` on are skirts (render only).
     pub indices: Vec<u32>,
+    /// Where the skirt triangles begin in `indices` (its length when none).
     pub skirt_start: usize,
 }
 
 impl ChunkMesh {
+    /// True when the chunk has no surface at this level.
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }
@@ -45,9 +51,12 @@ impl ChunkMesh {
     pub fn surface_indices(&self) -> &[u32] {
         &self.indices[..self.skirt_start]
     }
+    /// Triangles, skirts included.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
+
+    /// Heap bytes the vertex and index buffers hold (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
         self.vertices.capacity() * 32 + self.indices.capacity() * 4
     }
@@ -61,7 +70,9 @@ pub fn skirt_depth(level: u8) -> f32 {
 /// Meshes chunks; keep one per worker thread.
 #[derive(Debug, Default)]
 pub struct ChunkMesher {
+    /// The sample field of the last chunk meshed.
     pub field: SampleField,
+    /// The raw Surface Nets output of the last chunk meshed.
     pub surface: SurfaceNets,
     vmat: Vec<[u8; 8]>,
     vwt: Vec<[u16; 8]>,
@@ -72,6 +83,7 @@ pub struct ChunkMesher {
 }
 
 impl ChunkMesher {
+    /// A mesher with empty scratch buffers; they grow to the largest chunk seen.
     pub fn new() -> Self {
         Self::default()
     }

@@ -86,10 +86,12 @@ pub struct SurfaceNets {
 }
 
 impl SurfaceNets {
+    /// Empty buffers; they grow to the largest surface extracted and are reused.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Empties every buffer, keeping its capacity.
     pub fn clear(&mut self) {
         self.positions.clear();
         self.normals.clear();
@@ -99,6 +101,7 @@ impl SurfaceNets {
         self.quad_axis.clear();
     }
 
+    /// Quads extracted (two triangles, six indices each).
     pub fn quad_count(&self) -> usize {
         self.indices.len() / 6
     }

@@ -32,6 +32,8 @@ pub struct ViewSettings {
     pub max_transitions: usize,
     /// Camera movement that triggers a new scan.
     pub rescan_distance: f32,
+    /// Chunks within this distance are meshed and drawn; they are loaded a chunk
+    /// further out and kept two chunks further (world units).
     pub draw_distance: f32,
     /// Chunks started per worker batch.
     pub batch: usize,
@@ -40,6 +42,7 @@ pub struct ViewSettings {
     /// Results published per refresh at most, and the time after which a refresh
     /// stops (checked between results).
     pub publish_max: usize,
+    /// Time after which a refresh stops publishing (2 ms by default).
     pub publish_budget: Duration,
     /// Keep a CPU copy of each displayed surface (skirts omitted) for
     /// [`TerrainView::pick`]: on in an editor, off in a game (seed 001).
@@ -90,22 +93,35 @@ pub(crate) struct ChunkState {
 /// Counters of one [`TerrainView::update`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ViewStats {
+    /// True when the camera moved far enough (or the draw distance changed) for a
+    /// new level scan.
     pub scanned: bool,
+    /// Level changes the scan admitted (at most `max_transitions`).
     pub transitions: usize,
+    /// Chunks re-requested because an edit reached them.
     pub edit_requests: usize,
+    /// Requests handed to the meshing workers.
     pub dispatched: usize,
+    /// Meshes published (made visible).
     pub published: usize,
+    /// Meshes published, by level.
     pub published_per_level: [usize; LEVELS as usize],
+    /// Results dropped because a newer request for their chunk superseded them.
     pub stale_dropped: usize,
+    /// Chunks forgotten for leaving the kept range (or edited out of range).
     pub discarded: usize,
+    /// Time spent publishing, by the view's clock.
     pub publish_time: Duration,
+    /// Worker time spent meshing the results received.
     pub mesh_time: Duration,
+    /// True when the grid could give no delta, so every chunk is re-meshed.
     pub full_refresh: bool,
 }
 
 /// The renderer's side of the terrain. Call [`TerrainView::update`] once a frame.
 #[derive(Debug)]
 pub struct TerrainView {
+    /// The live settings; changes take effect at the next update.
     pub settings: ViewSettings,
     pub(crate) chunks: ChunkMap<ChunkState>,
     pub(crate) workers: MeshWorkers,
@@ -135,6 +151,8 @@ pub fn chunk_distance(camera: Vec3, chunk: IVec3) -> f32 {
 }
 
 impl TerrainView {
+    /// A view with nothing published, meshing on `threads` worker threads (at
+    /// least one), measuring its publication budget in wall time.
     pub fn new(settings: ViewSettings, threads: usize) -> Self {
         Self {
             settings,
@@ -164,6 +182,7 @@ impl TerrainView {
         self.paused = paused;
     }
 
+    /// True while [`TerrainView::set_paused`] holds back new batches.
     pub fn is_paused(&self) -> bool {
         self.paused
     }

@@ -16,6 +16,7 @@ use crate::water::WaterMesh;
 pub struct Clock(Arc<dyn Fn() -> Duration + Send + Sync>);
 
 impl Clock {
+    /// A clock reading `f`, which must never go backwards.
     pub fn new(f: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
         Self(Arc::new(f))
     }
@@ -26,6 +27,7 @@ impl Clock {
         Self::new(move || start.elapsed())
     }
 
+    /// The time now, from the clock's own origin.
     pub fn now(&self) -> Duration {
         (self.0)()
     }
@@ -40,11 +42,13 @@ impl std::fmt::Debug for Clock {
 /// A pick against the displayed terrain surface.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PickHit {
+    /// The chunk whose mesh was hit.
     pub chunk: IVec3,
     /// Level of the mesh that was hit.
     pub level: u8,
     /// Ray parameter in units of the ray direction.
     pub distance: f32,
+    /// The hit point, world space.
     pub point: Vec3,
     /// Unit normal of the hit triangle, out of the solid.
     pub normal: Vec3,
@@ -118,6 +122,7 @@ impl TerrainView {
             .sum()
     }
 
+    /// The published water mesh of `chunk`, if it has water.
     pub fn water(&self, chunk: IVec3) -> Option<&Arc<WaterMesh>> {
         self.chunks.get(&chunk).and_then(|s| s.water.as_ref())
     }
@@ -147,6 +152,7 @@ impl TerrainView {
             .sum()
     }
 
+    /// Meshing worker threads.
     pub fn worker_threads(&self) -> usize {
         self.workers.thread_count()
     }

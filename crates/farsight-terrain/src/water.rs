@@ -14,6 +14,7 @@ use crate::grid::CellSource;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct WaterVertex {
+    /// Position on the water's surface, world space.
     pub position: [f32; 3],
     /// Wave amplitude scale: 1 in open water, 0 on the sheet's outline.
     pub fade: f32,
@@ -22,12 +23,16 @@ pub struct WaterVertex {
 /// A chunk's water geometry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WaterMesh {
+    /// The chunk's coordinate, in chunks.
     pub chunk: IVec3,
+    /// The sheet's vertices.
     pub vertices: Vec<WaterVertex>,
+    /// Triangles, three indices into `vertices` each.
     pub indices: Vec<u32>,
 }
 
 impl WaterMesh {
+    /// True when the chunk has no water surface.
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }

@@ -17,8 +17,12 @@ use crate::water::{mesh_water, WaterMesh};
 /// One chunk to mesh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MeshRequest {
+    /// The chunk to mesh.
     pub chunk: IVec3,
+    /// The render level to mesh it at.
     pub level: u8,
+    /// The request's serial: a result whose serial is no longer the chunk's
+    /// latest is dropped.
     pub serial: u64,
     /// Rebuild the water mesh too (voxel edits); LOD-only requests keep it.
     pub water: bool,
@@ -29,6 +33,7 @@ pub struct MeshRequest {
 /// A finished request.
 #[derive(Debug)]
 pub struct MeshResult {
+    /// The request this answers.
     pub request: MeshRequest,
     /// The render mesh (possibly empty).
     pub mesh: ChunkMesh,
@@ -36,6 +41,7 @@ pub struct MeshResult {
     pub water: Option<WaterMesh>,
     /// The picking copy when `request.picking` was set and the mesh is not empty.
     pub pick: Option<ChunkShape>,
+    /// Time the worker spent on the request.
     pub mesh_time: Duration,
 }
 
@@ -85,6 +91,7 @@ impl MeshWorkers {
         }
     }
 
+    /// Worker threads in the pool.
     pub fn thread_count(&self) -> usize {
         self.threads.len()
     }

@@ -20,6 +20,7 @@
 //!   otherwise. Set `FARSIGHT_REQUIRE_CORPUS=1` (as `.ci/run` does) to make its absence
 //!   a failure that names the path instead.
 
+#![warn(missing_docs)]
 #![allow(unsafe_code)] // the counting allocator implements the unsafe `GlobalAlloc` trait
 
 use std::alloc::{GlobalAlloc, Layout, System};

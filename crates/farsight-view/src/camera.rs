@@ -17,20 +17,29 @@ impl CameraId {
     }
 }
 
+/// How a camera maps its view volume to the screen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Projection {
     /// Vertical field of view in radians, width / height, clip distances.
     Perspective {
+        /// Vertical field of view, radians, in `(0, pi)`.
         fov_y: f32,
+        /// Viewport width over height.
         aspect: f32,
+        /// Distance to the near clip plane, world units, above 0.
         near: f32,
+        /// Distance to the far clip plane, world units, beyond `near`.
         far: f32,
     },
     /// Half the view volume's height in world units.
     Orthographic {
+        /// Half the view volume's height, world units.
         half_height: f32,
+        /// Viewport width over height (the half-width is `half_height * aspect`).
         aspect: f32,
+        /// Distance to the near clip plane, world units.
         near: f32,
+        /// Distance to the far clip plane, world units, beyond `near`.
         far: f32,
     },
 }
@@ -61,16 +70,23 @@ impl Projection {
 /// A scene camera.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
+    /// The camera's lens.
     pub projection: Projection,
+    /// Whether the resolver may pick it; an inactive camera is still usable through
+    /// [`HostView::Through`].
     pub active: bool,
     /// The camera's world pose; `None` while it has no transform (it cannot be used).
     pub world: Option<Mat4>,
+    /// Depth of field: the distance held in focus, in world units.
     pub focus_distance: f32,
+    /// Depth of field strength; 0 turns it off.
     pub dof_amount: f32,
+    /// Depth of field: the widest blur, as a fraction of the viewport's height.
     pub dof_max_blur: f32,
 }
 
 impl Camera {
+    /// An active camera with pose `world` (camera to world) and depth of field off.
     pub fn new(projection: Projection, world: Mat4) -> Self {
         Self {
             projection,
@@ -99,10 +115,12 @@ pub struct CameraStore {
 }
 
 impl CameraStore {
+    /// A store with no cameras.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds a camera in the lowest empty slot (or a new one) and returns its id.
     pub fn insert(&mut self, c: Camera) -> CameraId {
         let slot = match self.slots.iter().position(|(_, s)| s.is_none()) {
             Some(i) => i,
@@ -135,6 +153,7 @@ impl CameraStore {
             .and_then(|s| s.1.as_ref())
     }
 
+    /// The camera `id` names, to change; `None` once it was destroyed.
     pub fn get_mut(&mut self, id: CameraId) -> Option<&mut Camera> {
         self.slots
             .get_mut(id.slot as usize)
@@ -163,8 +182,11 @@ impl CameraStore {
 pub enum HostView {
     /// A free view: its own projection and pose, no scene camera needed.
     Free {
+        /// The view's lens.
         projection: Projection,
+        /// The eye in world space.
         position: Vec3,
+        /// The eye's orientation (camera to world); the camera looks down its -Z.
         rotation: Quat,
     },
     /// Look through a scene camera, active or not, exactly as if it were the active one.
@@ -174,13 +196,19 @@ pub enum HostView {
 /// The view the frame renders through.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ResolvedView {
+    /// World to view: the inverse of the camera's pose.
     pub view: Mat4,
+    /// View to clip, right-handed with depth in `[0, 1]`.
     pub projection: Mat4,
+    /// The eye in world space.
     pub position: Vec3,
     /// The scene camera rendered through; `None` for a host's free view.
     pub camera: Option<CameraId>,
+    /// Depth of field: the distance held in focus, in world units.
     pub focus_distance: f32,
+    /// Depth of field strength; 0 turns it off.
     pub dof_amount: f32,
+    /// Depth of field: the widest blur, as a fraction of the viewport's height.
     pub dof_max_blur: f32,
 }
 
@@ -208,6 +236,7 @@ pub struct ViewResolver {
 }
 
 impl ViewResolver {
+    /// A resolver holding no camera.
     pub fn new() -> Self {
         Self::default()
     }

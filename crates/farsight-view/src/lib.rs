@@ -15,12 +15,52 @@
 //! This crate knows nothing about files, GPUs or streaming: residency is a flag a
 //! streamer sets on an LOD level, and the renderer reads [`Visibility`].
 //! Steady-state frames allocate nothing: every column is resized in place.
+//!
+//! ```
+//! use farsight_geom::Aabb;
+//! use farsight_view::{
+//!     Camera, CameraStore, FrameContext, MaterialHandle, MeshHandle, ObjectDesc, ObjectStore,
+//!     Projection, RenderSettings, VisibilitySystem,
+//! };
+//! use glam::{Mat4, Vec3};
+//!
+//! // Two unit cubes: one in front of the camera, one behind it.
+//! let cube = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+//! let mut store = ObjectStore::new();
+//! let front = Mat4::from_translation(Vec3::new(0.0, 0.0, -10.0));
+//! let behind = Mat4::from_translation(Vec3::new(0.0, 0.0, 10.0));
+//! let a = store.insert(ObjectDesc::new(front, cube, MeshHandle(0), MaterialHandle(0)));
+//! let _b = store.insert(ObjectDesc::new(behind, cube, MeshHandle(0), MaterialHandle(0)));
+//!
+//! // A camera at the origin looking down -Z.
+//! let lens = Projection::Perspective { fov_y: 1.0, aspect: 1.0, near: 0.1, far: 100.0 };
+//! let mut cameras = CameraStore::new();
+//! cameras.insert(Camera::looking_at(lens, Vec3::ZERO, Vec3::NEG_Z));
+//!
+//! let settings = RenderSettings::default();
+//! let mut pass = VisibilitySystem::new();
+//! let ctx = FrameContext {
+//!     frame: 1,
+//!     host_view: None,
+//!     cameras: &cameras,
+//!     world_epoch: 0,
+//!     settings: &settings,
+//!     stereo_eyes: None,
+//! };
+//! let vis = pass.update(&mut store, &ctx);
+//! assert!(vis.has_camera);
+//! assert_eq!(vis.objects.visible, [a.0]); // only the cube in front
+//! assert_eq!(vis.objects.draws[a.0 as usize].mesh, MeshHandle(0));
+//! ```
+#![warn(missing_docs)]
 
 mod camera;
 mod lod;
 mod objects;
 mod output;
 mod pass;
+// Synthetic city scenes for the demo, tests and benches: not API.
+#[doc(hidden)]
 pub mod scenes;
 mod skin;
 
@@ -29,6 +69,6 @@ pub use lod::{EntityLod, EntityLodLevel, LodChanged, LodComponentError, Residenc
 pub use objects::{
     MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Transform, INVALID_HANDLE,
 };
-pub use output::{ObjectDraw, RenderObjects, Visibility};
+pub use output::{FadeDraw, ObjectDraw, RenderObjects, Visibility};
 pub use pass::{FrameContext, PassStats, RenderSettings, VisibilitySystem};
 pub use skin::{PoseSlice, Skin};

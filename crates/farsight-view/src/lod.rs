@@ -10,9 +10,13 @@ use crate::objects::{MeshHandle, ObjectId};
 /// Where an LOD level's mesh is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Residency {
+    /// In memory and drawable; the only state the resident fallback accepts.
     Resident,
+    /// A load is under way; not drawable yet.
     Loading,
+    /// Known to be out of memory.
     NotResident,
+    /// Not reported by any streamer yet; treated as not drawable.
     #[default]
     Unknown,
 }
@@ -20,12 +24,15 @@ pub enum Residency {
 /// One authored level.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntityLodLevel {
+    /// The mesh drawn while this level is current.
     pub mesh: MeshHandle,
     /// Furthest distance this level draws at (60-degree reference view, bias 1).
     pub max_distance: f32,
     /// Share of the viewport height at which this level takes over from the previous
     /// one, for components that select by screen size.
     pub screen_percentage: Option<f32>,
+    /// The residency the component starts with ([`EntityLodLevel::new`] says
+    /// resident); a streamer changes it later with [`EntityLod::set_residency`].
     pub residency: Residency,
     /// Where a streamer reloads the level from; the active mesh id is `<url>_LOD<i>`.
     /// Shared, not copied: the levels of every clone of a component point at one string.
@@ -33,6 +40,8 @@ pub struct EntityLodLevel {
 }
 
 impl EntityLodLevel {
+    /// A resident level selected by distance only, drawing `mesh` out to
+    /// `max_distance`, reloaded from `url`.
     pub fn new(mesh: MeshHandle, max_distance: f32, url: impl Into<Arc<str>>) -> Self {
         Self {
             mesh,
@@ -48,17 +57,27 @@ impl EntityLodLevel {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LodComponentError {
+    /// The levels break a rule of [`LodLevels::new`] (order, range, share or bias).
     #[error(transparent)]
     Levels(#[from] LodError),
+    /// More levels than the inline per-object state has room for.
     #[error("LOD components hold at most {max} levels, found {found}")]
-    TooManyLevels { max: usize, found: usize },
+    TooManyLevels {
+        /// [`EntityLod::MAX_LEVELS`].
+        max: usize,
+        /// The number of levels given.
+        found: usize,
+    },
 }
 
 /// A level change, emitted only when the drawn level actually changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LodChanged {
+    /// The object whose drawn level changed.
     pub object: ObjectId,
+    /// The level drawn before; `None` on the object's first selection.
     pub from: Option<u8>,
+    /// The level drawn now (0 the finest).
     pub to: u8,
 }
 
@@ -233,10 +252,12 @@ impl EntityLod {
         self.residency[level]
     }
 
+    /// The number of authored levels (1 to [`EntityLod::MAX_LEVELS`]).
     pub fn level_count(&self) -> usize {
         self.len()
     }
 
+    /// The validated ranges, bias and screen-size choice the pass selects with.
     pub fn rules(&self) -> &LodLevels {
         &self.cold.shared.rules
     }
@@ -247,18 +268,24 @@ impl EntityLod {
         &self.cold.shared.levels
     }
 
+    /// The level drawn now; `None` before the first pass selected one, or while
+    /// no level was ever resident.
     pub fn current(&self) -> Option<u8> {
         self.current
     }
 
+    /// The level drawn before the last change (what a fade blends from).
     pub fn previous(&self) -> Option<u8> {
         self.cold.previous
     }
 
+    /// The level the rules ask for, whether or not it is resident.
     pub fn desired(&self) -> u8 {
         self.desired
     }
 
+    /// True when the drawn level is not the desired one because the desired one is
+    /// not resident.
     pub fn using_fallback(&self) -> bool {
         self.using_fallback
     }
@@ -268,6 +295,7 @@ impl EntityLod {
         self.cold.transition_progress
     }
 
+    /// True while a fade between two levels runs (progress below 1).
     pub fn in_transition(&self) -> bool {
         self.cold.transition_progress < 1.0
     }

@@ -13,17 +13,21 @@ pub struct ObjectId(pub u32);
 /// "No handle": an object whose mesh or material is this is skipped by the pass.
 pub const INVALID_HANDLE: u32 = u32::MAX;
 
+/// The renderer's id for a mesh: opaque here, passed through to [`ObjectDraw`](crate::ObjectDraw).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MeshHandle(pub u32);
 
+/// The renderer's id for a material: opaque here, passed through to the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MaterialHandle(pub u32);
 
 impl MeshHandle {
+    /// No mesh ([`INVALID_HANDLE`]): the object is not drawn.
     pub const NONE: MeshHandle = MeshHandle(INVALID_HANDLE);
 }
 
 impl MaterialHandle {
+    /// No material ([`INVALID_HANDLE`]): the object is not drawn.
     pub const NONE: MaterialHandle = MaterialHandle(INVALID_HANDLE);
 }
 
@@ -31,8 +35,11 @@ impl MaterialHandle {
 /// world transform of its own.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transform {
+    /// Position, applied last.
     pub translation: Vec3,
+    /// Orientation, applied after the scale.
     pub rotation: Quat,
+    /// Per-axis scale, applied first.
     pub scale: Vec3,
 }
 
@@ -47,6 +54,7 @@ impl Default for Transform {
 }
 
 impl Transform {
+    /// The affine matrix: scale, then rotation, then translation.
     #[inline]
     pub fn matrix(&self) -> Mat4 {
         Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
@@ -88,14 +96,23 @@ impl Transform {
 /// Everything needed to create an object.
 #[derive(Clone, Debug)]
 pub struct ObjectDesc {
+    /// The world matrix (local to world); when `None` it is built from `local`.
     pub world: Option<Mat4>,
+    /// The local transform, used only when `world` is `None`.
     pub local: Option<Transform>,
+    /// The mesh's box in its own space; the pass carries it to world space.
     pub bounds: Aabb,
+    /// The mesh to draw ([`MeshHandle::NONE`] skips the object).
     pub mesh: MeshHandle,
+    /// The material to draw with ([`MaterialHandle::NONE`] skips the object).
     pub material: MaterialHandle,
+    /// False hides the object from every list (it keeps its LOD state).
     pub visible: bool,
+    /// True puts the object among the shadow casters of the scene list.
     pub casts_shadows: bool,
+    /// Levels of detail; `None` draws `mesh` at every distance.
     pub lod: Option<EntityLod>,
+    /// Skinning bounds; `None` for a rigid mesh.
     pub skin: Option<Skin>,
     /// The caller's own id for the object (an ECS entity), echoed in the output.
     pub entity: u64,
@@ -165,10 +182,12 @@ pub struct ObjectStore {
 }
 
 impl ObjectStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty store with room for `n` objects in its always-present columns.
     pub fn with_capacity(n: usize) -> Self {
         let mut s = Self::default();
         s.hot.reserve(n);
@@ -234,15 +253,21 @@ impl ObjectStore {
         self.hot.len()
     }
 
+    /// True when the store has no slots (no object was ever inserted).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.hot.is_empty()
     }
 
+    /// A counter bumped whenever a slot is removed or reused: a view that caches
+    /// per-index data must drop it when this changes.
     pub fn epoch(&self) -> u64 {
         self.epoch
     }
 
+    /// Adds an object, in the most recently freed slot if any (which bumps
+    /// [`ObjectStore::epoch`]), else in a new slot at the end. Bad numbers (NaN
+    /// matrices, invalid bounds) are stored and flagged: the pass skips the object.
     pub fn insert(&mut self, d: ObjectDesc) -> ObjectId {
         let mut f = flags::ALIVE;
         if d.visible {
@@ -416,6 +441,7 @@ impl ObjectStore {
         self.epoch += 1;
     }
 
+    /// True when `id` names a slot that holds an object (not removed).
     #[inline]
     pub fn is_alive(&self, id: ObjectId) -> bool {
         self.hot
@@ -423,6 +449,8 @@ impl ObjectStore {
             .is_some_and(|h| h.flags & flags::ALIVE != 0)
     }
 
+    /// Sets the world matrix (local to world), which takes precedence over the
+    /// local transform. Panics when `id` is beyond the store.
     pub fn set_world(&mut self, id: ObjectId, m: Mat4) {
         let u = id.0 as usize;
         self.world[u] = m;
@@ -433,6 +461,7 @@ impl ObjectStore {
         self.refresh_box(u);
     }
 
+    /// Sets the local transform, used while the object has no world matrix.
     pub fn set_local(&mut self, id: ObjectId, t: Transform) {
         let u = id.0 as usize;
         self.local_column()[u] = t;
@@ -449,10 +478,12 @@ impl ObjectStore {
         self.refresh_box(id.0 as usize);
     }
 
+    /// Drops the local transform; with no world matrix either, the pass skips it.
     pub fn clear_local(&mut self, id: ObjectId) {
         self.hot[id.0 as usize].flags &= !flags::HAS_LOCAL;
     }
 
+    /// Sets the mesh's box in its own space; an invalid box makes the pass skip it.
     pub fn set_bounds(&mut self, id: ObjectId, b: Aabb) {
         let u = id.0 as usize;
         self.bounds[u] = b;
@@ -461,14 +492,17 @@ impl ObjectStore {
         self.refresh_box(u);
     }
 
+    /// Sets the mesh drawn when the object has no LOD component.
     pub fn set_mesh(&mut self, id: ObjectId, m: MeshHandle) {
         self.hot[id.0 as usize].mesh = m;
     }
 
+    /// Sets the material the object is drawn with.
     pub fn set_material(&mut self, id: ObjectId, m: MaterialHandle) {
         self.hot[id.0 as usize].material = m;
     }
 
+    /// Shows or hides the object; a hidden object is in no output list.
     pub fn set_visible(&mut self, id: ObjectId, v: bool) {
         let f = &mut self.hot[id.0 as usize].flags;
         if v {
@@ -478,6 +512,7 @@ impl ObjectStore {
         }
     }
 
+    /// Whether the object goes among the shadow casters of the scene list.
     pub fn set_casts_shadows(&mut self, id: ObjectId, v: bool) {
         let f = &mut self.hot[id.0 as usize].flags;
         if v {
@@ -487,6 +522,7 @@ impl ObjectStore {
         }
     }
 
+    /// The world matrix, if the object has one (not one built from its local transform).
     pub fn world(&self, id: ObjectId) -> Option<Mat4> {
         let u = id.0 as usize;
         (self.hot[u].flags & flags::HAS_WORLD != 0).then(|| self.world[u])
@@ -498,26 +534,32 @@ impl ObjectStore {
         (self.hot[u].flags & flags::HAS_LOCAL != 0).then(|| self.local[u])
     }
 
+    /// The object's own mesh (an LOD component's levels name their own).
     pub fn mesh(&self, id: ObjectId) -> MeshHandle {
         self.hot[id.0 as usize].mesh
     }
 
+    /// The object's material.
     pub fn material(&self, id: ObjectId) -> MaterialHandle {
         self.hot[id.0 as usize].material
     }
 
+    /// The flag [`ObjectStore::set_visible`] set (not whether the last pass drew it).
     pub fn is_visible(&self, id: ObjectId) -> bool {
         self.hot[id.0 as usize].flags & flags::VISIBLE != 0
     }
 
+    /// The flag [`ObjectStore::set_casts_shadows`] set.
     pub fn casts_shadows(&self, id: ObjectId) -> bool {
         self.hot[id.0 as usize].flags & flags::CASTS_SHADOWS != 0
     }
 
+    /// The mesh's box in its own space, as last set.
     pub fn bounds(&self, id: ObjectId) -> Aabb {
         self.bounds[id.0 as usize]
     }
 
+    /// The LOD component, if the object has one.
     pub fn lod(&self, id: ObjectId) -> Option<&EntityLod> {
         let s = self.hot[id.0 as usize].lod_slot;
         (s != INVALID_HANDLE).then(|| &self.lods[s as usize])
@@ -538,11 +580,13 @@ impl ObjectStore {
             .map(|(l, &o)| (ObjectId(o), l))
     }
 
+    /// The skinning bounds to change (e.g. each animated frame), if the object has them.
     pub fn skin_mut(&mut self, id: ObjectId) -> Option<&mut Skin> {
         let s = self.hot[id.0 as usize].skin_slot;
         (s != INVALID_HANDLE).then(|| &mut self.skins[s as usize])
     }
 
+    /// Gives the object skinning bounds, replaces them, or (with `None`) removes them.
     pub fn set_skin(&mut self, id: ObjectId, skin: Option<Skin>) {
         let u = id.0 as usize;
         let cur = self.hot[u].skin_slot;

@@ -11,6 +11,7 @@ use crate::objects::{MaterialHandle, MeshHandle};
 pub struct ObjectDraw {
     /// The geometry to draw: the LOD-selected mesh, if the object has LOD.
     pub mesh: MeshHandle,
+    /// The object's material.
     pub material: MaterialHandle,
     /// Bones in its rig's palette slice; 0 = drawn static.
     pub skin_count: u32,
@@ -29,8 +30,11 @@ impl Default for ObjectDraw {
 /// An object cross-fading between two levels this frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FadeDraw {
+    /// The object's index (its [`ObjectId`](crate::ObjectId)'s number).
     pub object: u32,
+    /// The mesh of the level being faded out; the new level is in [`ObjectDraw::mesh`].
     pub previous_mesh: MeshHandle,
+    /// How far the fade has gone, in `[0, 1)`: 0 draws only the old level.
     pub progress: f32,
 }
 
@@ -38,10 +42,13 @@ pub struct FadeDraw {
 /// drawn this frame hold stale values: read them only through the index lists.
 #[derive(Default)]
 pub struct RenderObjects {
+    /// World matrix (local to world) of each object.
     pub models: Vec<Mat4>,
     /// World box, posed when posed.
     pub bounds: Vec<Aabb>,
+    /// Mesh, material and bone count of each object.
     pub draws: Vec<ObjectDraw>,
+    /// First bone of each skinned object's palette slice (its [`Skin::bone_first`](crate::Skin::bone_first)).
     pub skin_first: Vec<u32>,
     /// The caller's entity id of each object (picking, outlines).
     pub entities: Vec<u64>,
@@ -60,13 +67,21 @@ pub struct RenderObjects {
 /// The frame's visibility, owned by the system and reused across frames.
 #[derive(Default)]
 pub struct Visibility {
+    /// The per-object columns and the index lists.
     pub objects: RenderObjects,
+    /// World to view of the frame's view (stale when `has_camera` is false).
     pub view: Mat4,
+    /// View to clip of the frame's view, depth in `[0, 1]`.
     pub projection: Mat4,
+    /// The eye in world space.
     pub camera_position: Vec3,
+    /// Depth of field: the distance held in focus, world units.
     pub focus_distance: f32,
+    /// Depth of field strength; 0 is off.
     pub dof_amount: f32,
+    /// Depth of field: widest blur, as a fraction of the viewport's height.
     pub dof_max_blur: f32,
+    /// False when no view resolved this frame: the lists are empty, draw nothing.
     pub has_camera: bool,
     /// The scene camera rendered through; `None` for a host's free view.
     pub camera: Option<CameraId>,

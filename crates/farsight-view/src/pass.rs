@@ -26,6 +26,7 @@ pub struct RenderSettings {
     pub cull_max_distance: f32,
     /// Viewport height in pixels, for the screen-size cull.
     pub viewport_height: f32,
+    /// Bias, hysteresis, full-pass throttle and fades of the entity LOD.
     pub lod: LodSettings,
 }
 
@@ -47,9 +48,11 @@ pub struct FrameContext<'a> {
     pub frame: u64,
     /// A host's view, offered on the frames it has one.
     pub host_view: Option<&'a HostView>,
+    /// The scene cameras the view is resolved from when no host view is offered.
     pub cameras: &'a CameraStore,
     /// Changes when the world is replaced: the held camera is looked up again.
     pub world_epoch: u64,
+    /// The live culling and LOD settings.
     pub settings: &'a RenderSettings,
     /// Stereo: the two eyes' projections from the frame rendered last.
     pub stereo_eyes: Option<[Mat4; 2]>,
@@ -62,7 +65,9 @@ pub struct PassStats {
     pub objects: u32,
     /// Objects drawn by some pass (valid, visible flag set, something resident).
     pub drawn: u32,
+    /// Objects in the camera's visible list (passed every cull).
     pub visible: u32,
+    /// Shadow casters at the head of the scene list.
     pub casters: u32,
     /// Objects skipped for bad data: no mesh or material, no transform, non-finite
     /// transform, degenerate or non-finite bounds.
@@ -71,6 +76,7 @@ pub struct PassStats {
     pub nothing_resident: u32,
     /// Whether the throttled full LOD pass ran this frame.
     pub lod_pass: bool,
+    /// Objects whose drawn level changed (the number of LOD events).
     pub lod_switches: u32,
     /// Objects drawing a fallback level because the desired one is not resident.
     pub lod_fallbacks: u32,
@@ -158,10 +164,12 @@ pub struct VisibilitySystem {
 }
 
 impl VisibilitySystem {
+    /// A system with empty buffers, no camera held and an identity scene root.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The result of the last [`VisibilitySystem::update`].
     pub fn visibility(&self) -> &Visibility {
         &self.vis
     }
@@ -188,6 +196,7 @@ impl VisibilitySystem {
         self.serial_below = objects;
     }
 
+    /// The counters of the last update.
     pub fn stats(&self) -> PassStats {
         self.stats
     }
@@ -197,6 +206,7 @@ impl VisibilitySystem {
         &self.events
     }
 
+    /// The view resolver, to ask which camera is held.
     pub fn resolver(&self) -> &ViewResolver {
         &self.resolver
     }
@@ -209,6 +219,7 @@ impl VisibilitySystem {
         self.scene_root = scene_root;
     }
 
+    /// The scene root's local-to-world transform last set (identity by default).
     pub fn scene_root(&self) -> Mat4 {
         self.scene_root
     }

@@ -13,6 +13,7 @@ use crate::objects::{MaterialHandle, MeshHandle, ObjectDesc, ObjectStore};
 pub struct SplitMix(pub u64);
 
 impl SplitMix {
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -31,8 +32,11 @@ impl SplitMix {
 /// Layout of a generated city: a street along +X with rows of buildings on both sides.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CityLayout {
+    /// Buildings placed.
     pub buildings: usize,
+    /// Rows of buildings on each side of the street.
     pub rows_per_side: usize,
+    /// Buildings per row along the street (the last column may be partial).
     pub columns: usize,
     /// Spacing of buildings along the street.
     pub spacing: f32,

@@ -8,8 +8,11 @@ use farsight_geom::Aabb;
 /// space and the largest scale any bone carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PoseSlice {
+    /// The lowest corner of the box around the posed bone origins, rig space.
     pub origin_min: Vec3,
+    /// The highest corner of the box around the posed bone origins, rig space.
     pub origin_max: Vec3,
+    /// The largest axis scale of any posed bone (1 for a rig without scaling).
     pub max_bone_scale: f32,
     /// The frame this pose was computed for; older poses are ignored.
     pub frame: u64,
@@ -61,6 +64,7 @@ impl PoseSlice {
 pub struct Skin {
     /// First bone of this rig's slice of the palette.
     pub bone_first: u32,
+    /// Bones in this rig's slice of the palette; 0 draws the mesh static.
     pub bone_count: u32,
     /// Furthest a vertex sits from a bone that moves it ([`Skin::compute_radius`]).
     pub skin_radius: f32,

@@ -16,16 +16,28 @@ use crate::recipe::Geometry;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum KernelError {
+    /// An operation failed.
     #[error("the kernel could not {what}: {status}")]
-    Failed { what: &'static str, status: String },
+    Failed {
+        /// The operation, in words.
+        what: &'static str,
+        /// The kernel's status.
+        status: String,
+    },
+    /// An exported run carries an id no operand was given.
     #[error("the kernel returned a run of unknown origin (id {id})")]
-    UnknownRun { id: u32 },
+    UnknownRun {
+        /// The run's original id.
+        id: u32,
+    },
 }
 
 /// Triangles as the kernel exports them, in the space the solids were made in.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelMesh {
+    /// Vertex positions.
     pub positions: Vec<[f64; 3]>,
+    /// Triangles, three indices into `positions`, counter-clockwise from outside.
     pub triangles: Vec<[u32; 3]>,
     /// Per triangle: the operand number of the solid it lies on.
     pub operands: Vec<u32>,
@@ -35,6 +47,7 @@ pub struct KernelMesh {
 
 /// A CSG kernel. Solids are values; every operation makes a new one.
 pub trait Kernel: Sync {
+    /// The kernel's solid value; the bake clones solids and shares them between threads.
     type Solid: Clone + Send + Sync;
     /// A primitive, moved by `transform`, whose faces report `operand`.
     fn solid(

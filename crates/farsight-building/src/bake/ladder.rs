@@ -19,14 +19,20 @@ use crate::validate::RecipeError;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BakeError {
+    /// The recipe does not validate.
     #[error(transparent)]
     Recipe(#[from] RecipeError),
+    /// The ladder does not check.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The CSG kernel failed on a level.
     #[error("building `{building}`, level {level}: {source}")]
     Kernel {
+        /// The building's id.
         building: String,
+        /// The level being meshed, 0 the finest.
         level: usize,
+        /// What the kernel said.
         source: KernelError,
     },
 }
@@ -38,7 +44,9 @@ pub struct BakeStats {
     pub parts_meshed: Vec<usize>,
     /// Parts taken unchanged from the previous level, per level.
     pub parts_reused: Vec<usize>,
+    /// Merge groups meshed through the kernel, per level.
     pub groups_meshed: Vec<usize>,
+    /// Merge groups taken unchanged from the previous level, per level.
     pub groups_reused: Vec<usize>,
 }
 

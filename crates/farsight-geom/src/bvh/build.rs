@@ -47,6 +47,7 @@ impl BvhNode {
         }
     }
 
+    /// The node's box: the union of every region box below it.
     #[inline]
     pub fn aabb(&self) -> Aabb {
         Aabb::new(self.lo.truncate(), self.hi.truncate())
@@ -88,6 +89,7 @@ impl BvhNode {
         self.count() == 0 && self.first() == 0
     }
 
+    /// True for a leaf (`count > 0`); false for an internal node or an unused slot.
     #[inline(always)]
     pub fn is_leaf(&self) -> bool {
         self.count() > 0
@@ -131,9 +133,17 @@ const _: () = assert!(BVH_LEAF_SIZE >= 8);
 pub enum BvhBuildError {
     /// A box has a non-finite coordinate or `min > max` on some axis. Zero-size boxes
     /// are fine.
-    InvalidBox { index: u32, aabb: Aabb },
+    InvalidBox {
+        /// The box's position in the slice given to the build.
+        index: u32,
+        /// The box as given.
+        aabb: Aabb,
+    },
     /// More boxes than a `u32` index can name.
-    TooMany { count: usize },
+    TooMany {
+        /// How many boxes were given.
+        count: usize,
+    },
 }
 
 impl std::fmt::Display for BvhBuildError {
@@ -179,6 +189,8 @@ impl Bvh {
         self.leaf_boxes[slot / 4].get(slot % 4)
     }
 
+    /// Every slot of the implicit heap layout, the root first; unused slots are
+    /// [`BvhNode::UNUSED`]. Empty for a tree over no regions.
     pub fn nodes(&self) -> &[BvhNode] {
         &self.nodes
     }
@@ -188,10 +200,12 @@ impl Bvh {
         &self.leaf_ids
     }
 
+    /// The number of regions the tree was built over.
     pub fn len(&self) -> usize {
         self.leaf_ids.len()
     }
 
+    /// True for a tree over no regions; every query then returns nothing.
     pub fn is_empty(&self) -> bool {
         self.leaf_ids.is_empty()
     }

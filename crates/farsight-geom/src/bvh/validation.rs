@@ -9,23 +9,49 @@ use crate::Bvh;
 pub enum BvhValidationError {
     /// A node's box does not enclose a child's box (or a leaf's region box).
     NotEnclosing {
+        /// The enclosing node's slot in [`Bvh::nodes`].
         node: u32,
+        /// The child's node slot, or its leaf slot when `leaf_slot` is true.
         child: u32,
+        /// True when `child` is a leaf slot (a region box) rather than a node.
         leaf_slot: bool,
     },
     /// A child index or leaf range points outside the arrays.
-    OutOfRange { node: u32 },
+    OutOfRange {
+        /// The node's slot in [`Bvh::nodes`].
+        node: u32,
+    },
     /// A node was reached twice or never.
-    NodeReach { node: u32, times: u32 },
+    NodeReach {
+        /// The node's slot in [`Bvh::nodes`].
+        node: u32,
+        /// How many times a walk from the root reached it (should be 1).
+        times: u32,
+    },
     /// A region was reached `times` times instead of once.
-    RegionReach { region: u32, times: u32 },
+    RegionReach {
+        /// The region's index in the slice given to the build.
+        region: u32,
+        /// How many leaf slots name it (should be 1).
+        times: u32,
+    },
     /// The arrays disagree in length: `leaf_boxes` groups of four boxes for
     /// `leaf_ids` regions.
-    Lengths { leaf_boxes: usize, leaf_ids: usize },
+    Lengths {
+        /// Groups of four region boxes stored.
+        leaf_boxes: usize,
+        /// Region ids stored (one per leaf slot).
+        leaf_ids: usize,
+    },
     /// A leaf's slots are not the run the median split implies for it (see
     /// [`BvhNode`](crate::BvhNode)): queries that report a whole subtree would
     /// report the wrong regions.
-    Range { node: u32, range: [u32; 2] },
+    Range {
+        /// The leaf's slot in [`Bvh::nodes`].
+        node: u32,
+        /// The run of leaf slots, `[begin, end)`, the median split implies for it.
+        range: [u32; 2],
+    },
 }
 
 impl std::fmt::Display for BvhValidationError {

@@ -25,10 +25,17 @@ use super::types::{LevelDesc, ModelDesc, MAX_LEVELS};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LevelFileError {
+    /// The bytes do not decode as a cluster level record.
     #[error("not a valid farsight cluster level: {0}")]
     Format(#[from] FormatError),
+    /// The check was asked about a model or level it does not know.
     #[error("model {model} has no level {level}")]
-    NoSuchLevel { model: u32, level: u8 },
+    NoSuchLevel {
+        /// The model's index.
+        model: u32,
+        /// The level asked for, 0 finest.
+        level: u8,
+    },
 }
 
 /// Why a cooked cluster file could not be opened as a streamer model. Each variant
@@ -36,21 +43,44 @@ pub enum LevelFileError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CookedModelError {
+    /// The file's head could not be read.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
+    /// The head is not a streamed cluster container with a sound manifest.
     #[error("{}: not a streamable farsight cluster file: {source}", path.display())]
-    Format { path: PathBuf, source: FormatError },
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What the container reader found.
+        source: FormatError,
+    },
+    /// No levels, or more than [`MAX_LEVELS`].
     #[error("{}: {found} levels; a streamed model has 1 to {MAX_LEVELS}", path.display())]
-    LevelCount { path: PathBuf, found: usize },
+    LevelCount {
+        /// The file.
+        path: PathBuf,
+        /// The levels it has.
+        found: usize,
+    },
+    /// The file was cooked before error bounds were recorded.
     #[error("{}: the manifest has no error_bounds (cook it again)", path.display())]
-    NoErrorBounds { path: PathBuf },
+    NoErrorBounds {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The geometry asked for is past the file's geometries.
     #[error("{}: no geometry {geometry}; the file holds {count}", path.display())]
     NoSuchGeometry {
+        /// The file.
         path: PathBuf,
+        /// The geometry asked for.
         geometry: usize,
+        /// Geometries the file holds.
         count: usize,
     },
 }
@@ -58,9 +88,13 @@ pub enum CookedModelError {
 /// What a level that passed its check holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LevelSummary {
+    /// The level's number from its record header, 0 finest.
     pub level: u32,
+    /// Clusters in the level.
     pub clusters: u32,
+    /// Real triangles in the level (slot padding not counted).
     pub triangles: u32,
+    /// The level's largest parent error, in model units.
     pub max_parent_error: f32,
 }
 
@@ -73,7 +107,9 @@ pub struct CookedLevel {
     pub bytes: u64,
     /// CRC-32 of those bytes.
     pub crc: u32,
+    /// Real triangles in the level, from the manifest.
     pub triangles: u32,
+    /// Clusters in the level, from the manifest.
     pub clusters: u32,
     /// The level's largest parent error ([`farsight_format::NO_PARENT_ERROR`] for
     /// the coarsest): the number level selection decides by.

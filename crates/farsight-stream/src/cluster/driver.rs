@@ -121,6 +121,7 @@ impl Assembly {
 /// A file holding level bytes; [`LevelDesc::file`](super::LevelDesc) indexes a list of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LevelFile {
+    /// Where the file is; opened by the worker threads on every read.
     pub path: PathBuf,
 }
 
@@ -128,8 +129,11 @@ pub struct LevelFile {
 /// frame by frame replays through a fresh [`ClusterScheduler`] to the same decisions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordedFrame {
+    /// The frame's requests, one per model.
     pub requests: Vec<ModelRequest>,
+    /// The reads that finished before the frame, in request order.
     pub completions: Vec<ChunkCompletion>,
+    /// What the scheduler decided, in the order the driver carried it out.
     pub decisions: Vec<Decision>,
 }
 
@@ -165,6 +169,10 @@ impl<U: Uploader> std::fmt::Debug for ClusterStreamer<U> {
 }
 
 impl<U: Uploader> ClusterStreamer<U> {
+    /// A streamer over `models`, reading the files `files` (indexed by
+    /// [`LevelDesc::file`](super::LevelDesc)) on `io_threads` worker threads (at
+    /// least one) and uploading through `uploader`. Allocates the staging ring
+    /// (`config.staging_size`, rounded down to whole slices) at once.
     pub fn new(
         config: SchedulerConfig,
         models: &[ModelDesc],
@@ -220,18 +228,23 @@ impl<U: Uploader> ClusterStreamer<U> {
         self.recording = Some(Vec::new());
     }
 
+    /// The frames recorded since [`record`](Self::record), ending the recording;
+    /// empty when none was started.
     pub fn take_recording(&mut self) -> Vec<RecordedFrame> {
         self.recording.take().unwrap_or_default()
     }
 
+    /// The decision maker, to ask what is resident, loading or failed.
     pub fn scheduler(&self) -> &ClusterScheduler {
         &self.scheduler
     }
 
+    /// The renderer's side of the uploads.
     pub fn uploader(&self) -> &U {
         &self.uploader
     }
 
+    /// The renderer's side of the uploads, to change.
     pub fn uploader_mut(&mut self) -> &mut U {
         &mut self.uploader
     }

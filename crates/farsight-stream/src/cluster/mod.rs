@@ -25,6 +25,8 @@ pub use cooked::{
 };
 pub use driver::{ClusterStreamer, LevelFile};
 pub use scheduler::ClusterScheduler;
+// Generated cluster files for the simulation, tests and benches: not API.
+#[doc(hidden)]
 pub use synthetic::{encode_cluster_file, synthetic_level, LevelParts};
 pub use types::{
     ChunkCompletion, Decision, FrameStats, LevelDesc, ModelDesc, ModelDescError, ModelRequest,

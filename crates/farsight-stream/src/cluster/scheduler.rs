@@ -149,6 +149,7 @@ impl ClusterScheduler {
         self.levels[self.level_index(model, level)]
     }
 
+    /// The configuration in use, with the budgets [`set_budgets`](Self::set_budgets) set last.
     pub fn config(&self) -> &SchedulerConfig {
         &self.config
     }
@@ -174,10 +175,12 @@ impl ClusterScheduler {
         self.chunk_size
     }
 
+    /// The number of models scheduled.
     pub fn model_count(&self) -> usize {
         self.model_first.len()
     }
 
+    /// The number of levels of `model` (1 to [`MAX_LEVELS`](super::MAX_LEVELS)).
     pub fn level_count(&self, model: u32) -> u8 {
         self.model_count[model as usize]
     }
@@ -197,14 +200,17 @@ impl ClusterScheduler {
         self.frame
     }
 
+    /// True from the level's [`Decision::Ready`](super::Decision) until its eviction.
     pub fn is_resident(&self, model: u32, level: u8) -> bool {
         self.masks[model as usize].resident & (1 << level) != 0
     }
 
+    /// True while the level's reads or copies are under way.
     pub fn is_loading(&self, model: u32, level: u8) -> bool {
         self.masks[model as usize].loading & (1 << level) != 0
     }
 
+    /// True once the level was given up; it is not requested again.
     pub fn is_failed(&self, model: u32, level: u8) -> bool {
         self.masks[model as usize].failed & (1 << level) != 0
     }

@@ -14,9 +14,13 @@ use rand::Rng;
 /// The parts of one cluster level record.
 #[derive(Clone, Debug)]
 pub struct LevelParts {
+    /// The level record's header.
     pub header: ClusterLevelHeader,
+    /// One entry per cluster.
     pub clusters: Vec<ClusterInfo>,
+    /// The level's quantised vertices.
     pub vertices: Vec<ClusterVertex>,
+    /// Triangle corners, indexing `vertices`, in cluster slots.
     pub indices: Vec<u32>,
 }
 

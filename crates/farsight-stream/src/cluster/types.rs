@@ -12,6 +12,8 @@ pub struct SchedulerConfig {
     pub chunk_size: u64,
     /// Size of the staging ring, split into `frames_in_flight` slices.
     pub staging_size: u64,
+    /// Frames the GPU may still be reading a staging slice from; the ring has one
+    /// slice per frame in flight (3 by default).
     pub frames_in_flight: u32,
     /// GPU memory available to levels (resident plus loading).
     pub memory_capacity: u64,
@@ -21,6 +23,7 @@ pub struct SchedulerConfig {
     pub max_retries: u8,
     /// Frames of pressure (or calm) before the bias moves by one.
     pub bias_frames: u32,
+    /// The highest the global bias rises under pressure (4 by default).
     pub max_bias: u8,
 }
 
@@ -61,8 +64,11 @@ impl SchedulerConfig {
 /// `file` (an index the caller maps to a path).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelDesc {
+    /// The caller's number for the file holding the level.
     pub file: u32,
+    /// The level's first byte in that file.
     pub offset: u64,
+    /// The level's size in bytes: what it reads, uploads and keeps resident.
     pub bytes: u64,
 }
 
@@ -70,14 +76,21 @@ pub struct LevelDesc {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelDescError {
+    /// A model with no levels, or more than [`MAX_LEVELS`].
     #[error("model {model} has {levels} levels; a model needs 1 to {MAX_LEVELS}")]
-    LevelCount { model: u32, levels: usize },
+    LevelCount {
+        /// The model's index in the list given.
+        model: u32,
+        /// The number of levels it has.
+        levels: usize,
+    },
 }
 
 /// A cluster-LOD model: levels finest first (level 0 = LOD0), so the last one is the
 /// coarsest, which is always resident.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelDesc {
+    /// The levels, finest first: 1 to [`MAX_LEVELS`] of them.
     pub levels: Vec<LevelDesc>,
 }
 
@@ -87,8 +100,11 @@ pub struct ModelDesc {
 /// the coarsest. A model nobody sees asks for its coarsest level only.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelRequest {
+    /// The finest level the GPU might draw now.
     pub fit: u8,
+    /// The finest level to keep resident (`<= fit`).
     pub keep: u8,
+    /// The finest level to load (`>= fit`, at most the coarsest).
     pub wanted: u8,
     /// Size on screen (pixels of the bounding sphere's radius, say): larger loads first.
     pub screen_size: f32,
@@ -117,7 +133,9 @@ impl ModelRequest {
 /// A finished read, as the I/O side reports it: `ok == false` for any failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChunkCompletion {
+    /// The `request` of the [`Decision::Read`] that finished.
     pub request: u64,
+    /// True when the bytes arrived and passed their check.
     pub ok: bool,
 }
 
@@ -126,49 +144,91 @@ pub struct ChunkCompletion {
 pub enum Decision {
     /// Read `len` bytes at `offset` of level file `file`; report as `request`.
     Read {
+        /// The id to report the read's completion under; unique over a run.
         request: u64,
+        /// The model's index.
         model: u32,
+        /// The level, 0 finest.
         level: u8,
+        /// The chunk within the level, from 0.
         chunk: u16,
+        /// The caller's file number ([`LevelDesc::file`]).
         file: u32,
+        /// The first byte to read, in the file.
         offset: u64,
+        /// Bytes to read; at most the effective chunk size.
         len: u64,
     },
     /// Copy the bytes of read `request` into the staging ring at `staging_offset`
     /// and queue their upload to the level's chunk `chunk`.
     Copy {
+        /// The read whose bytes to copy.
         request: u64,
+        /// The model's index.
         model: u32,
+        /// The level, 0 finest.
         level: u8,
+        /// The chunk within the level, from 0.
         chunk: u16,
+        /// Where in the staging ring the bytes go (inside this frame's slice).
         staging_offset: u64,
+        /// Bytes to copy: the read's length.
         len: u64,
     },
     /// Every chunk arrived and was queued on an earlier frame: the level may be drawn.
-    Ready { model: u32, level: u8 },
+    Ready {
+        /// The model's index.
+        model: u32,
+        /// The level, 0 finest.
+        level: u8,
+    },
     /// Free the level's GPU memory.
-    Evict { model: u32, level: u8 },
+    Evict {
+        /// The model's index.
+        model: u32,
+        /// The level, 0 finest (never the coarsest).
+        level: u8,
+    },
     /// A read failed more than `max_retries` times: the level will not load.
-    Failed { model: u32, level: u8 },
+    Failed {
+        /// The model's index.
+        model: u32,
+        /// The level, 0 finest.
+        level: u8,
+    },
 }
 
 /// Counters of one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameStats {
+    /// The frame these counters describe (the scheduler's own count).
     pub frame: u64,
+    /// Bytes queued for upload this frame; at most the upload budget.
     pub bytes_uploaded: u64,
+    /// Reads issued this frame, retries included.
     pub reads_issued: u32,
+    /// Reads issued again after a failure.
     pub retries: u32,
+    /// Levels that became drawable this frame.
     pub levels_ready: u32,
+    /// Levels evicted this frame.
     pub evictions: u32,
+    /// Levels given up this frame (out of retries, or too large to chunk).
     pub failures: u32,
+    /// Levels resident at the end of the frame, over every model.
     pub levels_resident: u64,
+    /// Levels being loaded at the end of the frame.
     pub levels_loading: u32,
+    /// Bytes of the resident levels.
     pub bytes_resident: u64,
     /// Visible models with no resident level to draw.
     pub holes: u32,
+    /// The global bias after this frame (0 to `max_bias`).
     pub bias: u8,
+    /// A copy or a new load waited because the frame's upload budget ran out.
     pub budget_exhausted: bool,
+    /// A copy waited because this frame's staging slice was full.
     pub staging_full: bool,
+    /// A load waited because it would exceed the memory capacity.
     pub memory_full: bool,
 }

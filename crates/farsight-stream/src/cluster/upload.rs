@@ -27,6 +27,7 @@ pub struct CpuUploader {
     pub frame_bytes: u64,
     /// Most bytes queued in any one frame.
     pub max_frame_bytes: u64,
+    /// Bytes queued over the whole run.
     pub total_bytes: u64,
 }
 

@@ -26,10 +26,13 @@ pub const ENTITY_RECORD_SIZE: usize = 24;
 /// One entity of a region: what the engine needs to create it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EntityRecord {
+    /// The entity's id, chosen by the scene's author; passed through to the sink.
     pub id: u32,
     /// The engine's model or prefab index.
     pub model: u32,
+    /// Where the entity stands, world space; finite.
     pub position: Vec3,
+    /// Its uniform scale; finite.
     pub scale: f32,
 }
 
@@ -57,9 +60,13 @@ impl EntityRecord {
 /// A region's section of the scene index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SceneRegion {
+    /// A name for messages and tools.
     pub name: String,
+    /// The region box's lowest corner, world space.
     pub min: [f32; 3],
+    /// The region box's highest corner, `>= min` on every axis.
     pub max: [f32; 3],
+    /// The state the scene's author gave the region.
     pub authored: RegionState,
     /// The region's file, relative to the index.
     pub file: String,
@@ -68,6 +75,7 @@ pub struct SceneRegion {
 /// The manifest of a scene index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SceneManifest {
+    /// Every region; its index here is its number everywhere else.
     pub regions: Vec<SceneRegion>,
 }
 
@@ -84,8 +92,11 @@ impl Manifest for SceneManifest {
 /// The manifest of a region file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RegionManifest {
+    /// The region's name, as in the scene index.
     pub name: String,
+    /// Entities in the table; the reader checks it against the table's size.
     pub entity_count: u32,
+    /// The [`ENTITY_TABLE`] record: [`ENTITY_RECORD_SIZE`] bytes per entity.
     pub entities: RecordIndex,
 }
 
@@ -103,9 +114,13 @@ impl Manifest for RegionManifest {
 /// What a scene is made of when writing one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionSpec {
+    /// A name for messages and tools.
     pub name: String,
+    /// The region's box, world space.
     pub bounds: Aabb,
+    /// The state the region starts in.
     pub authored: RegionState,
+    /// The entities its file holds.
     pub entities: Vec<EntityRecord>,
 }
 
@@ -113,39 +128,71 @@ pub struct RegionSpec {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SceneError {
+    /// The file is not a sound farsight container of the expected kind.
     #[error("{path}: {source}")]
     Format {
+        /// The file read or written.
         path: PathBuf,
+        /// What the container reader or writer found.
         #[source]
         source: FormatError,
     },
+    /// A region's box has a non-finite corner or `min > max` on some axis.
     #[error("{path}: region {region} ({name}) has an invalid box {min:?}..{max:?}")]
     BadBounds {
+        /// The scene index.
         path: PathBuf,
+        /// The region's number.
         region: u32,
+        /// The region's name.
         name: String,
+        /// The lowest corner as stored.
         min: [f32; 3],
+        /// The highest corner as stored.
         max: [f32; 3],
     },
+    /// A region's file name is absolute or climbs out of the index's folder.
     #[error("{path}: region {region} names file {file:?}, which leaves the scene folder")]
     BadFileName {
+        /// The scene index.
         path: PathBuf,
+        /// The region's number.
         region: u32,
+        /// The file name as stored.
         file: String,
     },
+    /// The entity table is not a whole number of records.
     #[error("{path}: the entity table is {len} bytes, not a multiple of {ENTITY_RECORD_SIZE}")]
-    EntityTableSize { path: PathBuf, len: usize },
+    EntityTableSize {
+        /// The region file.
+        path: PathBuf,
+        /// The table's size in bytes.
+        len: usize,
+    },
+    /// The manifest's entity count disagrees with the table.
     #[error("{path}: the manifest says {stated} entities, the table holds {found}")]
     EntityCount {
+        /// The region file.
         path: PathBuf,
+        /// The count the manifest states.
         stated: u32,
+        /// The records the table holds.
         found: usize,
     },
+    /// An entity's position or scale is NaN or infinite.
     #[error("{path}: entity {index} has a non-finite position or scale")]
-    BadEntity { path: PathBuf, index: usize },
+    BadEntity {
+        /// The region file.
+        path: PathBuf,
+        /// The entity's position in the table.
+        index: usize,
+    },
+    /// A folder could not be created or a file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The folder or file.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
@@ -206,11 +253,15 @@ pub fn write_region_file(path: &Path, r: &RegionSpec) -> Result<(), SceneError> 
 /// names that stay inside the scene's folder.
 #[derive(Clone, Debug)]
 pub struct Scene {
+    /// The index's folder: region file names are relative to it.
     pub dir: PathBuf,
+    /// The checked index.
     pub manifest: SceneManifest,
 }
 
 impl Scene {
+    /// Reads a scene index and checks every region's box and file name; region
+    /// files are not opened.
     pub fn open(index: &Path) -> Result<Self, SceneError> {
         let fmt = |source| SceneError::Format {
             path: index.to_owned(),
@@ -249,6 +300,7 @@ impl Scene {
         })
     }
 
+    /// Every region's box, in region order.
     pub fn bounds(&self) -> Vec<Aabb> {
         self.manifest
             .regions
@@ -257,10 +309,12 @@ impl Scene {
             .collect()
     }
 
+    /// Every region's authored state, in region order.
     pub fn authored(&self) -> Vec<RegionState> {
         self.manifest.regions.iter().map(|r| r.authored).collect()
     }
 
+    /// The path of region `region`'s file. Panics when there is no such region.
     pub fn region_path(&self, region: u32) -> PathBuf {
         self.dir.join(&self.manifest.regions[region as usize].file)
     }

@@ -20,10 +20,13 @@ pub enum RegionState {
 /// What a region actually is, including the two transitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActualState {
+    /// Not in memory: no entities exist.
     Unloaded,
     /// Its file is being read on a worker thread.
     Loading,
+    /// Its entities exist but are neither drawn nor simulated.
     Resident,
+    /// Its entities exist and take part in the frame.
     Active,
     /// Its entities were dropped this frame; it is `Unloaded` next frame.
     Unloading,
@@ -52,7 +55,9 @@ impl ActualState {
 /// A point that pulls regions in: the player, a camera, a cutscene's focus.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamingSource {
+    /// The source's centre, world space.
     pub position: Vec3,
+    /// How far it reaches, world units: regions whose box the sphere touches.
     pub radius: f32,
     /// What it raises the regions it reaches to (usually `Active`).
     pub target: RegionState,
@@ -61,14 +66,18 @@ pub struct StreamingSource {
 /// One state change of one region in one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Transition {
+    /// The region's number.
     pub region: u32,
+    /// Its state before the frame.
     pub from: ActualState,
+    /// Its state after the frame.
     pub to: ActualState,
 }
 
 /// The collapsed row of seed 003's region panel, plus the expanded fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegionStatus {
+    /// What the region is now.
     pub actual: ActualState,
     /// Shown only when it differs from `actual`: the region is transitioning.
     pub desired: Option<RegionState>,
@@ -76,7 +85,9 @@ pub struct RegionStatus {
     pub sources: u32,
     /// The read or parse failed; it will not retry.
     pub load_failed: bool,
+    /// The state the scene file gives it.
     pub authored: RegionState,
+    /// A tool's override, which beats every other request while set.
     pub override_state: Option<RegionState>,
 }
 

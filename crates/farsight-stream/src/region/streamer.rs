@@ -11,7 +11,9 @@ pub const DEFAULT_REGION_HYSTERESIS: f32 = 1.1;
 /// A region file read finished: `ok == false` when the read or the parse failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoadCompletion {
+    /// The region whose file was read.
     pub region: u32,
+    /// True when its file was read and parsed.
     pub ok: bool,
 }
 
@@ -26,8 +28,9 @@ pub struct RegionFrame {
     pub creates: Vec<u32>,
     /// Regions whose entities to drop now.
     pub drops: Vec<u32>,
-    /// Regions that became active / stopped being active.
+    /// Regions that became active.
     pub activates: Vec<u32>,
+    /// Regions that stopped being active (their entities stay while resident).
     pub deactivates: Vec<u32>,
 }
 
@@ -87,36 +90,47 @@ impl RegionStreamer {
         })
     }
 
+    /// The same streamer with another unload factor (default
+    /// [`DEFAULT_REGION_HYSTERESIS`]): a loaded region stays while a source's sphere,
+    /// radius times `factor`, still touches it. Panics when `factor < 1`.
     pub fn with_hysteresis(mut self, factor: f32) -> Self {
         assert!(factor >= 1.0, "hysteresis factor {factor} must be >= 1");
         self.hysteresis = factor;
         self
     }
 
+    /// The number of regions.
     pub fn len(&self) -> usize {
         self.bounds.len()
     }
 
+    /// True for a world of no regions.
     pub fn is_empty(&self) -> bool {
         self.bounds.is_empty()
     }
 
+    /// Every region's box, in region order.
     pub fn bounds(&self) -> &[Aabb] {
         &self.bounds
     }
 
+    /// The tree over the region boxes that source queries walk.
     pub fn bvh(&self) -> &Bvh {
         &self.bvh
     }
 
+    /// What region `region` is now.
     pub fn actual(&self, region: u32) -> ActualState {
         self.actual[region as usize]
     }
 
+    /// What region `region` was asked to be by the last frame (override, edit mode,
+    /// sources and authored state combined).
     pub fn desired(&self, region: u32) -> RegionState {
         self.desired[region as usize]
     }
 
+    /// True once region `region`'s file failed to read or parse; it is not retried.
     pub fn load_failed(&self, region: u32) -> bool {
         self.load_failed[region as usize]
     }
@@ -137,6 +151,7 @@ impl RegionStreamer {
         self.authored[region as usize] = state;
     }
 
+    /// Everything a tool shows about region `region`.
     pub fn status(&self, region: u32) -> RegionStatus {
         let i = region as usize;
         let d = self.desired[i];

@@ -25,13 +25,18 @@ pub trait EntitySink {
 /// An [`EntitySink`] that only counts: the CLI and the tests.
 #[derive(Debug, Default)]
 pub struct CountingSink {
+    /// Entities per created region (a region is absent once dropped).
     pub entities: HashMap<u32, usize>,
+    /// Whether each created region is active now.
     pub active: HashMap<u32, bool>,
+    /// Entities created over the whole run.
     pub created_total: u64,
+    /// Entities dropped over the whole run.
     pub dropped_total: u64,
 }
 
 impl CountingSink {
+    /// Entities that exist now, over every region.
     pub fn live_entities(&self) -> usize {
         self.entities.values().sum()
     }
@@ -107,18 +112,22 @@ impl<S: EntitySink> RegionWorld<S> {
         })
     }
 
+    /// The state machine, to ask about regions.
     pub fn streamer(&self) -> &RegionStreamer {
         &self.streamer
     }
 
+    /// The state machine, for overrides, edit mode and authored states.
     pub fn streamer_mut(&mut self) -> &mut RegionStreamer {
         &mut self.streamer
     }
 
+    /// The engine's entity sink.
     pub fn sink(&self) -> &S {
         &self.sink
     }
 
+    /// The scene index this world streams.
     pub fn scene(&self) -> &Scene {
         &self.scene
     }
