@@ -19,8 +19,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use farsight_mesh::{
-    cook_file, write_atomically, ChainRecords, ClusterConfig, CookKind, CookOutput, Cooked,
-    LodChainConfig,
+    cook_file_with, write_atomically, ChainRecords, ClusterConfig, CookKind, CookOutput, Cooked,
+    LodChainConfig, TextureOptions,
 };
 
 #[derive(Args)]
@@ -71,6 +71,18 @@ struct MeshArgs {
     /// Most levels, LOD0 included.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     max_levels: Option<u64>,
+    /// Store the materials' images inside the cooked file instead of beside it
+    /// (beside it, each is `<content hash>.<png|jpg|...>`, written once however
+    /// many models use it).
+    #[arg(long)]
+    embed_textures: bool,
+    /// Scale images larger than N pixels on a side down to fit (Catmull-Rom
+    /// resampling; KTX2 and WebP are copied as they are).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    max_texture_size: Option<u32>,
+    /// Store each image's mip chain too (each level half the one before, to 1x1).
+    #[arg(long)]
+    mips: bool,
 }
 
 /// Where each input's file goes; refuses two inputs that would write one file.
@@ -154,6 +166,11 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         max_levels: a.max_levels,
     }
     .kind();
+    let textures = TextureOptions {
+        embed: a.embed_textures,
+        max_size: a.max_texture_size,
+        mips: a.mips,
+    };
     let outputs = outputs(&a)?;
     // Every output is checked before any mesh cooks; inputs must exist.
     for input in &a.inputs {
@@ -183,8 +200,22 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         .par_iter()
         .zip(&outputs)
         .map(|(input, output)| {
-            let r = cook_file(input, &kind)
-                .and_then(|out| write_atomically(output, &out.bytes).map(|()| out));
+            let r = cook_file_with(input, &kind, &textures).and_then(|out| {
+                write_atomically(output, &out.bytes)?;
+                let dir = output.parent().unwrap_or(Path::new("."));
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                out.looks
+                    .write_beside(dir)
+                    .map_err(|source| farsight_mesh::CookError::Write {
+                        path: dir.to_owned(),
+                        source,
+                    })?;
+                Ok(out)
+            });
             bar.inc(1);
             r
         })
@@ -268,6 +299,21 @@ fn print_report(out: &CookOutput, output: &Path) {
             }
             print_hand_over_note();
         }
+    }
+    let t = &out.looks.table;
+    if !t.is_empty() {
+        let bytes: usize = out.looks.images.iter().map(|i| i.bytes.len()).sum();
+        println!(
+            "{} materials, {} textures, {} images ({bytes} bytes) {}",
+            t.materials.len(),
+            t.textures.len(),
+            out.looks.images.len(),
+            if out.looks.embed {
+                "inside the file"
+            } else {
+                "beside the file"
+            }
+        );
     }
     for w in &out.warnings {
         println!("warning: {w}");

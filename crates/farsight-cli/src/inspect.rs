@@ -110,6 +110,9 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
     if let Some(text) = instances_text(bytes) {
         let _ = writeln!(w, "{text}");
     }
+    if let Some(text) = materials_text(bytes) {
+        let _ = writeln!(w, "{text}");
+    }
     if with_manifest {
         let _ = writeln!(w, "\nmanifest:\n{}", file.manifest_text());
     }
@@ -124,6 +127,7 @@ pub fn report(bytes: &[u8], with_manifest: bool) -> Result<String, farsight_form
                 farsight_building::file::SOURCES_TAG => {
                     "building face sources: per cooked triangle, the elements it came from"
                 }
+                farsight_format::TEXTURE_TAG => "an embedded texture image",
                 _ => "a kind this tool does not describe",
             };
             let _ = writeln!(
@@ -197,6 +201,87 @@ fn kind_version(bytes: &[u8]) -> Result<(), FormatError> {
     refused::<RegionManifest>(bytes)?;
     refused::<farsight_stream::tile::TileManifest>(bytes)?;
     refused::<farsight_stream::tile::TileLevelManifest>(bytes)
+}
+
+/// The material table of a mesh file (cluster DAG, cooked scene or LOD chain):
+/// each material's factors and texture slots, then each texture and where its
+/// image is.
+fn materials_text(bytes: &[u8]) -> Option<String> {
+    use farsight_format::{ClusterMeshManifest, Container, TextureData};
+    let aligned = AlignedBytes::from(bytes);
+    let table = if let Ok(f) = Container::<ClusterMeshManifest>::read(&aligned) {
+        f.manifest().material_table.clone()
+    } else if let Ok(f) = farsight_mesh::read_lod_chain(&aligned) {
+        f.manifest().material_table.clone()
+    } else {
+        return None;
+    };
+    if table.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "materials   {} ({} textures)",
+        table.materials.len(),
+        table.textures.len()
+    );
+    for (i, m) in table.materials.iter().enumerate() {
+        let c = m.base_color;
+        let _ = write!(
+            out,
+            "\n  material {i:<3} {:<24} base ({:.3}, {:.3}, {:.3}, {:.3}) metallic {:.3} roughness {:.3} {:?}{}{}",
+            m.name,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            m.metallic,
+            m.roughness,
+            m.alpha_mode,
+            if m.double_sided { " double-sided" } else { "" },
+            if m.unlit { " unlit" } else { "" }
+        );
+        if m.emissive != [0.0; 3] {
+            let e = m.emissive;
+            let _ = write!(
+                out,
+                " emissive ({:.3}, {:.3}, {:.3}) x{}",
+                e[0], e[1], e[2], m.emissive_strength
+            );
+        }
+        for (field, slot) in m.texture_slots() {
+            if let Some(slot) = slot {
+                let name = field.trim_end_matches("_texture");
+                let _ = write!(out, "\n      {name:<20} texture {}", slot.texture);
+                if slot.texcoord != 0 {
+                    let _ = write!(out, " (uv set {})", slot.texcoord);
+                }
+                if slot.transform.is_some() {
+                    let _ = write!(out, " (transformed)");
+                }
+            }
+        }
+    }
+    for (i, t) in table.textures.iter().enumerate() {
+        let place = |d: &TextureData| match d {
+            TextureData::File(name) => name.clone(),
+            TextureData::Embedded(r) => format!("record #{}", r.0),
+        };
+        let _ = write!(
+            out,
+            "\n  texture {i:<4} {:?} {}x{} {}{} ({})",
+            t.format,
+            t.width,
+            t.height,
+            place(&t.data),
+            if t.mips.is_empty() {
+                String::new()
+            } else {
+                format!(" + {} mips", t.mips.len())
+            },
+            t.name
+        );
+    }
+    Some(out)
 }
 
 /// The instance table of a mesh file whose source drew a mesh more than once (a

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::quant::{dequantize_unorm, f16_bits, f16_value, oct_decode, oct_encode, unorm_step};
 use crate::{
-    FormatError, Instance, Manifest, RawFile, RecordIndex, RecordTag, Section, Stream, Version,
+    FormatError, Instance, Manifest, MaterialTable, RawFile, RecordIndex, RecordTag, Section,
+    Stream, Version,
 };
 
 /// log2 of the triangles in a cluster slot.
@@ -719,6 +720,11 @@ pub struct ClusterMeshManifest {
     /// reads either as one table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placements: Vec<Instance>,
+    /// The definitions of the materials every geometry's `materials` names, and
+    /// their textures ([`MaterialTable`]). Empty (and absent) where the source
+    /// defined none, and in files written before materials were kept.
+    #[serde(default, skip_serializing_if = "MaterialTable::is_empty")]
+    pub material_table: MaterialTable,
 }
 
 /// One further geometry of a cluster file (see [`ClusterMeshManifest::geometries`]):
@@ -849,6 +855,7 @@ impl Manifest for ClusterMeshManifest {
                 visit(l.record, RecordTag::CLUSTER_LEVEL);
             }
         }
+        self.material_table.visit_records(visit);
     }
 
     /// A cluster file is streamed ([`Version::Streamed`]: each level a record
@@ -859,6 +866,7 @@ impl Manifest for ClusterMeshManifest {
         file.require_version(Version::Streamed)?;
         self.check_error_bounds()?;
         self.check_placements()?;
+        self.material_table.check(file)?;
         for g in self.all_geometries() {
             for (li, l) in g.levels.iter().enumerate() {
                 let bytes = file.record(l.record)?.bytes;

@@ -155,6 +155,20 @@ pub enum FormatError {
         stored: u32,
         computed: u32,
     },
+    /// A material of a manifest's material table has a value no writer produces
+    /// (out of range, not finite, a texture the table lacks, a repeated name).
+    BadMaterial {
+        material: u32,
+        field: &'static str,
+        found: String,
+    },
+    /// A texture of a manifest's material table is damaged: a file name that is
+    /// not a hash name of its format, or embedded bytes of another format.
+    BadTexture {
+        texture: u32,
+        field: &'static str,
+        found: String,
+    },
     /// An I/O error reading or writing a file.
     Io {
         path: std::path::PathBuf,
@@ -235,6 +249,12 @@ impl fmt::Display for FormatError {
                 f,
                 "manifest says level {level} has {field} {manifest}, its record says {record}"
             ),
+            E::BadMaterial { material, field, found } => {
+                write!(f, "material {material}: {field} is {found}")
+            }
+            E::BadTexture { texture, field, found } => {
+                write!(f, "texture {texture}: {field} is {found}")
+            }
             E::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }

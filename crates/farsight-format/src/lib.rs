@@ -50,6 +50,7 @@ mod error;
 mod full;
 mod head;
 mod instances;
+mod material;
 mod meshopt_into;
 mod predict;
 pub mod quant;
@@ -89,6 +90,10 @@ pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use head::{FileHead, RecordRange};
 pub use instances::{check_instances, check_transform, Instance};
+pub use material::{
+    AlphaMode, ImageFormat, Material, MaterialExtras, MaterialTable, Texture, TextureData,
+    TextureSlot, UvTransform, Wrap, TEXTURE_TAG,
+};
 pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;

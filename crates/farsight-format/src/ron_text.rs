@@ -921,9 +921,38 @@ mod tests {
             materials: vec!["a".into(), "b".into()],
             instances: vec![[1.0; 16]],
             error_bounds: Some([0.0, 1.0, 2.0, 3.0]),
+            material_table: material_table(),
             ..Default::default()
         };
         assert_eq!(pretty_text(&manifest).unwrap(), ron_pretty(&manifest));
+    }
+
+    /// A material table using every kind of value it holds (options, enums,
+    /// newtype variants, nested structs).
+    fn material_table() -> crate::MaterialTable {
+        let mut m = crate::Material::named("a");
+        m.base_color_texture = Some(crate::TextureSlot {
+            texture: 0,
+            texcoord: 1,
+            transform: Some(crate::UvTransform::IDENTITY),
+        });
+        m.alpha_mode = crate::AlphaMode::Mask;
+        m.extras.ior = Some(1.5);
+        m.extras.specular_color = Some([1.0, 0.5, 0.25]);
+        let texture = crate::Texture {
+            name: "t".into(),
+            format: crate::ImageFormat::Png,
+            width: 2,
+            height: 2,
+            data: crate::TextureData::Embedded(crate::RecordIndex(3)),
+            mips: vec![crate::TextureData::File("x.png".into())],
+            wrap_u: crate::Wrap::ClampToEdge,
+            wrap_v: crate::Wrap::Repeat,
+        };
+        crate::MaterialTable {
+            materials: vec![m, crate::Material::named("b")],
+            textures: vec![texture],
+        }
     }
 
     /// Serialises as a byte string.

@@ -15,12 +15,13 @@
 
 use farsight_format::{
     check_instances, cook_mesh_set, Container, CookOptions, CookedMesh, CookedSet, FileWriter,
-    FormatError, Instance, Manifest, MeshData, RawFile, Record, RecordIndex, RecordTag, Section,
-    Version,
+    FormatError, Instance, Manifest, MaterialTable, MeshData, RawFile, Record, RecordIndex,
+    RecordTag, Section, Version,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::lod_chain::LodChain;
+use crate::looks::Looks;
 use crate::mesh::{SubMesh, Vertex};
 
 /// How a chain file stores its sub-meshes.
@@ -93,6 +94,11 @@ pub struct LodChainManifest {
     /// empty (and absent) for a mesh drawn once, as cooked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<Instance>,
+    /// The definitions of the materials the sub-meshes name, and their textures.
+    /// Empty (and absent) where the source defined none, and in files written
+    /// before materials were kept.
+    #[serde(default, skip_serializing_if = "MaterialTable::is_empty")]
+    pub material_table: MaterialTable,
 }
 
 impl LodChainManifest {
@@ -132,6 +138,7 @@ impl Manifest for LodChainManifest {
                 visit(s.record, tag);
             }
         }
+        self.material_table.visit_records(visit);
     }
 
     /// The version word is the one the manifest's records are written with (1 for
@@ -152,6 +159,7 @@ impl Manifest for LodChainManifest {
             });
         }
         check_instances(&self.instances, self.geometry_count())?;
+        self.material_table.check(file)?;
         if self.sets {
             for l in self.all_levels() {
                 for s in &l.submeshes {
@@ -216,6 +224,18 @@ pub fn encode_lod_chains(
     instances: &[Instance],
     records: &ChainRecords,
 ) -> Result<Vec<u8>, FormatError> {
+    encode_lod_chains_with(geometries, instances, records, &Looks::default())
+}
+
+/// [`encode_lod_chains`] with the materials and textures of `looks` in the
+/// manifest (embedded textures as records after the sub-meshes'). Empty looks
+/// give [`encode_lod_chains`]' bytes.
+pub fn encode_lod_chains_with(
+    geometries: &[(&str, &LodChain)],
+    instances: &[Instance],
+    records: &ChainRecords,
+    looks: &Looks,
+) -> Result<Vec<u8>, FormatError> {
     let (version, cooked) = match records {
         ChainRecords::Full => (Version::Full, false),
         ChainRecords::Cooked(_) => (Version::Cooked, true),
@@ -279,6 +299,7 @@ pub fn encode_lod_chains(
         });
     }
     let levels = std::mem::take(&mut entries[0].levels);
+    let material_table = looks.attach(&mut writer);
     writer.finish(&LodChainManifest {
         name: (*name).to_owned(),
         levels,
@@ -286,6 +307,7 @@ pub fn encode_lod_chains(
         sets: cooked,
         geometries: entries.split_off(1),
         instances: instances.to_vec(),
+        material_table,
     })
 }
 

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::chain_file::{encode_lod_chains, ChainRecords};
+use crate::chain_file::{encode_lod_chains_with, ChainRecords};
 use crate::dag::ClusterConfig;
-use crate::encode::encode_cluster_scene;
+use crate::encode::encode_cluster_scene_with;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
+use crate::looks::{gather_looks, Looks, TextureOptions};
 use crate::mesh::{ImportOptions, ImportedScene, Mesh};
 use crate::pack::{cook_clusters, cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
@@ -72,6 +73,9 @@ pub struct CookOutput {
     pub cooked: Cooked,
     pub bytes: Vec<u8>,
     pub warnings: Vec<Warning>,
+    /// The materials in the file's manifest and the images they use; unless
+    /// embedded, the images belong beside the file ([`Looks::write_beside`]).
+    pub looks: Looks,
 }
 
 /// Cooks one file into container bytes (nothing is written on failure). A glTF
@@ -80,33 +84,82 @@ pub struct CookOutput {
 /// manifest: a LOD chain file one chain per mesh, a cluster DAG file one DAG per
 /// mesh ([`Cooked::ClusterScene`]; one mesh placed several times is
 /// [`Cooked::Clusters`] with its `instances`).
+///
+/// The file's materials and textures are kept ([`cook_file_with`] with the
+/// default [`TextureOptions`]: images to be stored beside the file, as the
+/// source gave them).
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
+    cook_file_with(path, kind, &TextureOptions::default())
+}
+
+/// [`cook_file`] with textures stored as `textures` says.
+pub fn cook_file_with(
+    path: &Path,
+    kind: &CookKind,
+    textures: &TextureOptions,
+) -> Result<CookOutput, CookError> {
     match kind {
-        CookKind::LodChain(config, records) => cook_chains(path, config, records),
-        CookKind::Clusters(config) => cook_dag(path, config),
+        CookKind::LodChain(config, records) => cook_chains(path, config, records, textures),
+        CookKind::Clusters(config) => cook_dag(path, config, textures),
     }
 }
 
+/// The looks of `path` for the materials `meshes` use, with the uv transforms
+/// they share applied to `meshes`, and the warnings.
+fn looks_of(
+    path: &Path,
+    meshes: &mut [Mesh],
+    textures: &TextureOptions,
+) -> Result<(Looks, Vec<Warning>), ImportError> {
+    let mut used: Vec<&str> = Vec::new();
+    for s in meshes.iter().flat_map(|m| &m.submeshes) {
+        if !used.contains(&s.material.as_str()) {
+            used.push(&s.material);
+        }
+    }
+    let (looks, warnings) = gather_looks(path, &used, textures)?;
+    for m in meshes {
+        looks.apply_uv_transforms(m);
+    }
+    Ok((looks, warnings))
+}
+
 /// The cluster DAG cook (see [`cook_file`]).
-fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError> {
+fn cook_dag(
+    path: &Path,
+    config: &ClusterConfig,
+    textures: &TextureOptions,
+) -> Result<CookOutput, CookError> {
     let Some((mut geometries, mut warnings, placements)) = scene_import(path)? else {
         let (prepared, mut warnings) = import_prepared(path)?;
-        let (mesh, bytes) = cook_clusters_encoded(&prepared.mesh, config)?;
+        let mut meshes = [prepared.mesh];
+        let (looks, more) = looks_of(path, &mut meshes, textures)?;
+        warnings.extend(more);
+        let (mesh, bytes) = if looks.table.is_empty() {
+            cook_clusters_encoded(&meshes[0], config)?
+        } else {
+            let mesh = cook_clusters(&meshes[0], config)?;
+            let bytes = encode_cluster_scene_with(&[&mesh], &[], &looks)?;
+            (mesh, bytes)
+        };
         warnings.extend(mesh.warnings.iter().cloned());
         return Ok(CookOutput {
             input: path.to_owned(),
             cooked: Cooked::Clusters(mesh),
             bytes,
             warnings,
+            looks,
         });
     };
+    let (looks, more) = looks_of(path, &mut geometries, textures)?;
+    warnings.extend(more);
     let (cooked, bytes) = if geometries.len() == 1 {
         // One mesh placed several times: cooked once, named as the file, with its
         // placements in the manifest's `instances`.
         geometries[0].name = file_stem(path);
         let mut mesh = cook_clusters(&geometries[0], config)?;
         mesh.instances = placements.iter().map(|i| i.transform).collect();
-        let bytes = mesh.encode()?;
+        let bytes = encode_cluster_scene_with(&[&mesh], &[], &looks)?;
         warnings.extend(mesh.warnings.iter().cloned());
         (Cooked::Clusters(mesh), bytes)
     } else {
@@ -117,7 +170,7 @@ fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError
             .map(|g| cook_clusters(g, config))
             .collect::<Result<Vec<ClusterMesh>, CookError>>()?;
         let refs: Vec<&ClusterMesh> = meshes.iter().collect();
-        let bytes = encode_cluster_scene(&refs, &placements)?;
+        let bytes = encode_cluster_scene_with(&refs, &placements, &looks)?;
         for m in &meshes {
             warnings.extend(m.warnings.iter().cloned());
         }
@@ -128,6 +181,7 @@ fn cook_dag(path: &Path, config: &ClusterConfig) -> Result<CookOutput, CookError
         cooked,
         bytes,
         warnings,
+        looks,
     })
 }
 
@@ -141,14 +195,17 @@ fn cook_chains(
     path: &Path,
     config: &LodChainConfig,
     records: &ChainRecords,
+    textures: &TextureOptions,
 ) -> Result<CookOutput, CookError> {
-    let (geometries, mut warnings, instances) = match scene_import(path)? {
+    let (mut geometries, mut warnings, instances) = match scene_import(path)? {
         Some(scene) => scene,
         None => {
             let (prepared, warnings) = import_prepared(path)?;
             (vec![prepared.mesh], warnings, Vec::new())
         }
     };
+    let (looks, more) = looks_of(path, &mut geometries, textures)?;
+    warnings.extend(more);
     let chains: Vec<LodChain> = geometries
         .par_iter()
         .map(|g| generate_lod_chain(g, config))
@@ -161,12 +218,13 @@ fn cook_chains(
         .zip(&chains)
         .map(|(g, c)| (g.name.as_str(), c))
         .collect();
-    let bytes = encode_lod_chains(&named, &instances, records)?;
+    let bytes = encode_lod_chains_with(&named, &instances, records, &looks)?;
     Ok(CookOutput {
         input: path.to_owned(),
         cooked: Cooked::LodChain { chains, instances },
         bytes,
         warnings,
+        looks,
     })
 }
 
@@ -201,8 +259,9 @@ fn is_gltf(path: &Path) -> bool {
 }
 
 /// Every file a cook of `path` reads, `path` first: a glTF's external buffers (by
-/// relative URI, as the import loads them; data URIs are inside the file, images
-/// are never read), an OBJ's material libraries (`mtllib`, those that exist). What
+/// relative URI, as the import loads them; data URIs are inside the file) and
+/// images (those that exist), an OBJ's material libraries (`mtllib`, those that
+/// exist). What
 /// a content-addressed cache hashes as the cook's input bytes.
 pub fn cook_inputs(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let err = |kind| ImportError::new(path, kind);
@@ -224,6 +283,17 @@ pub fn cook_inputs(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
                 if let gltf::buffer::Source::Uri(uri) = buffer.source() {
                     if !uri.starts_with("data:") && !uri.contains("://") {
                         files.push(base.join(uri.replace("%20", " ")));
+                    }
+                }
+            }
+            // Images the materials keep (those that exist: a missing one is a
+            // warning of the cook, not a failure).
+            // (From the JSON: the document is not validated here.)
+            for image in &gltf.document.as_json().images {
+                if let Some(uri) = &image.uri {
+                    let file = base.join(uri.replace("%20", " "));
+                    if !uri.starts_with("data:") && !uri.contains("://") && file.is_file() {
+                        files.push(file);
                     }
                 }
             }

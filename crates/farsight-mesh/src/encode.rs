@@ -12,6 +12,7 @@ use farsight_format::{
 };
 
 use crate::error::CookError;
+use crate::looks::Looks;
 use crate::pack::{ClusterMesh, PackedLevel};
 use crate::par;
 
@@ -43,6 +44,17 @@ pub fn encode_cluster_scene(
     meshes: &[&ClusterMesh],
     placements: &[Instance],
 ) -> Result<Vec<u8>, CookError> {
+    encode_cluster_scene_with(meshes, placements, &Looks::default())
+}
+
+/// [`encode_cluster_scene`] with the materials and textures of `looks` in the
+/// manifest (embedded textures as records after the levels). Empty looks give
+/// [`encode_cluster_scene`]'s bytes.
+pub fn encode_cluster_scene_with(
+    meshes: &[&ClusterMesh],
+    placements: &[Instance],
+    looks: &Looks,
+) -> Result<Vec<u8>, CookError> {
     if meshes.is_empty() {
         return Err(CookError::BadConfig {
             what: "a cluster file holds at least one geometry",
@@ -58,7 +70,7 @@ pub fn encode_cluster_scene(
         .sum();
     let materials = meshes.iter().map(|m| m.materials.len()).max().unwrap_or(0);
     let small = par::small(triangles, materials);
-    par::cook(small, || encode_on_pool(meshes, placements))
+    par::cook(small, || encode_on_pool(meshes, placements, looks))
 }
 
 /// The first level header fields of level `li` of `mesh`, its compact vertex list
@@ -80,7 +92,11 @@ fn level_header(mesh: &ClusterMesh, li: usize, vertices: usize) -> ClusterLevelH
     }
 }
 
-fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Vec<u8>, CookError> {
+fn encode_on_pool(
+    meshes: &[&ClusterMesh],
+    placements: &[Instance],
+    looks: &Looks,
+) -> Result<Vec<u8>, CookError> {
     let scratch = RemapPool::new(meshes.iter().map(|m| m.vertices.len()).max().unwrap_or(0));
     // Every (geometry, level), in record order.
     let order: Vec<(usize, usize)> = meshes
@@ -116,6 +132,7 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
         });
         headers.push(header);
     }
+    let material_table = looks.attach(&mut writer);
     let bounds = |m: &ClusterMesh| {
         Some(farsight_format::error_bounds(
             m.levels.iter().map(|l| l.clusters.as_slice()),
@@ -149,6 +166,7 @@ fn encode_on_pool(meshes: &[&ClusterMesh], placements: &[Instance]) -> Result<Ve
             })
             .collect(),
         placements: placements.to_vec(),
+        material_table,
     };
     let fill = |record: farsight_format::RecordIndex, out: &mut [u8]| {
         let i = record.0 as usize;

@@ -147,11 +147,31 @@ pub enum Warning {
         sloppy: bool,
         permissive: bool,
     },
+    /// A texture's image could not be read (missing file, bad URI or buffer view,
+    /// not an image farsight knows): the materials using it keep their factors.
+    TextureMissing { texture: String, reason: String },
+    /// A texture's image is in a format farsight does not decode (KTX2, WebP): it
+    /// was copied as it is, neither resized nor given mips.
+    TextureCopied { texture: String, format: String },
+    /// Material features the cooked materials do not keep (extensions, or textures
+    /// of kept extensions), each named once.
+    MaterialFeaturesDropped { names: Vec<String> },
 }
 
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Warning::TextureMissing { texture, reason } => write!(
+                f,
+                "texture {texture} could not be read ({reason}): its materials keep their factors"
+            ),
+            Warning::TextureCopied { texture, format } => write!(
+                f,
+                "texture {texture} is {format}, which farsight does not decode: copied as it is"
+            ),
+            Warning::MaterialFeaturesDropped { names } => {
+                write!(f, "material features not kept: {}", names.join(", "))
+            }
             Warning::DegenerateTrianglesRemoved { submesh, count } => {
                 write!(f, "sub-mesh {submesh}: removed {count} degenerate triangles")
             }

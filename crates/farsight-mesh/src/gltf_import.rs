@@ -171,6 +171,12 @@ impl LoadedGltf {
 /// Reads the file, checks required extensions, validates the document and loads
 /// every buffer.
 pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
+    load_gltf_buffers(path, false)
+}
+
+/// [`load_gltf`], loading with `images_only` just the buffers some image's buffer
+/// view lies in (the others are left empty): what reading materials needs.
+pub(crate) fn load_gltf_buffers(path: &Path, images_only: bool) -> Result<LoadedGltf, ImportError> {
     let err = |kind| ImportError::new(path, kind);
     let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e)))?;
     let gltf = gltf::Gltf::from_slice_without_validation(&bytes).map_err(|e| {
@@ -210,6 +216,18 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
     let mut buffers = Vec::with_capacity(document.buffers().len());
     for buffer in document.buffers() {
         let index = buffer.index();
+        let wanted = !images_only
+            || document.as_json().images.iter().any(|i| {
+                // Read from the JSON: the gltf crate's `Image::source` panics on an
+                // image with a view and no MIME type, which validation lets through.
+                i.buffer_view
+                    .and_then(|v| document.views().nth(v.value()))
+                    .is_some_and(|view| view.buffer().index() == index)
+            });
+        if !wanted {
+            buffers.push(Vec::new());
+            continue;
+        }
         let data = match buffer.source() {
             gltf::buffer::Source::Bin => blob.clone().ok_or_else(|| {
                 err(ImportErrorKind::MissingBuffer {
@@ -243,7 +261,7 @@ pub(crate) fn load_gltf(path: &Path) -> Result<LoadedGltf, ImportError> {
     })
 }
 
-fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let Some((_, payload)) = rest.split_once(";base64,") else {
             return Err("data URI is not base64".into());

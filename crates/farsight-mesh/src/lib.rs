@@ -29,10 +29,11 @@ mod cook;
 mod dag;
 mod edges;
 mod encode;
-pub use encode::encode_cluster_scene;
+pub use encode::{encode_cluster_scene, encode_cluster_scene_with};
 mod error;
 mod gltf_import;
 mod lod_chain;
+mod looks;
 mod mesh;
 mod obj_import;
 mod pack;
@@ -46,12 +47,12 @@ mod validate;
 
 pub use chain_file::{
     decode_lod_entry, decode_lod_record, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
-    encode_lod_chains, read_lod_chain, ChainRecords, LodChainManifest, LodGeometryEntry,
-    LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
+    encode_lod_chains, encode_lod_chains_with, read_lod_chain, ChainRecords, LodChainManifest,
+    LodGeometryEntry, LodLevelEntry, LodSubMeshEntry, LOD_SUBMESH_TAG,
 };
 pub use cook::{
-    cook_file, cook_files, cook_inputs, import, import_prepared, write_atomically, CookKind,
-    CookOutput, Cooked,
+    cook_file, cook_file_with, cook_files, cook_inputs, import, import_prepared, write_atomically,
+    CookKind, CookOutput, Cooked,
 };
 pub use dag::{
     build_dag, build_dag_locked, clod_build_raw, BuiltDag, ClusterConfig, DagCluster, DagGroup,
@@ -65,6 +66,7 @@ pub use lod_chain::{
     generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel,
     REFERENCE_VIEWPORT_HEIGHT,
 };
+pub use looks::{gather_looks, Looks, StoredImage, TextureOptions};
 pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
 pub use pack::{cook_clusters, cook_clusters_encoded, stamp_levels, ClusterMesh, PackedLevel};
