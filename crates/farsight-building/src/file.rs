@@ -158,7 +158,7 @@ struct BuildingManifest {
     levels: Vec<LevelRec>,
 }
 
-/// The record that holds a file's [`BuildingManifest`] (layout [`LAYOUT`]).
+/// The record that holds a file's structure manifest (layout [`LAYOUT`]).
 pub const STRUCTURE_TAG: RecordTag = RecordTag(*b"BST1");
 
 /// The record of a cooked file's face sources: every cooked mesh's per-triangle

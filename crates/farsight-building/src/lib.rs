@@ -5,7 +5,7 @@
 //!
 //! Two halves. The run-time half, always built, is what a game links: the recipe types
 //! and their validation, [`MeshedBuilding`] and its pieces, [`BakedBuilding`] and its
-//! readers, [`MeshedBuilding::concatenated`] and [`bands`]. It links no CSG kernel.
+//! readers, [`MeshedBuilding::concatenated`] and [`bands()`]. It links no CSG kernel.
 //! The bake-time half, behind the `bake` feature, adds the `bake::Kernel` trait with
 //! its manifold-rust implementation, meshing, simplification and `bake::bake` (named
 //! without links: this documentation is also built without the feature).

@@ -179,7 +179,7 @@ impl LodPolicy {
     }
 
     /// [`LodPolicy::check`] for bands drawn with `crossfade` (the share of a boundary
-    /// distance a level fades in over, as [`crate::bands`] takes it): a level that
+    /// distance a level fades in over, as [`crate::bands()`] takes it): a level that
     /// starts at distance `s` is wholly drawn only from `s` plus its fade-in (both
     /// rounded up to half a metre, as bands are), and must not end before that.
     pub fn check_crossfade(levels: &[LodPolicy], crossfade: f32) -> Result<(), PolicyError> {

@@ -1,5 +1,5 @@
 //! The recipe: a building is parts placed by instances. Plain serde data, authored in
-//! RON and validated by [`crate::validate`] on load and on every read of a baked file.
+//! RON and validated by [`crate::validate()`] on load and on every read of a baked file.
 //!
 //! Conventions: metres, Y up, building space has its origin at the building's origin.
 //! Every geometry is centred on its shape's origin (a box, a cylinder's axis, an

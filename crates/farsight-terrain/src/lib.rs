@@ -76,7 +76,7 @@ pub use generate::{generate, generate_chunk, TerrainParams};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
 pub use io::{
     load_grid, load_grid_with, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError,
-    TerrainManifest, CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
+    TerrainManifest, CHUNK_COORD_LIMIT, CHUNK_TAG, TERRAIN_FORMAT, TERRAIN_KIND,
 };
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 #[cfg(feature = "rapier")]
