@@ -385,7 +385,17 @@ fn cook_models(
                 .to_string_lossy();
             let out = dir.join(format!("{i:03}-{stem}.farsight"));
             let r = farsight_mesh::cook_file(input, &kind)
-                .and_then(|c| farsight_mesh::write_atomically(&out, &c.bytes))
+                .and_then(|c| {
+                    farsight_mesh::write_atomically(&out, &c.bytes)?;
+                    // The images its materials name live beside it.
+                    c.looks.write_beside(&dir).map_err(|source| {
+                        farsight_mesh::CookError::Write {
+                            path: dir.to_owned(),
+                            source,
+                        }
+                    })?;
+                    Ok(())
+                })
                 .map(|()| out)
                 .map_err(|e| {
                     let text = e.to_string();

@@ -124,3 +124,41 @@ fn cook_stores_textures_beside_or_inside_and_inspect_lists_materials() {
     );
     assert!(!ok && text.contains("max-texture-size"), "{text}");
 }
+
+/// `world build --models` cooks each model as `cook mesh` does: the images its
+/// materials name are written beside its cooked file in the world's `models/`, so
+/// the world folder is whole (nothing it names lives outside it).
+#[test]
+fn world_build_writes_a_models_textures_beside_its_cooked_file() {
+    let d = std::env::temp_dir().join(format!("farsight-cli-world-tex-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let src = d.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    textured_obj(&src);
+    std::fs::remove_file(src.join("planks.png")).unwrap();
+    write_png(&src.join("planks.png"), 64, 32);
+    let models = d.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for f in ["crate.obj", "crate.mtl", "planks.png"] {
+        std::fs::copy(src.join(f), models.join(f)).unwrap();
+    }
+    let (ok, text) = run(
+        &d,
+        &[
+            "world", "build", "-o", "w", "--models", "models", "--grid", "1",
+        ],
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = run(&d, &["inspect", "w/models/crate.farsight"]);
+    assert!(ok, "{text}");
+    let images: Vec<PathBuf> = std::fs::read_dir(d.join("w/models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert_eq!(images.len(), 1, "one image beside the model: {images:?}");
+    let name = images[0].file_name().unwrap().to_str().unwrap();
+    assert!(text.contains(name), "the cooked file names {name}: {text}");
+    assert_eq!(png_size(&images[0]), (64, 32));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -1,5 +1,5 @@
 //! The raw cluster LOD DAG: its settings, its groups and clusters in flat arrays,
-//! the build's entry points ([`build_dag`], run by [`crate::clod`]) and
+//! the build's entry points ([`build_dag`], run by the `clod` module) and
 //! meshoptimizer's own `clod_build` configured the same way (the benchmark's peer,
 //! [`clod_build_raw`]).
 
@@ -268,7 +268,7 @@ pub struct BuiltDag {
     pub stuck_groups: usize,
 }
 
-/// Builds the DAG in one pass ([`crate::clod`]: `clod_build`'s steps, with a
+/// Builds the DAG in one pass (`clod`: `clod_build`'s steps, with a
 /// group whose simplification would open the surface kept as stuck, and the
 /// border of every stuck group locked for the rest of the build). Seed 003 keeps
 /// stuck clusters drawing at every coarser distance, so their borders must hold.

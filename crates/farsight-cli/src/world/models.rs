@@ -187,6 +187,11 @@ pub(super) fn cook_models(inputs: &[ModelInput], out: &Path) -> Result<Vec<Cooke
                     let cooked = cook_file(source, &kind)
                         .map_err(|e| format!("{}: {e}", source.display()))?;
                     write(&path, &cooked.bytes)?;
+                    // The images its materials name live beside it, as `cook mesh` writes them.
+                    cooked
+                        .looks
+                        .write_beside(&dir)
+                        .map_err(|e| crate::output::io_error(&dir, &e))?;
                 }
                 ModelInput::Cooked(file) => {
                     std::fs::copy(file, &path).map_err(|e| crate::output::io_error(file, &e))?;
