@@ -907,7 +907,7 @@ impl World {
 
         // Buildings and terrain take what the clusters left, in the same order.
         let t = Instant::now();
-        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs);
+        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs, camera);
         let share_time = t.elapsed();
         let bmem = self.building_memory();
         let building_holes = self.building_holes(&frustum);
@@ -1559,15 +1559,7 @@ impl World {
                 );
             } else {
                 self.early_upload += bytes;
-                self.base_meshes.insert(key, Arc::new(mesh));
-                self.uploaded.insert(
-                    key,
-                    Uploaded {
-                        level: coarsest,
-                        bytes,
-                        empty: false,
-                    },
-                );
+                self.draw_base(key, mesh);
             }
         }
         self.edit_hash = h.value();
@@ -2002,7 +1994,7 @@ impl World {
 
     /// The pools' second pass: buildings and terrain take, in the same order, what
     /// the cluster scheduler left of the upload and of the memory.
-    fn apply_grants(&mut self, cs: FrameStats) -> (u64, u64, u64, u64, bool) {
+    fn apply_grants(&mut self, cs: FrameStats, camera: Vec3) -> (u64, u64, u64, u64, bool) {
         let b = self.config.budget;
         let mut upload_left = b
             .upload
@@ -2159,32 +2151,7 @@ impl World {
                 }
             }
         }
-        // Colliders beyond the radius go farthest first while the finer levels of
-        // every system hold more than they may (the pool is short).
-        let limit = b.fine_memory();
-        let mut held = self.held(self.scheduler().held_bytes());
-        if held > limit {
-            let radius = self.config.collision_radius;
-            let sources = &self.sources[..self.n_sources];
-            self.near.clear();
-            self.near
-                .extend(self.collision.colliders().filter_map(|col| {
-                    let d = source_distance(sources, col.chunk);
-                    (d > radius).then_some((d, col.chunk))
-                }));
-            self.near.sort_unstable_by(|a, b| {
-                b.0.total_cmp(&a.0)
-                    .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
-            });
-            for &(_, c) in &self.near {
-                if held <= limit {
-                    break;
-                }
-                held -= self.collision.evict(c) as u64;
-                ht.u32(0x8000_0000);
-                c.to_array().iter().for_each(|&x| ht.u32(x as u32));
-            }
-        }
+        self.make_room(camera, &mut hb, &mut ht);
         hb.u64(self.building_io_hash);
         ht.u64(self.base_hash);
         ht.u64(self.edit_hash);
@@ -2193,6 +2160,147 @@ impl World {
         ht.u64(self.collision.version().1);
         (hb.value(), ht.value(), bytes_b, bytes_t, starved)
     }
+
+    /// Gives back what the pool lacks, at the end of every frame. Some of a frame's
+    /// memory is taken before any pool is asked: colliders within the collision
+    /// radius of a source (built at once, however many a new prefetch target or the
+    /// camera's move brings), colliders an edit rebuilt, base meshes remade after an
+    /// edit, a collider built ahead that came out larger than its estimate. Whatever
+    /// the order in which reads and meshes completed before, the pool may then be
+    /// full of levels granted earlier, so room is made here until every system
+    /// together holds at most the pool again:
+    /// 1. colliders beyond the radius, farthest first, while the finer levels hold
+    ///    more than they may (they are only built ahead);
+    /// 2. building levels finer than the level each building draws and desires;
+    /// 3. terrain chunks drawing a mesh finer than their base, farthest first: each
+    ///    draws its base (made here) instead, and its finer mesh waits for room
+    ///    again, so no chunk becomes a hole.
+    ///
+    /// Only memory no system can give back (colliders within the radius, coarsest
+    /// levels, cluster levels the scheduler holds) can leave the pool exceeded.
+    fn make_room(&mut self, camera: Vec3, hb: &mut DecisionHash, ht: &mut DecisionHash) {
+        let b = self.config.budget;
+        let fine = b.fine_memory();
+        let mut held = self.held(self.scheduler().held_bytes());
+        if held <= fine {
+            return;
+        }
+        let radius = self.config.collision_radius;
+        let sources = &self.sources[..self.n_sources];
+        self.near.clear();
+        self.near
+            .extend(self.collision.colliders().filter_map(|col| {
+                let d = source_distance(sources, col.chunk);
+                (d > radius).then_some((d, col.chunk))
+            }));
+        farthest_first(&mut self.near);
+        for &(_, c) in &self.near {
+            if held <= fine {
+                break;
+            }
+            held -= self.collision.evict(c) as u64;
+            ht.u32(0x8000_0000);
+            c.to_array().iter().for_each(|&x| ht.u32(x as u32));
+        }
+        // The map slots of evicted colliders stay as capacity: the held bytes again.
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        for bi in 0..self.building_object.len() {
+            if held <= b.memory {
+                break;
+            }
+            let Some(id) = self.building_object[bi] else {
+                continue;
+            };
+            let Some(lod) = self.store.lod_mut(id) else {
+                continue;
+            };
+            let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired()).min(31);
+            let mask = self.building_resident[bi];
+            for l in 0..keep {
+                if held <= b.memory {
+                    break;
+                }
+                if mask & (1 << l) == 0 {
+                    continue;
+                }
+                self.building_resident[bi] &= !(1 << l);
+                lod.set_residency(l as usize, Residency::NotResident);
+                held -= self.manifest.buildings[bi].levels[l as usize].bytes;
+                hb.u32(0x8000_0000 | bi as u32);
+                hb.u32(l as u32);
+            }
+        }
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        let coarsest = farsight_terrain::LEVELS - 1;
+        self.near.clear();
+        self.near.extend(
+            self.uploaded
+                .iter()
+                .filter(|(_, u)| !u.empty && u.level < coarsest)
+                .map(|(c, _)| {
+                    let c = IVec3::from_array(*c);
+                    (chunk_distance(camera, c), c)
+                }),
+        );
+        farthest_first(&mut self.near);
+        let near = std::mem::take(&mut self.near);
+        for &(_, c) in &near {
+            if held <= b.memory {
+                break;
+            }
+            let key = c.to_array();
+            let Some(old) = self.uploaded.get(&key).copied() else {
+                continue;
+            };
+            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let bytes = mesh.heap_bytes() as u64;
+            // A base without surface would lose the chunk's surface, not coarsen it.
+            if mesh.is_empty() || bytes >= old.bytes {
+                continue;
+            }
+            ht.u32(0x4000_0000);
+            key.iter().for_each(|&x| ht.u32(x as u32));
+            ht.u64(bytes);
+            held -= old.bytes - bytes;
+            // The finer mesh comes back when the pool has room for it (unless a
+            // newer publication waits already).
+            self.pending.entry(key).or_insert(TerrainPublication {
+                chunk: key,
+                level: old.level,
+                bytes: old.bytes,
+                empty: false,
+            });
+            self.draw_base(key, mesh);
+        }
+        self.near = near;
+        if held > b.memory {
+            log::warn!(
+                "the pool of {} bytes is exceeded by memory no system can give back: {held} held",
+                b.memory
+            );
+        }
+    }
+
+    /// `chunk` draws `mesh`, its base (not empty), from this frame on.
+    fn draw_base(&mut self, chunk: [i32; 3], mesh: ChunkMesh) {
+        let bytes = mesh.heap_bytes() as u64;
+        self.base_meshes.insert(chunk, Arc::new(mesh));
+        self.uploaded.insert(
+            chunk,
+            Uploaded {
+                level: farsight_terrain::LEVELS - 1,
+                bytes,
+                empty: false,
+            },
+        );
+    }
+
     fn building_holes(&self, frustum: &Frustum) -> u32 {
         let mut holes = 0;
         for (b, obj) in self.building_object.iter().enumerate() {
@@ -2228,6 +2336,14 @@ impl World {
         }
         (holes, base)
     }
+}
+
+/// Sorts (distance, chunk) pairs farthest first, ties by chunk.
+fn farthest_first(near: &mut [(f32, IVec3)]) {
+    near.sort_unstable_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+    });
 }
 
 /// Distance from the nearest of `sources` to `chunk`'s box.
