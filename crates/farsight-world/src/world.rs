@@ -28,6 +28,7 @@ use farsight_view::{
     VisibilitySystem,
 };
 use glam::{IVec3, Mat4, Vec3};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{order, Ask, Bias, Budget, SystemId, SYSTEMS};
@@ -190,6 +191,11 @@ pub struct FrameReport {
     /// the loop's thread) because no finer mesh of theirs was published and
     /// uploaded yet: without the base each would be a hole.
     pub terrain_base_drawn: u32,
+    /// Terrain base meshes made this frame (after an edit, for chunks coming into
+    /// range with nothing to draw, for room in the pool), and how many of them the
+    /// frame's own thread made (the others were made on the worker threads).
+    pub terrain_bases_made: u32,
+    pub terrain_bases_made_on_frame: u32,
     /// Terrain colliders held after the frame, and their bytes (part of the
     /// terrain's memory).
     pub colliders: u32,
@@ -396,6 +402,9 @@ pub struct World {
     base_pending: BTreeSet<[i32; 3]>,
     /// Hash of this frame's base meshes.
     base_hash: u64,
+    /// Base meshes made this frame, and those of them made on the frame thread.
+    remakes: u32,
+    frame_remakes: u32,
     // Budget.
     bias: Bias,
     /// Every system together held more than the finer levels may (last frame).
@@ -611,6 +620,8 @@ impl World {
             base_meshes: BTreeMap::new(),
             base_pending: BTreeSet::new(),
             base_hash: 0,
+            remakes: 0,
+            frame_remakes: 0,
             bias: Bias::default(),
             memory_tight: false,
             asks: Vec::new(),
@@ -922,6 +933,8 @@ impl World {
         let tmem = self.terrain_memory();
         let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
         report.terrain_base_drawn = base_drawn;
+        report.terrain_bases_made = self.remakes;
+        report.terrain_bases_made_on_frame = self.frame_remakes;
         report.colliders = self.collision.len() as u32;
         report.collider_bytes = self.collision.heap_bytes() as u64;
         report.colliders_built = self.colliders_built;
@@ -1439,6 +1452,8 @@ impl World {
             self.base_pending.remove(&p.chunk);
         }
         self.early_upload = 0;
+        self.remakes = 0;
+        self.frame_remakes = 0;
         self.edited(before, camera);
         self.base(camera);
         self.colliders(input, camera);
@@ -1528,10 +1543,21 @@ impl World {
         );
         list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
         let preload = self.config.draw_distance + CHUNK_SIZE;
-        for c in list {
+        let far: Vec<bool> = list
+            .iter()
+            .map(|&c| chunk_distance(camera, c) > preload)
+            .collect();
+        let remade: Vec<IVec3> = list
+            .iter()
+            .zip(&far)
+            .filter(|(_, &far)| !far)
+            .map(|(&c, _)| c)
+            .collect();
+        let mut meshes = self.make_bases(&remade).into_iter();
+        for (c, far) in list.into_iter().zip(far) {
             let key = c.to_array();
             key.iter().for_each(|&x| h.u32(x as u32));
-            if chunk_distance(camera, c) > preload {
+            if far {
                 self.uploaded.remove(&key);
                 if !self.base_pending.contains(&key) {
                     self.base_meshes.remove(&key);
@@ -1539,7 +1565,7 @@ impl World {
                 h.u32(u32::MAX);
                 continue;
             }
-            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let mesh = meshes.next().expect("one base per chunk remade");
             let bytes = mesh.heap_bytes() as u64;
             h.u64(bytes);
             if self.base_pending.remove(&key) {
@@ -1677,15 +1703,20 @@ impl World {
         let preload = self.config.draw_distance + CHUNK_SIZE;
         let coarsest = farsight_terrain::LEVELS - 1;
         let mut h = DecisionHash::default();
-        for &c in &self.dense {
+        let new: Vec<IVec3> = self
+            .dense
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let key = c.to_array();
+                chunk_distance(camera, c) <= preload
+                    && !self.uploaded.contains_key(&key)
+                    && !self.pending.contains_key(&key)
+            })
+            .collect();
+        let meshes = self.make_bases(&new);
+        for (c, mesh) in new.into_iter().zip(meshes) {
             let key = c.to_array();
-            if chunk_distance(camera, c) > preload
-                || self.uploaded.contains_key(&key)
-                || self.pending.contains_key(&key)
-            {
-                continue;
-            }
-            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
             let p = TerrainPublication {
                 chunk: key,
                 level: coarsest,
@@ -2259,6 +2290,8 @@ impl World {
                 continue;
             };
             let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            self.remakes += 1;
+            self.frame_remakes += 1;
             let bytes = mesh.heap_bytes() as u64;
             // A base without surface would lose the chunk's surface, not coarsen it.
             if mesh.is_empty() || bytes >= old.bytes {
@@ -2285,6 +2318,27 @@ impl World {
                 b.memory
             );
         }
+    }
+
+    /// Base meshes (the coarsest level) of `chunks` from the grid, in their order.
+    /// More than one are made on the worker threads, the frame thread waiting and
+    /// making none of them (seed 001 keeps render meshing off the frame); a single
+    /// one is made here. Either way each chunk's mesh is the same bytes.
+    fn make_bases(&mut self, chunks: &[IVec3]) -> Vec<ChunkMesh> {
+        let coarsest = farsight_terrain::LEVELS - 1;
+        self.remakes += chunks.len() as u32;
+        if chunks.len() <= 1 {
+            self.frame_remakes += chunks.len() as u32;
+            return chunks
+                .iter()
+                .map(|&c| self.base_mesher.mesh(&self.grid, c, coarsest))
+                .collect();
+        }
+        let grid = &self.grid;
+        chunks
+            .par_iter()
+            .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
+            .collect()
     }
 
     /// `chunk` draws `mesh`, its base (not empty), from this frame on.

@@ -497,7 +497,7 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     let same = |a: &farsight_terrain::ChunkMesh, b: &farsight_terrain::ChunkMesh| {
         a.vertices == b.vertices && a.indices == b.indices
     };
-    let (mut finer, mut stale, mut checked) = (0, 0, 0);
+    let (mut finer, mut stale, mut checked, mut made) = (0, 0, 0, 0);
     // Digs (and mounds) on the seams of chunks in view, one every 5 frames.
     let spots = [
         (0.0, 0.0),
@@ -532,6 +532,15 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
             rec.frames.push(input.clone());
             rec.hashes.push(r.hashes);
             assert_eq!(r.holes(), 0, "edit {k}, frame {f}: a hole");
+            // Issue 27 item 21: the bases an edit needs are made on the worker
+            // threads; the frame's own thread makes one at most.
+            assert!(
+                r.terrain_bases_made_on_frame <= 1,
+                "edit {k}, frame {f}: {} of {} bases made on the frame thread",
+                r.terrain_bases_made_on_frame,
+                r.terrain_bases_made
+            );
+            made = made.max(r.terrain_bases_made);
             if f == 0 {
                 // Whether the mesh each chunk drew before the edit is stale now.
                 for (i, &(c, level)) in near.iter().enumerate() {
@@ -564,6 +573,10 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     assert!(stale > 3, "the edits made meshes stale");
     assert!(finer > 0, "some edited chunks drew a finer published mesh");
     assert!(checked > 20, "{checked} chunk frames checked");
+    assert!(
+        made > 1,
+        "an edit remade several bases at once: {made} at most"
+    );
 
     let mut replay = World::open_replay(&dir, config).unwrap();
     for (i, input) in rec.frames.iter().enumerate() {
