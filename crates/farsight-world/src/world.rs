@@ -28,6 +28,7 @@ use farsight_view::{
     VisibilitySystem,
 };
 use glam::{IVec3, Mat4, Vec3};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{order, Ask, Bias, Budget, SystemId, SYSTEMS};
@@ -190,6 +191,11 @@ pub struct FrameReport {
     /// the loop's thread) because no finer mesh of theirs was published and
     /// uploaded yet: without the base each would be a hole.
     pub terrain_base_drawn: u32,
+    /// Terrain base meshes made this frame (after an edit, for chunks coming into
+    /// range with nothing to draw, for room in the pool), and how many of them the
+    /// frame's own thread made (the others were made on the worker threads).
+    pub terrain_bases_made: u32,
+    pub terrain_bases_made_on_frame: u32,
     /// Terrain colliders held after the frame, and their bytes (part of the
     /// terrain's memory).
     pub colliders: u32,
@@ -396,6 +402,9 @@ pub struct World {
     base_pending: BTreeSet<[i32; 3]>,
     /// Hash of this frame's base meshes.
     base_hash: u64,
+    /// Base meshes made this frame, and those of them made on the frame thread.
+    remakes: u32,
+    frame_remakes: u32,
     // Budget.
     bias: Bias,
     /// Every system together held more than the finer levels may (last frame).
@@ -611,6 +620,8 @@ impl World {
             base_meshes: BTreeMap::new(),
             base_pending: BTreeSet::new(),
             base_hash: 0,
+            remakes: 0,
+            frame_remakes: 0,
             bias: Bias::default(),
             memory_tight: false,
             asks: Vec::new(),
@@ -907,7 +918,7 @@ impl World {
 
         // Buildings and terrain take what the clusters left, in the same order.
         let t = Instant::now();
-        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs);
+        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs, camera);
         let share_time = t.elapsed();
         let bmem = self.building_memory();
         let building_holes = self.building_holes(&frustum);
@@ -922,6 +933,8 @@ impl World {
         let tmem = self.terrain_memory();
         let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
         report.terrain_base_drawn = base_drawn;
+        report.terrain_bases_made = self.remakes;
+        report.terrain_bases_made_on_frame = self.frame_remakes;
         report.colliders = self.collision.len() as u32;
         report.collider_bytes = self.collision.heap_bytes() as u64;
         report.colliders_built = self.colliders_built;
@@ -1439,6 +1452,8 @@ impl World {
             self.base_pending.remove(&p.chunk);
         }
         self.early_upload = 0;
+        self.remakes = 0;
+        self.frame_remakes = 0;
         self.edited(before, camera);
         self.base(camera);
         self.colliders(input, camera);
@@ -1528,10 +1543,21 @@ impl World {
         );
         list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
         let preload = self.config.draw_distance + CHUNK_SIZE;
-        for c in list {
+        let far: Vec<bool> = list
+            .iter()
+            .map(|&c| chunk_distance(camera, c) > preload)
+            .collect();
+        let remade: Vec<IVec3> = list
+            .iter()
+            .zip(&far)
+            .filter(|(_, &far)| !far)
+            .map(|(&c, _)| c)
+            .collect();
+        let mut meshes = self.make_bases(&remade).into_iter();
+        for (c, far) in list.into_iter().zip(far) {
             let key = c.to_array();
             key.iter().for_each(|&x| h.u32(x as u32));
-            if chunk_distance(camera, c) > preload {
+            if far {
                 self.uploaded.remove(&key);
                 if !self.base_pending.contains(&key) {
                     self.base_meshes.remove(&key);
@@ -1539,7 +1565,7 @@ impl World {
                 h.u32(u32::MAX);
                 continue;
             }
-            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            let mesh = meshes.next().expect("one base per chunk remade");
             let bytes = mesh.heap_bytes() as u64;
             h.u64(bytes);
             if self.base_pending.remove(&key) {
@@ -1559,15 +1585,7 @@ impl World {
                 );
             } else {
                 self.early_upload += bytes;
-                self.base_meshes.insert(key, Arc::new(mesh));
-                self.uploaded.insert(
-                    key,
-                    Uploaded {
-                        level: coarsest,
-                        bytes,
-                        empty: false,
-                    },
-                );
+                self.draw_base(key, mesh);
             }
         }
         self.edit_hash = h.value();
@@ -1685,15 +1703,20 @@ impl World {
         let preload = self.config.draw_distance + CHUNK_SIZE;
         let coarsest = farsight_terrain::LEVELS - 1;
         let mut h = DecisionHash::default();
-        for &c in &self.dense {
+        let new: Vec<IVec3> = self
+            .dense
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let key = c.to_array();
+                chunk_distance(camera, c) <= preload
+                    && !self.uploaded.contains_key(&key)
+                    && !self.pending.contains_key(&key)
+            })
+            .collect();
+        let meshes = self.make_bases(&new);
+        for (c, mesh) in new.into_iter().zip(meshes) {
             let key = c.to_array();
-            if chunk_distance(camera, c) > preload
-                || self.uploaded.contains_key(&key)
-                || self.pending.contains_key(&key)
-            {
-                continue;
-            }
-            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
             let p = TerrainPublication {
                 chunk: key,
                 level: coarsest,
@@ -2002,7 +2025,7 @@ impl World {
 
     /// The pools' second pass: buildings and terrain take, in the same order, what
     /// the cluster scheduler left of the upload and of the memory.
-    fn apply_grants(&mut self, cs: FrameStats) -> (u64, u64, u64, u64, bool) {
+    fn apply_grants(&mut self, cs: FrameStats, camera: Vec3) -> (u64, u64, u64, u64, bool) {
         let b = self.config.budget;
         let mut upload_left = b
             .upload
@@ -2159,32 +2182,7 @@ impl World {
                 }
             }
         }
-        // Colliders beyond the radius go farthest first while the finer levels of
-        // every system hold more than they may (the pool is short).
-        let limit = b.fine_memory();
-        let mut held = self.held(self.scheduler().held_bytes());
-        if held > limit {
-            let radius = self.config.collision_radius;
-            let sources = &self.sources[..self.n_sources];
-            self.near.clear();
-            self.near
-                .extend(self.collision.colliders().filter_map(|col| {
-                    let d = source_distance(sources, col.chunk);
-                    (d > radius).then_some((d, col.chunk))
-                }));
-            self.near.sort_unstable_by(|a, b| {
-                b.0.total_cmp(&a.0)
-                    .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
-            });
-            for &(_, c) in &self.near {
-                if held <= limit {
-                    break;
-                }
-                held -= self.collision.evict(c) as u64;
-                ht.u32(0x8000_0000);
-                c.to_array().iter().for_each(|&x| ht.u32(x as u32));
-            }
-        }
+        self.make_room(camera, &mut hb, &mut ht);
         hb.u64(self.building_io_hash);
         ht.u64(self.base_hash);
         ht.u64(self.edit_hash);
@@ -2193,6 +2191,170 @@ impl World {
         ht.u64(self.collision.version().1);
         (hb.value(), ht.value(), bytes_b, bytes_t, starved)
     }
+
+    /// Gives back what the pool lacks, at the end of every frame. Some of a frame's
+    /// memory is taken before any pool is asked: colliders within the collision
+    /// radius of a source (built at once, however many a new prefetch target or the
+    /// camera's move brings), colliders an edit rebuilt, base meshes remade after an
+    /// edit, a collider built ahead that came out larger than its estimate. Whatever
+    /// the order in which reads and meshes completed before, the pool may then be
+    /// full of levels granted earlier, so room is made here until every system
+    /// together holds at most the pool again:
+    /// 1. colliders beyond the radius, farthest first, while the finer levels hold
+    ///    more than they may (they are only built ahead);
+    /// 2. building levels finer than the level each building draws and desires;
+    /// 3. terrain chunks drawing a mesh finer than their base, farthest first: each
+    ///    draws its base (made here) instead, and its finer mesh waits for room
+    ///    again, so no chunk becomes a hole.
+    ///
+    /// Only memory no system can give back (colliders within the radius, coarsest
+    /// levels, cluster levels the scheduler holds) can leave the pool exceeded.
+    fn make_room(&mut self, camera: Vec3, hb: &mut DecisionHash, ht: &mut DecisionHash) {
+        let b = self.config.budget;
+        let fine = b.fine_memory();
+        let mut held = self.held(self.scheduler().held_bytes());
+        if held <= fine {
+            return;
+        }
+        let radius = self.config.collision_radius;
+        let sources = &self.sources[..self.n_sources];
+        self.near.clear();
+        self.near
+            .extend(self.collision.colliders().filter_map(|col| {
+                let d = source_distance(sources, col.chunk);
+                (d > radius).then_some((d, col.chunk))
+            }));
+        farthest_first(&mut self.near);
+        for &(_, c) in &self.near {
+            if held <= fine {
+                break;
+            }
+            held -= self.collision.evict(c) as u64;
+            ht.u32(0x8000_0000);
+            c.to_array().iter().for_each(|&x| ht.u32(x as u32));
+        }
+        // The map slots of evicted colliders stay as capacity: the held bytes again.
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        for bi in 0..self.building_object.len() {
+            if held <= b.memory {
+                break;
+            }
+            let Some(id) = self.building_object[bi] else {
+                continue;
+            };
+            let Some(lod) = self.store.lod_mut(id) else {
+                continue;
+            };
+            let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired()).min(31);
+            let mask = self.building_resident[bi];
+            for l in 0..keep {
+                if held <= b.memory {
+                    break;
+                }
+                if mask & (1 << l) == 0 {
+                    continue;
+                }
+                self.building_resident[bi] &= !(1 << l);
+                lod.set_residency(l as usize, Residency::NotResident);
+                held -= self.manifest.buildings[bi].levels[l as usize].bytes;
+                hb.u32(0x8000_0000 | bi as u32);
+                hb.u32(l as u32);
+            }
+        }
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        let coarsest = farsight_terrain::LEVELS - 1;
+        self.near.clear();
+        self.near.extend(
+            self.uploaded
+                .iter()
+                .filter(|(_, u)| !u.empty && u.level < coarsest)
+                .map(|(c, _)| {
+                    let c = IVec3::from_array(*c);
+                    (chunk_distance(camera, c), c)
+                }),
+        );
+        farthest_first(&mut self.near);
+        let near = std::mem::take(&mut self.near);
+        for &(_, c) in &near {
+            if held <= b.memory {
+                break;
+            }
+            let key = c.to_array();
+            let Some(old) = self.uploaded.get(&key).copied() else {
+                continue;
+            };
+            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
+            self.remakes += 1;
+            self.frame_remakes += 1;
+            let bytes = mesh.heap_bytes() as u64;
+            // A base without surface would lose the chunk's surface, not coarsen it.
+            if mesh.is_empty() || bytes >= old.bytes {
+                continue;
+            }
+            ht.u32(0x4000_0000);
+            key.iter().for_each(|&x| ht.u32(x as u32));
+            ht.u64(bytes);
+            held -= old.bytes - bytes;
+            // The finer mesh comes back when the pool has room for it (unless a
+            // newer publication waits already).
+            self.pending.entry(key).or_insert(TerrainPublication {
+                chunk: key,
+                level: old.level,
+                bytes: old.bytes,
+                empty: false,
+            });
+            self.draw_base(key, mesh);
+        }
+        self.near = near;
+        if held > b.memory {
+            log::warn!(
+                "the pool of {} bytes is exceeded by memory no system can give back: {held} held",
+                b.memory
+            );
+        }
+    }
+
+    /// Base meshes (the coarsest level) of `chunks` from the grid, in their order.
+    /// More than one are made on the worker threads, the frame thread waiting and
+    /// making none of them (seed 001 keeps render meshing off the frame); a single
+    /// one is made here. Either way each chunk's mesh is the same bytes.
+    fn make_bases(&mut self, chunks: &[IVec3]) -> Vec<ChunkMesh> {
+        let coarsest = farsight_terrain::LEVELS - 1;
+        self.remakes += chunks.len() as u32;
+        if chunks.len() <= 1 {
+            self.frame_remakes += chunks.len() as u32;
+            return chunks
+                .iter()
+                .map(|&c| self.base_mesher.mesh(&self.grid, c, coarsest))
+                .collect();
+        }
+        let grid = &self.grid;
+        chunks
+            .par_iter()
+            .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
+            .collect()
+    }
+
+    /// `chunk` draws `mesh`, its base (not empty), from this frame on.
+    fn draw_base(&mut self, chunk: [i32; 3], mesh: ChunkMesh) {
+        let bytes = mesh.heap_bytes() as u64;
+        self.base_meshes.insert(chunk, Arc::new(mesh));
+        self.uploaded.insert(
+            chunk,
+            Uploaded {
+                level: farsight_terrain::LEVELS - 1,
+                bytes,
+                empty: false,
+            },
+        );
+    }
+
     fn building_holes(&self, frustum: &Frustum) -> u32 {
         let mut holes = 0;
         for (b, obj) in self.building_object.iter().enumerate() {
@@ -2228,6 +2390,14 @@ impl World {
         }
         (holes, base)
     }
+}
+
+/// Sorts (distance, chunk) pairs farthest first, ties by chunk.
+fn farthest_first(near: &mut [(f32, IVec3)]) {
+    near.sort_unstable_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+    });
 }
 
 /// Distance from the nearest of `sources` to `chunk`'s box.

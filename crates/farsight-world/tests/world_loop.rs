@@ -8,8 +8,8 @@ use std::time::Duration;
 use farsight_stream::cluster::CookedModel;
 use farsight_terrain::{chunk_bounds, CollisionCache};
 use farsight_world::{
-    generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId, World,
-    WorldConfig, WorldError, WorldManifest, MANIFEST_FILE, SYSTEMS,
+    generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId,
+    TerrainPublication, World, WorldConfig, WorldError, WorldManifest, MANIFEST_FILE, SYSTEMS,
 };
 use glam::{IVec3, Vec3};
 
@@ -497,7 +497,7 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     let same = |a: &farsight_terrain::ChunkMesh, b: &farsight_terrain::ChunkMesh| {
         a.vertices == b.vertices && a.indices == b.indices
     };
-    let (mut finer, mut stale, mut checked) = (0, 0, 0);
+    let (mut finer, mut stale, mut checked, mut made) = (0, 0, 0, 0);
     // Digs (and mounds) on the seams of chunks in view, one every 5 frames.
     let spots = [
         (0.0, 0.0),
@@ -532,6 +532,15 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
             rec.frames.push(input.clone());
             rec.hashes.push(r.hashes);
             assert_eq!(r.holes(), 0, "edit {k}, frame {f}: a hole");
+            // Issue 27 item 21: the bases an edit needs are made on the worker
+            // threads; the frame's own thread makes one at most.
+            assert!(
+                r.terrain_bases_made_on_frame <= 1,
+                "edit {k}, frame {f}: {} of {} bases made on the frame thread",
+                r.terrain_bases_made_on_frame,
+                r.terrain_bases_made
+            );
+            made = made.max(r.terrain_bases_made);
             if f == 0 {
                 // Whether the mesh each chunk drew before the edit is stale now.
                 for (i, &(c, level)) in near.iter().enumerate() {
@@ -564,10 +573,131 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     assert!(stale > 3, "the edits made meshes stale");
     assert!(finer > 0, "some edited chunks drew a finer published mesh");
     assert!(checked > 20, "{checked} chunk frames checked");
+    assert!(
+        made > 1,
+        "an edit remade several bases at once: {made} at most"
+    );
 
     let mut replay = World::open_replay(&dir, config).unwrap();
     for (i, input) in rec.frames.iter().enumerate() {
         rec.compare(i, &replay.replay(input).hashes).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The pool holds whatever order the completions came in. Replayed completions
+/// force the order the flaky live run met by chance: every chunk's first mesh is a
+/// finer level, published before any base (a chunk with nothing drawn takes its
+/// first mesh from the reserve), so the pool fills to the brim; then a prefetch
+/// target appears and every collider within the collision radius of it is built at
+/// once, before any pool is asked. Room is made for them (chunks far away draw their
+/// base instead of their finer mesh), so the pool holds, and no chunk that drew
+/// something stops drawing.
+#[test]
+fn colliders_built_at_once_never_exceed_a_pool_full_of_meshes() {
+    let dir = scratch("full-pool");
+    let spec = SyntheticSpec {
+        chunks_side: 12,
+        ..SyntheticSpec::small()
+    };
+    generate(&dir, &spec, &mut |_| {}).unwrap();
+    let mut config = WorldConfig::default();
+    config.budget.memory = 3 << 20;
+    config.budget.upload = 1 << 30;
+    let mut world = World::open_replay(&dir, config).unwrap();
+    let flight = Flight::new(world.manifest(), 3);
+    let [w, d] = world.manifest().extent;
+    let at = |x: f32, z: f32| Vec3::new(x * w, flight.ground(x * w, z * d) + 45.0, z * d);
+    let (a, b) = (at(0.3, 0.3), at(0.75, 0.8));
+    let coarsest = farsight_terrain::LEVELS - 1;
+    // Every dense chunk in reach publishes a finer mesh first, of sizes that leave
+    // little of the pool unused.
+    let mut terrain = Vec::new();
+    for c in world.grid().chunk_coords() {
+        let dense = world
+            .grid()
+            .entry(c)
+            .is_some_and(|e| matches!(*e.cells, farsight_terrain::ChunkCells::Dense(_)));
+        if dense && farsight_terrain::chunk_distance(a, c) <= config.draw_distance {
+            terrain.push(TerrainPublication {
+                chunk: c.to_array(),
+                level: 0,
+                bytes: (16 << 10) * (1 + terrain.len() as u64 % 4),
+                empty: false,
+            });
+        }
+    }
+    terrain.sort_by_key(|p| p.chunk);
+    let total: u64 = terrain.iter().map(|p| p.bytes).sum();
+    assert!(total > config.budget.memory, "the meshes exceed the pool");
+    let mut input = FrameInput {
+        camera: a.to_array(),
+        target: (a + Vec3::new(100.0, -40.0, 60.0)).to_array(),
+        terrain,
+        ..FrameInput::default()
+    };
+    let mut frames = Vec::new();
+    let r0 = world.replay(&input);
+    frames.push(input.clone());
+    let pool = config.budget.memory;
+    assert!(r0.memory <= pool, "{} resident of {pool}", r0.memory);
+    assert!(
+        r0.memory > pool - (64 << 10),
+        "the meshes fill the pool: {} of {pool}",
+        r0.memory
+    );
+    let drew: Vec<(IVec3, u8)> = world
+        .terrain_levels()
+        .filter_map(|(c, l)| Some((c, l?)))
+        .collect();
+    assert!(drew.iter().any(|&(_, l)| l == 0), "finer meshes drawn");
+
+    input.terrain.clear();
+    input.prefetch = Some(b.to_array());
+    let r1 = world.replay(&input);
+    frames.push(input.clone());
+    let under_b = IVec3::new(
+        (b.x / 128.0).floor() as i32,
+        ((b.y - 45.0) / 128.0).floor() as i32,
+        (b.z / 128.0).floor() as i32,
+    );
+    assert!(world.collision().holds(under_b), "the target's colliders");
+    assert!(
+        r1.collider_bytes > r0.collider_bytes + (pool - r0.memory),
+        "the target's colliders alone overflow what was left: {} then {} bytes, {} free",
+        r0.collider_bytes,
+        r1.collider_bytes,
+        pool - r0.memory
+    );
+    assert!(
+        r1.memory <= pool,
+        "{} resident of {pool} ({:?})",
+        r1.memory,
+        r1.systems.map(|s| s.memory)
+    );
+    let mut mesher = farsight_terrain::ChunkMesher::new();
+    let mut based = 0;
+    for &(c, _) in &drew {
+        assert!(
+            world.terrain_levels().any(|(d, l)| d == c && l.is_some()),
+            "chunk {c} drew a mesh and draws none now"
+        );
+        if let Some(base) = world.terrain_drawn_base(c) {
+            let fresh = mesher.mesh(world.grid(), c, coarsest);
+            assert!(base.vertices == fresh.vertices && base.indices == fresh.indices);
+            based += 1;
+        }
+    }
+    assert!(
+        based > 0,
+        "chunks drawing a finer mesh draw their base instead"
+    );
+
+    // The same completions give the same decisions.
+    let mut again = World::open_replay(&dir, config).unwrap();
+    for (f, input) in frames.iter().enumerate() {
+        let h = again.replay(input).hashes;
+        assert_eq!(h, [r0.hashes, r1.hashes][f], "frame {f}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
