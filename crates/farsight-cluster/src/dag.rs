@@ -37,7 +37,7 @@ pub struct GroupNode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LevelNode {
     pub sphere: [f32; 4],
-    /// The level's largest parent error (seed 003's most important number).
+    /// The level's largest parent error (docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time).
     pub max_parent_error: f32,
     pub groups: Range<u32>,
 }

@@ -42,7 +42,7 @@ pub struct ViewSettings {
     pub publish_max: usize,
     pub publish_budget: Duration,
     /// Keep a CPU copy of each displayed surface (skirts omitted) for
-    /// [`TerrainView::pick`]: on in an editor, off in a game (seed 001).
+    /// [`TerrainView::pick`]: on in an editor, off in a game (docs/design/voxel-terrain.md#render-levels-and-residency).
     pub picking: bool,
 }
 
