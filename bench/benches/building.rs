@@ -1,5 +1,5 @@
 //! farsight-building: the bake of one building, of an 8 x 8 metropolis on 1 and 2
-//! threads (seed 004's figure: 0.3 s, 12.4 MB), for both kits, and the read time per
+//! threads (the target of docs/design/baked-buildings.md#levels-are-simpler-recipes: 0.3 s, 12.4 MB), for both kits, and the read time per
 //! building of the full and the cooked file. The floor beside the read is copying the
 //! file's bytes. A metropolis bakes as the CLI does: one element cache and one record
 //! cache for the city (made fresh each iteration), full files written.

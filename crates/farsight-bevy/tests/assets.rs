@@ -2,7 +2,7 @@
 //! drawn from their handle, and each loader refusing the other kinds of farsight file
 //! with a message naming what it found. No window, no GPU.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use bevy::asset::{AssetPlugin, LoadState};
@@ -16,24 +16,7 @@ use farsight_format::{AlignedBytes, CookOptions};
 use farsight_mesh::{
     cook_file, read_lod_chain, ChainRecords, ClusterConfig, CookKind, LodChainConfig,
 };
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-bevy-assets-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn corpus(mesh: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ))
-    .join(mesh)
-}
+use farsight_testkit::{mesh as corpus, scratch as temp};
 
 /// `mesh` cooked as `kind` into `dir/name`.
 fn cook(mesh: &str, kind: &CookKind, dir: &Path, name: &str) {

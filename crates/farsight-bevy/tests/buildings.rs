@@ -23,6 +23,7 @@ use farsight_building::{
     dither_coverage, BakedBuilding, Building, ColliderProxy, DrawBand, Element, Geometry, Instance,
     LodCell, LodPolicy, MergeGroup, Part, Pose, Room, Shape, Side,
 };
+use farsight_testkit::scratch as tmp_dir;
 
 fn app(assets: Option<PathBuf>) -> App {
     let mut app = App::new();
@@ -137,12 +138,6 @@ fn row(n: usize) -> Building {
         }],
         portals: vec![],
     }
-}
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("farsight-bevy-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Updates until the handle is loaded or failed (or 30 s pass).

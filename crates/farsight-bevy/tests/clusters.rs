@@ -16,16 +16,7 @@ use farsight_bevy::{
 use farsight_format::{AlignedBytes, ClusterLevel, CLUSTER_SLOT_TRIANGLES};
 use farsight_mesh::{cook_file, ClusterConfig, CookKind};
 use farsight_stream::cluster::{CookedModel, SchedulerConfig};
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-bevy-clusters-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use farsight_testkit::scratch as temp;
 
 /// `mesh` of the shared corpus cooked into `dir`; returns the file.
 fn cook(mesh: &str, dir: &Path) -> PathBuf {

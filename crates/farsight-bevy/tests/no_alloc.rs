@@ -25,10 +25,7 @@
 //!
 //! Set `FARSIGHT_ALLOC_BACKTRACE=1` to print the backtrace of every counted allocation.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::any::TypeId;
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bevy::asset::{AssetEventSystems, AssetPlugin};
 use bevy::camera::visibility::VisibilitySystems;
@@ -43,54 +40,10 @@ use bevy::transform::{TransformPlugin, TransformSystems};
 use farsight_bevy::{
     FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightSet, FarsightSettings, FarsightWorld,
 };
-
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static BACKTRACES: AtomicBool = AtomicBool::new(false);
-
-thread_local! {
-    /// This thread runs farsight's code (the schedule's thread, rayon's workers).
-    static MEASURED: Cell<bool> = const { Cell::new(false) };
-    /// Inside this allocator's own backtrace printing.
-    static TRACING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counted() {
-    if !COUNTING.load(Ordering::Relaxed) || !MEASURED.try_with(Cell::get).unwrap_or(false) {
-        return;
-    }
-    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    if BACKTRACES.load(Ordering::Relaxed) && !TRACING.try_with(|t| t.replace(true)).unwrap_or(true)
-    {
-        let bt = std::backtrace::Backtrace::force_capture();
-        eprintln!("allocation while counting:\n{bt}");
-        TRACING.with(|t| t.set(false));
-    }
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        counted();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        counted();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use farsight_testkit::{CountingAlloc, Threads};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 /// The markers' sets, to find them in the built schedule.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,11 +53,11 @@ struct CountOn;
 struct CountOff;
 
 fn count_on() {
-    COUNTING.store(true, Ordering::Relaxed);
+    GLOBAL.open_window(Threads::Marked);
 }
 
 fn count_off() {
-    COUNTING.store(false, Ordering::Relaxed);
+    GLOBAL.close_window();
 }
 
 /// Checks that, in the built `PostUpdate` schedule, only systems of farsight's sets
@@ -165,7 +118,7 @@ fn steady_state_frames_of_the_plugin_allocate_nothing() {
     // own test does, the frames run inside a rayon pool so the systems are measured.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
-        .start_handler(|_| MEASURED.with(|m| m.set(true)))
+        .start_handler(|_| CountingAlloc::mark_this_thread())
         .build()
         .unwrap();
     pool.install(frames_of_the_plugin);
@@ -273,11 +226,8 @@ fn frames_of_the_plugin() {
     );
     let mut changes = 0;
     let mut culled = false;
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    BACKTRACES.store(
-        std::env::var_os("FARSIGHT_ALLOC_BACKTRACE").is_some(),
-        Ordering::Relaxed,
-    );
+    GLOBAL.reset_window();
+    GLOBAL.set_backtraces(std::env::var_os("FARSIGHT_ALLOC_BACKTRACE").is_some());
     for f in 4 * cycle..5 * cycle {
         frame(&mut app, f);
         let w = app.world();
@@ -292,7 +242,7 @@ fn frames_of_the_plugin() {
             culled = fw.is_visible(objects[200]) && !fw.is_visible(objects[1280]);
         }
     }
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    let allocations = GLOBAL.window_count();
 
     // The frames did the work: levels changed, entities were culled, moves mirrored.
     assert!(changes > 100, "only {changes} level changes in a cycle");

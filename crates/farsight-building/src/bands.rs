@@ -1,4 +1,4 @@
-//! Draw bands (seed 004): for each piece at each level, the camera distances it draws
+//! Draw bands (docs/design/baked-buildings.md#draw-bands): for each piece at each level, the camera distances it draws
 //! in, with a crossfade margin, measured the way Bevy 0.19's `VisibilityRange`
 //! measures: from the camera to the entity's origin (the dither shader always
 //! measures to the origin, so `use_aabb` stays off).

@@ -1,4 +1,4 @@
-//! Concatenated levels (seed 004, amendment of 2026-09-28): every piece of a level
+//! Concatenated levels (docs/design/baked-buildings.md#concatenated-levels): every piece of a level
 //! copied into building space and joined per XZ cell, binding and side. No kernel, no
 //! weld: every output triangle is one input triangle.
 

@@ -1,4 +1,4 @@
-//! The building files (seed 004): the full file (version 1: the recipe, every level,
+//! The building files (docs/design/baked-buildings.md#the-full-and-cooked-files): the full file (version 1: the recipe, every level,
 //! provenance, f32 meshes) and the cooked file (version 2: no recipe; placements and
 //! their palettes, levels, groups with bounds and operands, rooms, portals, collision
 //! hulls, and meshes cooked for a GPU), both in farsight-format's container. A mesh

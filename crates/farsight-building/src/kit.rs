@@ -1,4 +1,4 @@
-//! Kits and the metropolis generator (seed 004's showcase): a kit is a palette and a
+//! Kits and the metropolis generator (the bench's showcase, docs/design/baked-buildings.md): a kit is a palette and a
 //! set of parts sized to one bay and one storey, with the roles the generator places
 //! them in; [`metropolis`] makes N x N blocks of varied buildings from a kit.
 //! Deterministic: block (i, j) of a seed is always the same building.

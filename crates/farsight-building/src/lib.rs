@@ -1,4 +1,5 @@
-//! farsight-building owns seed 004's procedural buildings: the recipe (parts placed by
+//! farsight-building owns the procedural buildings of
+//! docs/design/baked-buildings.md: the recipe (parts placed by
 //! instances, elements with union members and cutters, merge groups, colliders, rooms
 //! and portals), levels of detail as simpler recipes, the baked and cooked building
 //! files, concatenated far levels and the draw bands a renderer gives each piece.

@@ -11,7 +11,7 @@ use crate::mesh::Aabb;
 /// its floor fits an `i32`.
 const MAX_CELL_INDEX: f64 = 2_147_483_392.0;
 
-/// The cells a concatenated level joins its pieces in (seed 004, 2026-09-28).
+/// The cells a concatenated level joins its pieces in (docs/design/baked-buildings.md#concatenated-levels).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LodCell {
     /// Square cells of this side (metres) in the XZ plane from the building origin.
@@ -136,7 +136,7 @@ impl LodPolicy {
         }
     }
 
-    /// Seed 004's default ladder: as authored to 60 m; no interior, nothing under
+    /// The default ladder (docs/design/baked-buildings.md#levels-are-simpler-recipes): as authored to 60 m; no interior, nothing under
     /// 35 cm and half the segments to 250 m; nothing under 1.5 m and a quarter of the
     /// segments beyond. No level is concatenated.
     pub fn ladder() -> Vec<LodPolicy> {

@@ -270,7 +270,7 @@ impl Geometry {
         }
     }
 
-    /// Seed 004's judge of size: the middle of the three extents (the narrower side
+    /// The judge of size (docs/design/baked-buildings.md#levels-are-simpler-recipes): the middle of the three extents (the narrower side
     /// of the broadest face: how wide the geometry looks from where it looks widest).
     pub fn middle_extent(&self) -> f32 {
         let mut e = self.extents();

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use farsight_testkit::scratch as temp;
+
 struct Out {
     ok: bool,
     stdout: String,
@@ -22,13 +24,6 @@ fn farsight(cwd: &Path, args: &[&str]) -> Out {
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
-}
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("farsight-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The vendored test meshes (`testdata/meshes`), so these tests run on a bare clone.

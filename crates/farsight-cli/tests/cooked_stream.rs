@@ -12,13 +12,7 @@ use farsight_stream::cluster::{
     stream_inputs, ClusterStreamer, CookedModel, CookedModelError, CpuUploader, LevelCheck,
     ModelRequest, SchedulerConfig,
 };
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("farsight-cooked-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use farsight_testkit::scratch as temp;
 
 fn corpus(name: &str) -> PathBuf {
     farsight_testkit::mesh(name)

@@ -8,6 +8,7 @@ use std::process::Command;
 use farsight_building::block_origin;
 use farsight_stream::cluster::CookedModel;
 use farsight_stream::region::{read_region_file, Scene};
+use farsight_testkit::scratch;
 use farsight_world::{EntityKind, Recording, SystemId, WorldManifest};
 
 fn run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
@@ -22,13 +23,6 @@ fn run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("farsight-world-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A folder holding one small real mesh from the shared corpus.

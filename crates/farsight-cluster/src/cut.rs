@@ -17,7 +17,7 @@ pub struct CutView {
     pub projection: ProjectionInfo,
     /// Viewport height in pixels.
     pub viewport_height: f32,
-    /// Largest error on screen, in pixels (seed 003: one pixel).
+    /// Largest error on screen, in pixels (docs/design/region-streaming-and-cluster-lod.md#choosing-the-cut).
     pub threshold_px: f32,
 }
 
@@ -49,7 +49,7 @@ impl CutView {
         )
     }
 
-    /// Seed 003's two questions for one cluster: fine enough, and the parent not.
+    /// The two questions for one cluster (docs/design/region-streaming-and-cluster-lod.md#choosing-the-cut): fine enough, and the parent not.
     #[inline]
     pub fn draws(&self, own: (&[f32; 4], f32), parent: (&[f32; 4], f32)) -> bool {
         self.error_px(own.0, own.1) <= self.threshold_px

@@ -40,7 +40,7 @@ pub struct GroupNode {
 pub struct LevelNode {
     /// A sphere around every group sphere of the level: centre xyz, radius.
     pub sphere: [f32; 4],
-    /// The level's largest parent error (seed 003's most important number).
+    /// The level's largest parent error (docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time).
     pub max_parent_error: f32,
     /// The level's groups in [`ClusterDag::groups`].
     pub groups: Range<u32>,

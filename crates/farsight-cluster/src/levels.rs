@@ -1,4 +1,4 @@
-//! Per-model residency levels: fit, keep and wanted (seed 003).
+//! Per-model residency levels: fit, keep and wanted (docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs).
 //!
 //! Levels are numbered 0 (finest) to `n - 1` (coarsest). Each level of a cooked
 //! mesh records its largest parent error; once that error, seen from the camera,
@@ -15,7 +15,7 @@
 //!
 //! For several instances of one model take the finest answer of each
 //! ([`ModelLevels::finest`]). A model cooked without errors uses
-//! [`LevelMetric::Distances`]: seed 002's hand-over distances.
+//! [`LevelMetric::Distances`]: hand-over distances (docs/design/visibility-pass.md#lod-inside-the-cull).
 //!
 //! ```
 //! use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView};
@@ -43,7 +43,7 @@ use farsight_format::{ClusterGeometry, ClusterMeshManifest};
 use farsight_lod::{pixels_per_unit, ProjectionInfo, REFERENCE_P11};
 use glam::{Mat4, Vec3};
 
-/// Seed 003's keep margin: levels are kept while their error, 30% larger, would
+/// The keep margin (docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs): levels are kept while their error, 30% larger, would
 /// still be visible.
 pub const KEEP_MARGIN: f32 = 1.3;
 
@@ -79,7 +79,7 @@ pub enum LevelMetric<'a> {
     ParentErrors(&'a [f32]),
     /// Fallback for models cooked without errors: each level's furthest distance at
     /// the reference 60-degree field of view and scale 1, finest first, increasing
-    /// (seed 002's `maxDistance`).
+    /// (docs/design/visibility-pass.md#lod-inside-the-cull).
     Distances(&'a [f32]),
 }
 
@@ -159,7 +159,7 @@ pub struct LevelView {
     pub viewport_height: f32,
     /// Error threshold in pixels (1.0).
     pub threshold_px: f32,
-    /// Global streaming bias (0..=4 in seed 003): levels coarser than fit to load.
+    /// Global streaming bias (0..=4, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget): levels coarser than fit to load.
     pub bias: u32,
 }
 
@@ -198,7 +198,7 @@ pub fn model_levels(
             (fit, keep.min(fit))
         }
         LevelMetric::Distances(max_distances) => {
-            // Seed 002: level i draws while distance * fov_scale / instance_scale <=
+            // docs/design/visibility-pass.md#lod-inside-the-cull: level i draws while distance * fov_scale / instance_scale <=
             // max_distance[i]; keep holds each level 30% further out.
             let fov_scale = if view.projection.orthographic || view.projection.p11 <= 0.0 {
                 1.0

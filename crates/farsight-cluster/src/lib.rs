@@ -1,4 +1,4 @@
-//! Run-time cluster LOD selection (seed 003, "Second Step: Choosing The LOD").
+//! Run-time cluster LOD selection (docs/design/region-streaming-and-cluster-lod.md#choosing-the-cut).
 //!
 //! Two questions, both answered from the cluster records of `farsight-format`:
 //!

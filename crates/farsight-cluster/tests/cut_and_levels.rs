@@ -214,7 +214,7 @@ fn fit_keep_wanted_follow_distance_margin_and_bias() {
 }
 
 #[test]
-fn distance_fallback_matches_seed_002_ranges() {
+fn distance_fallback_matches_the_visibility_pass_ranges() {
     let distances = [10.0f32, 20.0, 40.0];
     let inst = InstanceBounds {
         center: Vec3::ZERO,

@@ -1,34 +1,12 @@
 //! The per-frame calls allocate nothing once the caller's buffer has capacity.
-// A counting global allocator needs `unsafe impl GlobalAlloc`; it only forwards to
-// the system allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use farsight_cluster::{model_levels, ClusterDag, CutView, InstanceBounds, LevelMetric, LevelView};
 use farsight_format::ClusterInfo;
 use farsight_lod::ProjectionInfo;
+use farsight_testkit::CountingAlloc;
 use glam::Vec3;
 
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call forwards unchanged to `System`, which upholds the contract.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same layout the caller gave us.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 #[test]
 fn cut_and_levels_do_not_allocate_per_frame() {
@@ -46,7 +24,7 @@ fn cut_and_levels_do_not_allocate_per_frame() {
     let dag = ClusterDag::from_infos(&[&level0]).unwrap();
     let errors = dag.level_max_parent_errors();
     let mut out = Vec::with_capacity(dag.clusters.len());
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = GLOBAL.count();
     for f in 0..100 {
         let view = CutView {
             camera_local: Vec3::new(f as f32, 3.0, 0.0),
@@ -71,5 +49,5 @@ fn cut_and_levels_do_not_allocate_per_frame() {
         };
         std::hint::black_box(model_levels(LevelMetric::ParentErrors(&errors), &inst, &lv));
     }
-    assert_eq!(ALLOCS.load(Ordering::Relaxed) - before, 0);
+    assert_eq!(GLOBAL.count() - before, 0);
 }

@@ -3,37 +3,13 @@
 //! thread does no per-record allocation (counted with a global allocator). The same
 //! for cooked sets, whose zstd body is undone into the scratch.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use farsight_format::{
     cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, MeshData,
 };
-
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use farsight_testkit::CountingAlloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 #[path = "support/obj.rs"]
 mod obj;
@@ -89,14 +65,14 @@ fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
     for m in &parsed {
         m.decode_into(&mut out, &mut scratch).unwrap();
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = GLOBAL.count();
     for _ in 0..3 {
         for m in &parsed {
             m.decode_into(&mut out, &mut scratch).unwrap();
             assert_eq!(out.indices.len(), m.header.index_count as usize);
         }
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = GLOBAL.count();
     assert_eq!(
         after - before,
         0,
@@ -129,14 +105,14 @@ fn decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown() {
     for s in &parsed {
         s.decode_into(&mut out, &mut scratch).unwrap();
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = GLOBAL.count();
     for _ in 0..3 {
         for s in &parsed {
             s.decode_into(&mut out, &mut scratch).unwrap();
             assert_eq!(out.len(), s.record_count());
         }
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = GLOBAL.count();
     assert_eq!(
         after - before,
         0,

@@ -1,7 +1,8 @@
 //! Hysteresis around the level already in use: symmetric offsets (terrain render
-//! levels, seed 001) and a multiplicative factor (tile streaming, seed 000).
+//! levels, docs/design/voxel-terrain.md#render-levels-and-residency) and a multiplicative factor (tile
+//! streaming, docs/design/entity-lod.md#tile-streaming).
 
-/// Seed 000's `lodHysteresisFactor`: a 10% band on the active tile level.
+/// The tile hysteresis factor (docs/design/entity-lod.md#tile-streaming): a 10% band on the active tile level.
 pub const DEFAULT_TILE_HYSTERESIS_FACTOR: f32 = 0.90;
 
 /// Level for `distance` given `thresholds[i]`, the boundary between level `i` and
@@ -29,7 +30,7 @@ pub fn select_banded(
     thresholds.len()
 }
 
-/// Seed 000's per-tile rule: `switch_distances[i]` is the furthest distance of level `i`
+/// The per-tile rule (docs/design/entity-lod.md#tile-streaming): `switch_distances[i]` is the furthest distance of level `i`
 /// (finest first). A tile moves to a coarser level as soon as it passes a switch
 /// distance; it moves to a finer level only once inside `switch * factor`, so the
 /// active level keeps a band of `1 - factor` (10% by default) before it is dropped

@@ -1,10 +1,10 @@
-//! Seed 004's level-of-detail arithmetic for baked buildings: how many segments a
+//! Level-of-detail arithmetic for baked buildings (docs/design/baked-buildings.md): how many segments a
 //! coarsened cylinder keeps, how a draw band's end is rounded, and how far a band that
 //! hands over to a piece drawn about another origin is pushed out.
 //!
 //! The building crate applies these to recipes and pieces; nothing here knows either.
 
-/// The fewest segments a coarsened cylinder or revolve keeps (seed 004: eight).
+/// The fewest segments a coarsened cylinder or revolve keeps (docs/design/baked-buildings.md#levels-are-simpler-recipes).
 pub const MIN_SEGMENTS: u32 = 8;
 
 /// The step draw-band ends are rounded up to, in metres. Bevy keeps one GPU slot per
@@ -38,7 +38,7 @@ pub fn round_band_end(distance: f32) -> f32 {
     (distance / BAND_STEP).ceil() * BAND_STEP
 }
 
-/// The push of seed 004's handover rule: the distance from `origin` (the origin a
+/// The push of the handover rule (docs/design/baked-buildings.md#the-handover-push): the distance from `origin` (the origin a
 /// piece is drawn about) to the farthest of `next` (the origins of the pieces that draw
 /// the same placed elements at the next level). By the triangle inequality, a band
 /// whose end is pushed out by this much is never left before every one of those
@@ -61,7 +61,7 @@ pub fn handover_push(origin: [f32; 3], next: impl IntoIterator<Item = [f32; 3]>)
         .fold(0.0, f32::max)
 }
 
-/// The cell of seed 004's concatenated levels a point falls in, on a square grid of
+/// The cell of a concatenated level (docs/design/baked-buildings.md#concatenated-levels) a point falls in, on a square grid of
 /// `side` metres from the building origin in the XZ plane: `(floor(x / side),
 /// floor(z / side))`. `side` must be positive and finite (checked by the policy).
 pub fn cell_of(x: f32, z: f32, side: f32) -> (i32, i32) {

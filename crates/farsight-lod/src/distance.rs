@@ -1,5 +1,5 @@
-//! Distance levels: seed 002's field-of-view scaled ranges and seed 000's walk with
-//! finer-only hysteresis.
+//! Distance levels: field-of-view scaled ranges (docs/design/visibility-pass.md#lod-inside-the-cull) and the
+//! walk with finer-only hysteresis (docs/design/entity-lod.md#hysteresis).
 
 use glam::Mat4;
 
@@ -91,11 +91,11 @@ impl LevelSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LodLevels {
     levels: Vec<LevelSpec>,
-    /// Seed 000's `selectsByScreenSize`.
+    /// Select by screen size (docs/design/entity-lod.md#choosing-a-level-by-screen-size).
     pub selects_by_screen_size: bool,
     /// Overrides the radius of the sphere around the local box for screen sizes.
     pub screen_size_radius: Option<f32>,
-    /// Per-component quality knob of seed 002: ranges scale by it (2 = twice as far).
+    /// Per-component quality knob (docs/design/entity-lod.md#choosing-a-level-by-distance): ranges scale by it (2 = twice as far).
     pub bias: f32,
 }
 
@@ -178,7 +178,7 @@ impl LodLevels {
     }
 }
 
-/// Seed 000's hysteresis: on a transition to a finer level the switch distance is
+/// The hysteresis (docs/design/entity-lod.md#hysteresis): on a transition to a finer level the switch distance is
 /// tightened by `distance` units, never by more than `share` of the switch distance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hysteresis {
@@ -211,18 +211,18 @@ impl Hysteresis {
     }
 }
 
-/// The global LOD settings (seed 000's `LODConfig`), read live by the callers.
+/// The global LOD settings (docs/design/entity-lod.md#the-throttle), read live by the callers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LodSettings {
     /// `adjusted = distance * lod_bias`; above 1 coarsens everything.
     pub lod_bias: f32,
     /// The margin a transition to a finer level must clear.
     pub hysteresis: Hysteresis,
-    /// Full entity pass every this many frames (seed 000: 4).
+    /// Full entity pass every this many frames (docs/design/entity-lod.md#the-throttle).
     pub update_frame_interval: u32,
-    /// Camera movement that forces a full pass at once (seed 000: 0.5 units).
+    /// Camera movement that forces a full pass at once (docs/design/entity-lod.md#the-throttle).
     pub min_camera_displacement: f32,
-    /// Cross-fade between levels; off by default as in seed 000.
+    /// Cross-fade between levels; off by default (docs/design/entity-lod.md#applying-a-level).
     pub enable_fade_transitions: bool,
     /// Frames a fade lasts when enabled.
     pub fade_frames: u32,
@@ -324,7 +324,7 @@ impl LodSelector {
     }
 
     /// Distance at which level `i` hands over to level `i + 1`, in the units of the
-    /// adjusted distance: seed 000's screen-size switch when the component selects by
+    /// adjusted distance: the screen-size switch (docs/design/entity-lod.md#choosing-a-level-by-screen-size) when the component selects by
     /// screen size, the view has a reach and the next level has a screen percentage;
     /// else the stored distance, scaled by the component's bias and the field of view.
     #[inline]
@@ -341,7 +341,7 @@ impl LodSelector {
     }
 
     /// A stored range (`max_distance * bias`) as a switch distance in this view:
-    /// scaled by the field of view (seed 002).
+    /// scaled by the field of view (docs/design/visibility-pass.md#lod-inside-the-cull).
     #[inline]
     pub fn stored_switch(&self, max_distance_times_bias: f32) -> f32 {
         max_distance_times_bias * self.inv_fov_scale
@@ -405,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_walk_from_far_to_near_and_back() {
+    fn city_block_levels_walk_from_far_to_near_and_back() {
         let s = LodSelector::reference();
         let l = city();
         // (distance, desired level) with no current level: no hysteresis.
@@ -479,7 +479,7 @@ mod tests {
         assert!((fov_scale(&reference) - 1.0).abs() < 1e-5);
         let ortho = Mat4::orthographic_rh(-1.0, 1.0, -1.0, 1.0, 0.1, 10.0);
         assert_eq!(fov_scale(&ortho), 1.0);
-        // Per-component bias (seed 002): ranges scale.
+        // Per-component bias (docs/design/entity-lod.md#choosing-a-level-by-distance): ranges scale.
         let far = city().with_bias(2.0).unwrap();
         assert_eq!(LodSelector::reference().select(&far, 90.0, 1.0, None), 0);
         // The compact form agrees with the component form everywhere.

@@ -10,9 +10,9 @@
 //! translate their own state into the arguments here.
 //!
 //! - [`distance`]: levels ordered near to far, matched by `distance * scale <=
-//!   max_distance * bias` with the field-of-view scale of seed 002 and the
-//!   finer-only hysteresis of seed 000 ([`LodLevels`], [`LodSelector`]).
-//! - [`screen_size`]: seed 000's switch distance by share of the screen, with the
+//!   max_distance * bias` with the field-of-view scale of docs/design/visibility-pass.md#lod-inside-the-cull and the
+//!   finer-only hysteresis of docs/design/entity-lod.md#hysteresis ([`LodLevels`], [`LodSelector`]).
+//! - [`screen_size`]: the switch distance by share (docs/design/entity-lod.md#choosing-a-level-by-screen-size) of the screen, with the
 //!   stereo reach rule ([`Reach`]).
 //! - [`residency`]: the resident fallback order ([`resolve_resident`]).
 //! - [`throttle`]: the full-pass throttle ([`LodThrottle`]).
@@ -20,7 +20,7 @@
 //! - [`banded`]: symmetric hysteresis around a current level (terrain render levels)
 //!   and the tile rule with a hysteresis factor ([`select_tile_level`]).
 //! - [`sse`]: screen-space error in pixels ([`screen_space_error_px`]).
-//! - [`building`]: seed 004's baked-building arithmetic: coarsened segment counts,
+//! - [`building`]: baked-building arithmetic (docs/design/baked-buildings.md): coarsened segment counts,
 //!   band ends rounded to half a metre, the handover push and the cell of a point
 //!   ([`scaled_segments`], [`round_band_end`], [`handover_push`], [`cell_of`]).
 //!

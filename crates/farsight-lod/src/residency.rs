@@ -1,4 +1,4 @@
-//! Seed 000's resident fallback: always draw something that is in memory.
+//! The resident fallback (docs/design/entity-lod.md#resident-fallback): always draw something that is in memory.
 
 /// The level to draw and whether it differs from the desired one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
-//! Seed 000 step 1: the camera position every LOD rule measures from.
+//! The camera position (docs/design/entity-lod.md#the-camera-every-rule-measures-from) every LOD rule measures from.
 
 use glam::{Mat4, Vec3};
 
-/// The camera in scene-root space: seed 000's `effectiveCameraPosition`. `scene_root`
+/// The camera in scene-root space (docs/design/entity-lod.md#the-camera-every-rule-measures-from). `scene_root`
 /// is the scene root's local-to-world transform (identity when the root never moved);
 /// entity LOD distances, the throttle's displacement and tile streaming all measure
 /// from this point, so they agree when the root is translated (XR head motion).

@@ -1,4 +1,4 @@
-//! Seed 000's selection by screen size: each level ends where the object covers the
+//! Selection by screen size (docs/design/entity-lod.md#choosing-a-level-by-screen-size): each level ends where the object covers the
 //! next level's share of the viewport height.
 
 use glam::Mat4;

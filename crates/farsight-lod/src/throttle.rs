@@ -1,4 +1,4 @@
-//! Seed 000's throttle on the full per-entity pass.
+//! The throttle on the full per-entity pass (docs/design/entity-lod.md#the-throttle).
 
 use glam::Vec3;
 

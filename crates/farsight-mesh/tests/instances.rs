@@ -16,6 +16,7 @@ use farsight_mesh::{
     cook_file, decode_lod_entry, read_lod_chain, ChainRecords, CookKind, Cooked, LodChainConfig,
     LodChainManifest,
 };
+use farsight_testkit::scratch as scratch_dir;
 use glam::{Mat4, Quat, Vec3};
 
 fn chain_kind() -> CookKind {
@@ -221,10 +222,6 @@ fn two_mesh_scene(dir: &Path) -> (PathBuf, Vec<(u32, Mat4)>) {
     let path = dir.join("two_meshes.gltf");
     std::fs::write(&path, json).unwrap();
     (path, want)
-}
-
-fn scratch_dir(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("farsight-instances-{name}-{}", std::process::id()))
 }
 
 #[test]

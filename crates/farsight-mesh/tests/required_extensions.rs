@@ -4,18 +4,8 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use farsight_mesh::{import, ImportErrorKind, ImportOptions, Warning};
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-mesh-required-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use farsight_testkit::scratch as dir;
 
 /// Rewrites the JSON so the file requires `names` (and lists them as used, in
 /// place of the list it had).

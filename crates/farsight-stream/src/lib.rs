@@ -1,4 +1,5 @@
-//! farsight-stream owns what exists in memory, and when (seeds 000 and 003): world
+//! farsight-stream owns what exists in memory, and when (docs/design/entity-lod.md#tile-streaming and
+//! docs/design/region-streaming-and-cluster-lod.md): world
 //! regions and their authored/desired/actual states driven by streaming sources
 //! through the region BVH of `farsight-geom`, the region loader that reads scene
 //! files on worker threads, tile LOD streaming (one active level per tile, chosen by

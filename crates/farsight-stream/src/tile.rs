@@ -1,4 +1,4 @@
-//! Tile LOD streaming (seed 000's per-tile LOD): a manifest of tiles, each with
+//! Tile LOD streaming (docs/design/entity-lod.md#tile-streaming): a manifest of tiles, each with
 //! `lod_levels` (a file per level and its switch distance). Only the active level of
 //! a tile is loaded; the level is chosen by `farsight-lod`'s tile rule with the
 //! hysteresis factor, from the camera position taken through the scene-root
@@ -402,7 +402,7 @@ impl<S: TileSink> TileStreamer<S> {
     }
 }
 
-/// The camera in scene-root space: seed 000's `effectiveCameraPosition`, the one
+/// The camera in scene-root space (docs/design/entity-lod.md#the-camera-every-rule-measures-from), the one
 /// entity LOD uses too.
 pub use farsight_lod::effective_camera_position;
 

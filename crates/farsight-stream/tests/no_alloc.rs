@@ -1,45 +1,16 @@
 //! The cluster scheduler allocates nothing per frame in steady state, and the region
 //! BVH's sphere query allocates nothing at all: counted by a global allocator.
 
-// A counting allocator has to implement `GlobalAlloc`, an unsafe trait. Test-only: it
-// forwards every call to the system allocator unchanged.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use farsight_geom::{Aabb, Bvh, Sphere};
 use farsight_stream::cluster::{
     ChunkCompletion, ClusterScheduler, Decision, LevelDesc, ModelDesc, ModelRequest,
     SchedulerConfig,
 };
+use farsight_testkit::CountingAlloc;
 use glam::Vec3;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments untouched, so
-// `System`'s guarantees are ours; the counter is a relaxed atomic with no other effect.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: `ptr` came from `System` with `layout`; same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 fn step(
     s: &mut ClusterScheduler,
@@ -101,7 +72,7 @@ fn steady_state_frames_and_sphere_queries_allocate_nothing() {
             &mut pending,
         );
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = GLOBAL.count();
     assert!(before > 0, "the counter sees the warm-up's allocations");
     let mut evictions = 0;
     for f in 1000..1600u32 {
@@ -116,7 +87,7 @@ fn steady_state_frames_and_sphere_queries_allocate_nothing() {
             .filter(|d| matches!(d, Decision::Evict { .. }))
             .count();
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = GLOBAL.count();
     assert!(evictions > 0, "the run evicted and reloaded");
     assert_eq!(after - before, 0, "allocations in 600 steady-state frames");
 
@@ -128,11 +99,11 @@ fn steady_state_frames_and_sphere_queries_allocate_nothing() {
         .collect();
     let bvh = Bvh::build(&boxes).unwrap();
     let mut hits = 0u64;
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = GLOBAL.count();
     for q in 0..1000 {
         let p = Vec3::new((q % 37) as f32 * 25.0, 0.0, (q % 41) as f32 * 23.0);
         bvh.for_each_in_sphere(&Sphere::new(p, 60.0), |_| hits += 1);
     }
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 0);
+    assert_eq!(GLOBAL.count() - before, 0);
     assert!(hits > 1000);
 }

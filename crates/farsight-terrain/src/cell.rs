@@ -5,7 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use bytemuck::{Pod, Zeroable};
 use glam::{IVec3, Vec3};
 
-/// World units spanned by one cell on each axis (seed 001: 4 studs).
+/// World units spanned by one cell on each axis (docs/design/voxel-terrain.md#cells-and-chunks).
 pub const CELL_SIZE: f32 = 4.0;
 /// Cells per chunk axis.
 pub const CHUNK_CELLS: i32 = 32;

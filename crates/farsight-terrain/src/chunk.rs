@@ -69,7 +69,7 @@ impl ChunkCells {
     }
 }
 
-/// How many edits a chunk remembers the bounds of (seed 001: 6).
+/// How many edits a chunk remembers the bounds of (docs/design/voxel-terrain.md#edits-revisions-and-generations).
 pub const EDIT_HISTORY: usize = 6;
 
 /// The bounds (chunk-local cells) of a chunk's latest edits, newest last.

@@ -18,7 +18,7 @@ use crate::mesh::ChunkMesher;
 /// Bytes of one known-empty chunk's set slot.
 const EMPTY_SLOT: usize = std::mem::size_of::<IVec3>() + 1;
 
-/// Affected chunks above which a rebuild runs on the rayon pool (seed 001: 8).
+/// Affected chunks above which a rebuild runs on the rayon pool (docs/design/voxel-terrain.md#collision).
 pub const PARALLEL_REBUILD_THRESHOLD: usize = 8;
 
 /// One chunk's collider. Shared by `Arc`: an unchanged chunk keeps its identity

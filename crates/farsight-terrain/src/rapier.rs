@@ -1,5 +1,4 @@
-//! The terrain in a real rigid-body solver (seed 001, "The solver attaches chunk
-//! colliders to one fixed terrain body"): every chunk collider of a
+//! The terrain in a real rigid-body solver (docs/design/voxel-terrain.md#collision): every chunk collider of a
 //! [`CollisionCache`] becomes a rapier3d collider on one fixed body, with grass
 //! physical properties. [`RapierTerrain::sync`] compares the cache's shared shape
 //! identities (`Arc` pointers) with the ones it installed and replaces only the

@@ -45,7 +45,7 @@ pub struct ViewSettings {
     /// Time after which a refresh stops publishing (2 ms by default).
     pub publish_budget: Duration,
     /// Keep a CPU copy of each displayed surface (skirts omitted) for
-    /// [`TerrainView::pick`]: on in an editor, off in a game (seed 001).
+    /// [`TerrainView::pick`]: on in an editor, off in a game (docs/design/voxel-terrain.md#render-levels-and-residency).
     pub picking: bool,
 }
 

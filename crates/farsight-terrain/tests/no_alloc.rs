@@ -4,61 +4,20 @@
 //!
 //! The counting allocator counts only on threads that asked it to (a thread-local
 //! flag), so the meshing workers and the other tests in this binary do not disturb
-//! the count. The unsafe code is the `GlobalAlloc` impl this needs; it forwards every
-//! call to the system allocator unchanged.
+//! the count (farsight-testkit's `CountingAlloc`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell as StdCell;
 use std::time::Duration;
 
 use farsight_terrain::*;
+use farsight_testkit::CountingAlloc;
 use glam::{IVec3, Vec3};
 
-struct Counting;
-
-thread_local! {
-    // Const-initialised and without destructor: reading it never allocates.
-    static COUNTING: StdCell<bool> = const { StdCell::new(false) };
-    static ALLOCATIONS: StdCell<usize> = const { StdCell::new(0) };
-}
-
-fn note() {
-    let _ = COUNTING.try_with(|c| {
-        if c.get() {
-            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        }
-    });
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 /// Allocations made by this thread while running `f`.
-fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.with(|n| n.get()), r)
+fn count<R>(f: impl FnOnce() -> R) -> (u64, R) {
+    GLOBAL.count_this_thread(f)
 }
 
 fn hills() -> VoxelGrid {

@@ -1,4 +1,4 @@
-//! Runs the visibility pass over seed 000's city at a given size, for a profiler:
+//! Runs the visibility pass over the test city (docs/design/entity-lod.md#the-test-city) at a given size, for a profiler:
 //! `cargo run --release -p farsight-view --example pass_profile -- 1000000 200`
 //! then `perf record` the binary. Prints the mean time per frame.
 

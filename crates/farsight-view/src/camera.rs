@@ -227,7 +227,7 @@ impl ResolvedView {
     }
 }
 
-/// Holds the camera in use across frames (seed 002 "Where the view comes from").
+/// Holds the camera in use across frames (docs/design/visibility-pass.md#where-the-view-comes-from).
 #[derive(Clone, Debug, Default)]
 pub struct ViewResolver {
     held: Option<CameraId>,

@@ -1,4 +1,5 @@
-//! The per-frame visibility pass of farsight (seed 002) with entity LOD (seed 000).
+//! The per-frame visibility pass of farsight (docs/design/visibility-pass.md) with entity LOD
+//! (docs/design/entity-lod.md).
 //!
 //! Objects (mesh instances) live in an [`ObjectStore`]: flat columns indexed by a
 //! stable `u32`, one per property, hot and cold data apart. Every frame

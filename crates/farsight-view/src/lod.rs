@@ -1,4 +1,4 @@
-//! Seed 000's entity LOD component: levels with residency and a url, the current and
+//! The entity LOD component (docs/design/entity-lod.md): levels with residency and a url, the current and
 //! previous level, the active mesh asset id for batching, and fades.
 
 use std::sync::Arc;
@@ -199,7 +199,7 @@ impl EntityLod {
         Arc::ptr_eq(&self.cold.shared, &other.cold.shared)
     }
 
-    /// Select by screen size (seed 000 `selectsByScreenSize`), optionally with a radius
+    /// Select by screen size (docs/design/entity-lod.md#choosing-a-level-by-screen-size), optionally with a radius
     /// override.
     pub fn by_screen_size(mut self, radius_override: Option<f32>) -> Self {
         let shared = Arc::make_mut(&mut self.cold.shared);
@@ -208,7 +208,7 @@ impl EntityLod {
         self
     }
 
-    /// Per-component quality bias of seed 002 (ranges scale by it).
+    /// Per-component quality bias (docs/design/entity-lod.md#choosing-a-level-by-distance): ranges scale by it.
     pub fn with_bias(mut self, bias: f32) -> Result<Self, LodComponentError> {
         let shared = Arc::make_mut(&mut self.cold.shared);
         shared.rules = shared.rules.clone().with_bias(bias)?;
@@ -328,7 +328,7 @@ impl EntityLod {
         self.resident_mask & (1u8 << level) != 0
     }
 
-    /// Applies a resolved level (seed 000 `applyLOD`); returns the change event when
+    /// Applies a resolved level (docs/design/entity-lod.md#applying-a-level); returns the change event when
     /// the drawn level actually changed.
     pub(crate) fn apply(
         &mut self,

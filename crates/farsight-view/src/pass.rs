@@ -211,7 +211,7 @@ impl VisibilitySystem {
         &self.resolver
     }
 
-    /// The scene root's local-to-world transform (seed 000 step 1), kept until changed.
+    /// The scene root's local-to-world transform (docs/design/entity-lod.md#the-camera-every-rule-measures-from), kept until changed.
     /// Entity LOD distances and the throttle's displacement measure the camera in root
     /// space ([`farsight_lod::effective_camera_position`]), as tile streaming does; the
     /// culls keep the world-space view.

@@ -1,4 +1,5 @@
-//! Synthetic scenes for the demo, the tests and the benchmarks: seed 000's city block,
+//! Synthetic scenes for the demo, the tests and the benchmarks: the city block
+//! (docs/design/entity-lod.md#the-test-city),
 //! scaled to any object count, generated deterministically from a seed.
 
 use farsight_geom::Aabb;
@@ -49,7 +50,7 @@ pub struct CityLayout {
 }
 
 impl CityLayout {
-    /// Seed 000's block for 500 buildings; more buildings add rows and columns.
+    /// The test city's block for 500 buildings (docs/design/entity-lod.md#the-test-city); more buildings add rows and columns.
     pub fn for_buildings(buildings: usize) -> Self {
         let scale = ((buildings.max(1) as f64 / 500.0).sqrt().ceil() as usize).max(1);
         let rows_per_side = 5 * scale;
@@ -89,7 +90,7 @@ pub fn building_mesh(design: u32, level: u32) -> MeshHandle {
     MeshHandle(design * 3 + level)
 }
 
-/// Seed 000's building LOD: 50 / 100 / 200 m.
+/// The test city's building LOD: 50 / 100 / 200 m (docs/design/entity-lod.md#the-test-city).
 pub fn building_lod(design: u32) -> EntityLod {
     let url: std::sync::Arc<str> = format!("city/building_{design:02}").into();
     EntityLod::new(

@@ -1,4 +1,4 @@
-//! Skins and posed bounds (seed 002 "Posed bounds").
+//! Skins and posed bounds (docs/design/visibility-pass.md#posed-bounds).
 
 use glam::{Mat4, Vec3};
 

@@ -1,4 +1,4 @@
-//! Seed 000's entity LOD through the visibility pass.
+//! Entity LOD (docs/design/entity-lod.md) through the visibility pass.
 
 use farsight_geom::Aabb;
 use farsight_lod::LodError;
@@ -471,7 +471,7 @@ fn first_camera(cams: &mut CameraStore) -> &mut Camera {
     cams.get_mut(id).unwrap()
 }
 
-/// Seed 000 step 1: the camera used for entity LOD distances and for the throttle's
+/// The scene-root camera (docs/design/entity-lod.md#the-camera-every-rule-measures-from): the camera used for entity LOD distances and for the throttle's
 /// displacement goes through the scene-root transform, as tile streaming's does.
 #[test]
 fn entity_lod_measures_the_camera_in_scene_root_space() {
@@ -502,7 +502,7 @@ fn entity_lod_measures_the_camera_in_scene_root_space() {
     }
 }
 
-/// Two stores of seed 000's block (5,000 buildings) flown along the street for 90
+/// Two stores of the test city's block (5,000 buildings) flown along the street for 90
 /// frames on a pool of two threads; `frame` runs both systems on each frame and
 /// compares. Returns the LOD switches `b` reported, after checking both stores end
 /// on the same levels.

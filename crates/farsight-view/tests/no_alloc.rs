@@ -1,45 +1,15 @@
 //! Steady-state frames of the pass allocate nothing, on one thread and on several.
 //! This file holds a single test so the counting allocator sees only this pass.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
+use farsight_testkit::{CountingAlloc, Threads};
 use farsight_view::scenes::city_block;
 use farsight_view::{
     Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
 };
 use glam::Vec3;
 
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 #[test]
 fn steady_state_update_allocates_nothing() {
@@ -90,14 +60,14 @@ fn steady_state_update_allocates_nothing() {
             for f in 0..frames {
                 frame(&mut sys, &mut store, &mut cams, f);
             }
-            ALLOCATIONS.store(0, Ordering::SeqCst);
-            COUNTING.store(true, Ordering::SeqCst);
+            GLOBAL.reset_window();
+            GLOBAL.open_window(Threads::All);
             let mut switches = 0;
             for f in frames..3 * frames {
                 switches += frame(&mut sys, &mut store, &mut cams, f).lod_switches;
             }
-            COUNTING.store(false, Ordering::SeqCst);
-            let n = ALLOCATIONS.load(Ordering::SeqCst);
+            GLOBAL.close_window();
+            let n = GLOBAL.window_count();
             assert!(
                 switches > 1000,
                 "the flight must switch levels, got {switches}"

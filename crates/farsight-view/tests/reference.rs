@@ -115,7 +115,7 @@ fn reference(
         }
         inside &= d <= settings.cull_max_distance;
     }
-    // Seed 002: radius * p11 / depth * viewport height (depth 1 when orthographic).
+    // docs/design/visibility-pass.md#the-culls: radius * p11 / depth * viewport height (depth 1 when orthographic).
     let depth = if ortho { 1.0 } else { d };
     let px = wb.radius() * p11 / depth * settings.viewport_height;
     if (px - settings.cull_min_pixels).abs() < 1e-2 * (1.0 + px) {

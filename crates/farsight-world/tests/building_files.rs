@@ -4,25 +4,16 @@
 //! the levels up, says so, and counts the buildings it cannot draw as holes. The
 //! building reads are I/O completions: a recording replays through them.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{uv_gradient_tangents, BakedBuilding, Kit, LodPolicy};
+use farsight_testkit::scratch;
+use farsight_testkit::world::recording;
 use farsight_world::{
-    generate, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, Recording, SyntheticSpec,
-    SystemId, World, WorldConfig, WorldManifest,
+    generate, BuildingLevel, EntityKind, Flight, FrameReport, Recording, SyntheticSpec, SystemId,
+    World, WorldConfig, WorldManifest,
 };
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-world-bfiles-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// One baked building of the corporate kit, as a cooked file.
 fn cooked_building() -> (BakedBuilding, Vec<u8>) {
@@ -60,49 +51,9 @@ fn world_with_building_files(dir: &Path) -> WorldManifest {
 /// report (loading frames included).
 fn fly(world: &mut World, frames: u32, rec: &mut Recording) -> Vec<FrameReport> {
     let flight = Flight::new(world.manifest(), frames);
-    let mut input = FrameInput::default();
     let mut reports = Vec::new();
-    for f in 0..frames {
-        let ff = flight.frame(f);
-        input.camera = ff.camera.to_array();
-        input.target = ff.target.to_array();
-        input.prefetch = ff.prefetch.map(|p| p.to_array());
-        input.edits.clear();
-        if f == 0 || ff.teleport {
-            input.loading = true;
-            for n in 0..5000 {
-                let r = world.step(&mut input);
-                rec.frames.push(input.clone());
-                rec.hashes.push(r.hashes);
-                reports.push(r);
-                if n > 2 && world.ready() {
-                    break;
-                }
-                world.wait_for_io(Duration::from_millis(1));
-            }
-            assert!(
-                world.ready(),
-                "frame {f}: the loading screen waits on {:?}",
-                world.waiting_on()
-            );
-        }
-        input.loading = false;
-        input.edits = ff.edits;
-        let r = world.step(&mut input);
-        rec.frames.push(input.clone());
-        rec.hashes.push(r.hashes);
-        reports.push(r);
-    }
+    farsight_testkit::world::fly(world, &flight, frames, rec, &mut |r, _| reports.push(r));
     reports
-}
-
-fn recording(dir: &Path, config: WorldConfig) -> Recording {
-    Recording {
-        world: dir.to_owned(),
-        config,
-        frames: Vec::new(),
-        hashes: Vec::new(),
-    }
 }
 
 #[test]

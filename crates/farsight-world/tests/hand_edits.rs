@@ -3,20 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use farsight_testkit::scratch;
 use farsight_world::{
     generate, BadField, FrameInput, RecordError, Recording, SyntheticSpec, World, WorldConfig,
     WorldError, WorldManifest, MANIFEST_FILE,
 };
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-world-edits-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Writes `m` changed by `edit` and reads it back: the field it names.
 fn refused(dir: &Path, m: &WorldManifest, edit: impl FnOnce(&mut WorldManifest)) -> BadField {

@@ -4,79 +4,22 @@
 //! frame's input and hashes kept, in a recording with room for them) and off.
 //!
 //! The counting allocator counts only on the thread that asked it to (a
-//! thread-local flag), so the I/O and meshing threads do not disturb the count. The
-//! unsafe code is the `GlobalAlloc` impl this needs; it forwards every call to the
-//! system allocator unchanged. `FARSIGHT_ALLOC_TRACE=1` prints a backtrace of each
+//! thread-local flag), so the I/O and meshing threads do not disturb the count
+//! (farsight-testkit's `CountingAlloc`). `FARSIGHT_ALLOC_TRACE=1` prints a backtrace of each
 //! counted allocation.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell as StdCell;
-use std::path::PathBuf;
 use std::time::Duration;
 
+use farsight_testkit::{scratch, CountingAlloc};
 use farsight_world::{generate, Flight, FrameInput, Recording, SyntheticSpec, World, WorldConfig};
 
-struct Counting;
-
-thread_local! {
-    // Const-initialised and without destructor: reading it never allocates.
-    static COUNTING: StdCell<bool> = const { StdCell::new(false) };
-    static ALLOCATIONS: StdCell<usize> = const { StdCell::new(0) };
-    static TRACE: StdCell<bool> = const { StdCell::new(false) };
-}
-
-fn note() {
-    let counting = COUNTING.try_with(|c| c.replace(false)).unwrap_or(false);
-    if counting {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        if TRACE.try_with(|t| t.get()).unwrap_or(false) {
-            eprintln!("{}", std::backtrace::Backtrace::force_capture());
-        }
-        let _ = COUNTING.try_with(|c| c.set(true));
-    }
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 /// Allocations made by this thread while running `f`.
-fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let trace = std::env::var_os("FARSIGHT_ALLOC_TRACE").is_some();
-    TRACE.with(|t| t.set(trace));
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.with(|n| n.get()), r)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "farsight-world-alloc-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn count<R>(f: impl FnOnce() -> R) -> (u64, R) {
+    GLOBAL.set_backtraces(std::env::var_os("FARSIGHT_ALLOC_TRACE").is_some());
+    GLOBAL.count_this_thread(f)
 }
 
 /// Frame `i` of a camera going back and forth over `span` frames of the flight's

@@ -2,32 +2,17 @@
 //! edits draws no hole and holds the budget; the recorded run replays to the same
 //! hashes; a changed input is found at its frame; bad manifests are refused.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use farsight_stream::cluster::CookedModel;
 use farsight_terrain::{chunk_bounds, CollisionCache};
+use farsight_testkit::scratch;
+use farsight_testkit::world::recording;
 use farsight_world::{
     generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId,
     TerrainPublication, World, WorldConfig, WorldError, WorldManifest, MANIFEST_FILE, SYSTEMS,
 };
 use glam::{IVec3, Vec3};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("farsight-world-lib-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn recording(dir: &std::path::Path, config: WorldConfig) -> Recording {
-    Recording {
-        world: dir.to_owned(),
-        config,
-        frames: Vec::new(),
-        hashes: Vec::new(),
-    }
-}
 
 fn fly(world: &mut World, frames: u32, rec: &mut Recording) -> (u32, u32, u8) {
     let flight = Flight::new(world.manifest(), frames);
@@ -42,41 +27,15 @@ fn fly_with(
     rec: &mut Recording,
     each: &mut dyn FnMut(&FrameReport),
 ) -> (u32, u32, u8) {
-    let mut input = FrameInput::default();
     let (mut holes, mut over, mut bias) = (0, 0, 0);
-    for f in 0..frames {
-        let ff = flight.frame(f);
-        input.camera = ff.camera.to_array();
-        input.target = ff.target.to_array();
-        input.prefetch = ff.prefetch.map(|p| p.to_array());
-        input.edits.clear();
-        if f == 0 || ff.teleport {
-            input.loading = true;
-            for n in 0..5000 {
-                let r = world.step(&mut input);
-                rec.frames.push(input.clone());
-                rec.hashes.push(r.hashes);
-                if n > 2 && world.ready() {
-                    break;
-                }
-                world.wait_for_io(Duration::from_millis(1));
-            }
-            assert!(
-                world.ready(),
-                "frame {f}: the loading screen waits on {:?}",
-                world.waiting_on()
-            );
+    farsight_testkit::world::fly(world, flight, frames, rec, &mut |r, loading| {
+        if !loading {
+            each(&r);
+            holes += u32::from(r.holes() > 0);
+            over += u32::from(r.over_budget);
+            bias = bias.max(r.bias);
         }
-        input.loading = false;
-        input.edits = ff.edits;
-        let r = world.step(&mut input);
-        rec.frames.push(input.clone());
-        rec.hashes.push(r.hashes);
-        each(&r);
-        holes += u32::from(r.holes() > 0);
-        over += u32::from(r.over_budget);
-        bias = bias.max(r.bias);
-    }
+    });
     (holes, over, bias)
 }
 

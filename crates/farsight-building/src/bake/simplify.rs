@@ -1,4 +1,4 @@
-//! Levels of detail as simpler recipes (seed 004): [`simplified_geometry`],
+//! Levels of detail as simpler recipes (docs/design/baked-buildings.md#levels-are-simpler-recipes): [`simplified_geometry`],
 //! [`simplified_part`], [`simplified_building`].
 
 use farsight_lod::scaled_segments;

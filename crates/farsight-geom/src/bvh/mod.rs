@@ -1,4 +1,4 @@
-//! The region BVH of seed 003: a binary tree of axis-aligned boxes built by a top-down
+//! The region BVH (docs/design/region-streaming-and-cluster-lod.md#the-region-bvh): a binary tree of axis-aligned boxes built by a top-down
 //! median split on the longest centroid axis, all nodes in one flat `Vec` with the two
 //! children of a node adjacent, queried with an iterative fixed-size stack.
 //!

@@ -50,7 +50,7 @@ impl Bvh {
     }
 
     /// Regions whose box the sphere touches (the clamp-to-box distance test of
-    /// seed 003: `|p - clamp(p, min, max)|^2 <= r^2`). Appends to `out`, in leaf
+    /// docs/design/region-streaming-and-cluster-lod.md#the-region-bvh: `|p - clamp(p, min, max)|^2 <= r^2`). Appends to `out`, in leaf
     /// order (not index order).
     ///
     /// A node whose farthest corner lies within the sphere reports its whole subtree

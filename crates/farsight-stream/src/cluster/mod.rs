@@ -1,4 +1,4 @@
-//! Budgeted cluster-level streaming (seed 003 "Third Step: Streaming It In").
+//! Budgeted cluster-level streaming (docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget).
 //!
 //! [`ClusterScheduler`] is the decision maker: a pure function of its state, the
 //! frame's [`ModelRequest`]s and the reads that completed, producing [`Decision`]s

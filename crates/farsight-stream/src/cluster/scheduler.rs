@@ -52,7 +52,7 @@ struct Candidate {
     level: u8,
 }
 
-/// Seed 003's streamer, without any I/O: feed it each frame's requests and the reads
+/// The cluster streamer (docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget), without any I/O: feed it each frame's requests and the reads
 /// that completed since the last frame; it appends the frame's [`Decision`]s.
 ///
 /// Same state, same requests, same completions in the same order: same decisions.

@@ -598,7 +598,7 @@ fn a_model_with_no_level_or_too_many_is_refused_with_its_count() {
     assert!(e.to_string().contains("33 levels"), "{e}");
 }
 
-/// Seed 003: a model with no resident coarsest level comes before any finer level of
+/// docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget: a model with no resident coarsest level comes before any finer level of
 /// any model, even when the budget runs out part way through the first model's chain.
 #[test]
 fn every_missing_coarsest_level_starts_before_any_finer_level() {

@@ -3,7 +3,8 @@
 /// Most levels a model may have: level masks are `u32`.
 pub const MAX_LEVELS: usize = 32;
 
-/// Tuning of [`ClusterScheduler`](super::ClusterScheduler); defaults are seed 003's.
+/// Tuning of [`ClusterScheduler`](super::ClusterScheduler); defaults in
+/// docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SchedulerConfig {
     /// Bytes copied to the GPU per frame at most.
@@ -124,7 +125,7 @@ impl ModelRequest {
         }
     }
 
-    /// `fit + bias` clamped to `coarsest`: the `wanted` rule of seed 003.
+    /// `fit + bias` clamped to `coarsest`: the `wanted` rule (docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs).
     pub fn wanted_for(fit: u8, bias: u8, coarsest: u8) -> u8 {
         fit.saturating_add(bias).min(coarsest)
     }

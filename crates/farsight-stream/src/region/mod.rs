@@ -1,4 +1,4 @@
-//! World regions (seed 003 "The four states"): boxes holding entities, streamed by
+//! World regions (docs/design/region-streaming-and-cluster-lod.md#region-states): boxes holding entities, streamed by
 //! sources through the region BVH.
 //!
 //! [`RegionStreamer`] decides, a pure function of (state, sources, completed loads)

@@ -74,7 +74,7 @@ pub struct Transition {
     pub to: ActualState,
 }
 
-/// The collapsed row of seed 003's region panel, plus the expanded fields.
+/// The collapsed row of the region panel (docs/design/region-streaming-and-cluster-lod.md#region-states), plus the expanded fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegionStatus {
     /// What the region is now.

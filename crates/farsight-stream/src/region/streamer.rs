@@ -45,7 +45,7 @@ impl RegionFrame {
     }
 }
 
-/// The region state machine of seed 003. Region 0 is special: it is raised to at
+/// The region state machine (docs/design/region-streaming-and-cluster-lod.md#region-states). Region 0 is special: it is raised to at
 /// least `Resident` whenever any other region is loaded or wants to be, loads first
 /// and unloads last.
 #[derive(Debug)]
@@ -135,7 +135,7 @@ impl RegionStreamer {
         self.load_failed[region as usize]
     }
 
-    /// Seed 003's request buttons: beats the authored state, every source and the
+    /// The override (docs/design/region-streaming-and-cluster-lod.md#region-states): beats the authored state, every source and the
     /// edit mode until cleared with `None`.
     pub fn set_override(&mut self, region: u32, state: Option<RegionState>) {
         self.overrides[region as usize] = state;
