@@ -5,8 +5,9 @@
 //!
 //! `cargo run --release -p farsight-bevy --example buildings`
 //!
-//! Fly with WASD, Q/E, Shift, the mouse with the right button held. T tints pieces by
-//! the first level they draw (green level 0, yellow level 1, red level 2).
+//! Pieces wear the kit's materials (its colours, roughness and metalness). Fly with
+//! WASD, Q/E, Shift, the mouse with the right button held. T tints pieces by the first
+//! level they draw instead (green level 0, yellow level 1, red level 2), and back.
 //!
 //! - `--grid N` blocks a side (default 6), `--kit corporate|dark-city`, `--seed S`:
 //!   what is baked at startup into a temporary folder.
@@ -14,7 +15,9 @@
 //!   files when there are any, else the full ones); buildings named `KIT-I-J` stand
 //!   on block (I, J).
 //! - `--screenshot PATH --frames N` renders N frames without a window, saves a PNG and
-//!   exits; `--no-tint` starts with the tint off.
+//!   exits; `--tint` starts with the level tint on, `--no-kit` leaves the kit's
+//!   materials out (pieces wear colours made up from their material names: the
+//!   sabotaged run of `.ci/screenshots`).
 
 mod common;
 
@@ -24,22 +27,18 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
 use farsight_bevy::{
-    BuildingAsset, BuildingPalette, BuildingPiece, FarsightBuilding, FarsightPlugin,
+    BuildingAsset, BuildingLevelTint, BuildingPalette, FarsightBuilding, FarsightPlugin,
 };
 use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{block_origin, metropolis, uv_gradient_tangents, Kit, LodPolicy};
-
-#[derive(Resource)]
-struct Tint {
-    on: bool,
-    tints: [Handle<StandardMaterial>; 3],
-}
 
 /// The building files to load, each with where it stands.
 #[derive(Resource)]
 struct City {
     files: Vec<(String, Vec3)>,
     extent: f32,
+    /// The kits whose materials the buildings wear.
+    kits: Vec<Kit>,
     /// A temporary folder this run baked into, removed at exit.
     temp: Option<PathBuf>,
 }
@@ -50,8 +49,10 @@ fn fail(msg: String) -> ! {
 }
 
 fn main() {
-    let args = Args::parse(&["--no-tint", "--dir=", "--grid=", "--kit=", "--seed="]);
-    let (dir, city) = match args.value("--dir") {
+    let args = Args::parse(&[
+        "--tint", "--no-kit", "--dir=", "--grid=", "--kit=", "--seed=",
+    ]);
+    let (dir, mut city) = match args.value("--dir") {
         Some(d) => {
             // Absolute: Bevy resolves a relative asset folder against the executable's.
             let dir = std::path::absolute(d).unwrap_or_else(|e| fail(format!("--dir {d}: {e}")));
@@ -83,18 +84,20 @@ fn main() {
     };
     // `App::run` leaves an empty app behind: the temporary folder is taken first.
     let temp = city.temp.clone();
+    if args.has("--no-kit") {
+        city.kits.clear();
+    }
     let mut app = common::app_with_assets(&args, "farsight: buildings", Some(&dir));
     app.add_plugins(FarsightPlugin)
         .insert_resource(ClearColor(Color::srgb(0.55, 0.7, 0.95)))
         .insert_resource(city)
-        .insert_resource(StartTint(!args.has("--no-tint")))
+        .insert_resource(BuildingLevelTint::new(args.has("--tint")))
         .add_systems(Startup, setup)
         .add_systems(
             Update,
             (
                 common::fly_camera,
-                toggle_tint,
-                retint,
+                common::toggle_building_tint,
                 common::report_building_failures,
             ),
         );
@@ -106,9 +109,6 @@ fn main() {
         std::process::exit(1);
     }
 }
-
-#[derive(Resource)]
-struct StartTint(bool);
 
 /// Bakes the metropolis into `dir` as cooked files (tangents from the UVs), as a
 /// content step would.
@@ -138,6 +138,7 @@ fn bake_city(kit: &Kit, grid: u32, seed: u64, dir: &Path) -> Result<City, String
     Ok(City {
         files,
         extent: grid as f32 * 60.0,
+        kits: vec![kit.clone()],
         temp: Some(dir.to_path_buf()),
     })
 }
@@ -177,9 +178,15 @@ fn read_dir(dir: &Path) -> Result<City, String> {
             (n, at)
         })
         .collect();
+    // Whichever built-in kit baked them: their material names differ.
+    let kits = ["corporate", "dark-city"]
+        .into_iter()
+        .filter_map(Kit::builtin)
+        .collect();
     Ok(City {
         files,
         extent,
+        kits,
         temp: None,
     })
 }
@@ -187,12 +194,16 @@ fn read_dir(dir: &Path) -> Result<City, String> {
 fn setup(
     mut commands: Commands,
     city: Res<City>,
-    start: Res<StartTint>,
     server: Res<AssetServer>,
     shot: Option<Res<Screenshot>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut images: ResMut<Assets<Image>>,
+    mut palette: ResMut<BuildingPalette>,
 ) {
+    for kit in &city.kits {
+        palette.add_kit(kit, &mut materials, &mut images);
+    }
     for (name, at) in &city.files {
         let handle: Handle<BuildingAsset> = server.load(name.clone());
         commands.spawn((FarsightBuilding(handle), Transform::from_translation(*at)));
@@ -233,32 +244,4 @@ fn setup(
         fly,
         common::render_target(shot.as_deref()),
     ));
-    let tints = common::level_tints(&mut materials);
-    commands.insert_resource(Tint { on: start.0, tints });
-}
-
-fn toggle_tint(keys: Res<ButtonInput<KeyCode>>, mut tint: ResMut<Tint>) {
-    if keys.just_pressed(KeyCode::KeyT) {
-        tint.on = !tint.on;
-    }
-}
-
-/// New pieces and a toggle take the tint of their level, or their own material.
-fn retint(
-    tint: Res<Tint>,
-    palette: Res<BuildingPalette>,
-    mut q: Query<(Ref<BuildingPiece>, &mut MeshMaterial3d<StandardMaterial>)>,
-) {
-    for (piece, mut m) in &mut q {
-        if !(tint.is_changed() || piece.is_added()) {
-            continue;
-        }
-        let tints = tint.on.then_some(&tint.tints);
-        let Some(want) = common::piece_material(tints, &palette, &piece) else {
-            continue;
-        };
-        if m.0 != want {
-            m.0 = want;
-        }
-    }
 }

@@ -7,7 +7,7 @@
 //!
 //! Fly with WASD, Q/E, Shift, the mouse with the right button held. T tints levels:
 //! model clusters, building pieces and props, green level 0, yellow level 1, red
-//! level 2 and coarser.
+//! level 2 and coarser; with the tint off, building pieces wear their kit's materials.
 //!
 //! - `--dir DIR`: a folder written by `farsight world build -o DIR`. Without it, a
 //!   small world (`--grid 2`) is built into a temporary folder by the `farsight`
@@ -26,7 +26,7 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
 use farsight_bevy::{
-    BuildingAsset, BuildingPalette, BuildingPiece, FarsightBuilding, FarsightClusterModel,
+    BuildingAsset, BuildingLevelTint, BuildingPalette, FarsightBuilding, FarsightClusterModel,
     FarsightClusters, FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightRegions,
     FarsightStreamingSource, FarsightTerrain, RegionEntity,
 };
@@ -91,6 +91,7 @@ fn main() {
             models: !args.has("--no-models"),
         })
         .insert_resource(StartTint(!args.has("--no-tint")))
+        .insert_resource(BuildingLevelTint::new(!args.has("--no-tint")))
         .add_systems(Startup, setup)
         .add_systems(
             Update,
@@ -98,7 +99,7 @@ fn main() {
                 common::fly_camera,
                 toggle_tint,
                 dress,
-                retint_pieces,
+                retint_models,
                 retint_props,
                 common::report_building_failures,
             ),
@@ -208,8 +209,18 @@ fn setup(
     mut clusters: ResMut<FarsightClusters>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut images: ResMut<Assets<Image>>,
+    mut palette: ResMut<BuildingPalette>,
 ) {
     let m = &world.manifest;
+    // The buildings wear their kit's materials: either built-in kit (their material
+    // names differ), whichever the world was built with.
+    for kit in ["corporate", "dark-city"]
+        .into_iter()
+        .filter_map(farsight_building::Kit::builtin)
+    {
+        palette.add_kit(&kit, &mut materials, &mut images);
+    }
     // Terrain: the world's voxel file, meshed on the terrain plugin's workers.
     let terrain_path = world.dir.join(&m.terrain.file);
     let grid = read_grid(&terrain_path)
@@ -346,32 +357,20 @@ fn dress(
     }
 }
 
-fn toggle_tint(keys: Res<ButtonInput<KeyCode>>, mut tint: ResMut<Tint>) {
+/// T tints models, props and (through the plugin's setting) building pieces.
+fn toggle_tint(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut tint: ResMut<Tint>,
+    mut pieces: ResMut<BuildingLevelTint>,
+) {
     if keys.just_pressed(KeyCode::KeyT) {
         tint.on = !tint.on;
+        pieces.on = tint.on;
     }
 }
 
-/// Building pieces take the tint of their level or their own material; models their
-/// level colours or the file's.
-fn retint_pieces(
-    tint: Res<Tint>,
-    palette: Res<BuildingPalette>,
-    mut pieces: Query<(Ref<BuildingPiece>, &mut MeshMaterial3d<StandardMaterial>)>,
-    mut models: Query<&mut FarsightClusterModel>,
-) {
-    for (piece, mut m) in &mut pieces {
-        if !(tint.is_changed() || piece.is_added()) {
-            continue;
-        }
-        let tints = tint.on.then_some(&tint.tints);
-        let Some(want) = common::piece_material(tints, &palette, &piece) else {
-            continue;
-        };
-        if m.0 != want {
-            m.0 = want;
-        }
-    }
+/// Models take their level colours or the file's.
+fn retint_models(tint: Res<Tint>, mut models: Query<&mut FarsightClusterModel>) {
     if tint.is_changed() && !tint.is_added() {
         for mut model in &mut models {
             model.level_colors = tint.on.then(model_colors);

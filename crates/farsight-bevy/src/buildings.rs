@@ -8,6 +8,11 @@
 //! and the pieces that draw it wear their material's cut variant
 //! ([`BuildingPalette::get_or_make_cut`]), which multiplies the base colour of cut
 //! faces by the kit's cut shade. Meshes without cut faces carry nothing more.
+//!
+//! Pieces wear their kit's materials ([`BuildingPalette::add_kit`]): one
+//! `StandardMaterial` per material name, with the kit's colour, roughness,
+//! metalness and glow, shared by every building and level that wears it. Level
+//! tints are a debug view ([`BuildingLevelTint`], off by default).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,8 +26,9 @@ use bevy::mesh::{Indices, MeshVertexAttribute, PrimitiveTopology, UvChannel};
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use farsight_building::{
-    bands, to_mesh_data, uv_gradient_tangents, BakedBuilding, FileError, PieceBand, PlacedCollider,
-    Portal, Room, DEFAULT_CROSSFADE, DEFAULT_CUT_SHADE,
+    bands, to_mesh_data, uv_gradient_tangents, BakedBuilding, FileError, Kit, KitMaterial,
+    PieceBand, PlacedCollider, Portal, Room, DEFAULT_CROSSFADE, DEFAULT_CUT_SHADE,
+    DEFAULT_ROUGHNESS,
 };
 
 /// The per-vertex cut flag of a building mesh with cut faces: `[1.0, 0.0]` on every
@@ -376,8 +382,11 @@ pub struct BuildingSpaces {
 pub struct BuildingSpawned(pub AssetId<BuildingAsset>);
 
 /// The materials building pieces wear: one shared `StandardMaterial` per material
-/// name. A name not in it gets a colour made from the name the first time it is
-/// seen; insert your own handles before the building spawns to choose them.
+/// name (the palette entry a piece's binding names), shared by every building and
+/// level that wears it. [`BuildingPalette::add_kit`] makes them from a kit's
+/// material descriptions; a name no kit described gets a colour made from the name
+/// the first time it is seen. Insert your own handles before the building spawns to
+/// choose them.
 ///
 /// A piece with cut faces wears the name's cut variant: the same material, its base
 /// colour multiplied on cut faces by `cut_shade` (set it from the kit's
@@ -407,6 +416,42 @@ impl Default for BuildingPalette {
 }
 
 impl BuildingPalette {
+    /// Takes a kit's looks: the material of every name the kit describes gets the
+    /// kit's colour, roughness, metalness and glow (made, or changed in place with its
+    /// cut variant, so pieces already spawned change too), and cut faces take the
+    /// kit's cut shade. Several kits can be added; a name two kits describe, and the
+    /// cut shade, are the last one's.
+    pub fn add_kit(
+        &mut self,
+        kit: &Kit,
+        materials: &mut Assets<StandardMaterial>,
+        images: &mut Assets<Image>,
+    ) {
+        for (name, look) in &kit.materials {
+            let made = kit_material(look);
+            let Some(h) = self
+                .materials
+                .get(name)
+                .filter(|h| materials.contains(*h))
+                .cloned()
+            else {
+                self.materials.insert(name.clone(), materials.add(made));
+                continue;
+            };
+            for h in std::iter::once(&h).chain(self.cut_materials.get(name)) {
+                if let Some(mut m) = materials.get_mut(h) {
+                    take_look(&mut m, &made);
+                }
+            }
+        }
+        if self.cut_shade != kit.cut_shade {
+            self.cut_shade = kit.cut_shade;
+            if let Some(mut image) = self.cut_texture.as_ref().and_then(|h| images.get_mut(h)) {
+                *image = cut_texture(kit.cut_shade);
+            }
+        }
+    }
+
     /// The material for `name`, made (and kept) the first time it is asked for.
     pub fn get_or_make(
         &mut self,
@@ -418,7 +463,7 @@ impl BuildingPalette {
         }
         let h = materials.add(StandardMaterial {
             base_color: colour_of(name),
-            perceptual_roughness: 0.8,
+            perceptual_roughness: DEFAULT_ROUGHNESS,
             ..default()
         });
         self.materials.insert(name.to_string(), h.clone());
@@ -469,6 +514,35 @@ impl BuildingPalette {
     }
 }
 
+/// A kit material description as a `StandardMaterial`: its sRGB colour as the base
+/// colour, its roughness as the perceptual roughness, its metalness, and its glow
+/// as an emissive colour (the base colour, linear, times the glow).
+pub fn kit_material(look: &KitMaterial) -> StandardMaterial {
+    let [r, g, b] = look.colour;
+    let base_color = Color::srgb(r, g, b);
+    let lin = LinearRgba::from(base_color);
+    StandardMaterial {
+        base_color,
+        perceptual_roughness: look.roughness,
+        metallic: look.metallic,
+        emissive: LinearRgba::rgb(
+            lin.red * look.emissive,
+            lin.green * look.emissive,
+            lin.blue * look.emissive,
+        ),
+        ..default()
+    }
+}
+
+/// Copies what a kit says of a material (colour, roughness, metalness, glow) into
+/// `m`, keeping the rest (a cut variant's texture and UV channel).
+fn take_look(m: &mut StandardMaterial, look: &StandardMaterial) {
+    m.base_color = look.base_color;
+    m.perceptual_roughness = look.perceptual_roughness;
+    m.metallic = look.metallic;
+    m.emissive = look.emissive;
+}
+
 /// Two texels, linear: white (uncut, read at u = 0) and the cut shade (u = 1). The
 /// flag is constant over a face and the sampler clamps to the edge, so a face reads
 /// one texel whole under either filter.
@@ -499,6 +573,79 @@ fn colour_of(name: &str) -> Color {
     Color::hsl(hue, 0.25, 0.55)
 }
 
+/// The default colours of [`BuildingLevelTint`], level 0 to 2: green, yellow, red.
+pub const LEVEL_TINTS: [Color; 3] = [
+    Color::srgb(0.1, 0.85, 0.1),
+    Color::srgb(0.9, 0.85, 0.05),
+    Color::srgb(0.9, 0.08, 0.05),
+];
+
+/// A debug view of building levels: while `on`, every building piece wears the
+/// tint of the first level it draws (`colours[level]`, the last colour for deeper
+/// levels) instead of its material; turned off, pieces wear their palette's
+/// materials again. Off by default.
+#[derive(Resource, Clone, Debug)]
+pub struct BuildingLevelTint {
+    /// Whether pieces wear their level's tint.
+    pub on: bool,
+    /// The tint of each level; at least one.
+    pub colours: Vec<Color>,
+    /// One rough material per colour, made when the tint is first shown, and again
+    /// when `colours` changes.
+    materials: Vec<(Color, Handle<StandardMaterial>)>,
+}
+
+impl Default for BuildingLevelTint {
+    fn default() -> Self {
+        BuildingLevelTint {
+            on: false,
+            colours: LEVEL_TINTS.to_vec(),
+            materials: Vec::new(),
+        }
+    }
+}
+
+impl BuildingLevelTint {
+    /// The tint in [`LEVEL_TINTS`], on or off.
+    pub fn new(on: bool) -> Self {
+        BuildingLevelTint { on, ..default() }
+    }
+
+    /// The tint of a piece whose first level is `level` (made if need be), while the
+    /// tint is on; `None` while it is off or no colour is given.
+    pub fn material_for(
+        &mut self,
+        level: usize,
+        materials: &mut Assets<StandardMaterial>,
+    ) -> Option<Handle<StandardMaterial>> {
+        if !self.on || self.colours.is_empty() {
+            return None;
+        }
+        let stale = self.materials.len() != self.colours.len()
+            || self
+                .materials
+                .iter()
+                .zip(&self.colours)
+                .any(|(m, c)| m.0 != *c);
+        if stale {
+            self.materials = self
+                .colours
+                .iter()
+                .map(|&c| {
+                    let m = materials.add(StandardMaterial {
+                        base_color: c,
+                        perceptual_roughness: 0.9,
+                        ..default()
+                    });
+                    (c, m)
+                })
+                .collect();
+        }
+        let i = level.min(self.materials.len() - 1);
+        Some(self.materials[i].1.clone())
+    }
+}
+
 type Unspawned<'a> = (Entity, &'a FarsightBuilding, Option<&'a BuildingSpawned>);
 
 /// Spawns the pieces of every building whose asset is loaded and not spawned yet (or
@@ -508,6 +655,7 @@ fn spawn_buildings(
     buildings: Query<Unspawned>,
     assets: Res<Assets<BuildingAsset>>,
     mut palette: ResMut<BuildingPalette>,
+    mut tint: ResMut<BuildingLevelTint>,
     mut materials: Option<ResMut<Assets<StandardMaterial>>>,
     mut images: Option<ResMut<Assets<Image>>>,
     pieces: Query<(Entity, &BuildingPiece)>,
@@ -528,7 +676,8 @@ fn spawn_buildings(
         }
         let mut by_name: BTreeMap<(&str, bool), Option<Handle<StandardMaterial>>> = BTreeMap::new();
         for spec in &asset.pieces {
-            let material = by_name
+            // The palette's material is made even under the tint, for when it goes off.
+            let own = by_name
                 .entry((spec.material.as_str(), spec.cut))
                 .or_insert_with(|| {
                     let m = materials.as_deref_mut()?;
@@ -538,6 +687,12 @@ fn spawn_buildings(
                     })
                 })
                 .clone();
+            // Making the tint materials is no change of the setting.
+            let tinted = materials.as_deref_mut().and_then(|m| {
+                tint.bypass_change_detection()
+                    .material_for(*spec.levels.start(), m)
+            });
+            let material = tinted.or(own);
             let mut child = commands.spawn((
                 Mesh3d(spec.mesh.clone()),
                 spec.transform,
@@ -569,6 +724,34 @@ fn spawn_buildings(
     }
 }
 
+/// A change of [`BuildingLevelTint`] dresses every spawned piece again: its level's
+/// tint, or its palette material.
+fn retint_buildings(
+    mut tint: ResMut<BuildingLevelTint>,
+    palette: Res<BuildingPalette>,
+    mut materials: Option<ResMut<Assets<StandardMaterial>>>,
+    mut pieces: Query<(&BuildingPiece, &mut MeshMaterial3d<StandardMaterial>)>,
+) {
+    if !tint.is_changed() {
+        return;
+    }
+    let Some(materials) = materials.as_deref_mut() else {
+        return;
+    };
+    // Read through the bypass: making the tint materials is no change of the setting.
+    let tint = tint.bypass_change_detection();
+    for (piece, mut worn) in &mut pieces {
+        let want = tint
+            .material_for(piece.level, materials)
+            .or_else(|| palette.material_of(piece));
+        if let Some(want) = want {
+            if worn.0 != want {
+                worn.0 = want;
+            }
+        }
+    }
+}
+
 /// Baked buildings: the loader, the palette and the spawn. Added by
 /// [`crate::FarsightPlugin`].
 #[derive(Default)]
@@ -579,6 +762,7 @@ impl Plugin for FarsightBuildingsPlugin {
         app.init_asset::<BuildingAsset>()
             .init_asset_loader::<BuildingLoader>()
             .init_resource::<BuildingPalette>()
-            .add_systems(Update, spawn_buildings);
+            .init_resource::<BuildingLevelTint>()
+            .add_systems(Update, (retint_buildings, spawn_buildings).chain());
     }
 }

@@ -85,7 +85,10 @@
 //! `VisibilityRange` farsight-building's `bands` gives it (measured to its origin,
 //! `use_aabb` off, as the seed says), the `Aabb` the file recorded, and the shared
 //! material of its name from [`BuildingPalette`] (a piece with cut faces wears the
-//! name's cut variant, which shades them by the kit's cut shade). A piece a coarser level left
+//! name's cut variant, which shades them by the kit's cut shade). Give the palette
+//! the kit ([`BuildingPalette::add_kit`]) and pieces wear the kit's colours,
+//! roughness and metalness; [`BuildingLevelTint`] is a debug view that tints them by
+//! level instead (off by default). A piece a coarser level left
 //! unchanged is one entity whose band spans both levels; every placement of a part at a
 //! level shares one `Handle<Mesh>`, so they batch. The building entity gets
 //! [`BuildingColliders`] (level zero's hulls) and [`BuildingSpaces`] (rooms and
@@ -166,9 +169,10 @@ pub use assets::{
     LodChainAsset, LodChainLevel, LodChainLoader,
 };
 pub use buildings::{
-    cut_texture, plan, to_bevy_mesh, BuildingAsset, BuildingColliders, BuildingLoadError,
-    BuildingLoader, BuildingPalette, BuildingPiece, BuildingPieceSpec, BuildingSpaces,
-    BuildingSpawned, FarsightBuilding, FarsightBuildingsPlugin, ATTRIBUTE_CUT,
+    cut_texture, kit_material, plan, to_bevy_mesh, BuildingAsset, BuildingColliders,
+    BuildingLevelTint, BuildingLoadError, BuildingLoader, BuildingPalette, BuildingPiece,
+    BuildingPieceSpec, BuildingSpaces, BuildingSpawned, FarsightBuilding, FarsightBuildingsPlugin,
+    ATTRIBUTE_CUT, LEVEL_TINTS,
 };
 pub use clusters::{
     ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
@@ -214,8 +218,8 @@ pub use farsight_view::{LodComponentError, ObjectId, PassStats};
 /// `use farsight_bevy::prelude::*;` beside Bevy's own prelude.
 pub mod prelude {
     pub use crate::{
-        BuildingAsset, BuildingLoadError, BuildingPalette, ClusterCut, ClusterModelAsset,
-        ClusterSettings, CookedModelError, FarsightAssetError, FarsightBuilding,
+        BuildingAsset, BuildingLevelTint, BuildingLoadError, BuildingPalette, ClusterCut,
+        ClusterModelAsset, ClusterSettings, CookedModelError, FarsightAssetError, FarsightBuilding,
         FarsightClusterModel, FarsightClusters, FarsightLod, FarsightLodCamera, FarsightLodChain,
         FarsightLodChanged, FarsightLodLevel, FarsightPlugin, FarsightRegions, FarsightSet,
         FarsightSettings, FarsightStereo, FarsightStreamingSource, FarsightTerrain, FarsightWorld,

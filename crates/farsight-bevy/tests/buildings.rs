@@ -470,6 +470,192 @@ fn cut_faces_are_flagged_per_face_and_shaded_by_the_kits_cut_shade() {
     }
 }
 
+/// Plans `baked` into the app's assets and spawns it at `at` (spawned on the next
+/// update).
+fn spawn_planned(app: &mut App, baked: &BakedBuilding, at: Vec3) -> Entity {
+    let asset = {
+        let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
+        plan(baked, |_, m| meshes.add(m)).unwrap()
+    };
+    let handle = app
+        .world_mut()
+        .resource_mut::<Assets<BuildingAsset>>()
+        .add(asset);
+    app.world_mut()
+        .spawn((FarsightBuilding(handle), Transform::from_translation(at)))
+        .id()
+}
+
+/// The materials every spawned piece of `buildings` wears, with its piece.
+fn worn(app: &mut App, buildings: &[Entity]) -> Vec<(BuildingPiece, Handle<StandardMaterial>)> {
+    let mut out = Vec::new();
+    for &b in buildings {
+        for (e, piece, _) in pieces_of(app, b) {
+            let m = app
+                .world()
+                .get::<MeshMaterial3d<StandardMaterial>>(e)
+                .unwrap();
+            out.push((piece, m.0.clone()));
+        }
+    }
+    out
+}
+
+/// Pieces wear their kit's materials: the kit's colour, roughness, metalness and glow
+/// (cut variants too), one material per name shared by every building and level
+/// (made before the kit came, a material takes the kit's look in place), and the
+/// level tint switches every piece to its level's colour and back.
+#[test]
+fn pieces_wear_their_kits_materials_shared_and_the_level_tint_switches_them() {
+    use farsight_bevy::{BuildingLevelTint, LEVEL_TINTS};
+    use farsight_building::{Kit, KitMaterial};
+    let ladder = LodPolicy::ladder();
+    let (short, long) = (
+        bake(&row(4), &ladder, &ManifoldKernel).unwrap(),
+        bake(&row(5), &ladder, &ManifoldKernel).unwrap(),
+    );
+    // The corporate kit's other fields, with looks for the names `row` wears.
+    let mut kit = Kit::builtin("corporate").unwrap();
+    kit.materials = BTreeMap::from([
+        (
+            "brick".to_string(),
+            KitMaterial {
+                colour: [0.6, 0.3, 0.2],
+                roughness: 0.9,
+                metallic: 0.0,
+                emissive: 0.0,
+            },
+        ),
+        (
+            "steel".to_string(),
+            KitMaterial {
+                colour: [0.5, 0.52, 0.55],
+                roughness: 0.3,
+                metallic: 1.0,
+                emissive: 0.0,
+            },
+        ),
+        (
+            "granite".to_string(),
+            KitMaterial {
+                colour: [0.4, 0.4, 0.38],
+                roughness: 0.65,
+                metallic: 0.05,
+                emissive: 0.5,
+            },
+        ),
+    ]);
+    let mut app = app(None);
+    app.init_asset::<StandardMaterial>().init_asset::<Image>();
+    let spawn = |app: &mut App, baked: &BakedBuilding, x: f32| {
+        let e = spawn_planned(app, baked, Vec3::new(x, 0.0, 0.0));
+        app.update();
+        app.update();
+        e
+    };
+    // The first building spawns before the kit is given: its names get made-up colours.
+    let a = spawn(&mut app, &short, 0.0);
+    let before = worn(&mut app, &[a]);
+    app.world_mut()
+        .resource_scope(|world, mut palette: Mut<BuildingPalette>| {
+            world.resource_scope(|world, mut materials: Mut<Assets<StandardMaterial>>| {
+                let mut images = world.resource_mut::<Assets<Image>>();
+                palette.add_kit(&kit, &mut materials, &mut images);
+            });
+        });
+    let b = spawn(&mut app, &long, 40.0);
+    let all = worn(&mut app, &[a, b]);
+    assert_eq!(
+        &all[..before.len()],
+        &before[..],
+        "the first building's handles stay"
+    );
+    let palette = app.world().resource::<BuildingPalette>().clone();
+    assert_eq!(palette.cut_shade, kit.cut_shade);
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    let images = app.world().resource::<Assets<Image>>();
+    let mut by_name: BTreeMap<(String, bool), BTreeSet<AssetId<StandardMaterial>>> =
+        BTreeMap::new();
+    let mut levels: BTreeMap<AssetId<StandardMaterial>, BTreeSet<(usize, Entity)>> =
+        BTreeMap::new();
+    for (piece, handle) in &all {
+        assert_eq!(Some(handle.clone()), palette.material_of(piece));
+        let look = kit.materials[&piece.material];
+        let m = materials.get(handle).unwrap();
+        let [r, g, b] = look.colour;
+        assert_eq!(m.base_color, Color::srgb(r, g, b), "{}", piece.material);
+        assert_eq!(m.perceptual_roughness, look.roughness);
+        assert_eq!(m.metallic, look.metallic);
+        let lin = LinearRgba::from(m.base_color);
+        assert_eq!(
+            m.emissive,
+            LinearRgba::rgb(
+                lin.red * look.emissive,
+                lin.green * look.emissive,
+                lin.blue * look.emissive
+            )
+        );
+        assert_eq!(m.base_color_texture.is_some(), piece.cut);
+        if let Some(t) = &m.base_color_texture {
+            // The texture made before the kit came now holds the kit's cut shade.
+            let texels = images.get(t).unwrap().data.as_ref().unwrap();
+            let byte = |v: f32| (v * 255.0).round() as u8;
+            assert_eq!(&texels[4..7], &kit.cut_shade.map(byte));
+        }
+        by_name
+            .entry((piece.material.clone(), piece.cut))
+            .or_default()
+            .insert(handle.id());
+        levels
+            .entry(handle.id())
+            .or_default()
+            .insert((piece.level, piece.building));
+    }
+    // One material per name (and cut variant), whichever building or level wears it;
+    // no other material was made.
+    assert!(by_name.values().all(|h| h.len() == 1), "{by_name:?}");
+    let distinct: BTreeSet<_> = by_name.values().flatten().collect();
+    assert_eq!(distinct.len(), by_name.len(), "{by_name:?}");
+    assert_eq!(palette.materials.len(), 3);
+    assert_eq!(
+        materials.len(),
+        palette.materials.len() + palette.cut_materials.len()
+    );
+    assert!(levels.values().any(|s| {
+        let l: BTreeSet<usize> = s.iter().map(|x| x.0).collect();
+        let e: BTreeSet<Entity> = s.iter().map(|x| x.1).collect();
+        l.len() > 1 && e.len() > 1
+    }));
+
+    // The tint on: every piece wears its first level's colour, one material a level;
+    // a building spawned meanwhile is tinted too.
+    app.world_mut().resource_mut::<BuildingLevelTint>().on = true;
+    app.update();
+    let c = spawn(&mut app, &short, 80.0);
+    let tinted = worn(&mut app, &[a, b, c]);
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    let mut per_level: BTreeMap<usize, BTreeSet<AssetId<StandardMaterial>>> = BTreeMap::new();
+    for (piece, handle) in &tinted {
+        let m = materials.get(handle).unwrap();
+        assert_eq!(m.base_color, LEVEL_TINTS[piece.level.min(2)]);
+        per_level
+            .entry(piece.level)
+            .or_default()
+            .insert(handle.id());
+    }
+    assert!(per_level.len() > 1);
+    assert!(per_level.values().all(|h| h.len() == 1));
+    // Off again: the kit's materials, the same handles as before.
+    app.world_mut().resource_mut::<BuildingLevelTint>().on = false;
+    app.update();
+    let back = worn(&mut app, &[a, b]);
+    assert_eq!(back, all);
+    let c_back = worn(&mut app, &[c]);
+    assert!(c_back
+        .iter()
+        .all(|(p, h)| Some(h.clone()) == palette.material_of(p)));
+}
+
 /// Bevy 0.19's dither level for an entity at `d` from the view (`mesh_functions.wgsl`,
 /// `get_visibility_range_dither_level`, bevy_pbr 0.19.1), with WGSL's `round` (half to
 /// even) and its saturating f32 -> i32 conversion.
@@ -531,20 +717,9 @@ fn ladders() -> Vec<(&'static str, Vec<LodPolicy>)> {
 /// entities drawing it. Returns the doubly drawn metres, summed over walls.
 fn sweep(baked: &BakedBuilding, walls: &[String], cameras: &[Vec3], step: f32) -> f64 {
     let mut app = app(None);
-    let asset = {
-        let mut meshes = app.world_mut().resource_mut::<Assets<Mesh>>();
-        plan(baked, |_, m| meshes.add(m)).unwrap()
-    };
-    let handle = app
-        .world_mut()
-        .resource_mut::<Assets<BuildingAsset>>()
-        .add(asset);
     // The building is placed away from the origin, so Bevy's own transforms matter.
     let at = Vec3::new(-40.0, 0.0, 25.0);
-    let b = app
-        .world_mut()
-        .spawn((FarsightBuilding(handle), Transform::from_translation(at)))
-        .id();
+    let b = spawn_planned(&mut app, baked, at);
     app.update();
     let pieces = pieces_of(&mut app, b);
     // Which walls each entity draws, from the piece it was spawned from.

@@ -21,8 +21,12 @@ pub const DARK_CITY: &str = include_str!("../kits/dark-city.ron");
 pub struct Kit {
     /// The kit's name, used in messages and building ids.
     pub id: String,
-    /// Material per binding (slot) name for every building made from the kit.
+    /// Binding -> material name: what each element binding of the kit's parts wears.
     pub palette: BTreeMap<String, String>,
+    /// How each material of the palette looks (keyed by material name, the palette's
+    /// values). A material the kit does not describe is left to the renderer.
+    #[serde(default)]
+    pub materials: BTreeMap<String, KitMaterial>,
     /// Bay width (metres): a facade part spans one bay along its local X, its outer
     /// face at local z = 0 facing +Z.
     pub bay: f32,
@@ -66,6 +70,59 @@ pub struct Kit {
     pub cut_shade: [f32; 3],
 }
 
+/// How one material of a kit looks, for a metallic-roughness renderer: a base colour
+/// and the roughness and metalness of its surface.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KitMaterial {
+    /// Base colour, sRGB, each channel from 0 to 1.
+    pub colour: [f32; 3],
+    /// Perceptual roughness from 0 (mirror) to 1 (chalk); [`DEFAULT_ROUGHNESS`] when
+    /// not given.
+    #[serde(default = "default_roughness")]
+    pub roughness: f32,
+    /// Metalness from 0 (dielectric) to 1 (metal); 0 when not given.
+    #[serde(default)]
+    pub metallic: f32,
+    /// Light given off, as a multiple of the base colour (0, the default, for none;
+    /// signs and lamps glow at a few).
+    #[serde(default)]
+    pub emissive: f32,
+}
+
+/// The roughness of a kit material that does not give one: a matte surface.
+pub const DEFAULT_ROUGHNESS: f32 = 0.8;
+
+fn default_roughness() -> f32 {
+    DEFAULT_ROUGHNESS
+}
+
+impl KitMaterial {
+    /// The first field out of range: its name and value. Colour channels, roughness
+    /// and metalness are from 0 to 1, emission finite and not negative.
+    fn check(&self) -> Result<(), (&'static str, f32)> {
+        let unit = |v: f32| v.is_finite() && (0.0..=1.0).contains(&v);
+        for (v, name) in self
+            .colour
+            .iter()
+            .zip(["colour red", "colour green", "colour blue"])
+        {
+            if !unit(*v) {
+                return Err((name, *v));
+            }
+        }
+        if !unit(self.roughness) {
+            return Err(("roughness", self.roughness));
+        }
+        if !unit(self.metallic) {
+            return Err(("metallic", self.metallic));
+        }
+        if !(self.emissive.is_finite() && self.emissive >= 0.0) {
+            return Err(("emissive", self.emissive));
+        }
+        Ok(())
+    }
+}
+
 /// The cut-face shade of a kit that does not give one: a little darker and warmer
 /// than the face around it, as the inside of a wall's thickness catches less light.
 pub const DEFAULT_CUT_SHADE: [f32; 3] = [0.62, 0.6, 0.57];
@@ -104,6 +161,20 @@ pub enum KitError {
         kit: String,
         /// Why the building was refused.
         source: RecipeError,
+    },
+    /// A field of a material description is out of its range (or not a number).
+    #[error("kit `{kit}`, material `{material}`: {field} is {found}, out of its range ({range})")]
+    Material {
+        /// The kit's id.
+        kit: String,
+        /// The material's name.
+        material: String,
+        /// The field out of range.
+        field: &'static str,
+        /// The value found.
+        found: f32,
+        /// The range the field must lie in, in words.
+        range: &'static str,
     },
 }
 
@@ -152,6 +223,26 @@ impl Kit {
                 "cut_shade must be three factors from 0 to 1, found {:?}",
                 kit.cut_shade
             )));
+        }
+        for (name, m) in &kit.materials {
+            if !kit.palette.values().any(|v| v == name) {
+                return Err(bad(format!(
+                    "materials describe `{name}`, which no palette entry wears"
+                )));
+            }
+            if let Err((field, found)) = m.check() {
+                return Err(KitError::Material {
+                    kit: kit.id.clone(),
+                    material: name.clone(),
+                    field,
+                    found,
+                    range: if field == "emissive" {
+                        "finite, from 0"
+                    } else {
+                        "0 to 1"
+                    },
+                });
+            }
         }
         if kit.facades.is_empty() {
             return Err(bad("no facades".into()));

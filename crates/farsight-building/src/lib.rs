@@ -66,7 +66,9 @@ pub use baked::BakedBuilding;
 pub use bands::{bands, bands_of, dither_coverage, DrawBand, PieceBand, DEFAULT_CROSSFADE};
 pub use concat::cell_id;
 pub use file::{to_mesh_data, FileError, RecordCache};
-pub use kit::{block_origin, metropolis, Kit, KitError, DEFAULT_CUT_SHADE};
+pub use kit::{
+    block_origin, metropolis, Kit, KitError, KitMaterial, DEFAULT_CUT_SHADE, DEFAULT_ROUGHNESS,
+};
 pub use mesh::{
     Aabb, ElementMesh, FaceSource, GroupBatch, MergedGroup, Mesh, MeshedBuilding, Operand,
     PartMeshes, Piece, PieceKind, PlacedCollider, Placement,

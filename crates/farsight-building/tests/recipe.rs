@@ -213,6 +213,97 @@ fn both_kits_load_and_make_valid_buildings() {
     ));
 }
 
+/// The corporate kit's text with its `materials` block replaced by `block` (the
+/// whole field, or nothing).
+fn corporate_with_materials(block: &str) -> String {
+    let text = farsight_building::kit::CORPORATE;
+    let start = text.find("    materials: {").unwrap();
+    let end = start + text[start..].find("\n    },\n").unwrap() + "\n    },\n".len();
+    format!("{}{block}{}", &text[..start], &text[end..])
+}
+
+#[test]
+fn kit_materials_are_described_defaulted_and_checked() {
+    // The built-in kits describe every material their palettes name.
+    for name in ["corporate", "dark-city"] {
+        let kit = Kit::builtin(name).unwrap();
+        for m in kit.palette.values() {
+            assert!(kit.materials.contains_key(m), "{name}: {m}");
+        }
+    }
+    let corporate = Kit::builtin("corporate").unwrap();
+    let glass = corporate.materials["blue-glass"];
+    assert_eq!(glass.colour, [0.14, 0.3, 0.52]);
+    assert_eq!((glass.roughness, glass.metallic), (0.08, 0.1));
+    // A kit without the field describes nothing; a material without roughness,
+    // metalness or glow gets the defaults.
+    let bare = Kit::from_ron(&corporate_with_materials("")).unwrap();
+    assert!(bare.materials.is_empty());
+    let short = Kit::from_ron(&corporate_with_materials(
+        "    materials: {\"granite\": (colour: (0.5, 0.4, 0.3))},\n",
+    ))
+    .unwrap();
+    assert_eq!(
+        short.materials["granite"],
+        KitMaterial {
+            colour: [0.5, 0.4, 0.3],
+            roughness: DEFAULT_ROUGHNESS,
+            metallic: 0.0,
+            emissive: 0.0,
+        }
+    );
+    // A hand-edited NaN or a value out of range is a typed error naming the field.
+    for (entry, want, bad) in [
+        (
+            "(colour: (0.5, 0.4, 0.3), roughness: NaN)",
+            "roughness",
+            f32::NAN,
+        ),
+        ("(colour: (0.5, 0.4, 0.3), metallic: 1.5)", "metallic", 1.5),
+        ("(colour: (0.5, -0.1, 0.3))", "colour green", -0.1),
+        (
+            "(colour: (0.5, 0.4, 0.3), emissive: inf)",
+            "emissive",
+            f32::INFINITY,
+        ),
+        (
+            "(colour: (0.5, 0.4, 0.3), emissive: -1.0)",
+            "emissive",
+            -1.0,
+        ),
+    ] {
+        let text = corporate_with_materials(&format!("    materials: {{\"granite\": {entry}}},\n"));
+        match Kit::from_ron(&text) {
+            Err(KitError::Material {
+                kit,
+                material,
+                field,
+                found,
+                ..
+            }) => {
+                assert_eq!((kit.as_str(), material.as_str()), ("corporate", "granite"));
+                assert_eq!(field, want, "{entry}");
+                assert!(found == bad || (found.is_nan() && bad.is_nan()), "{entry}");
+            }
+            other => panic!("{entry}: {other:?}"),
+        }
+    }
+    // A description of a material no palette entry wears is a typo, refused.
+    let typo =
+        corporate_with_materials("    materials: {\"granit\": (colour: (0.5, 0.4, 0.3))},\n");
+    assert!(matches!(
+        Kit::from_ron(&typo),
+        Err(KitError::Invalid { what, .. }) if what.contains("granit")
+    ));
+    // The cut shade is checked the same way.
+    let shade = farsight_building::kit::CORPORATE
+        .replace("cut_shade: (0.7, 0.7, 0.72)", "cut_shade: (0.7, NaN, 0.72)");
+    assert!(matches!(
+        Kit::from_ron(&shade),
+        Err(KitError::Invalid { what, .. }) if what.contains("cut_shade")
+    ));
+}
+
 #[cfg(feature = "bake")]
 #[test]
 fn full_rotations_are_validated_placed_and_kept_by_files() {

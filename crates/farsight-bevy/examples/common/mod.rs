@@ -27,7 +27,8 @@ use bevy::render::render_resource::{
 use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy::window::{ExitCondition, WindowResolution};
 use bevy::winit::WinitPlugin;
-use farsight_bevy::{BuildingAsset, BuildingPalette, BuildingPiece};
+pub use farsight_bevy::LEVEL_TINTS;
+use farsight_bevy::{BuildingAsset, BuildingLevelTint};
 
 /// The command line every example takes.
 #[derive(Clone, Debug)]
@@ -402,14 +403,8 @@ pub fn fly_camera(
     }
 }
 
-/// Level tints: green, yellow, red (the pixel checks of `.ci/screenshots` look for them).
-pub const LEVEL_TINTS: [Color; 3] = [
-    Color::srgb(0.1, 0.85, 0.1),
-    Color::srgb(0.9, 0.85, 0.05),
-    Color::srgb(0.9, 0.08, 0.05),
-];
-
-/// One rough material per [`LEVEL_TINTS`] colour.
+/// One rough material per [`LEVEL_TINTS`] colour (green, yellow, red: the pixel
+/// checks of `.ci/screenshots` look for them), for what is not a building piece.
 pub fn level_tints(materials: &mut Assets<StandardMaterial>) -> [Handle<StandardMaterial>; 3] {
     LEVEL_TINTS.map(|c| {
         materials.add(StandardMaterial {
@@ -420,15 +415,10 @@ pub fn level_tints(materials: &mut Assets<StandardMaterial>) -> [Handle<Standard
     })
 }
 
-/// The material a building piece shows: its level's tint (`tints`), or its own.
-pub fn piece_material(
-    tints: Option<&[Handle<StandardMaterial>; 3]>,
-    palette: &BuildingPalette,
-    piece: &BuildingPiece,
-) -> Option<Handle<StandardMaterial>> {
-    match tints {
-        Some(t) => Some(t[piece.level.min(2)].clone()),
-        None => palette.material_of(piece),
+/// T turns the building pieces' level tint on and off.
+pub fn toggle_building_tint(keys: Res<ButtonInput<KeyCode>>, mut tint: ResMut<BuildingLevelTint>) {
+    if keys.just_pressed(KeyCode::KeyT) {
+        tint.on = !tint.on;
     }
 }
 
