@@ -388,7 +388,7 @@ fn cook_models(
                 .and_then(|c| {
                     farsight_mesh::write_atomically(&out, &c.bytes)?;
                     // The images its materials name live beside it.
-                    c.looks.write_beside(&dir).map_err(|source| {
+                    c.looks.write_beside(dir).map_err(|source| {
                         farsight_mesh::CookError::Write {
                             path: dir.to_owned(),
                             source,
