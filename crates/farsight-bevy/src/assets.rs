@@ -14,7 +14,9 @@
 //!   draws it.
 //! - [`LodChainLoader`] makes a [`LodChainAsset`] from a cooked LOD chain (`farsight
 //!   cook mesh --lod-chain --cooked`): one mesh per level (a level's sub-meshes
-//!   merged, labelled `level{N}`) and the distance each level draws to.
+//!   merged, labelled `level{N}`) and the distance each level draws to, the same
+//!   levels split per material (`level{N}/part{P}`), and the file's materials as
+//!   `StandardMaterial`s with their textures ([`MaterialAssets`]).
 //!   [`FarsightLod::from_chain`](crate::FarsightLod::from_chain) builds the LOD
 //!   component from it, and [`FarsightLodChain`] does so by itself once the handle
 //!   has loaded. The chain's manifest is read here, so an app needs no bake-time crate.
@@ -494,7 +496,9 @@ fn empty_mesh(at: [f32; 3]) -> Mesh {
 /// Draws a cooked LOD chain: once the handle has loaded, the entity gets the
 /// [`FarsightLod`](crate::FarsightLod) of its levels (at the distances the cook
 /// chose) and, if it has none, a `Mesh3d` of the finest level. A chain reloaded
-/// (hot reload) replaces the component. Give the entity a material.
+/// (hot reload) replaces the component. The file's materials draw it (a chain of
+/// several split into one child per material), unless the entity has a
+/// `StandardMaterial` of its own.
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, Visibility)]
 pub struct FarsightLodChain(pub Handle<LodChainAsset>);
