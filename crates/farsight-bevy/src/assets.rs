@@ -14,7 +14,9 @@
 //!   draws it.
 //! - [`LodChainLoader`] makes a [`LodChainAsset`] from a cooked LOD chain (`farsight
 //!   cook mesh --lod-chain --cooked`): one mesh per level (a level's sub-meshes
-//!   merged, labelled `level{N}`) and the distance each level draws to.
+//!   merged, labelled `level{N}`) and the distance each level draws to, the same
+//!   levels split per material (`level{N}/part{P}`), and the file's materials as
+//!   `StandardMaterial`s with their textures ([`MaterialAssets`]).
 //!   [`FarsightLod::from_chain`](crate::FarsightLod::from_chain) builds the LOD
 //!   component from it, and [`FarsightLodChain`] does so by itself once the handle
 //!   has loaded. The chain's manifest is read here, so an app needs no bake-time crate.
@@ -27,13 +29,14 @@ use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use farsight_format::{
-    AlignedBytes, Container, CookedMesh, CookedSet, FormatError, Manifest, MeshData, RawFile,
-    RecordIndex, RecordTag,
+    AlignedBytes, Container, CookedMesh, CookedSet, FormatError, Manifest, MaterialTable, MeshData,
+    RawFile, RecordIndex, RecordTag,
 };
 use farsight_stream::cluster::{CookedModel, CookedModelError};
 use serde::{Deserialize, Serialize};
 
 use crate::clusters::ResidentLevel;
+use crate::materials::MaterialAssets;
 
 /// Why a farsight file was refused by [`ClusterModelLoader`] or [`LodChainLoader`].
 #[derive(Debug, thiserror::Error)]
@@ -224,6 +227,9 @@ struct LodChainManifest {
     cooked: bool,
     #[serde(default)]
     sets: bool,
+    /// The materials the sub-meshes name, and their textures.
+    #[serde(default, skip_serializing_if = "MaterialTable::is_empty")]
+    material_table: MaterialTable,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -264,6 +270,11 @@ impl Manifest for LodChainManifest {
                 visit(s.record, tag);
             }
         }
+        self.material_table.visit_records(visit);
+    }
+
+    fn check(&self, file: &RawFile<'_>) -> Result<(), FormatError> {
+        self.material_table.check(file)
     }
 }
 
@@ -279,11 +290,31 @@ pub struct LodChainLevel {
     pub triangles: u32,
 }
 
-/// A cooked LOD chain loaded as an asset: one mesh per level, finest first.
+/// A cooked LOD chain loaded as an asset: one mesh per level, finest first, and
+/// the same levels split by material.
 #[derive(Asset, TypePath, Clone, Debug)]
 pub struct LodChainAsset {
     /// The chain's name (its source mesh).
     pub name: String,
+    /// Every sub-mesh of a level in one mesh (for a single material of the user's).
+    pub levels: Vec<LodChainLevel>,
+    /// The file's materials as `StandardMaterial`s (labelled `material{N}`), shared
+    /// by every level and every entity drawing the chain.
+    pub materials: MaterialAssets,
+    /// One per material the sub-meshes name, in the order they first appear: that
+    /// material's sub-meshes of each level as one mesh (labelled `level{N}/part{P}`;
+    /// a level without any holds a mesh of no triangles).
+    pub parts: Vec<LodChainPart>,
+}
+
+/// The sub-meshes of one material, level by level (see [`LodChainAsset::parts`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LodChainPart {
+    /// The material name the sub-meshes give.
+    pub material_name: String,
+    /// Its `StandardMaterial`, `None` where the file's table does not define it.
+    pub material: Option<Handle<StandardMaterial>>,
+    /// The part's mesh per level, with the chain's distances.
     pub levels: Vec<LodChainLevel>,
 }
 
@@ -325,7 +356,15 @@ impl AssetLoader for LodChainLoader {
         if !manifest.cooked {
             return Err(FarsightAssetError::FullPrecisionChain);
         }
+        let materials = MaterialAssets::load(&manifest.material_table, file.raw(), load_context);
+        let mut names: Vec<&str> = Vec::new();
+        for s in manifest.levels.iter().flat_map(|l| &l.submeshes) {
+            if !names.contains(&s.material.as_str()) {
+                names.push(&s.material);
+            }
+        }
         let mut levels = Vec::with_capacity(manifest.levels.len());
+        let mut part_levels: Vec<Vec<LodChainLevel>> = vec![Vec::new(); names.len()];
         for (i, l) in manifest.levels.iter().enumerate() {
             let mut parts = Vec::with_capacity(l.submeshes.len());
             for s in &l.submeshes {
@@ -345,17 +384,51 @@ impl AssetLoader for LodChainLoader {
                     CookedMesh::parse(record.bytes)?.decode()?
                 });
             }
-            let mesh = merged_mesh(i, &parts)?;
-            levels.push(LodChainLevel {
-                mesh: load_context.add_labeled_asset(format!("level{i}"), mesh),
+            let level = |mesh| LodChainLevel {
+                mesh,
                 max_distance: l.max_distance,
                 error: l.error,
                 triangles: l.triangles,
-            });
+            };
+            let mesh = merged_mesh(i, &parts.iter().collect::<Vec<_>>())?;
+            levels.push(level(
+                load_context.add_labeled_asset(format!("level{i}"), mesh),
+            ));
+            for (p, name) in names.iter().enumerate() {
+                let mine: Vec<&MeshData> = l
+                    .submeshes
+                    .iter()
+                    .zip(&parts)
+                    .filter(|(s, _)| s.material == *name)
+                    .map(|(_, d)| d)
+                    .collect();
+                let mesh = if mine.is_empty() {
+                    let at = parts.iter().find_map(|d| d.positions.first().copied());
+                    empty_mesh(at.unwrap_or([0.0; 3]))
+                } else {
+                    merged_mesh(i, &mine)?
+                };
+                let mesh = load_context.add_labeled_asset(format!("level{i}/part{p}"), mesh);
+                part_levels[p].push(LodChainLevel {
+                    triangles: mine.iter().map(|d| d.indices.len() as u32 / 3).sum(),
+                    ..level(mesh)
+                });
+            }
         }
+        let parts = names
+            .iter()
+            .zip(part_levels)
+            .map(|(name, levels)| LodChainPart {
+                material_name: (*name).to_owned(),
+                material: materials.get(name).cloned(),
+                levels,
+            })
+            .collect();
         Ok(LodChainAsset {
             name: manifest.name.clone(),
             levels,
+            materials,
+            parts,
         })
     }
 
@@ -366,7 +439,7 @@ impl AssetLoader for LodChainLoader {
 
 /// One Bevy mesh of a level's sub-meshes: positions and normals, UVs and tangents
 /// where every sub-mesh has them.
-fn merged_mesh(level: usize, parts: &[MeshData]) -> Result<Mesh, FarsightAssetError> {
+fn merged_mesh(level: usize, parts: &[&MeshData]) -> Result<Mesh, FarsightAssetError> {
     let vertices: u64 = parts.iter().map(|p| p.positions.len() as u64).sum();
     if vertices > u32::MAX as u64 {
         return Err(FarsightAssetError::TooManyVertices { level, vertices });
@@ -406,10 +479,26 @@ fn merged_mesh(level: usize, parts: &[MeshData]) -> Result<Mesh, FarsightAssetEr
     Ok(mesh)
 }
 
+/// A mesh of no triangles and one vertex at `at` (inside the chain's box): its
+/// bounds exist, so a part's level without sub-meshes counts as loaded and draws
+/// nothing.
+fn empty_mesh(at: [f32; 3]) -> Mesh {
+    let mut mesh = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    );
+    mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, vec![at]);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, vec![[0.0, 1.0, 0.0]]);
+    mesh.insert_indices(Indices::U32(Vec::new()));
+    mesh
+}
+
 /// Draws a cooked LOD chain: once the handle has loaded, the entity gets the
 /// [`FarsightLod`](crate::FarsightLod) of its levels (at the distances the cook
 /// chose) and, if it has none, a `Mesh3d` of the finest level. A chain reloaded
-/// (hot reload) replaces the component. Give the entity a material.
+/// (hot reload) replaces the component. The file's materials draw it (a chain of
+/// several split into one child per material), unless the entity has a
+/// `StandardMaterial` of its own.
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, Visibility)]
 pub struct FarsightLodChain(pub Handle<LodChainAsset>);

@@ -158,6 +158,7 @@ mod clusters;
 #[doc = include_str!("../../../README.md")]
 mod readme {}
 mod lod;
+mod materials;
 mod regions;
 mod terrain;
 
@@ -166,7 +167,7 @@ use bevy::ecs::schedule::SystemSet;
 
 pub use assets::{
     describe_kind, ClusterModelAsset, ClusterModelLoader, FarsightAssetError, FarsightLodChain,
-    LodChainAsset, LodChainLevel, LodChainLoader,
+    LodChainAsset, LodChainLevel, LodChainLoader, LodChainPart,
 };
 pub use buildings::{
     cut_texture, kit_material, plan, to_bevy_mesh, BuildingAsset, BuildingColliders,
@@ -178,9 +179,10 @@ pub use clusters::{
     ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
 };
 pub use lod::{
-    FarsightLod, FarsightLodCamera, FarsightLodChanged, FarsightLodLevel, FarsightLodPlugin,
-    FarsightSettings, FarsightStereo, FarsightWorld,
+    FarsightLod, FarsightLodCamera, FarsightLodChainParts, FarsightLodChanged, FarsightLodLevel,
+    FarsightLodPlugin, FarsightSettings, FarsightStereo, FarsightWorld,
 };
+pub use materials::{affine, standard_material, MaterialAssets};
 pub use regions::{
     FarsightRegions, FarsightRegionsPlugin, FarsightStreamingSource, QueueSink, RegionEntity,
     RegionModels,

@@ -788,37 +788,114 @@ fn restrict_visible(fw: Res<FarsightWorld>, mut views: Query<&mut VisibleEntitie
     });
 }
 
-/// Gives each [`FarsightLodChain`] entity the [`FarsightLod`] of its chain once the
-/// chain has loaded (and again when it is reloaded), and a `Mesh3d` of its finest
-/// level if it has none. Only new or changed chain entities are looked at, and all
-/// of them only in a frame a chain loaded.
+/// The child entities drawing a [`FarsightLodChain`]'s materials, one per
+/// [`LodChainPart`](crate::LodChainPart) (added by the plugin to a chain of
+/// several materials that the user gave no material of their own).
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct FarsightLodChainParts(pub Vec<Entity>);
+
+/// What [`attach_chains`] looks at on a chain entity.
+type ChainQuery<'a> = (
+    Entity,
+    &'a FarsightLodChain,
+    Has<Mesh3d>,
+    Has<MeshMaterial3d<StandardMaterial>>,
+    Option<&'a FarsightLodChainParts>,
+);
+
+/// A [`ChainQuery`] row.
+type ChainEntity<'a> = (
+    Entity,
+    &'a FarsightLodChain,
+    bool,
+    bool,
+    Option<&'a FarsightLodChainParts>,
+);
+
+/// Gives each [`FarsightLodChain`] entity its chain's look once the chain has
+/// loaded (and again when it is reloaded):
+///
+/// - an entity with a `StandardMaterial` of the user's gets the [`FarsightLod`] of
+///   the chain's merged levels and keeps its material;
+/// - otherwise a chain of one material gets those levels and the file's material;
+/// - a chain of several gets one child per material, each with the
+///   [`FarsightLod`] of that material's levels and the file's material
+///   ([`FarsightLodChainParts`] lists them).
+///
+/// A `Mesh3d` of the finest level is added where the entity has none. Only new or
+/// changed chain entities are looked at, and all of them only in a frame a chain
+/// loaded.
+///
+/// Only a `StandardMaterial` counts as the user's own: give a chain entity of
+/// several file materials another kind of material and it is split all the same.
 fn attach_chains(
     mut commands: Commands,
     chains: Res<Assets<LodChainAsset>>,
     mut events: MessageReader<AssetEvent<LodChainAsset>>,
-    changed: Query<(Entity, &FarsightLodChain, Has<Mesh3d>), Changed<FarsightLodChain>>,
-    all: Query<(Entity, &FarsightLodChain, Has<Mesh3d>)>,
+    changed: Query<ChainQuery<'_>, Changed<FarsightLodChain>>,
+    all: Query<ChainQuery<'_>>,
 ) {
-    let mut attach = |(e, chain, has_mesh): (Entity, &FarsightLodChain, bool)| {
+    let mut attach = |(e, chain, has_mesh, has_material, old_parts): ChainEntity<'_>| {
         let Some(asset) = chains.get(&chain.0) else {
             return;
         };
-        match FarsightLod::from_chain(asset) {
-            Ok(lod) => {
-                let mut ec = commands.entity(e);
-                if !has_mesh {
-                    ec.insert(Mesh3d(lod.levels[0].mesh.clone()));
-                }
-                ec.insert(lod);
+        if let Some(old) = old_parts {
+            for &child in &old.0 {
+                commands.entity(child).despawn();
             }
-            Err(err) => error!("LOD chain {:?} not drawn: {err}", asset.name),
+            commands.entity(e).remove::<FarsightLodChainParts>();
         }
+        let lod = |levels: &[crate::LodChainLevel]| {
+            FarsightLod::from_ranges(levels.iter().map(|l| (l.mesh.clone(), l.max_distance)))
+        };
+        let file_materials = asset.parts.iter().filter(|p| p.material.is_some()).count();
+        if has_material || file_materials == 0 || asset.parts.len() == 1 {
+            match lod(&asset.levels) {
+                Ok(lod) => {
+                    let mut ec = commands.entity(e);
+                    if !has_mesh {
+                        ec.insert(Mesh3d(lod.levels[0].mesh.clone()));
+                    }
+                    let material = asset.parts.first().and_then(|p| p.material.clone());
+                    if let (false, Some(m)) = (has_material, material) {
+                        ec.insert(MeshMaterial3d(m));
+                    }
+                    ec.insert(lod);
+                }
+                Err(err) => error!("LOD chain {:?} not drawn: {err}", asset.name),
+            }
+            return;
+        }
+        let mut children = Vec::with_capacity(asset.parts.len());
+        for part in &asset.parts {
+            match lod(&part.levels) {
+                Ok(lod) => {
+                    let mut child = commands.spawn((Mesh3d(lod.levels[0].mesh.clone()), lod));
+                    if let Some(m) = &part.material {
+                        child.insert(MeshMaterial3d(m.clone()));
+                    }
+                    children.push(child.id());
+                }
+                Err(err) => error!(
+                    "LOD chain {:?}, material {:?} not drawn: {err}",
+                    asset.name, part.material_name
+                ),
+            }
+        }
+        commands
+            .entity(e)
+            .remove::<(FarsightLod, Mesh3d)>()
+            .add_children(&children)
+            .insert(FarsightLodChainParts(children));
     };
     changed.iter().for_each(&mut attach);
     for ev in events.read() {
-        if let AssetEvent::LoadedWithDependencies { id } | AssetEvent::Modified { id } = *ev {
+        // `Added`, not `LoadedWithDependencies`: the chain's meshes are part of its
+        // own load, and its textures (dependencies) bind whenever they arrive, or
+        // never where one fails (a missing file, no image loader in the app).
+        if let AssetEvent::Added { id } | AssetEvent::Modified { id } = *ev {
             all.iter()
-                .filter(|(_, c, _)| c.0.id() == id)
+                .filter(|(_, c, ..)| c.0.id() == id)
                 .for_each(&mut attach);
         }
     }
