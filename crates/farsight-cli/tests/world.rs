@@ -340,13 +340,10 @@ fn world_build_keeps_the_authored_scale_and_places_models_where_they_fit() {
 #[test]
 fn world_build_takes_cooked_cluster_files_as_they_are() {
     let d = scratch("cooked");
-    let shared = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/meshes"
-    ));
     let mix = one_mesh(&d);
     let cook = |input: &str, out: &Path, kind: &str| {
-        let input = shared.join(input);
+        // Vendored in testdata/ (so a bare clone runs it), else the shared corpus.
+        let input = farsight_testkit::mesh(input);
         let (ok, stdout, err) = run(
             &d,
             &[

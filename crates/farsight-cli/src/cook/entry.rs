@@ -98,8 +98,7 @@ mod tests {
     /// refused for its version.
     #[test]
     fn every_cut_flip_and_version_of_an_entry_is_refused() {
-        let input =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/meshes/alien.glb");
+        let input = farsight_testkit::mesh("alien.glb");
         let clusters = CookKind::Clusters(ClusterConfig::default());
         let chain = CookKind::LodChain(
             LodChainConfig::default(),
