@@ -2,14 +2,13 @@
 //! drawn from their handle, and each loader refusing the other kinds of farsight file
 //! with a message naming what it found. No window, no GPU.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
-use bevy::asset::{AssetPlugin, LoadState};
-use bevy::camera::CameraPlugin;
-use bevy::mesh::MeshPlugin;
+use bevy::asset::LoadState;
 use bevy::prelude::*;
-use bevy::transform::TransformPlugin;
 use farsight_bevy::prelude::*;
 use farsight_bevy::{ClusterCut, FarsightClusters, LodChainAsset};
 use farsight_format::{AlignedBytes, CookOptions};
@@ -34,19 +33,7 @@ fn chain(records: ChainRecords) -> CookKind {
 
 /// An app whose asset folder is `root`.
 fn app(root: &Path) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            ..default()
-        },
-        MeshPlugin,
-        TransformPlugin,
-        CameraPlugin,
-        FarsightPlugin,
-    ));
-    app
+    common::asset_app(root)
 }
 
 /// Updates until the asset has loaded or failed; its final state.

@@ -4,18 +4,17 @@
 //! asset server) or from its own records (decoded into `Image` assets); a material
 //! the user gives wins. No window, no GPU.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
-use bevy::asset::{AssetPlugin, LoadState};
-use bevy::camera::CameraPlugin;
+use bevy::asset::LoadState;
 use bevy::image::Image;
 use bevy::math::Affine2;
-use bevy::mesh::MeshPlugin;
 use bevy::mesh::UvChannel;
 use bevy::prelude::*;
 use bevy::render::render_resource::TextureFormat;
-use bevy::transform::TransformPlugin;
 use farsight_bevy::farsight_format::{
     AlphaMode as FileAlphaMode, CookOptions, Material, MaterialExtras, TextureSlot, UvTransform,
 };
@@ -68,22 +67,10 @@ fn cook_tree(src: &Path, out: &Path, embed: bool) {
     cooked.looks.write_beside(out).unwrap();
 }
 
-/// An app whose asset folder is `root`.
+/// An app whose asset folder is `root`, with images and standard materials.
 fn app(root: &Path) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            ..default()
-        },
-        MeshPlugin,
-        TransformPlugin,
-        CameraPlugin,
-        FarsightPlugin,
-    ))
-    .init_asset::<Image>()
-    .init_asset::<StandardMaterial>();
+    let mut app = common::asset_app(root);
+    app.init_asset::<Image>().init_asset::<StandardMaterial>();
     app
 }
 
