@@ -153,6 +153,7 @@
 mod assets;
 mod buildings;
 mod clusters;
+pub mod gpu;
 // The README's Rust code compiles as this crate's doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

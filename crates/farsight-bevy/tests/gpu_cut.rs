@@ -1,0 +1,456 @@
+//! The GPU cut against farsight-cluster's CPU cut (issue 29, part 4): every corpus
+//! mesh cooked as `farsight cook mesh --clusters` does, streamed into the GPU pools
+//! through the real uploader, cut on the GPU for three instances at 120 random
+//! viewpoints, with all levels resident and then with the finer ones missing; the
+//! visible list read back must be the CPU cut's clusters inside the frustum.
+//!
+//! Needs a GPU adapter with compute (lavapipe in CI's screenshot step). Without one
+//! it prints why and passes, unless `FARSIGHT_REQUIRE_GPU=1`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use farsight_bevy::gpu::{
+    CutCamera, CutPipeline, GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+};
+use farsight_cluster::{ClusterDag, CutView};
+use farsight_format::{ClusterInfo, ClusterLevelHeader};
+use farsight_geom::{Frustum, Sphere};
+use farsight_lod::ProjectionInfo;
+use farsight_mesh::{cook_file, ClusterConfig, CookKind};
+use farsight_stream::cluster::{CookedModel, Uploader};
+use glam::{Affine3A, Mat4, Quat, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const REQUIRE_GPU: &str = "FARSIGHT_REQUIRE_GPU";
+
+/// A headless device, or `None` (after saying why) when this machine has none and
+/// `FARSIGHT_REQUIRE_GPU` is not 1.
+fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+    let required = std::env::var(REQUIRE_GPU).is_ok_and(|v| v == "1");
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let got =
+        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .map_err(|e| e.to_string())
+            .and_then(|adapter| {
+                eprintln!("adapter: {:?}", adapter.get_info());
+                bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
+                    .map_err(|e| e.to_string())
+            });
+    match got {
+        Ok(pair) => Some(pair),
+        Err(e) if !required => {
+            eprintln!("skipped: no GPU adapter with compute ({e}); set {REQUIRE_GPU}=1 to fail");
+            None
+        }
+        Err(e) => panic!("{REQUIRE_GPU}=1 but no GPU adapter: {e}"),
+    }
+}
+
+/// `mesh` cooked with clusters into `dir`; returns the file.
+fn cook(mesh: &Path, dir: &Path) -> PathBuf {
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let bytes = cook_file(mesh, &kind)
+        .unwrap_or_else(|e| panic!("{}: {e}", mesh.display()))
+        .bytes;
+    let name = mesh.file_name().unwrap().to_string_lossy();
+    let path = dir.join(format!("{name}.farsight"));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// One streamed geometry: its records' bytes and cluster records, finest first.
+struct Streamed {
+    levels: Vec<Vec<u8>>,
+    infos: Vec<Vec<ClusterInfo>>,
+    model: u32,
+}
+
+fn read_levels(cooked: &CookedModel) -> (Vec<Vec<u8>>, Vec<Vec<ClusterInfo>>) {
+    let file = std::fs::read(cooked.path()).unwrap();
+    let mut levels = Vec::new();
+    let mut infos = Vec::new();
+    for l in cooked.levels() {
+        let bytes = file[l.offset as usize..(l.offset + l.bytes) as usize].to_vec();
+        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&bytes[..64]);
+        let n = header.cluster_count as usize;
+        infos.push(bytemuck::pod_collect_to_vec(&bytes[64..64 + n * 48]));
+        levels.push(bytes);
+    }
+    (levels, infos)
+}
+
+/// Copies levels `from..` (coarsest first) in chunks of an odd size, so chunk edges
+/// split vertices, indices and words, then makes them ready on the next frame.
+fn stream_in(up: &mut GpuUploader, s: &Streamed, from: usize) {
+    const CHUNK: usize = 65_537;
+    for l in (from..s.levels.len()).rev() {
+        for (k, chunk) in s.levels[l].chunks(CHUNK).enumerate() {
+            up.queue_copy(s.model, l as u8, (k * CHUNK) as u64, chunk);
+        }
+    }
+    up.end_frame();
+    for l in (from..s.levels.len()).rev() {
+        up.level_ready(s.model, l as u8);
+    }
+    up.end_frame();
+}
+
+/// A cluster of an instance: (instance, level, index in level).
+type Key = (u32, u32, u32);
+
+/// farsight-cluster's cut of the resident levels `from..` (the finest resident
+/// level's own errors zeroed: it stands in for the missing ones), kept where the
+/// cluster's sphere meets the frustum.
+fn cpu_cut(
+    s: &Streamed,
+    from: usize,
+    inst: u32,
+    row: &GpuInstance,
+    cam: &CutCamera,
+    frustum: &Frustum,
+) -> BTreeSet<Key> {
+    let mut levels: Vec<Vec<ClusterInfo>> = s.infos[from..].to_vec();
+    for c in &mut levels[0] {
+        c.error = 0.0;
+    }
+    let refs: Vec<&[ClusterInfo]> = levels.iter().map(Vec::as_slice).collect();
+    let dag = ClusterDag::from_infos(&refs).unwrap();
+    let view = cut_view(row, cam);
+    let (mut walk, mut flat) = (Vec::new(), Vec::new());
+    dag.cut(&view, &mut walk);
+    dag.cut_flat(&view, &mut flat);
+    walk.sort_unstable();
+    assert_eq!(walk, flat, "farsight-cluster's two cuts disagree");
+    let starts: Vec<u32> = levels
+        .iter()
+        .scan(0u32, |at, l| {
+            let s = *at;
+            *at += l.len() as u32;
+            Some(s)
+        })
+        .collect();
+    walk.into_iter()
+        .filter_map(|c| {
+            let l = starts.partition_point(|&s| s <= c) - 1;
+            let info = &levels[l][(c - starts[l]) as usize];
+            let centre = row.to_world(Vec3::from_slice(&info.sphere[..3]));
+            let sphere = Sphere {
+                center: centre,
+                radius: info.sphere[3] * row.scale,
+            };
+            frustum
+                .intersects_sphere(&sphere)
+                .then_some((inst, (from + l) as u32, c - starts[l]))
+        })
+        .collect()
+}
+
+/// The CPU cut's view of an instance from the camera the GPU cut was given.
+fn cut_view(row: &GpuInstance, cam: &CutCamera) -> CutView {
+    CutView {
+        camera_local: row.camera_local(cam.position),
+        scale: row.scale,
+        projection: cam.projection,
+        viewport_height: cam.viewport_height,
+        threshold_px: cam.threshold_px,
+    }
+}
+
+/// How close a cluster's decision is to flipping: the smallest relative margin of
+/// its two error tests and its frustum test. A difference at a margin under 1e-4 is
+/// a float tie (the GPU may fuse or reorder the same operations).
+fn margin(
+    info: &ClusterInfo,
+    finest: bool,
+    row: &GpuInstance,
+    cam: &CutCamera,
+    f: &Frustum,
+) -> f64 {
+    let view = cut_view(row, cam);
+    let own = if finest { 0.0 } else { info.error };
+    let t = f64::from(cam.threshold_px);
+    let rel = |px: f32| ((f64::from(px) - t) / t).abs();
+    let mut m = rel(view.error_px(&info.sphere, own))
+        .min(rel(view.error_px(&info.parent_sphere, info.parent_error)));
+    let c = row.to_world(Vec3::from_slice(&info.sphere[..3]));
+    let r = info.sphere[3] * row.scale;
+    for p in &f.planes {
+        let d = p.truncate().dot(c) + p.w + r;
+        m = m.min(f64::from(d.abs()) / f64::from(r.max(1e-6)));
+    }
+    m
+}
+
+#[test]
+fn the_gpu_cut_is_the_cpu_cut_on_every_corpus_mesh() {
+    let Some((device, queue)) = device() else {
+        return;
+    };
+    let dir = farsight_testkit::scratch("gpu_cut");
+    let pipeline = CutPipeline::new(&device);
+    let out = pipeline.outputs(&device, 1 << 20);
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let (mut compared, mut ties, mut views) = (0u64, 0u64, 0u64);
+    for mesh in farsight_testkit::corpus() {
+        let file = cook(&mesh, &dir);
+        for cooked in CookedModel::open_all(&file).unwrap() {
+            let mut up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
+            let model = up.add_cooked(&cooked).unwrap();
+            let (levels, infos) = read_levels(&cooked);
+            let s = Streamed {
+                levels,
+                infos,
+                model,
+            };
+            let n = s.levels.len();
+            let [x, y, z, radius] = cooked.error_bounds();
+            let centre = Vec3::new(x, y, z);
+            // Three instances: as cooked, turned and enlarged, shrunk and moved.
+            let placements = [
+                Affine3A::IDENTITY,
+                Affine3A::from_scale_rotation_translation(
+                    Vec3::splat(2.5),
+                    Quat::from_rotation_y(1.1),
+                    Vec3::new(4.0 * radius, 0.0, 0.0),
+                ),
+                Affine3A::from_scale_rotation_translation(
+                    Vec3::splat(0.3),
+                    Quat::from_rotation_x(-0.4),
+                    Vec3::new(0.0, 0.0, -3.0 * radius),
+                ),
+            ];
+            let rows: Vec<GpuInstance> = placements
+                .iter()
+                .map(|t| GpuInstance::new(model, t))
+                .collect();
+            let mut table = InstanceTable::new(&device, 3);
+            assert!(table.write(&queue, 0, &rows));
+            // All levels, then the finer half missing, then the coarsest alone.
+            let mut resident_from = [0, n / 2, n - 1];
+            resident_from.sort_unstable();
+            let mut streamed_from = usize::MAX;
+            for from in resident_from {
+                if streamed_from == usize::MAX {
+                    stream_in(&mut up, &s, from);
+                } else {
+                    for l in streamed_from..from {
+                        up.evict(model, l as u8);
+                    }
+                    up.end_frame();
+                }
+                streamed_from = from;
+                assert_eq!(
+                    up.drawn_levels(model),
+                    (from as u8..n as u8).collect::<Vec<_>>()
+                );
+                let rows_of: Vec<_> = (0..n as u8).map(|l| up.level_rows(model, l)).collect();
+                for _ in 0..40 {
+                    views += 1;
+                    let look_at = placements[rng.random_range(0..3)].transform_point3(centre);
+                    let dir = Vec3::new(
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-0.5..1.0),
+                        rng.random_range(-1.0..1.0),
+                    )
+                    .normalize_or(Vec3::Z);
+                    let dist = radius * 10f32.powf(rng.random_range(-0.3..3.0));
+                    let eye = look_at + dir * dist;
+                    let aim = look_at
+                        + radius
+                            * Vec3::new(
+                                rng.random_range(-1.5..1.5),
+                                rng.random_range(-1.5..1.5),
+                                0.0,
+                            );
+                    let fov = rng.random_range(0.5..1.4f32);
+                    let proj = Mat4::perspective_rh(fov, 16.0 / 9.0, radius * 0.01, radius * 1e5);
+                    let cam = CutCamera {
+                        view_projection: proj * Mat4::look_at_rh(eye, aim, Vec3::Y),
+                        position: eye,
+                        projection: ProjectionInfo::from_matrix(&proj),
+                        viewport_height: 720.0,
+                        threshold_px: 1.0,
+                        frustum: true,
+                    };
+                    let frustum = Frustum::from_view_projection(&cam.view_projection);
+                    let mut encoder = device.create_command_encoder(&Default::default());
+                    pipeline.encode(
+                        &device,
+                        &queue,
+                        &mut encoder,
+                        up.buffers(),
+                        up.max_resident(),
+                        &table,
+                        &cam,
+                        &out,
+                    );
+                    queue.submit([encoder.finish()]);
+                    let back = out.read_back(&device, &queue).unwrap();
+                    assert_eq!(back.overflow, 0);
+                    assert_eq!(back.draw_instances as usize, back.visible.len());
+                    let gpu: BTreeSet<Key> = back
+                        .visible
+                        .iter()
+                        .map(|&[inst, row]| {
+                            let (l, r) = rows_of
+                                .iter()
+                                .enumerate()
+                                .find_map(|(l, r)| {
+                                    r.as_ref()
+                                        .filter(|r| r.contains(&u64::from(row)))
+                                        .map(|r| (l, r))
+                                })
+                                .unwrap_or_else(|| panic!("row {row} is in no resident level"));
+                            (inst, l as u32, (u64::from(row) - r.start) as u32)
+                        })
+                        .collect();
+                    assert_eq!(gpu.len(), back.visible.len(), "a cluster drawn twice");
+                    let mut cpu = BTreeSet::new();
+                    for (i, row) in rows.iter().enumerate() {
+                        cpu.extend(cpu_cut(&s, from, i as u32, row, &cam, &frustum));
+                    }
+                    compared += cpu.len() as u64;
+                    for &(inst, l, c) in gpu.symmetric_difference(&cpu) {
+                        let info = &s.infos[l as usize][c as usize];
+                        let m = margin(
+                            info,
+                            l as usize == from,
+                            &rows[inst as usize],
+                            &cam,
+                            &frustum,
+                        );
+                        assert!(
+                            m < 1e-4,
+                            "{}: instance {inst} level {l} cluster {c}: GPU {} CPU {} (margin {m})",
+                            mesh.display(),
+                            gpu.contains(&(inst, l, c)),
+                            cpu.contains(&(inst, l, c)),
+                        );
+                        ties += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{views} views, {compared} clusters drawn by the CPU cut, {ties} float ties");
+    assert!(views >= 120);
+    assert!(
+        ties * 10_000 <= compared.max(1),
+        "{ties} ties of {compared}"
+    );
+}
+
+/// What the pools hold is the file's bytes: the vertices and index slots of a level
+/// read back from the GPU equal the record's, chunk edges and all; and a level is
+/// uploaded once however many instances draw it.
+#[test]
+fn the_pools_hold_the_records_bytes_as_stored() {
+    let Some((device, queue)) = device() else {
+        return;
+    };
+    let dir = farsight_testkit::scratch("gpu_pool");
+    let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let cooked = CookedModel::open(&file).unwrap();
+    let mut up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
+    // A first model takes the pools' start, so the bunny's ranges do not begin at 0.
+    let (levels, infos) = read_levels(&cooked);
+    let other = up.add_cooked(&cooked).unwrap();
+    stream_in(
+        &mut up,
+        &Streamed {
+            levels: levels.clone(),
+            infos: infos.clone(),
+            model: other,
+        },
+        levels.len() - 1,
+    );
+    let model = up.add_cooked(&cooked).unwrap();
+    let s = Streamed {
+        levels,
+        infos,
+        model,
+    };
+    stream_in(&mut up, &s, 0);
+    let total: u64 = s.levels.iter().map(|l| l.len() as u64).sum::<u64>()
+        + s.levels.last().unwrap().len() as u64;
+    assert_eq!(up.stats().total_bytes, total, "every byte written once");
+    for (l, record) in s.levels.iter().enumerate() {
+        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&record[..64]);
+        let (cc, vc) = (header.cluster_count as usize, header.vertex_count as usize);
+        let v0 = 64 + cc * 48;
+        let i0 = v0 + vc * 32;
+        let rows = up.level_rows(model, l as u8).unwrap();
+        let first: [u32; 16] = read(&device, &queue, &up.buffers().clusters, rows.start * 64, 64);
+        // Words 12, 13, 14 of a row: first index, vertex base, level.
+        let (first_index, vertex_base) = (u64::from(first[12]), u64::from(first[13]));
+        assert_eq!(first[14], l as u32);
+        let verts: Vec<u8> = read_vec(
+            &device,
+            &queue,
+            &up.buffers().vertices,
+            vertex_base * 32,
+            (vc * 32) as u64,
+        );
+        assert!(
+            verts == record[v0..i0],
+            "level {l}: the vertex pool differs from the record"
+        );
+        let idx: Vec<u8> = read_vec(
+            &device,
+            &queue,
+            &up.buffers().indices,
+            first_index * 4,
+            (record.len() - i0) as u64,
+        );
+        assert!(
+            idx == record[i0..],
+            "level {l}: the index pool differs from the record"
+        );
+    }
+    // Eviction gives the ranges back: the pools are as free as before the bunny.
+    let before = up.free_units();
+    for l in 0..s.levels.len() as u8 {
+        up.evict(model, l);
+    }
+    up.end_frame();
+    let after = up.free_units();
+    assert!((0..3).all(|k| after[k] > before[k]));
+    assert_eq!(up.drawn_levels(model), Vec::<u8>::new());
+}
+
+fn read_vec(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    b: &wgpu::Buffer,
+    at: u64,
+    len: u64,
+) -> Vec<u8> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: len.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(b, at, &staging, 0, len.next_multiple_of(4));
+    queue.submit([encoder.finish()]);
+    staging
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let v = staging.slice(..).get_mapped_range()[..len as usize].to_vec();
+    staging.unmap();
+    v
+}
+
+fn read<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    b: &wgpu::Buffer,
+    at: u64,
+    len: u64,
+) -> T {
+    bytemuck::pod_read_unaligned(&read_vec(device, queue, b, at, len))
+}
