@@ -29,15 +29,10 @@ const REQUIRE_GPU: &str = "FARSIGHT_REQUIRE_GPU";
 /// `FARSIGHT_REQUIRE_GPU` is not 1.
 fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
     let required = std::env::var(REQUIRE_GPU).is_ok_and(|v| v == "1");
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-    let got =
-        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
-            .map_err(|e| e.to_string())
-            .and_then(|adapter| {
-                eprintln!("adapter: {:?}", adapter.get_info());
-                bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
-                    .map_err(|e| e.to_string())
-            });
+    let got = farsight_bevy::gpu::headless_device().map(|(device, queue, info)| {
+        eprintln!("adapter: {info:?}");
+        (device, queue)
+    });
     match got {
         Ok(pair) => Some(pair),
         Err(e) if !required => {
@@ -453,4 +448,77 @@ fn read<T: bytemuck::Pod>(
     len: u64,
 ) -> T {
     bytemuck::pod_read_unaligned(&read_vec(device, queue, b, at, len))
+}
+
+/// The streamer itself drives the GPU uploader: levels are read, checked on the
+/// worker and copied as they are, never more bytes a frame than the budget, and a
+/// level is drawn only from a frame after its last copy.
+#[test]
+fn the_streamer_fills_the_gpu_pools_under_its_budget() {
+    use farsight_stream::cluster::{
+        stream_inputs, ClusterStreamer, Decision, ModelRequest, SchedulerConfig,
+    };
+    let Some((device, queue)) = device() else {
+        return;
+    };
+    let dir = farsight_testkit::scratch("gpu_stream");
+    let models: Vec<CookedModel> = ["bunny.obj", "alien.glb"]
+        .iter()
+        .map(|m| CookedModel::open(cook(&farsight_testkit::mesh(m), &dir)).unwrap())
+        .collect();
+    let (descs, files) = stream_inputs(&models);
+    let mut up = GpuUploader::new(&device, queue, PoolSettings::default());
+    for m in &models {
+        up.add_cooked(m).unwrap();
+    }
+    let budget = models[0].level(models[0].level_count() - 1).unwrap().bytes;
+    let config = SchedulerConfig {
+        upload_budget: budget,
+        // An odd chunk, so copies split vertices, indices and words.
+        chunk_size: budget / 2 + 3,
+        ..SchedulerConfig::default()
+    };
+    let mut streamer = ClusterStreamer::new(config, &descs, files, 2, up)
+        .with_level_check(std::sync::Arc::new(models.clone()));
+    let want = ModelRequest {
+        fit: 0,
+        keep: 0,
+        wanted: 0,
+        screen_size: 100.0,
+        visible: true,
+    };
+    let requests = vec![want; models.len()];
+    let all = |s: &ClusterStreamer<GpuUploader>| {
+        (0..models.len()).all(|m| s.uploader().drawn_levels(m as u32).first() == Some(&0))
+    };
+    let mut frames = 0;
+    while !all(&streamer) {
+        frames += 1;
+        assert!(frames < 5_000, "the levels never all arrived");
+        streamer.frame(&requests);
+        let up = streamer.uploader();
+        assert!(
+            up.stats().last_frame_bytes <= budget,
+            "a frame past the budget"
+        );
+        for d in streamer.last_decisions() {
+            if let Decision::Copy { model, level, .. } = *d {
+                assert!(
+                    !up.drawn_levels(model).contains(&level),
+                    "model {model} level {level} drawn in the frame of a copy"
+                );
+            }
+        }
+        if streamer.last_decisions().is_empty() {
+            streamer.wait_for_io(std::time::Duration::from_millis(20));
+        }
+    }
+    let total: u64 = models.iter().map(CookedModel::total_bytes).sum();
+    let up = streamer.uploader();
+    assert_eq!(up.stats().total_bytes, total, "each level uploaded once");
+    assert_eq!(
+        (up.stats().placement_failures, up.stats().refused_levels),
+        (0, 0)
+    );
+    eprintln!("{frames} frames to stream {total} bytes at {budget} a frame");
 }

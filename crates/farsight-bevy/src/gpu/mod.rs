@@ -20,3 +20,17 @@ pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
 pub use layout::{GpuCluster, GpuModel, LevelLayout};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
+
+/// A device on the first adapter wgpu finds, without a window (tests, benches and
+/// tools: the plugin uses Bevy's device); the error says why there is none.
+pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), String> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter =
+        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .map_err(|e| e.to_string())?;
+    let info = adapter.get_info();
+    let (device, queue) =
+        bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
+            .map_err(|e| e.to_string())?;
+    Ok((device, queue, info))
+}
