@@ -521,4 +521,16 @@ fn the_streamer_fills_the_gpu_pools_under_its_budget() {
         (0, 0)
     );
     eprintln!("{frames} frames to stream {total} bytes at {budget} a frame");
+    // GPU memory per resident triangle: vertices, slots, a table row and a resident
+    // list entry per cluster (issue 29's figure; printed, not a target).
+    let (mut gpu_bytes, mut triangles) = (0u64, 0u64);
+    for l in models.iter().flat_map(CookedModel::levels) {
+        let layout = farsight_bevy::gpu::LevelLayout::new(l.clusters, l.bytes).unwrap();
+        gpu_bytes += layout.vertex_bytes() + layout.index_count() * 4 + u64::from(l.clusters) * 68;
+        triangles += u64::from(l.triangles);
+    }
+    eprintln!(
+        "{gpu_bytes} GPU bytes for {triangles} resident triangles: {:.1} bytes a triangle",
+        gpu_bytes as f64 / triangles as f64
+    );
 }
