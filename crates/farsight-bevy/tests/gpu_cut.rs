@@ -520,6 +520,11 @@ fn the_streamer_fills_the_gpu_pools_under_its_budget() {
         (up.stats().placement_failures, up.stats().refused_levels),
         (0, 0)
     );
+    assert_eq!(
+        up.stats().staging_full,
+        0,
+        "every copy went through the staging ring"
+    );
     eprintln!("{frames} frames to stream {total} bytes at {budget} a frame");
     // GPU memory per resident triangle: vertices, slots, a table row and a resident
     // list entry per cluster (issue 29's figure; printed, not a target).

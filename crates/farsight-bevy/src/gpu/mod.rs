@@ -4,6 +4,7 @@
 //! - [`alloc`]: the pools' range allocator and its fragmentation bound.
 //! - [`layout`]: where a level record's bytes go, and the table rows.
 //! - [`pool`]: the GPU buffers and [`GpuUploader`], farsight-stream's `Uploader`.
+//! - [`staging`]: the staging ring of mappable slices the copies go through.
 //! - [`cut`]: the compute pass that asks every resident cluster of every instance
 //!   farsight-cluster's two questions and writes the visible list and indirect draw.
 //!
@@ -15,11 +16,13 @@ pub mod alloc;
 pub mod cut;
 pub mod layout;
 pub mod pool;
+pub mod staging;
 
 pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
 pub use layout::{GpuCluster, GpuModel, LevelLayout};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
+pub use staging::{RingAccount, StagingRing};
 
 /// A device on the first adapter wgpu finds, without a window (tests, benches and
 /// tools: the plugin uses Bevy's device); the error says why there is none.

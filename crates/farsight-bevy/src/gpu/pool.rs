@@ -13,10 +13,11 @@
 //! is ready, which the scheduler says on a frame after its last copy was queued.
 //! A level is resident once per model, whatever the number of instances.
 //!
-//! The transport is `wgpu::Queue::write_buffer`, whose own staging memory is
-//! submitted with the frame; the three-slice ring and its per-frame budget are
-//! the streamer's (`SchedulerConfig::staging_size`, `upload_budget`), so every
-//! byte the budget counts is a byte this uploader writes to the GPU.
+//! Copies go through the GPU staging ring ([`StagingRing`]: three mappable
+//! slices, 33 MB in all by default, as the streamer's `staging_size`) and are
+//! submitted at `end_frame`, before the frame's drawing; the streamer's budget
+//! (`upload_budget`, at most a slice) counts exactly the bytes written here. A
+//! word split across two copies is written through the queue once whole.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -29,6 +30,7 @@ use super::layout::{
     pack_clusters, GpuCluster, GpuModel, LevelLayout, LevelPlacement, Region, HEADER_BYTES,
     VERTEX_BYTES,
 };
+use super::staging::StagingRing;
 
 /// Sizes of the pools, in their units. The defaults fit wgpu's default limits
 /// (128 MiB a storage binding).
@@ -42,6 +44,10 @@ pub struct PoolSettings {
     pub clusters: u64,
     /// Rows of the model table.
     pub models: u64,
+    /// Bytes of the staging ring (the streamer's `SchedulerConfig::staging_size`).
+    pub staging_bytes: u64,
+    /// Slices of the staging ring, one a frame in flight.
+    pub staging_slices: u32,
 }
 
 impl Default for PoolSettings {
@@ -51,6 +57,8 @@ impl Default for PoolSettings {
             indices: 32 << 20,
             clusters: 1 << 18,
             models: 4096,
+            staging_bytes: 33 << 20,
+            staging_slices: 3,
         }
     }
 }
@@ -62,6 +70,7 @@ impl PoolSettings {
             + self.indices * 4
             + self.clusters * (std::mem::size_of::<GpuCluster>() as u64 + 4)
             + self.models * std::mem::size_of::<GpuModel>() as u64
+            + self.staging_bytes
     }
 }
 
@@ -118,6 +127,9 @@ pub struct UploadStats {
     pub refused_levels: u64,
     /// Clusters in the resident list.
     pub resident_clusters: u64,
+    /// Copies that found the frame's staging slice full and went through
+    /// `Queue::write_buffer` instead (the budget should keep this at zero).
+    pub staging_full: u64,
 }
 
 /// Why a model could not be added.
@@ -136,6 +148,7 @@ pub enum AddModelError {
 #[derive(Debug)]
 pub struct GpuUploader {
     queue: wgpu::Queue,
+    ring: StagingRing,
     buffers: PoolBuffers,
     settings: PoolSettings,
     vertex_alloc: RangeAllocator,
@@ -182,6 +195,7 @@ impl GpuUploader {
             resident: storage(device, "farsight resident list", settings.clusters * 4),
         };
         Self {
+            ring: StagingRing::new(device, settings.staging_bytes, settings.staging_slices),
             queue,
             buffers,
             settings,
@@ -279,50 +293,58 @@ impl GpuUploader {
         ]
     }
 
-    fn place(&mut self, model: u32, level: u8) -> Option<&mut Placed> {
-        let layout = *self
+    /// Places the level in the pools unless it is; false when there is no room.
+    fn place(&mut self, model: u32, level: u8) -> bool {
+        let Some(layout) = self
             .models
-            .get(model as usize)?
-            .layouts
-            .get(level as usize)?;
+            .get(model as usize)
+            .and_then(|m| m.layouts.get(level as usize).copied())
+        else {
+            return false;
+        };
         let m = &mut self.models[model as usize];
-        if !m.levels.contains_key(&level) {
-            let v = self.vertex_alloc.alloc(u64::from(layout.vertices));
-            let i = self.index_alloc.alloc(layout.index_count());
-            let r = self.row_alloc.alloc(u64::from(layout.clusters));
-            let (Some(v), Some(i), Some(r)) = (v.clone(), i.clone(), r.clone()) else {
-                // Give back what was placed: the level stays unplaced.
-                for (a, got) in [
-                    (&mut self.vertex_alloc, v),
-                    (&mut self.index_alloc, i),
-                    (&mut self.row_alloc, r),
-                ] {
-                    if let Some(got) = got {
-                        let _ = a.free(got);
-                    }
-                }
-                return None;
-            };
-            m.levels.insert(
-                level,
-                Placed {
-                    vertices: v,
-                    indices: i,
-                    rows: r,
-                    head: vec![0; layout.head_bytes() as usize],
-                    head_arrived: 0,
-                    split_words: HashMap::new(),
-                    ready: false,
-                },
-            );
+        if m.levels.contains_key(&level) {
+            return true;
         }
-        m.levels.get_mut(&level)
+        let v = self.vertex_alloc.alloc(u64::from(layout.vertices));
+        let i = self.index_alloc.alloc(layout.index_count());
+        let r = self.row_alloc.alloc(u64::from(layout.clusters));
+        let (Some(v), Some(i), Some(r)) = (v.clone(), i.clone(), r.clone()) else {
+            // Give back what was placed: the level stays unplaced.
+            for (a, got) in [
+                (&mut self.vertex_alloc, v),
+                (&mut self.index_alloc, i),
+                (&mut self.row_alloc, r),
+            ] {
+                if let Some(got) = got {
+                    let _ = a.free(got);
+                }
+            }
+            return false;
+        };
+        m.levels.insert(
+            level,
+            Placed {
+                vertices: v,
+                indices: i,
+                rows: r,
+                head: vec![0; layout.head_bytes() as usize],
+                head_arrived: 0,
+                split_words: HashMap::new(),
+                ready: false,
+            },
+        );
+        true
     }
 
-    /// Writes `bytes` at byte `at` of `buffer`, holding back the bytes of words
-    /// that `bytes` covers only partly until the rest of the word arrives.
+    /// Writes `bytes` at byte `at` of `buffer`: the whole words through the
+    /// staging ring, the bytes of words that `bytes` covers only partly held back
+    /// until the rest of the word arrives (then written through the queue).
+    #[allow(clippy::too_many_arguments)]
     fn write(
         queue: &wgpu::Queue,
+        ring: &mut StagingRing,
+        stats: &mut UploadStats,
         buffer: &wgpu::Buffer,
         words: &mut HashMap<(bool, u64), ([u8; 4], u8)>,
         key: bool,
@@ -332,7 +354,11 @@ impl GpuUploader {
         let end = at + bytes.len() as u64;
         let (a4, e4) = (at.next_multiple_of(4), end / 4 * 4);
         if a4 < e4 {
-            queue.write_buffer(buffer, a4, &bytes[(a4 - at) as usize..(e4 - at) as usize]);
+            let whole = &bytes[(a4 - at) as usize..(e4 - at) as usize];
+            if !ring.copy(whole, buffer, a4) {
+                stats.staging_full += 1;
+                queue.write_buffer(buffer, a4, whole);
+            }
         }
         let mut partial = |pos: u64| {
             let word = pos / 4 * 4;
@@ -396,14 +422,15 @@ impl Uploader for GpuUploader {
         else {
             return;
         };
-        let queue = self.queue.clone();
-        let buffers = self.buffers.clone();
-        let Some(p) = self.place(model, level) else {
+        if !self.place(model, level) {
             self.stats.placement_failures += 1;
             bevy::log::error!(
                 "farsight: no room in the GPU pools for model {model} level {level}; \
                  its coarser level stays drawn"
             );
+            return;
+        }
+        let Some(p) = self.models[model as usize].levels.get_mut(&level) else {
             return;
         };
         for piece in layout.split(offset_in_level, bytes.len() as u64) {
@@ -415,16 +442,20 @@ impl Uploader for GpuUploader {
                     p.head_arrived += piece.len;
                 }
                 Region::Vertices => Self::write(
-                    &queue,
-                    &buffers.vertices,
+                    &self.queue,
+                    &mut self.ring,
+                    &mut self.stats,
+                    &self.buffers.vertices,
                     &mut p.split_words,
                     false,
                     p.vertices.start * VERTEX_BYTES + piece.dst,
                     src,
                 ),
                 Region::Indices => Self::write(
-                    &queue,
-                    &buffers.indices,
+                    &self.queue,
+                    &mut self.ring,
+                    &mut self.stats,
+                    &self.buffers.indices,
                     &mut p.split_words,
                     true,
                     p.indices.start * 4 + piece.dst,
@@ -497,6 +528,7 @@ impl Uploader for GpuUploader {
     }
 
     fn end_frame(&mut self) {
+        self.ring.submit(&self.queue);
         if self.dirty {
             self.rebuild();
             self.dirty = false;
