@@ -79,18 +79,7 @@ fn bench(c: &mut Criterion) {
         );
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
-                let mut encoder = device.create_command_encoder(&Default::default());
-                pipeline.encode(
-                    &device,
-                    &queue,
-                    &mut encoder,
-                    up.buffers(),
-                    up.max_resident(),
-                    &table,
-                    &cam,
-                    &out,
-                );
-                queue.submit([encoder.finish()]);
+                pipeline.submit(&device, &queue, &up, &table, &cam, &out);
                 device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
             });
         });

@@ -62,6 +62,19 @@ struct Streamed {
     model: u32,
 }
 
+impl Streamed {
+    /// `cooked` registered with the uploader, its levels read from its file.
+    fn register(up: &mut GpuUploader, cooked: &CookedModel) -> Self {
+        let model = up.add_cooked(cooked).unwrap();
+        let (levels, infos) = read_levels(cooked);
+        Self {
+            levels,
+            infos,
+            model,
+        }
+    }
+}
+
 fn read_levels(cooked: &CookedModel) -> (Vec<Vec<u8>>, Vec<Vec<ClusterInfo>>) {
     let file = std::fs::read(cooked.path()).unwrap();
     let mut levels = Vec::new();
@@ -192,13 +205,8 @@ fn the_gpu_cut_is_the_cpu_cut_on_every_corpus_mesh() {
         let file = cook(&mesh, &dir);
         for cooked in CookedModel::open_all(&file).unwrap() {
             let mut up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
-            let model = up.add_cooked(&cooked).unwrap();
-            let (levels, infos) = read_levels(&cooked);
-            let s = Streamed {
-                levels,
-                infos,
-                model,
-            };
+            let s = Streamed::register(&mut up, &cooked);
+            let model = s.model;
             let n = s.levels.len();
             let [x, y, z, radius] = cooked.error_bounds();
             let centre = Vec3::new(x, y, z);
@@ -270,18 +278,7 @@ fn the_gpu_cut_is_the_cpu_cut_on_every_corpus_mesh() {
                         frustum: true,
                     };
                     let frustum = Frustum::from_view_projection(&cam.view_projection);
-                    let mut encoder = device.create_command_encoder(&Default::default());
-                    pipeline.encode(
-                        &device,
-                        &queue,
-                        &mut encoder,
-                        up.buffers(),
-                        up.max_resident(),
-                        &table,
-                        &cam,
-                        &out,
-                    );
-                    queue.submit([encoder.finish()]);
+                    pipeline.submit(&device, &queue, &up, &table, &cam, &out);
                     let back = out.read_back(&device, &queue).unwrap();
                     assert_eq!(back.overflow, 0);
                     assert_eq!(back.draw_instances as usize, back.visible.len());
@@ -337,18 +334,27 @@ fn the_gpu_cut_is_the_cpu_cut_on_every_corpus_mesh() {
     );
 }
 
+/// A device, a scratch folder, the bunny cooked into it and an uploader with the
+/// bunny registered (after `before` other copies of it); `None` without a GPU.
+fn bunny_setup(
+    name: &str,
+) -> Option<(wgpu::Device, wgpu::Queue, PathBuf, CookedModel, GpuUploader)> {
+    let (device, queue) = device()?;
+    let dir = farsight_testkit::scratch(name);
+    let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let cooked = CookedModel::open(&file).unwrap();
+    let up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
+    Some((device, queue, dir, cooked, up))
+}
+
 /// What the pools hold is the file's bytes: the vertices and index slots of a level
 /// read back from the GPU equal the record's, chunk edges and all; and a level is
 /// uploaded once however many instances draw it.
 #[test]
 fn the_pools_hold_the_records_bytes_as_stored() {
-    let Some((device, queue)) = device() else {
+    let Some((device, queue, _dir, cooked, mut up)) = bunny_setup("gpu_pool") else {
         return;
     };
-    let dir = farsight_testkit::scratch("gpu_pool");
-    let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
-    let cooked = CookedModel::open(&file).unwrap();
-    let mut up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
     // A first model takes the pools' start, so the bunny's ranges do not begin at 0.
     let (levels, infos) = read_levels(&cooked);
     let other = up.add_cooked(&cooked).unwrap();
@@ -538,4 +544,219 @@ fn the_streamer_fills_the_gpu_pools_under_its_budget() {
         "{gpu_bytes} GPU bytes for {triangles} resident triangles: {:.1} bytes a triangle",
         gpu_bytes as f64 / triangles as f64
     );
+}
+
+/// The draw's vertex fetch returns the file's vertices (positions dequantised as
+/// `ClusterVertex::unpack` does, normals decoded), and one indirect draw of the cut
+/// covers the model on screen.
+#[test]
+fn the_draw_pulls_the_files_vertices_and_draws_the_cut() {
+    use farsight_bevy::gpu::{DrawCamera, DrawPipeline};
+    use farsight_format::ClusterVertex;
+    let Some((device, queue, dir, cooked, mut up)) = bunny_setup("gpu_draw") else {
+        return;
+    };
+    let s = Streamed::register(&mut up, &cooked);
+    let model = s.model;
+    stream_in(&mut up, &s, 0);
+    let mut table = InstanceTable::new(&device, 1);
+    table.write(&queue, 0, &[GpuInstance::new(model, &Affine3A::IDENTITY)]);
+    let [x, y, z, r] = cooked.error_bounds();
+    let centre = Vec3::new(x, y, z);
+    let eye = centre + Vec3::new(0.3, 0.4, 2.5) * r;
+    let proj = Mat4::perspective_rh(1.0, 1.0, r * 0.01, r * 100.0);
+    let clip_from_world = proj * Mat4::look_at_rh(eye, centre, Vec3::Y);
+    let cam = CutCamera {
+        view_projection: clip_from_world,
+        position: eye,
+        projection: ProjectionInfo::from_matrix(&proj),
+        viewport_height: 128.0,
+        threshold_px: 1.0,
+        frustum: true,
+    };
+    let cut = CutPipeline::new(&device);
+    let out = cut.outputs(&device, 1 << 16);
+    cut.submit(&device, &queue, &up, &table, &cam, &out);
+    let back = out.read_back(&device, &queue).unwrap();
+    let n = back.visible.len() as u32;
+    assert!(n > 0);
+
+    // The vertex fetch against the file.
+    let draw = DrawPipeline::new(
+        &device,
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureFormat::Depth32Float,
+    );
+    let bytes = u64::from(n) * 384 * 32;
+    let pulled = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    draw.pull_check(
+        &device,
+        &mut encoder,
+        up.buffers(),
+        &table,
+        &out,
+        n,
+        &pulled,
+    );
+    queue.submit([encoder.finish()]);
+    let got: Vec<[f32; 4]> =
+        bytemuck::pod_collect_to_vec(&read_vec(&device, &queue, &pulled, 0, bytes));
+    let mut checked = 0;
+    for (k, &[_, row]) in back.visible.iter().enumerate() {
+        let (l, rows) = (0..s.levels.len())
+            .find_map(|l| {
+                up.level_rows(model, l as u8)
+                    .filter(|r| r.contains(&u64::from(row)))
+                    .map(|r| (l, r))
+            })
+            .unwrap();
+        let c = (u64::from(row) - rows.start) as usize;
+        let record = &s.levels[l];
+        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&record[..64]);
+        let (cc, vc) = (header.cluster_count as usize, header.vertex_count as usize);
+        let (v0, i0) = (64 + cc * 48, 64 + cc * 48 + vc * 32);
+        let tris = usize::from(s.infos[l][c].triangle_count);
+        for v in 0..3 * tris {
+            let at = i0 + (c * 384 + v) * 4;
+            let index = u32::from_le_bytes(record[at..at + 4].try_into().unwrap()) as usize;
+            let vertex: ClusterVertex =
+                bytemuck::pod_read_unaligned(&record[v0 + index * 32..v0 + index * 32 + 32]);
+            let want = vertex.unpack(header.bounds_min, header.bounds_max);
+            let [px, py, pz, level] = got[2 * (k * 384 + v)];
+            let [nx, ny, nz, _] = got[2 * (k * 384 + v) + 1];
+            assert_eq!(level, l as f32);
+            let pos_err = Vec3::new(px, py, pz).distance(Vec3::from(want.position));
+            assert!(
+                pos_err <= r * 1e-6,
+                "cluster {k} vertex {v}: position off by {pos_err}"
+            );
+            let n_err = Vec3::new(nx, ny, nz).distance(Vec3::from(want.normal));
+            assert!(
+                n_err < 1e-5,
+                "cluster {k} vertex {v}: normal off by {n_err}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "{checked} vertices checked");
+
+    // One indirect draw of the cut: the bunny covers part of the picture.
+    let size = 128u32;
+    let target = |format, usage| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: size,
+                height: size,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage,
+            view_formats: &[],
+        })
+    };
+    let color = target(
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+    );
+    let depth = target(
+        wgpu::TextureFormat::Depth32Float,
+        wgpu::TextureUsages::RENDER_ATTACHMENT,
+    );
+    let (color_view, depth_view) = (
+        color.create_view(&Default::default()),
+        depth.create_view(&Default::default()),
+    );
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: None,
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &color_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let camera = DrawCamera {
+            clip_from_world,
+            light: Vec3::new(0.3, 1.0, 0.5),
+            tint_levels: true,
+        };
+        draw.draw(
+            &device,
+            &queue,
+            &mut pass,
+            up.buffers(),
+            &table,
+            &out,
+            &camera,
+        );
+    }
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: u64::from(size * size * 4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_texture_to_buffer(
+        color.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &readback,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(size * 4),
+                rows_per_image: None,
+            },
+        },
+        wgpu::Extent3d {
+            width: size,
+            height: size,
+            depth_or_array_layers: 1,
+        },
+    );
+    queue.submit([encoder.finish()]);
+    readback
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let pixels = readback.slice(..).get_mapped_range().to_vec();
+    // Left in the scratch folder for a look.
+    let png = std::fs::File::create(dir.join("bunny-gpu.png")).unwrap();
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(png), size, size);
+    enc.set_color(png::ColorType::Rgba);
+    enc.write_header()
+        .unwrap()
+        .write_image_data(&pixels)
+        .unwrap();
+    let covered = pixels
+        .chunks_exact(4)
+        .filter(|p| p[..3] != [0, 0, 0])
+        .count();
+    let share = covered as f64 / f64::from(size * size);
+    eprintln!("{n} clusters drawn, {checked} vertices checked, the bunny covers {share:.3} of the picture");
+    assert!((0.05..0.9).contains(&share), "coverage {share}");
 }

@@ -19,7 +19,7 @@ use glam::{Affine3A, Mat4, Vec3};
 use super::pool::PoolBuffers;
 
 /// The WGSL of the cut (`cut` and `finish` entry points).
-pub const CUT_WGSL: &str = include_str!("cut.wgsl");
+pub const CUT_WGSL: &str = concat!(include_str!("tables.wgsl"), include_str!("cut.wgsl"));
 
 /// Invocations of one workgroup of the cut.
 const WORKGROUP: u32 = 64;
@@ -361,6 +361,33 @@ impl CutPipeline {
         }
         pass.set_pipeline(&self.finish);
         pass.dispatch_workgroups(1, 1, 1);
+    }
+}
+
+impl CutPipeline {
+    /// [`CutPipeline::encode`] of `pool`'s resident clusters in a command buffer of
+    /// its own, submitted at once.
+    pub fn submit(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pool: &super::GpuUploader,
+        instances: &InstanceTable,
+        camera: &CutCamera,
+        out: &CutOutputs,
+    ) {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        self.encode(
+            device,
+            queue,
+            &mut encoder,
+            pool.buffers(),
+            pool.max_resident(),
+            instances,
+            camera,
+            out,
+        );
+        queue.submit([encoder.finish()]);
     }
 }
 

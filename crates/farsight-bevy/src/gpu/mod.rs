@@ -5,6 +5,8 @@
 //! - [`layout`]: where a level record's bytes go, and the table rows.
 //! - [`pool`]: the GPU buffers and [`GpuUploader`], farsight-stream's `Uploader`.
 //! - [`staging`]: the staging ring of mappable slices the copies go through.
+//! - [`draw`]: the render pipeline that pulls vertices from the pools and draws
+//!   the cut's visible clusters with one indirect draw.
 //! - [`cut`]: the compute pass that asks every resident cluster of every instance
 //!   farsight-cluster's two questions and writes the visible list and indirect draw.
 //!
@@ -14,12 +16,14 @@
 
 pub mod alloc;
 pub mod cut;
+pub mod draw;
 pub mod layout;
 pub mod pool;
 pub mod staging;
 
 pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
+pub use draw::{DrawCamera, DrawPipeline};
 pub use layout::{GpuCluster, GpuModel, LevelLayout};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
 pub use staging::{RingAccount, StagingRing};
