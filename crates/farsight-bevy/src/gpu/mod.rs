@@ -29,7 +29,8 @@ pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
 pub use staging::{RingAccount, StagingRing};
 
 /// A device on the first adapter wgpu finds, without a window (tests, benches and
-/// tools: the plugin uses Bevy's device); the error says why there is none.
+/// tools: the plugin uses Bevy's device), when it can run the GPU path
+/// ([`gpu_path_supported`] with the default pools); the error says why there is none.
 pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), String> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
     let adapter =
@@ -39,5 +40,55 @@ pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo
     let (device, queue) =
         bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
             .map_err(|e| e.to_string())?;
+    if !gpu_path_supported(
+        &adapter.get_downlevel_capabilities(),
+        &device.limits(),
+        &PoolSettings::default(),
+    ) {
+        return Err(format!(
+            "{} lacks compute shaders, vertex-stage storage buffers, indirect draws or \
+             the storage limits the pools need",
+            info.name
+        ));
+    }
     Ok((device, queue, info))
+}
+
+/// Whether a device can run the GPU path: compute shaders, storage buffers read by
+/// vertex shaders, indirect draws, and room for the draw's seven storage buffers
+/// in one stage and the pools' bindings. Where it cannot (WebGL2), the CPU path is
+/// the one to use.
+pub fn gpu_path_supported(
+    downlevel: &wgpu::DownlevelCapabilities,
+    limits: &wgpu::Limits,
+    pools: &PoolSettings,
+) -> bool {
+    use wgpu::DownlevelFlags as F;
+    let needs = F::COMPUTE_SHADERS | F::VERTEX_STORAGE | F::INDIRECT_EXECUTION;
+    let largest = (pools.vertices * layout::VERTEX_BYTES)
+        .max(pools.indices * 4)
+        .max(pools.clusters * std::mem::size_of::<GpuCluster>() as u64);
+    downlevel.flags.contains(needs)
+        && limits.max_storage_buffers_per_shader_stage >= 7
+        && limits.max_storage_buffer_binding_size >= largest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webgl2_takes_the_cpu_path_and_a_full_device_the_gpu_path() {
+        let pools = PoolSettings::default();
+        let full = wgpu::DownlevelCapabilities::default();
+        assert!(gpu_path_supported(&full, &wgpu::Limits::default(), &pools));
+        let webgl2 = wgpu::DownlevelCapabilities {
+            flags: wgpu::DownlevelFlags::empty(),
+            ..Default::default()
+        };
+        let limits = wgpu::Limits::downlevel_webgl2_defaults();
+        assert!(!gpu_path_supported(&webgl2, &limits, &pools));
+        // Full flags but WebGL2's limits (no storage buffers) are not enough either.
+        assert!(!gpu_path_supported(&full, &limits, &pools));
+    }
 }
