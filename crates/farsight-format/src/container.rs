@@ -31,105 +31,11 @@
 //! byte (head checksum, every record's checksum, every gap zero).
 
 use std::collections::HashMap;
-use std::fmt;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-
+use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
+use crate::reader::Manifest;
 use crate::ron_text::write_manifest;
-use crate::FormatError;
-
-/// The twelve identifying bytes every farsight file starts with, shaped as KTX2's:
-/// one byte with the high bit set, six ASCII characters, the closing byte, CR LF,
-/// Ctrl-Z, LF. A file mangled by a text-mode transfer fails here.
-pub const IDENTIFIER: [u8; 12] = *b"\xABFSIGHT\xBB\r\n\x1A\n";
-
-/// Byte offset of the manifest text.
-pub(crate) const MANIFEST_START: usize = 32;
-/// Alignment of the table and of every record in it.
-pub const RECORD_ALIGN: usize = 16;
-/// Size of one directory entry.
-pub(crate) const ENTRY_SIZE: usize = 24;
-
-/// The version word: which mesh encodings the file's records use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Version {
-    /// Full precision: f32 attributes, u32 indices, provenance (seed 004 "The file").
-    Full = 1,
-    /// Cooked: quantised, reordered and entropy-coded for a GPU (seed 004 version 2).
-    Cooked = 2,
-    /// Cooked records in the streaming layout: a checksum for the head alone and one
-    /// per record in its directory entry, so each record is read and verified on its
-    /// own (cluster-LOD files, whose levels stream one by one).
-    Streamed = 3,
-}
-
-impl Version {
-    /// The version for a version word, or `UnknownVersion`.
-    pub fn from_word(word: u32) -> Result<Self, FormatError> {
-        match word {
-            1 => Ok(Version::Full),
-            2 => Ok(Version::Cooked),
-            3 => Ok(Version::Streamed),
-            found => Err(FormatError::UnknownVersion { found }),
-        }
-    }
-}
-
-/// Four ASCII bytes naming a record's kind, stored in the directory so a tool can
-/// describe a record without the manifest type.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RecordTag(pub [u8; 4]);
-
-impl RecordTag {
-    /// A full-precision mesh ([`crate::FullMesh`]).
-    pub const MESH_FULL: RecordTag = RecordTag(*b"MSH1");
-    /// A cooked mesh ([`crate::CookedMesh`]).
-    pub const MESH_COOKED: RecordTag = RecordTag(*b"MSH2");
-    /// One level of a cluster-LOD mesh ([`crate::ClusterLevel`]).
-    pub const CLUSTER_LEVEL: RecordTag = RecordTag(*b"CLV1");
-    /// A cooked mesh set: a model's parts, identical ones stored once.
-    pub const MESH_COOKED_SET: RecordTag = RecordTag(*b"MSS1");
-}
-
-impl fmt::Display for RecordTag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for &b in &self.0 {
-            if b.is_ascii_graphic() {
-                write!(f, "{}", b as char)?;
-            } else {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for RecordTag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RecordTag({self})")
-    }
-}
-
-/// Index of a record in the table. This is what a manifest stores where a mesh would
-/// be; it serialises as a bare integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RecordIndex(pub u32);
-
-/// A manifest: the serde type of one asset kind. It reports every record it names so
-/// the reader can check each index and kind before handing the file out.
-pub trait Manifest: Serialize + DeserializeOwned {
-    /// Calls `visit` once per record reference, with the kind that reference expects.
-    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag));
-
-    /// Checks beyond record kinds, run by the reader once every reference resolved:
-    /// the version this kind of file is written with, copies of record fields the
-    /// manifest keeps. None by default.
-    fn check(&self, _file: &crate::RawFile<'_>) -> Result<(), FormatError> {
-        Ok(())
-    }
-}
+use crate::{FormatError, RecordIndex, RecordTag, Version, IDENTIFIER};
 
 /// Builds a file: add records (identical ones are stored once), then finish with the
 /// manifest that names them.
@@ -598,21 +504,11 @@ enum Task<'a> {
     Copy(&'a [u8], &'a mut [u8]),
 }
 
-/// Rounds `x` up to a multiple of `a` (a power of two).
-pub(crate) fn align_up(x: usize, a: usize) -> usize {
-    (x + a - 1) & !(a - 1)
-}
-
-/// Where the table length word goes after a manifest ending at `end`: the first
-/// position at or after `end` that makes the table itself start 16-aligned.
-pub(crate) fn table_length_word_at(end: usize) -> usize {
-    align_up(end + 8, RECORD_ALIGN) - 8
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{AlignedBytes, Container};
+    use serde::{Deserialize, Serialize};
 
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct List(Vec<RecordIndex>);

@@ -4,12 +4,14 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::coding::{zigzag, zstd_frame};
 use crate::cooked::{max_extent, split_planes};
 use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
 use crate::full::bounds;
-use crate::predict::{predict_normals, uv_residuals_from_positions, walk, zigzag, WalkScratch};
+use crate::predict::{predict_normals, uv_residuals_from_positions};
 use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
 use crate::walk::Recipe;
+use crate::walk::{walk, WalkScratch};
 use crate::{FormatError, MeshData};
 
 /// How to cook. The defaults are seed 004's: 16-bit positions and uvs, 16-bit
@@ -730,41 +732,6 @@ impl Codings {
 /// (`buckets`: vertex streams) the bucket codecs. The one chosen by size is the
 /// smallest, except that one without an entropy layer wins when an entropy-coded
 /// one saves less than 1/[`ENTROPY_MIN_SAVING`] of its bytes.
-/// Frames of fewer input bytes store their literals raw where that costs at most
-/// 1/[`RAW_LITERALS_GROWTH`] more bytes. Measured on the frames the cook writes for
-/// the corpus (`examples/zstd_frames.rs`, median ns per frame, Huffman against raw
-/// literals): 555 against 270 at 64-256 bytes, 778 against 466 at 256-1,024, 2,304
-/// against 1,736 at 1-4 KiB, while at 4-16 KiB raw literals were slower (6,256
-/// against 7,714: the parser then takes more, shorter matches).
-const RAW_LITERALS_BELOW: usize = 4096;
-const RAW_LITERALS_GROWTH: usize = 16;
-
-/// One zstd frame of `data` at `level` (matches of at least `min_match` bytes when
-/// given). A small frame's decode is dominated by building its Huffman table for
-/// the literals; where storing the literals raw costs few bytes, the frame does.
-pub(crate) fn zstd_frame(data: &[u8], level: i32, min_match: Option<u32>) -> Option<Vec<u8>> {
-    use zstd::zstd_safe::{CParameter, ParamSwitch};
-    let frame = |raw_literals: bool| -> Option<Vec<u8>> {
-        let mut zc = zstd::bulk::Compressor::new(level).ok()?;
-        if let Some(m) = min_match {
-            zc.set_parameter(CParameter::MinMatch(m)).ok()?;
-        }
-        if raw_literals {
-            zc.set_parameter(CParameter::LiteralCompressionMode(ParamSwitch::Disable))
-                .ok()?;
-        }
-        zc.compress(data).ok()
-    };
-    let huffman = frame(false)?;
-    if data.len() >= RAW_LITERALS_BELOW {
-        return Some(huffman);
-    }
-    match frame(true) {
-        Some(raw) if raw.len() <= huffman.len() + huffman.len() / RAW_LITERALS_GROWTH => Some(raw),
-        _ => Some(huffman),
-    }
-}
-
 fn choose_codec(
     raw: &[u8],
     elem: usize,
@@ -921,7 +888,7 @@ pub fn cook_meshes(meshes: &[MeshData], opts: &CookOptions) -> Vec<Result<Vec<u8
 
 #[cfg(test)]
 mod tests {
-    use super::{zstd_frame, RAW_LITERALS_BELOW};
+    use crate::coding::{zstd_frame, RAW_LITERALS_BELOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

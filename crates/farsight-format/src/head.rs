@@ -24,7 +24,7 @@
 //! # Ok::<(), FormatError>(())
 //! ```
 
-use crate::container::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
+use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
 use crate::reader::{need, parse_manifest, read_u32, read_u64, verify_record_crc, zeros};
 use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Version, IDENTIFIER};
 

@@ -39,6 +39,7 @@ extern crate self as farsight_format;
 mod aligned;
 mod buckets;
 mod cluster;
+mod coding;
 mod container;
 #[cfg(feature = "encode")]
 mod cook;
@@ -50,6 +51,7 @@ mod error;
 mod full;
 mod head;
 mod instances;
+mod layout;
 mod material;
 mod meshopt_into;
 mod predict;
@@ -74,9 +76,7 @@ pub use cluster::{
     ClusterMeshManifest, ClusterVertex, FloatVertex, OctCache, CLUSTER_SLOT_SHIFT,
     CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
 };
-pub use container::{
-    FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,
-};
+pub use container::FileWriter;
 #[cfg(feature = "encode")]
 pub use cook::{cook_mesh, cook_meshes, CookOptions};
 #[cfg(feature = "encode")]
@@ -90,11 +90,12 @@ pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use head::{FileHead, RecordRange};
 pub use instances::{check_instances, check_transform, Instance};
+pub use layout::{RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN};
 pub use material::{
     AlphaMode, ImageFormat, Material, MaterialExtras, MaterialTable, Texture, TextureData,
     TextureSlot, UvTransform, Wrap, TEXTURE_TAG,
 };
-pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
+pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};

@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::{FormatError, NO_PARENT_ERROR};
+use crate::FormatError;
 
 /// The manifest as indented RON, byte for byte ron's pretty text (the module doc
 /// says how and why).
@@ -140,8 +140,8 @@ const NEW_LINE: &str = if cfg!(target_os = "windows") {
     "\n"
 };
 const INDENTOR: &str = "    ";
-/// ron's text of [`NO_PARENT_ERROR`] (`f32::MAX`).
-const NO_PARENT_ERROR_TEXT: &str = "340282350000000000000000000000000000000.0";
+/// ron's text of `f32::MAX` (a cluster level's `NO_PARENT_ERROR`).
+const F32_MAX_TEXT: &str = "340282350000000000000000000000000000000.0";
 /// Nesting [`PrettyWriter`] writes; deeper values go to ron (whose limit is 128).
 const MAX_DEPTH: usize = 64;
 
@@ -529,9 +529,9 @@ impl<'a> serde::Serializer for &'a mut PrettyWriter {
         serialize_u64(u64) => uint,
     }
     fn serialize_f32(self, v: f32) -> Written {
-        if v == NO_PARENT_ERROR {
-            // Every cluster file's coarsest level has no parent.
-            self.out.push_str(NO_PARENT_ERROR_TEXT);
+        if v == f32::MAX {
+            // Every cluster file's coarsest level has no parent (`NO_PARENT_ERROR`).
+            self.out.push_str(F32_MAX_TEXT);
             return Ok(());
         }
         self.float(

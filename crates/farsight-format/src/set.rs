@@ -871,7 +871,7 @@ fn encode_layout(
     use rayon::prelude::*;
 
     let zstd = |body: &[u8]| {
-        crate::cook::zstd_frame(body, opts.zstd_level, None).ok_or(FormatError::BadInput {
+        crate::coding::zstd_frame(body, opts.zstd_level, None).ok_or(FormatError::BadInput {
             what: "zstd compression failed",
             found: body.len() as u64,
         })
