@@ -1,4 +1,4 @@
-//! Cluster-LOD records (seed 003, "Writing The Result"): one record per level.
+//! Cluster-LOD records (`docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time`): one record per level.
 //!
 //! ```text
 //! ClusterLevelHeader                      64 bytes
@@ -250,8 +250,8 @@ pub struct ClusterInfo {
     pub parent_error: f32,
     /// Real triangles in the slot (1..=CLUSTER_SLOT_TRIANGLES); the rest are padding.
     pub triangle_count: u16,
-    /// The one material every triangle of the cluster uses (seed 003: sub-meshes are
-    /// split per material before clustering): an index into the manifest's
+    /// The one material every triangle of the cluster uses (each material's part is
+    /// clustered on its own: `docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time`): an index into the manifest's
     /// `materials`, below the level header's `material_count`.
     pub material: u16,
     /// The DAG group the cluster was cut from (index within its level).
@@ -275,7 +275,7 @@ pub struct ClusterLevelHeader {
     /// Model bounds the positions are quantised in (the same for every level).
     pub bounds_min: [f32; 3],
     /// The largest parent error of the level: once it projects under a pixel, this
-    /// level and every finer one are not needed (seed 003's most important number).
+    /// level and every finer one are not needed (`docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs`).
     pub max_parent_error: f32,
     pub bounds_max: [f32; 3],
     /// The largest own error of the level's clusters.

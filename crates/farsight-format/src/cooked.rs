@@ -1,4 +1,4 @@
-//! Cooked mesh records (version 2, seed 004 "The cooked file"): layout and parsing
+//! Cooked mesh records (version 2; `docs/design/baked-buildings.md#the-full-and-cooked-files`): layout and parsing
 //! (the decoder is `decode.rs`).
 //!
 //! ```text
@@ -38,7 +38,7 @@
 //! `position_damping` existed have neither (the byte was reserved and zero, which
 //! means the plain parallelogram), so they read unchanged. UVs are quantised against their bounds rather than stored as half
 //! floats because they are metres on a building and run to hundreds, where a half
-//! float's step is centimetres (seed 004).
+//! float's step is centimetres (`docs/design/baked-buildings.md#the-full-and-cooked-files`).
 //!
 //! **Entropy layer: zstd.** Measured on the meshopt streams of bunny, pirate and
 //! FlightHelmet (BENCHMARKS.md, "Container and mesh encodings"): zstd-19 takes them

@@ -1,4 +1,4 @@
-//! Full-precision mesh records (version 1, seed 004 "The file").
+//! Full-precision mesh records (version 1; `docs/design/baked-buildings.md#the-full-and-cooked-files`).
 //!
 //! ```text
 //! FullMeshHeader                               48 bytes

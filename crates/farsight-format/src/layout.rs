@@ -22,9 +22,11 @@ pub(crate) const ENTRY_SIZE: usize = 24;
 /// The version word: which mesh encodings the file's records use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Version {
-    /// Full precision: f32 attributes, u32 indices, provenance (seed 004 "The file").
+    /// Full precision: f32 attributes, u32 indices, provenance
+    /// (`docs/design/baked-buildings.md#the-full-and-cooked-files`).
     Full = 1,
-    /// Cooked: quantised, reordered and entropy-coded for a GPU (seed 004 version 2).
+    /// Cooked: quantised, reordered and entropy-coded for a GPU
+    /// (`docs/design/baked-buildings.md#the-full-and-cooked-files`).
     Cooked = 2,
     /// Cooked records in the streaming layout: a checksum for the head alone and one
     /// per record in its directory entry, so each record is read and verified on its

@@ -28,6 +28,8 @@
 //! What the bytes of every record kind mean, byte by byte (enough to write a reader
 //! from): `FORMAT.md` beside this crate's `Cargo.toml`.
 
+#![warn(missing_docs)]
+
 #[cfg(target_endian = "big")]
 compile_error!("farsight-format reads little-endian records in place");
 
@@ -99,3 +101,12 @@ pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadOptions, R
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};
+
+/// The manifest printer `FileWriter` uses, for `examples/manifest_text.rs` to time it
+/// against `ron::ser::to_string_pretty` (not part of the API).
+#[doc(hidden)]
+pub fn manifest_text_for_bench<M: serde::Serialize>(manifest: &M) -> Result<Vec<u8>, FormatError> {
+    let mut out = Vec::new();
+    ron_text::write_manifest(manifest, &mut out)?;
+    Ok(out)
+}
