@@ -34,7 +34,6 @@ use std::collections::HashMap;
 
 use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
 use crate::reader::Manifest;
-use crate::ron_text::write_manifest;
 use crate::{FormatError, RecordIndex, RecordTag, Version, IDENTIFIER};
 
 /// Builds a file: add records (identical ones are stored once), then finish with the
@@ -293,8 +292,14 @@ impl FileWriter {
         // known), then the file taken zeroed from the allocator (fresh pages come
         // zeroed from the system: no zeroing pass; calloc often knows a block
         // fresh from the heap's top is zero too) and the text copied in.
-        let mut text: Vec<u8> = Vec::with_capacity(MANIFEST_GUESS);
-        write_manifest(manifest, &mut text)?;
+        // ron's pretty printer with its default configuration: the text every farsight
+        // file has had (a hand-written printer of the same bytes was 1-4 us faster
+        // per file; BENCHMARKS.md "Manifest text").
+        let text = ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
+            .map_err(|e| FormatError::ManifestWrite {
+                message: e.to_string(),
+            })?
+            .into_bytes();
         let manifest_len = text.len();
         let length_word = table_length_word_at(MANIFEST_START + manifest_len);
         let table_start = length_word + 8;
@@ -488,10 +493,6 @@ const SMALL_TABLE: usize = 1 << 18;
 /// SimpleInstancing's 21K; past it the allocator handed cakeBirthday's 100K and
 /// LightsPunctualLamp's 625K zeroed for free, and appending cost 0.05-0.1 %).
 const APPEND_TABLE: usize = 1 << 16;
-
-/// Room kept for the manifest's text before it is written (most are under a
-/// kilobyte; a longer one grows the buffer).
-const MANIFEST_GUESS: usize = 1024;
 
 /// Bytes of a stored record copied by one task of [`FileWriter::layout`].
 const COPY_CHUNK: usize = 1 << 18;

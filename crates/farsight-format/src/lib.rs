@@ -63,7 +63,6 @@ mod reader;
 /// readers to it (not part of the API).
 #[doc(hidden)]
 pub mod reference;
-mod ron_text;
 mod set;
 #[cfg(simd_x86)]
 mod simd;
@@ -101,12 +100,3 @@ pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadOptions, R
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};
-
-/// The manifest printer `FileWriter` uses, for `examples/manifest_text.rs` to time it
-/// against `ron::ser::to_string_pretty` (not part of the API).
-#[doc(hidden)]
-pub fn manifest_text_for_bench<M: serde::Serialize>(manifest: &M) -> Result<Vec<u8>, FormatError> {
-    let mut out = Vec::new();
-    ron_text::write_manifest(manifest, &mut out)?;
-    Ok(out)
-}
