@@ -18,9 +18,13 @@ use crate::{FormatError, MeshData};
 /// octahedral normals and tangents, tangents generated when the mesh has uvs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CookOptions {
+    /// Bits per position component, 1..=16 (on one grid over the mesh's largest extent).
     pub position_bits: u32,
+    /// Bits per uv component, 1..=16 (over the uvs' bounds).
     pub uv_bits: u32,
+    /// Bits per octahedral normal component, 2..=16.
     pub normal_bits: u32,
+    /// Bits per octahedral tangent component, 2..=16.
     pub tangent_bits: u32,
     /// Generate tangents (meshopt's `generate_tangents`) when the mesh has uvs and no
     /// tangents of its own.

@@ -125,7 +125,9 @@ pub const STREAMS: [Stream; 5] = [
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct CookedHeader {
+    /// Vertices in the record.
     pub vertex_count: u32,
+    /// Indices in the record (three per triangle).
     pub index_count: u32,
     /// Bits per position component (1..=16).
     pub position_bits: u8,
@@ -158,20 +160,28 @@ pub struct CookedHeader {
     pub uv_axes: u8,
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
+    /// The bounds' maximum corner (positions are quantised over the largest extent from `bounds_min`).
     pub bounds_max: [f32; 3],
+    /// The uvs' minimum (each component quantised from here to `uv_max`).
     pub uv_min: [f32; 2],
+    /// The uvs' maximum.
     pub uv_max: [f32; 2],
+    /// Where each stream lies and how it is coded: positions, normals, tangents, uvs, indices.
     pub streams: [StreamDesc; 5],
     /// With [`CookedHeader::SHARED_POSITIONS`]: the distinct positions the positions
     /// stream holds, and the remap's stored bytes; zero otherwise.
     pub position_count: u32,
+    /// With [`CookedHeader::SHARED_POSITIONS`]: the remap's stored bytes; zero otherwise.
     pub remap_len: u32,
 }
 const _: () = assert!(std::mem::size_of::<CookedHeader>() == 144);
 
 impl CookedHeader {
+    /// The record has normals (a normals stream).
     pub const HAS_NORMALS: u8 = 1;
+    /// The record has tangents (a tangents stream).
     pub const HAS_TANGENTS: u8 = 2;
+    /// The record has uvs (a uvs stream).
     pub const HAS_UVS: u8 = 4;
     /// The normals stream holds residuals against the geometric normal prediction.
     pub const PREDICTED_NORMALS: u8 = 8;
@@ -212,7 +222,9 @@ impl CookedHeader {
 /// A cooked record, validated and split into its streams.
 #[derive(Clone, Copy, Debug)]
 pub struct CookedMesh<'a> {
+    /// The record's header.
     pub header: CookedHeader,
+    /// Each stream's stored bytes, in header order (empty where the record has no such stream).
     pub streams: [&'a [u8]; 5],
     /// The position remap's stored bytes ([`CookedHeader::SHARED_POSITIONS`]), or
     /// empty.

@@ -10,22 +10,30 @@ use crate::{
 /// One stream of a record as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamSummary {
+    /// The stream's name ("positions", "indices", ...).
     pub name: &'static str,
     /// "raw", "meshopt", "meshopt+zstd" or "f32"/"u32" arrays.
     pub codec: &'static str,
+    /// Bytes stored in the record.
     pub stored_bytes: u64,
+    /// Bytes it decodes to.
     pub decoded_bytes: u64,
 }
 
 /// What a record holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordSummary {
+    /// The record's kind.
     pub tag: RecordTag,
+    /// The record's size in bytes.
     pub bytes: u64,
+    /// Vertices it holds.
     pub vertices: u64,
+    /// Triangles it holds.
     pub triangles: u64,
     /// A line of kind-specific facts (bits, bounds, errors).
     pub detail: String,
+    /// Its streams or arrays, in stored order.
     pub streams: Vec<StreamSummary>,
 }
 

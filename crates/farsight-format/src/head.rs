@@ -31,10 +31,13 @@ use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Version, IDE
 /// Where one record lies in a streamed file, and its checksum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordRange {
+    /// The record's index in the directory.
     pub index: RecordIndex,
+    /// The record's kind.
     pub tag: RecordTag,
     /// Byte offset from the start of the file.
     pub offset: u64,
+    /// The record's length in bytes.
     pub len: u64,
     /// CRC-32 of the record's bytes.
     pub crc: u32,

@@ -165,6 +165,7 @@ pub struct CookedSetHeader {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct CookedSet<'a> {
+    /// The set's header.
     pub header: CookedSetHeader,
     parts: &'a [u8],
     slots: &'a [u8],
@@ -177,8 +178,11 @@ pub struct CookedSet<'a> {
 /// record (whose indices name the record's vertices, which parts may share).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartSpan {
+    /// The record (index into the set's records) the part lies in.
     pub record: usize,
+    /// The part's first triangle in that record.
     pub first_triangle: u32,
+    /// Its triangle count.
     pub triangle_count: u32,
 }
 
