@@ -347,7 +347,7 @@ impl FileWriter {
             put(entry + 16, &(r.len() as u64).to_le_bytes());
             offset = align_up(offset + r.len(), RECORD_ALIGN);
         }
-        let crc_at = |index: RecordIndex| table_start + 8 + ENTRY_SIZE * index.0 as usize + 4;
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
         // The work: reserved records filled whole (then hashed), stored records
         // copied in chunks (so one large record also spreads over the cores). A
         // small file, or one thread, does it in order here (no list of tasks).
@@ -364,33 +364,7 @@ impl FileWriter {
             }
         };
         if let Some(append) = appending {
-            let mut crcs = Vec::new();
-            let mut end = first_record;
-            for (i, r) in self.records.iter().enumerate() {
-                let offset = align_up(end, RECORD_ALIGN);
-                out.extend_from_slice(&[0; RECORD_ALIGN][..offset - end]);
-                let at = out.len();
-                if r.reserved.is_some() {
-                    let index = RecordIndex(i as u32);
-                    append(index, &mut out)?;
-                    if out.len() != at + r.len() {
-                        return Err(FormatError::BadInput {
-                            what: "appended record is not its reserved length",
-                            found: (out.len() - at) as u64,
-                        }
-                        .into());
-                    }
-                    crcs.push((index, crc32fast::hash(&out[at..])));
-                } else {
-                    out.extend_from_slice(&r.bytes);
-                }
-                end = offset + r.len();
-            }
-            out.resize(table_start + table_len, 0);
-            for (index, crc) in crcs {
-                let at = crc_at(index);
-                out[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-            }
+            self.append_records(&mut out, append, first_record, table_start, table_len)?;
         } else if parallel {
             #[cfg(feature = "encode")]
             {
@@ -420,11 +394,80 @@ impl FileWriter {
             })?;
         }
 
+        self.write_checksum(&mut out, head_len, table_start, first_record, table_len);
+        debug_assert_eq!(out.len(), table_start + table_len);
+        debug_assert!(
+            self.version == Version::Streamed
+                || u32::from_le_bytes([out[16], out[17], out[18], out[19]])
+                    == crc32fast::hash(&out[20..])
+        );
+        Ok(out)
+    }
+
+    /// The records of a small file appended in order after the head (each after its
+    /// gap's zeros, a reserved one by `append`), then the table's end padded and each
+    /// appended record's CRC put in its directory entry.
+    fn append_records<E, A>(
+        &self,
+        out: &mut Vec<u8>,
+        append: &A,
+        first_record: usize,
+        table_start: usize,
+        table_len: usize,
+    ) -> Result<(), E>
+    where
+        E: From<FormatError>,
+        A: Fn(RecordIndex, &mut Vec<u8>) -> Result<(), E>,
+    {
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
+        let mut crcs = Vec::new();
+        let mut end = first_record;
+        for (i, r) in self.records.iter().enumerate() {
+            let offset = align_up(end, RECORD_ALIGN);
+            out.extend_from_slice(&[0; RECORD_ALIGN][..offset - end]);
+            let at = out.len();
+            if r.reserved.is_some() {
+                let index = RecordIndex(i as u32);
+                append(index, out)?;
+                if out.len() != at + r.len() {
+                    return Err(FormatError::BadInput {
+                        what: "appended record is not its reserved length",
+                        found: (out.len() - at) as u64,
+                    }
+                    .into());
+                }
+                crcs.push((index, crc32fast::hash(&out[at..])));
+            } else {
+                out.extend_from_slice(&r.bytes);
+            }
+            end = offset + r.len();
+        }
+        out.resize(table_start + table_len, 0);
+        for (index, crc) in crcs {
+            let at = crc_at(index);
+            out[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// The header checksum: for [`Version::Streamed`] over the head alone (the
+    /// records' CRCs in it); otherwise over every byte from offset 20, each record's
+    /// CRC taken back out of its directory entry (where the writer left it) and
+    /// combined, so no record is hashed twice, and the entry's word zeroed.
+    fn write_checksum(
+        &self,
+        out: &mut [u8],
+        head_len: usize,
+        table_start: usize,
+        first_record: usize,
+        table_len: usize,
+    ) {
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
         if self.version == Version::Streamed {
             // The header checksum over the head alone (the records' CRCs in it).
             let crc = crc32fast::hash(&out[20..head_len]);
             out[16..20].copy_from_slice(&crc.to_le_bytes());
-            return Ok(out);
+            return;
         }
         // Each record's CRC taken back out of its entry (the word is zero here).
         let mut crc = crc32fast::Hasher::new();
@@ -446,13 +489,13 @@ impl FileWriter {
         crc.update(&out[20..head_len]);
         crc.combine(&record_crcs);
         out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
-        debug_assert_eq!(out.len(), table_start + table_len);
-        debug_assert_eq!(
-            u32::from_le_bytes([out[16], out[17], out[18], out[19]]),
-            crc32fast::hash(&out[20..])
-        );
-        Ok(out)
     }
+}
+
+/// Where record `index`'s CRC word (its directory entry's reserved word) lies in a
+/// file whose table starts at `table_start`.
+fn crc_word_at(table_start: usize, index: RecordIndex) -> usize {
+    table_start + 8 + ENTRY_SIZE * index.0 as usize + 4
 }
 
 /// Hands `sink` each record's piece of `rest` (the table past the directory, from

@@ -231,6 +231,125 @@ pub struct CookedMesh<'a> {
     pub remap: &'a [u8],
 }
 
+/// A cooked header's own fields: bit counts, flags, damping, uv axes, the remap's
+/// fields, the index count and the bounds (the first step of parsing a record).
+fn check_header_fields(h: &CookedHeader) -> Result<(), FormatError> {
+    if !(1..=16).contains(&h.position_bits) {
+        return Err(bad("position_bits", h.position_bits as u64));
+    }
+    if !(1..=16).contains(&h.uv_bits) {
+        return Err(bad("uv_bits", h.uv_bits as u64));
+    }
+    if !(2..=16).contains(&h.normal_bits) {
+        return Err(bad("normal_bits", h.normal_bits as u64));
+    }
+    check_flags(h.flags)?;
+    if !(2..=16).contains(&h.tangent_bits) {
+        return Err(bad("tangent_bits", h.tangent_bits as u64));
+    }
+    if h.position_damping > 8 {
+        return Err(bad("position_damping", h.position_damping as u64));
+    }
+    let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
+    check_uv_axes(h.uv_axes, h.flags)?;
+    if !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0) {
+        return Err(FormatError::NonZeroPadding {
+            section: Section::RecordHeader,
+            offset: 13,
+        });
+    }
+    if shared {
+        // Every vertex draws one of the positions, and there is one at least.
+        if h.position_count > h.vertex_count || (h.position_count == 0) != (h.vertex_count == 0) {
+            return Err(bad("position_count", h.position_count as u64));
+        }
+        let (stored, decoded) = (h.remap_len as u64, 4 * h.vertex_count as u64);
+        let ok = match h.remap_codec {
+            c if c == Codec::Raw as u8 => stored == decoded,
+            c if c == Codec::PlanesZstd as u8 => {
+                (stored > 0) == (decoded > 0) && decoded <= MAX_EXPANSION * stored + EXPANSION_SLACK
+            }
+            c => return Err(bad("remap_codec", c as u64)),
+        };
+        if !ok {
+            return Err(bad("remap_len", stored));
+        }
+    }
+    if h.index_count % 3 != 0 {
+        return Err(bad("index_count", h.index_count as u64));
+    }
+    let floats = h
+        .bounds_min
+        .iter()
+        .chain(&h.bounds_max)
+        .chain(&h.uv_min)
+        .chain(&h.uv_max);
+    if floats.clone().any(|f| !f.is_finite()) {
+        return Err(FormatError::NonFinite {
+            what: "cooked mesh bounds",
+        });
+    }
+    if (0..3).any(|i| h.bounds_min[i] > h.bounds_max[i])
+        || (0..2).any(|i| h.uv_min[i] > h.uv_max[i])
+    {
+        return Err(bad("bounds", 0));
+    }
+    Ok(())
+}
+
+/// Stream `i`'s descriptor: a known codec, the decoded length its header implies
+/// (`expected`), lengths that agree with the codec and stay within the expansion
+/// bound. Returns the stream's section and stored length.
+fn check_stream(i: usize, d: &StreamDesc, expected: u64) -> Result<(Section, u64), FormatError> {
+    let stream = STREAMS[i];
+    let section = Section::Stream(stream);
+    let codec = Codec::from_word(d.codec).ok_or(FormatError::BadField {
+        section,
+        field: "codec",
+        found: d.codec as u64,
+    })?;
+    if d.decoded_len as u64 != expected {
+        return Err(FormatError::BadField {
+            section,
+            field: "decoded_len",
+            found: d.decoded_len as u64,
+        });
+    }
+    let (stored, coded, decoded) = (
+        d.stored_len as u64,
+        d.coded_len as u64,
+        d.decoded_len as u64,
+    );
+    let consistent = match codec {
+        Codec::Raw => stored == decoded && coded == stored,
+        Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
+        Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
+        Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
+        // coded_len counts the buckets: one per u16 component.
+        // Vertex streams only.
+        Codec::Buckets | Codec::BucketsZigzag => {
+            stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
+        }
+    };
+    if !consistent {
+        return Err(FormatError::BadField {
+            section,
+            field: "stream lengths",
+            found: stored,
+        });
+    }
+    let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
+    if decoded > limit || coded > limit || coded > 2 * decoded + EXPANSION_SLACK {
+        return Err(FormatError::ExpansionTooLarge {
+            stream,
+            decoded: decoded.max(coded),
+            stored,
+            limit,
+        });
+    }
+    Ok((section, stored))
+}
+
 /// Every bit of the flags has a meaning; the walk's normal prediction needs normals
 /// and excludes the geometric one.
 fn check_flags(flags: u8) -> Result<(), FormatError> {
@@ -279,118 +398,12 @@ impl<'a> CookedMesh<'a> {
     /// Checks header `h` and splits `bytes[at..]` into its streams (which must
     /// fill it exactly).
     fn with_header(h: CookedHeader, bytes: &'a [u8], at: usize) -> Result<Self, FormatError> {
-        if !(1..=16).contains(&h.position_bits) {
-            return Err(bad("position_bits", h.position_bits as u64));
-        }
-        if !(1..=16).contains(&h.uv_bits) {
-            return Err(bad("uv_bits", h.uv_bits as u64));
-        }
-        if !(2..=16).contains(&h.normal_bits) {
-            return Err(bad("normal_bits", h.normal_bits as u64));
-        }
-        check_flags(h.flags)?;
-        if !(2..=16).contains(&h.tangent_bits) {
-            return Err(bad("tangent_bits", h.tangent_bits as u64));
-        }
-        if h.position_damping > 8 {
-            return Err(bad("position_damping", h.position_damping as u64));
-        }
-        let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
-        check_uv_axes(h.uv_axes, h.flags)?;
-        if !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0) {
-            return Err(FormatError::NonZeroPadding {
-                section: Section::RecordHeader,
-                offset: 13,
-            });
-        }
-        if shared {
-            // Every vertex draws one of the positions, and there is one at least.
-            if h.position_count > h.vertex_count || (h.position_count == 0) != (h.vertex_count == 0)
-            {
-                return Err(bad("position_count", h.position_count as u64));
-            }
-            let (stored, decoded) = (h.remap_len as u64, 4 * h.vertex_count as u64);
-            let ok = match h.remap_codec {
-                c if c == Codec::Raw as u8 => stored == decoded,
-                c if c == Codec::PlanesZstd as u8 => {
-                    (stored > 0) == (decoded > 0)
-                        && decoded <= MAX_EXPANSION * stored + EXPANSION_SLACK
-                }
-                c => return Err(bad("remap_codec", c as u64)),
-            };
-            if !ok {
-                return Err(bad("remap_len", stored));
-            }
-        }
-        if h.index_count % 3 != 0 {
-            return Err(bad("index_count", h.index_count as u64));
-        }
-        let floats = h
-            .bounds_min
-            .iter()
-            .chain(&h.bounds_max)
-            .chain(&h.uv_min)
-            .chain(&h.uv_max);
-        if floats.clone().any(|f| !f.is_finite()) {
-            return Err(FormatError::NonFinite {
-                what: "cooked mesh bounds",
-            });
-        }
-        if (0..3).any(|i| h.bounds_min[i] > h.bounds_max[i])
-            || (0..2).any(|i| h.uv_min[i] > h.uv_max[i])
-        {
-            return Err(bad("bounds", 0));
-        }
+        check_header_fields(&h)?;
         let expected = h.expected_decoded_len();
         let mut at = at;
         let mut streams: [&[u8]; 5] = [&[]; 5];
         for (i, d) in h.streams.iter().enumerate() {
-            let stream = STREAMS[i];
-            let section = Section::Stream(stream);
-            let codec = Codec::from_word(d.codec).ok_or(FormatError::BadField {
-                section,
-                field: "codec",
-                found: d.codec as u64,
-            })?;
-            if d.decoded_len as u64 != expected[i] {
-                return Err(FormatError::BadField {
-                    section,
-                    field: "decoded_len",
-                    found: d.decoded_len as u64,
-                });
-            }
-            let (stored, coded, decoded) = (
-                d.stored_len as u64,
-                d.coded_len as u64,
-                d.decoded_len as u64,
-            );
-            let consistent = match codec {
-                Codec::Raw => stored == decoded && coded == stored,
-                Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
-                Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
-                Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
-                // coded_len counts the buckets: one per u16 component.
-                // Vertex streams only.
-                Codec::Buckets | Codec::BucketsZigzag => {
-                    stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
-                }
-            };
-            if !consistent {
-                return Err(FormatError::BadField {
-                    section,
-                    field: "stream lengths",
-                    found: stored,
-                });
-            }
-            let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
-            if decoded > limit || coded > limit || coded > 2 * decoded + EXPANSION_SLACK {
-                return Err(FormatError::ExpansionTooLarge {
-                    stream,
-                    decoded: decoded.max(coded),
-                    stored,
-                    limit,
-                });
-            }
+            let (section, stored) = check_stream(i, d, expected[i])?;
             let left = (bytes.len() - at) as u64;
             if stored > left {
                 return Err(FormatError::LengthPastEnd {
