@@ -625,13 +625,16 @@ impl Coder {
     }
 }
 
+/// Shared positions ([`CookedHeader::SHARED_POSITIONS`]): the distinct positions'
+/// count, the remap's codec and its stored bytes.
+type SharedPositions = (u32, u8, Vec<u8>);
+
 /// Phase 6's result: each stream's codings, the header fields the coding decided.
 struct Coded {
     streams: [Codings; 5],
     flags: u8,
     position_damping: u8,
-    /// Shared positions: (distinct positions, remap codec, remap bytes).
-    shared: Option<(u32, u8, Vec<u8>)>,
+    shared: Option<SharedPositions>,
     uv_axes: u8,
 }
 
@@ -674,13 +677,12 @@ fn code_streams(
 /// The positions stream: the smallest over the dampings, then, where vertices repeat
 /// a position (split faces, uv islands), the distinct positions walked over the
 /// triangles of positions with a remap per vertex, where that stores smaller.
-#[allow(clippy::type_complexity)]
 fn code_positions(
     coder: &Coder,
     p: &Predicted,
     indices: &[u32],
     flags: &mut u8,
-) -> Result<(Codings, u8, Option<(u32, u8, Vec<u8>)>), FormatError> {
+) -> Result<(Codings, u8, Option<SharedPositions>), FormatError> {
     let pp = p.pp;
     // The positions stream stored smallest over the dampings: (stream, damping).
     let best_positions_of = |positions: &[[u16; 4]],
