@@ -16,7 +16,7 @@
 //! `BucketsZigzag` zigzags every component first (for wrapping signed residuals, such
 //! as the normal prediction's).
 
-use crate::predict::unzigzag;
+use crate::coding::unzigzag;
 
 /// Stored form of `values` (`c` u16 components per element, `values.len()` a multiple
 /// of `c`), buckets compressed at zstd `level`. `None` if zstd fails.
@@ -29,7 +29,7 @@ pub(crate) fn encode(values: &[u16], c: usize, zigzag: bool, level: i32) -> Opti
         for i in 0..n {
             let mut v = values[i * c + comp];
             if zigzag {
-                v = crate::predict::zigzag(v);
+                v = crate::coding::zigzag(v);
             }
             let k = 16 - v.leading_zeros();
             buckets[comp * n + i] = k as u8;
@@ -42,7 +42,7 @@ pub(crate) fn encode(values: &[u16], c: usize, zigzag: bool, level: i32) -> Opti
     // repeats zstd would code as many short sequences, which cost decode time for
     // next to no bytes (measured: the same sizes to 0.1 %, 0.6-0.8 ns per triangle
     // less decode on pirate and FlightHelmet).
-    let z = crate::cook::zstd_frame(&buckets, level, Some(7))?;
+    let z = crate::coding::zstd_frame(&buckets, level, Some(7))?;
     let packed = bits.finish();
     let mut out = Vec::with_capacity(4 + z.len() + packed.len());
     out.extend_from_slice(&(z.len() as u32).to_le_bytes());

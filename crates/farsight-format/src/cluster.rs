@@ -1,4 +1,4 @@
-//! Cluster-LOD records (seed 003, "Writing The Result"): one record per level.
+//! Cluster-LOD records (`docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time`): one record per level.
 //!
 //! ```text
 //! ClusterLevelHeader                      64 bytes
@@ -61,10 +61,13 @@ const _: () = assert!(std::mem::size_of::<ClusterVertex>() == 32);
 /// A vertex in float form, for [`ClusterVertex::pack`] and [`ClusterVertex::unpack`].
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct FloatVertex {
+    /// Model-space position.
     pub position: [f32; 3],
+    /// Unit normal.
     pub normal: [f32; 3],
     /// xyz direction, w handedness (+1 or -1).
     pub tangent: [f32; 4],
+    /// Texture coordinates.
     pub uv: [f32; 2],
 }
 
@@ -250,8 +253,8 @@ pub struct ClusterInfo {
     pub parent_error: f32,
     /// Real triangles in the slot (1..=CLUSTER_SLOT_TRIANGLES); the rest are padding.
     pub triangle_count: u16,
-    /// The one material every triangle of the cluster uses (seed 003: sub-meshes are
-    /// split per material before clustering): an index into the manifest's
+    /// The one material every triangle of the cluster uses (each material's part is
+    /// clustered on its own: `docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time`): an index into the manifest's
     /// `materials`, below the level header's `material_count`.
     pub material: u16,
     /// The DAG group the cluster was cut from (index within its level).
@@ -268,15 +271,18 @@ pub(crate) const CLUSTER_INFO_BYTES: usize = std::mem::size_of::<ClusterInfo>();
 pub struct ClusterLevelHeader {
     /// Level number, 0 the finest.
     pub level: u32,
+    /// Clusters in the level (each one slot of `CLUSTER_SLOT_TRIANGLES` triangles).
     pub cluster_count: u32,
+    /// Vertices in the level's vertex list.
     pub vertex_count: u32,
     /// Must equal [`CLUSTER_SLOT_SHIFT`].
     pub slot_shift: u32,
     /// Model bounds the positions are quantised in (the same for every level).
     pub bounds_min: [f32; 3],
     /// The largest parent error of the level: once it projects under a pixel, this
-    /// level and every finer one are not needed (seed 003's most important number).
+    /// level and every finer one are not needed (`docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs`).
     pub max_parent_error: f32,
+    /// Model bounds' maximum corner (see `bounds_min`).
     pub bounds_max: [f32; 3],
     /// The largest own error of the level's clusters.
     pub max_error: f32,
@@ -293,8 +299,11 @@ const _: () = assert!(std::mem::size_of::<ClusterLevelHeader>() == 64);
 /// A cluster level borrowed from record bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct ClusterLevel<'a> {
+    /// The record's header.
     pub header: ClusterLevelHeader,
+    /// One entry per cluster, in slot order.
     pub clusters: &'a [ClusterInfo],
+    /// The level's vertices, quantised in the model bounds.
     pub vertices: &'a [ClusterVertex],
     /// `cluster_count * 3 * CLUSTER_SLOT_TRIANGLES` indices into `vertices`.
     pub indices: &'a [u32],
@@ -674,8 +683,11 @@ pub struct ClusterLevelEntry {
     pub record: RecordIndex,
     /// Copy of the record's `max_parent_error`, so streaming decides without reading it.
     pub max_parent_error: f32,
+    /// Copy of the record's real triangle count.
     pub triangles: u32,
+    /// Copy of the record's cluster count.
     pub clusters: u32,
+    /// Copy of the record's vertex count.
     pub vertices: u32,
     /// Record size in bytes (what streaming this level in costs).
     pub bytes: u64,
@@ -684,9 +696,13 @@ pub struct ClusterLevelEntry {
 /// The manifest of a cluster-LOD mesh file: model bounds and its levels, finest first.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterMeshManifest {
+    /// The model's name (its source file's stem).
     pub name: String,
+    /// Model bounds' minimum corner: every level's positions are quantised in these bounds.
     pub bounds_min: [f32; 3],
+    /// Model bounds' maximum corner.
     pub bounds_max: [f32; 3],
+    /// The levels, finest first.
     pub levels: Vec<ClusterLevelEntry>,
     /// Material names; a cluster's `material` indexes this list.
     #[serde(default)]
@@ -731,13 +747,18 @@ pub struct ClusterMeshManifest {
 /// the fields geometry 0 has in the manifest itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClusterGeometryEntry {
+    /// The geometry's name.
     pub name: String,
+    /// Its bounds' minimum corner (its levels' positions are quantised in them).
     pub bounds_min: [f32; 3],
+    /// Its bounds' maximum corner.
     pub bounds_max: [f32; 3],
     /// Its levels, finest first; each level record is this geometry's alone.
     pub levels: Vec<ClusterLevelEntry>,
+    /// Its material names; a cluster's `material` indexes this list.
     #[serde(default)]
     pub materials: Vec<String>,
+    /// Its error sphere, as [`ClusterMeshManifest::error_bounds`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_bounds: Option<[f32; 4]>,
 }
@@ -746,11 +767,17 @@ pub struct ClusterGeometryEntry {
 /// [`ClusterMeshManifest::geometry`] gives it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterGeometry<'a> {
+    /// The geometry's name.
     pub name: &'a str,
+    /// Its bounds' minimum corner.
     pub bounds_min: [f32; 3],
+    /// Its bounds' maximum corner.
     pub bounds_max: [f32; 3],
+    /// Its levels, finest first.
     pub levels: &'a [ClusterLevelEntry],
+    /// Its material names.
     pub materials: &'a [String],
+    /// Its error sphere (centre xyz, radius), where the file has one.
     pub error_bounds: Option<[f32; 4]>,
 }
 

@@ -31,105 +31,10 @@
 //! byte (head checksum, every record's checksum, every gap zero).
 
 use std::collections::HashMap;
-use std::fmt;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-
-use crate::ron_text::write_manifest;
-use crate::FormatError;
-
-/// The twelve identifying bytes every farsight file starts with, shaped as KTX2's:
-/// one byte with the high bit set, six ASCII characters, the closing byte, CR LF,
-/// Ctrl-Z, LF. A file mangled by a text-mode transfer fails here.
-pub const IDENTIFIER: [u8; 12] = *b"\xABFSIGHT\xBB\r\n\x1A\n";
-
-/// Byte offset of the manifest text.
-pub(crate) const MANIFEST_START: usize = 32;
-/// Alignment of the table and of every record in it.
-pub const RECORD_ALIGN: usize = 16;
-/// Size of one directory entry.
-pub(crate) const ENTRY_SIZE: usize = 24;
-
-/// The version word: which mesh encodings the file's records use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Version {
-    /// Full precision: f32 attributes, u32 indices, provenance (seed 004 "The file").
-    Full = 1,
-    /// Cooked: quantised, reordered and entropy-coded for a GPU (seed 004 version 2).
-    Cooked = 2,
-    /// Cooked records in the streaming layout: a checksum for the head alone and one
-    /// per record in its directory entry, so each record is read and verified on its
-    /// own (cluster-LOD files, whose levels stream one by one).
-    Streamed = 3,
-}
-
-impl Version {
-    /// The version for a version word, or `UnknownVersion`.
-    pub fn from_word(word: u32) -> Result<Self, FormatError> {
-        match word {
-            1 => Ok(Version::Full),
-            2 => Ok(Version::Cooked),
-            3 => Ok(Version::Streamed),
-            found => Err(FormatError::UnknownVersion { found }),
-        }
-    }
-}
-
-/// Four ASCII bytes naming a record's kind, stored in the directory so a tool can
-/// describe a record without the manifest type.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RecordTag(pub [u8; 4]);
-
-impl RecordTag {
-    /// A full-precision mesh ([`crate::FullMesh`]).
-    pub const MESH_FULL: RecordTag = RecordTag(*b"MSH1");
-    /// A cooked mesh ([`crate::CookedMesh`]).
-    pub const MESH_COOKED: RecordTag = RecordTag(*b"MSH2");
-    /// One level of a cluster-LOD mesh ([`crate::ClusterLevel`]).
-    pub const CLUSTER_LEVEL: RecordTag = RecordTag(*b"CLV1");
-    /// A cooked mesh set: a model's parts, identical ones stored once.
-    pub const MESH_COOKED_SET: RecordTag = RecordTag(*b"MSS1");
-}
-
-impl fmt::Display for RecordTag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for &b in &self.0 {
-            if b.is_ascii_graphic() {
-                write!(f, "{}", b as char)?;
-            } else {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for RecordTag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RecordTag({self})")
-    }
-}
-
-/// Index of a record in the table. This is what a manifest stores where a mesh would
-/// be; it serialises as a bare integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RecordIndex(pub u32);
-
-/// A manifest: the serde type of one asset kind. It reports every record it names so
-/// the reader can check each index and kind before handing the file out.
-pub trait Manifest: Serialize + DeserializeOwned {
-    /// Calls `visit` once per record reference, with the kind that reference expects.
-    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag));
-
-    /// Checks beyond record kinds, run by the reader once every reference resolved:
-    /// the version this kind of file is written with, copies of record fields the
-    /// manifest keeps. None by default.
-    fn check(&self, _file: &crate::RawFile<'_>) -> Result<(), FormatError> {
-        Ok(())
-    }
-}
+use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
+use crate::reader::Manifest;
+use crate::{FormatError, RecordIndex, RecordTag, Version, IDENTIFIER};
 
 /// Builds a file: add records (identical ones are stored once), then finish with the
 /// manifest that names them.
@@ -387,8 +292,14 @@ impl FileWriter {
         // known), then the file taken zeroed from the allocator (fresh pages come
         // zeroed from the system: no zeroing pass; calloc often knows a block
         // fresh from the heap's top is zero too) and the text copied in.
-        let mut text: Vec<u8> = Vec::with_capacity(MANIFEST_GUESS);
-        write_manifest(manifest, &mut text)?;
+        // ron's pretty printer with its default configuration: the text every farsight
+        // file has had (a hand-written printer of the same bytes was 1-4 us faster
+        // per file; BENCHMARKS.md "Manifest text").
+        let text = ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
+            .map_err(|e| FormatError::ManifestWrite {
+                message: e.to_string(),
+            })?
+            .into_bytes();
         let manifest_len = text.len();
         let length_word = table_length_word_at(MANIFEST_START + manifest_len);
         let table_start = length_word + 8;
@@ -436,7 +347,7 @@ impl FileWriter {
             put(entry + 16, &(r.len() as u64).to_le_bytes());
             offset = align_up(offset + r.len(), RECORD_ALIGN);
         }
-        let crc_at = |index: RecordIndex| table_start + 8 + ENTRY_SIZE * index.0 as usize + 4;
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
         // The work: reserved records filled whole (then hashed), stored records
         // copied in chunks (so one large record also spreads over the cores). A
         // small file, or one thread, does it in order here (no list of tasks).
@@ -453,33 +364,7 @@ impl FileWriter {
             }
         };
         if let Some(append) = appending {
-            let mut crcs = Vec::new();
-            let mut end = first_record;
-            for (i, r) in self.records.iter().enumerate() {
-                let offset = align_up(end, RECORD_ALIGN);
-                out.extend_from_slice(&[0; RECORD_ALIGN][..offset - end]);
-                let at = out.len();
-                if r.reserved.is_some() {
-                    let index = RecordIndex(i as u32);
-                    append(index, &mut out)?;
-                    if out.len() != at + r.len() {
-                        return Err(FormatError::BadInput {
-                            what: "appended record is not its reserved length",
-                            found: (out.len() - at) as u64,
-                        }
-                        .into());
-                    }
-                    crcs.push((index, crc32fast::hash(&out[at..])));
-                } else {
-                    out.extend_from_slice(&r.bytes);
-                }
-                end = offset + r.len();
-            }
-            out.resize(table_start + table_len, 0);
-            for (index, crc) in crcs {
-                let at = crc_at(index);
-                out[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-            }
+            self.append_records(&mut out, append, first_record, table_start, table_len)?;
         } else if parallel {
             #[cfg(feature = "encode")]
             {
@@ -509,11 +394,80 @@ impl FileWriter {
             })?;
         }
 
+        self.write_checksum(&mut out, head_len, table_start, first_record, table_len);
+        debug_assert_eq!(out.len(), table_start + table_len);
+        debug_assert!(
+            self.version == Version::Streamed
+                || u32::from_le_bytes([out[16], out[17], out[18], out[19]])
+                    == crc32fast::hash(&out[20..])
+        );
+        Ok(out)
+    }
+
+    /// The records of a small file appended in order after the head (each after its
+    /// gap's zeros, a reserved one by `append`), then the table's end padded and each
+    /// appended record's CRC put in its directory entry.
+    fn append_records<E, A>(
+        &self,
+        out: &mut Vec<u8>,
+        append: &A,
+        first_record: usize,
+        table_start: usize,
+        table_len: usize,
+    ) -> Result<(), E>
+    where
+        E: From<FormatError>,
+        A: Fn(RecordIndex, &mut Vec<u8>) -> Result<(), E>,
+    {
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
+        let mut crcs = Vec::new();
+        let mut end = first_record;
+        for (i, r) in self.records.iter().enumerate() {
+            let offset = align_up(end, RECORD_ALIGN);
+            out.extend_from_slice(&[0; RECORD_ALIGN][..offset - end]);
+            let at = out.len();
+            if r.reserved.is_some() {
+                let index = RecordIndex(i as u32);
+                append(index, out)?;
+                if out.len() != at + r.len() {
+                    return Err(FormatError::BadInput {
+                        what: "appended record is not its reserved length",
+                        found: (out.len() - at) as u64,
+                    }
+                    .into());
+                }
+                crcs.push((index, crc32fast::hash(&out[at..])));
+            } else {
+                out.extend_from_slice(&r.bytes);
+            }
+            end = offset + r.len();
+        }
+        out.resize(table_start + table_len, 0);
+        for (index, crc) in crcs {
+            let at = crc_at(index);
+            out[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// The header checksum: for [`Version::Streamed`] over the head alone (the
+    /// records' CRCs in it); otherwise over every byte from offset 20, each record's
+    /// CRC taken back out of its directory entry (where the writer left it) and
+    /// combined, so no record is hashed twice, and the entry's word zeroed.
+    fn write_checksum(
+        &self,
+        out: &mut [u8],
+        head_len: usize,
+        table_start: usize,
+        first_record: usize,
+        table_len: usize,
+    ) {
+        let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
         if self.version == Version::Streamed {
             // The header checksum over the head alone (the records' CRCs in it).
             let crc = crc32fast::hash(&out[20..head_len]);
             out[16..20].copy_from_slice(&crc.to_le_bytes());
-            return Ok(out);
+            return;
         }
         // Each record's CRC taken back out of its entry (the word is zero here).
         let mut crc = crc32fast::Hasher::new();
@@ -535,13 +489,13 @@ impl FileWriter {
         crc.update(&out[20..head_len]);
         crc.combine(&record_crcs);
         out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
-        debug_assert_eq!(out.len(), table_start + table_len);
-        debug_assert_eq!(
-            u32::from_le_bytes([out[16], out[17], out[18], out[19]]),
-            crc32fast::hash(&out[20..])
-        );
-        Ok(out)
     }
+}
+
+/// Where record `index`'s CRC word (its directory entry's reserved word) lies in a
+/// file whose table starts at `table_start`.
+fn crc_word_at(table_start: usize, index: RecordIndex) -> usize {
+    table_start + 8 + ENTRY_SIZE * index.0 as usize + 4
 }
 
 /// Hands `sink` each record's piece of `rest` (the table past the directory, from
@@ -583,10 +537,6 @@ const SMALL_TABLE: usize = 1 << 18;
 /// LightsPunctualLamp's 625K zeroed for free, and appending cost 0.05-0.1 %).
 const APPEND_TABLE: usize = 1 << 16;
 
-/// Room kept for the manifest's text before it is written (most are under a
-/// kilobyte; a longer one grows the buffer).
-const MANIFEST_GUESS: usize = 1024;
-
 /// Bytes of a stored record copied by one task of [`FileWriter::layout`].
 const COPY_CHUNK: usize = 1 << 18;
 
@@ -598,21 +548,11 @@ enum Task<'a> {
     Copy(&'a [u8], &'a mut [u8]),
 }
 
-/// Rounds `x` up to a multiple of `a` (a power of two).
-pub(crate) fn align_up(x: usize, a: usize) -> usize {
-    (x + a - 1) & !(a - 1)
-}
-
-/// Where the table length word goes after a manifest ending at `end`: the first
-/// position at or after `end` that makes the table itself start 16-aligned.
-pub(crate) fn table_length_word_at(end: usize) -> usize {
-    align_up(end + 8, RECORD_ALIGN) - 8
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{AlignedBytes, Container};
+    use serde::{Deserialize, Serialize};
 
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct List(Vec<RecordIndex>);

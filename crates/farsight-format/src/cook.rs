@@ -4,21 +4,27 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::coding::{zigzag, zstd_frame};
 use crate::cooked::{max_extent, split_planes};
 use crate::cooked::{Codec, CookedHeader, StreamDesc, EXPANSION_SLACK, MAX_EXPANSION};
 use crate::full::bounds;
-use crate::predict::{predict_normals, uv_residuals_from_positions, walk, zigzag, WalkScratch};
+use crate::predict::{predict_normals, uv_residuals_from_positions};
 use crate::quant::{oct_encode, quantize_cells, quantize_unorm};
 use crate::walk::Recipe;
+use crate::walk::{walk, WalkScratch};
 use crate::{FormatError, MeshData};
 
-/// How to cook. The defaults are seed 004's: 16-bit positions and uvs, 16-bit
+/// How to cook. The defaults (`docs/design/baked-buildings.md#the-full-and-cooked-files`): 16-bit positions and uvs, 16-bit
 /// octahedral normals and tangents, tangents generated when the mesh has uvs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CookOptions {
+    /// Bits per position component, 1..=16 (on one grid over the mesh's largest extent).
     pub position_bits: u32,
+    /// Bits per uv component, 1..=16 (over the uvs' bounds).
     pub uv_bits: u32,
+    /// Bits per octahedral normal component, 2..=16.
     pub normal_bits: u32,
+    /// Bits per octahedral tangent component, 2..=16.
     pub tangent_bits: u32,
     /// Generate tangents (meshopt's `generate_tangents`) when the mesh has uvs and no
     /// tangents of its own.
@@ -190,12 +196,41 @@ fn cook_ranges(
 }
 
 /// [`cook_ranges`] at one weld: the record, and whether it merged corners an exact
-/// weld keeps apart.
+/// weld keeps apart. The phases, in order: options, quantise, weld, order, predict,
+/// code streams, budget, header.
 fn cook_mesh_welded(
     mesh: &MeshData,
     part_tris: &[u32],
     opts: &CookOptions,
 ) -> Result<(Vec<u8>, bool), FormatError> {
+    check_options(mesh, part_tris, opts)?;
+    let attributes = Attributes::of(mesh, opts);
+    let quantised = quantise(mesh, &attributes, opts);
+    let welded = weld(mesh, &quantised.corners, &attributes, opts);
+    let ordered = order(&quantised.corners, &welded, part_tris)?;
+    let predicted = predict(&ordered, welded.unique, &attributes, opts);
+    let coder = Coder {
+        level: opts.meshopt_level,
+        zstd_level: opts.entropy.then_some(opts.zstd_level),
+    };
+    let mut coded = code_streams(&coder, &predicted, &ordered, &quantised, opts)?;
+    fit_decode_budget(&mut coded, welded.unique, ordered.indices.len() / 3, opts);
+    let record = assemble(
+        coded,
+        welded.unique,
+        ordered.indices.len(),
+        &quantised,
+        opts,
+    );
+    Ok((record, welded.merged))
+}
+
+/// Phase 1, options: the part sizes add up and every bit count is in range.
+fn check_options(
+    mesh: &MeshData,
+    part_tris: &[u32],
+    opts: &CookOptions,
+) -> Result<(), FormatError> {
     mesh.validate()?;
     let corners_in_parts: usize = part_tris.iter().map(|&t| 3 * t as usize).sum();
     if corners_in_parts != mesh.indices.len() {
@@ -226,41 +261,74 @@ fn cook_mesh_welded(
             opts.weld_normal_bits,
         ));
     }
-    let normals: Option<Vec<[f32; 3]>> = if !mesh.normals.is_empty() {
-        Some(mesh.normals.clone())
-    } else if opts.generate_normals {
-        Some(smooth_normals(mesh))
-    } else {
-        None
-    };
-    let has_uvs = !mesh.uvs.is_empty();
-    let corner_tangents: Option<Vec<[f32; 4]>> = if !mesh.tangents.is_empty() {
-        Some(
-            mesh.indices
-                .iter()
-                .map(|&i| mesh.tangents[i as usize])
-                .collect(),
-        )
-    } else if let (Some(normals), true) = (
-        &normals,
-        has_uvs && opts.generate_tangents && !mesh.indices.is_empty(),
-    ) {
-        Some(meshopt::generate_tangents(
-            Some(&mesh.indices),
-            &mesh.positions,
+    Ok(())
+}
+
+/// The attributes the record stores, before quantisation: normals (the mesh's, or
+/// generated), tangents per corner (the mesh's, or generated once), whether it has
+/// uvs.
+struct Attributes {
+    normals: Option<Vec<[f32; 3]>>,
+    corner_tangents: Option<Vec<[f32; 4]>>,
+    has_uvs: bool,
+}
+
+impl Attributes {
+    fn of(mesh: &MeshData, opts: &CookOptions) -> Self {
+        let normals: Option<Vec<[f32; 3]>> = if !mesh.normals.is_empty() {
+            Some(mesh.normals.clone())
+        } else if opts.generate_normals {
+            Some(smooth_normals(mesh))
+        } else {
+            None
+        };
+        let has_uvs = !mesh.uvs.is_empty();
+        let corner_tangents: Option<Vec<[f32; 4]>> = if !mesh.tangents.is_empty() {
+            Some(
+                mesh.indices
+                    .iter()
+                    .map(|&i| mesh.tangents[i as usize])
+                    .collect(),
+            )
+        } else if let (Some(normals), true) = (
+            &normals,
+            has_uvs && opts.generate_tangents && !mesh.indices.is_empty(),
+        ) {
+            Some(meshopt::generate_tangents(
+                Some(&mesh.indices),
+                &mesh.positions,
+                normals,
+                &mesh.uvs,
+                meshopt::TangentOptions::None,
+            ))
+        } else {
+            None
+        };
+        Attributes {
             normals,
-            &mesh.uvs,
-            meshopt::TangentOptions::None,
-        ))
-    } else {
-        None
-    };
+            corner_tangents,
+            has_uvs,
+        }
+    }
+}
+
+/// Phase 2's result: every corner as it will be stored, and the grids' bounds.
+struct Quantised {
+    corners: Vec<QVertex>,
+    min: [f32; 3],
+    max: [f32; 3],
+    uv_min: [f32; 2],
+    uv_max: [f32; 2],
+}
+
+/// Phase 2, quantise: each corner (tangents are per corner) on the position grid
+/// (cells over the largest extent), the uv grid and the octahedral codes.
+fn quantise(mesh: &MeshData, a: &Attributes, opts: &CookOptions) -> Quantised {
     let (min, max) = bounds(&mesh.positions);
     let (uv_min, uv_max) = uv_bounds(&mesh.uvs);
     let (pb, ub, nb) = (opts.position_bits, opts.uv_bits, opts.normal_bits);
     let extent = max_extent(min, max) as f64;
-
-    // Quantise per corner (tangents are per corner), then weld identical corners.
+    let corner_tangents = &a.corner_tangents;
     let corners: Vec<QVertex> = mesh
         .indices
         .iter()
@@ -277,13 +345,13 @@ fn cook_mesh_welded(
                     quantize_cells(p[2], min[2], extent, pb),
                     sign,
                 ],
-                normal: normals.as_ref().map_or([0; 2], |n| oct_encode(n[i], nb)),
+                normal: a.normals.as_ref().map_or([0; 2], |n| oct_encode(n[i], nb)),
                 tangent: if corner_tangents.is_some() {
                     oct_encode([t[0], t[1], t[2]], opts.tangent_bits)
                 } else {
                     [0; 2]
                 },
-                uv: if has_uvs {
+                uv: if a.has_uvs {
                     let uv = mesh.uvs[i];
                     [
                         quantize_unorm(uv[0], uv_min[0], uv_max[0], ub),
@@ -295,7 +363,28 @@ fn cook_mesh_welded(
             }
         })
         .collect();
-    let (exact_unique, exact_remap) = meshopt::generate_vertex_remap(&corners, None);
+    Quantised {
+        corners,
+        min,
+        max,
+        uv_min,
+        uv_max,
+    }
+}
+
+/// Phase 3's result: the vertex count, each corner's vertex, and whether the weld
+/// merged corners that differ in their stored bytes.
+struct Welded {
+    unique: usize,
+    remap: Vec<u32>,
+    merged: bool,
+}
+
+/// Phase 3, weld: corners stored alike become one vertex; at
+/// [`CookOptions::weld_normal_bits`] also corners whose normals and tangents agree
+/// at that precision.
+fn weld(mesh: &MeshData, corners: &[QVertex], a: &Attributes, opts: &CookOptions) -> Welded {
+    let (exact_unique, exact_remap) = meshopt::generate_vertex_remap(corners, None);
     let (unique, remap) = if opts.weld_normal_bits == 0 {
         (exact_unique, exact_remap)
     } else {
@@ -303,24 +392,45 @@ fn cook_mesh_welded(
         let keys: Vec<WeldKey> = mesh
             .indices
             .iter()
-            .zip(&corners)
+            .zip(corners)
             .enumerate()
             .map(|(c, (&i, q))| WeldKey {
                 position: q.position,
                 uv: q.uv,
-                normal: normals
+                normal: a
+                    .normals
                     .as_ref()
                     .map_or([0; 3], |n| snorm_direction(n[i as usize], wb)),
-                tangent: corner_tangents
+                tangent: a
+                    .corner_tangents
                     .as_ref()
                     .map_or([0; 3], |t| snorm_direction([t[c][0], t[c][1], t[c][2]], wb)),
             })
             .collect();
         meshopt::generate_vertex_remap(&keys, None)
     };
-    let merged = unique < exact_unique;
-    let mut indices = meshopt::remap_index_buffer(None, corners.len(), &remap);
-    let welded = meshopt::remap_vertex_buffer(&corners, unique, &remap);
+    Welded {
+        unique,
+        remap,
+        merged: unique < exact_unique,
+    }
+}
+
+/// Phase 4's result: the triangles as the decoder will see them, their meshopt
+/// coding, and the vertices in fetch order.
+struct Ordered {
+    indices: Vec<u32>,
+    coded_idx: Vec<u8>,
+    vertices: Vec<QVertex>,
+}
+
+/// Phase 4, order: triangles for the vertex cache (each part's kept one range, in
+/// part order), vertices for fetch, and the index buffer round-tripped through its
+/// codec.
+fn order(corners: &[QVertex], w: &Welded, part_tris: &[u32]) -> Result<Ordered, FormatError> {
+    let unique = w.unique;
+    let mut indices = meshopt::remap_index_buffer(None, corners.len(), &w.remap);
+    let welded = meshopt::remap_vertex_buffer(corners, unique, &w.remap);
     // Each part's triangles stay one range, in part order, ordered for the vertex
     // cache within it (its vertices numbered locally for meshopt, so the work is the
     // part's size); vertices may be shared between parts, as glTF primitives share
@@ -367,22 +477,54 @@ fn cook_mesh_welded(
                 found: 0,
             }
         })?;
+    Ok(Ordered {
+        indices,
+        coded_idx,
+        vertices,
+    })
+}
 
+/// Phase 5's result: the vertex streams split out, with what the walk predicts.
+struct Predicted {
+    /// The header's flags so far (attributes present, predictions asked for).
+    flags: u8,
+    positions: Vec<[u16; 4]>,
+    /// Octahedral normal codes (empty without normals).
+    normals: Vec<[i16; 2]>,
+    /// Normals minus the geometric prediction (empty unless asked for).
+    normal_residuals: Vec<[i16; 2]>,
+    tangents: Vec<[i16; 2]>,
+    /// The walk's zigzag residuals of the uvs when predicted, else their codes.
+    uvs: Vec<[u16; 2]>,
+    /// The uv codes when predicted (empty otherwise).
+    uv_codes: Vec<[u16; 2]>,
+    /// Each walked vertex's recipe, in walk order.
+    recipes: Vec<(usize, Recipe)>,
+    /// Positions and uvs predicted by the walk.
+    pp: bool,
+    pu: bool,
+}
+
+/// Phase 5, predict: the streams out of the ordered vertices, the geometric normal
+/// prediction, one walk giving every vertex its recipe, and the uvs' parallelogram
+/// residuals.
+fn predict(o: &Ordered, unique: usize, a: &Attributes, opts: &CookOptions) -> Predicted {
+    let (vertices, indices) = (&o.vertices, &o.indices);
     let mut flags = 0;
-    if normals.is_some() {
+    if a.normals.is_some() {
         flags |= CookedHeader::HAS_NORMALS;
         if opts.predict_normals {
             flags |= CookedHeader::PREDICTED_NORMALS;
         }
     }
-    if corner_tangents.is_some() {
+    if a.corner_tangents.is_some() {
         flags |= CookedHeader::HAS_TANGENTS;
     }
-    if has_uvs {
+    if a.has_uvs {
         flags |= CookedHeader::HAS_UVS;
     }
     let positions: Vec<[u16; 4]> = vertices.iter().map(|v| v.position).collect();
-    let normals: Vec<[i16; 2]> = if normals.is_some() {
+    let normals: Vec<[i16; 2]> = if a.normals.is_some() {
         vertices.iter().map(|v| v.normal).collect()
     } else {
         Vec::new()
@@ -393,7 +535,8 @@ fn cook_mesh_welded(
     let mut normal_residuals = Vec::new();
     if flags & CookedHeader::PREDICTED_NORMALS != 0 {
         let mut predicted = Vec::new();
-        predict_normals(&positions, &indices, nb, &mut Vec::new(), &mut predicted);
+        let nb = opts.normal_bits;
+        predict_normals(&positions, indices, nb, &mut Vec::new(), &mut predicted);
         normal_residuals = normals.clone();
         for (q, p) in normal_residuals.iter_mut().zip(&predicted) {
             *q = [q[0].wrapping_sub(p[0]), q[1].wrapping_sub(p[1])];
@@ -404,12 +547,11 @@ fn cook_mesh_welded(
     } else {
         Vec::new()
     };
-    let uvs: Vec<[u16; 2]> = if has_uvs {
+    let mut uvs: Vec<[u16; 2]> = if a.has_uvs {
         vertices.iter().map(|v| v.uv).collect()
     } else {
         Vec::new()
     };
-    let mut uvs = uvs;
     let (pp, pu) = (opts.predict_positions, opts.predict_uvs && !uvs.is_empty());
     if pp {
         flags |= CookedHeader::PREDICTED_POSITIONS;
@@ -421,32 +563,127 @@ fn cook_mesh_welded(
     // positions by each candidate damping in turn (the smallest stored stream wins).
     let mut recipes = Vec::new();
     if pp || pu || !normals.is_empty() {
-        walk(&indices, unique, &mut WalkScratch::default(), |v, r| {
+        walk(indices, unique, &mut WalkScratch::default(), |v, r| {
             recipes.push((v, r));
         });
     }
     let uv_codes = if pu { uvs.clone() } else { Vec::new() };
     if pu {
-        let truth_uv = &uv_codes;
-        for &(v, recipe) in &recipes {
-            let (pred, p) = (recipe.predict(truth_uv, 8), truth_uv[v]);
-            uvs[v] = [
-                zigzag(p[0].wrapping_sub(pred[0])),
-                zigzag(p[1].wrapping_sub(pred[1])),
-            ];
-        }
+        uvs = walk_residuals(&uv_codes, &recipes);
     }
-    let level = opts.meshopt_level;
-    let zstd_level = opts.entropy.then_some(opts.zstd_level);
-    let vertex_err = |_| FormatError::BadInput {
-        what: "meshopt vertex encode failed",
-        found: 0,
-    };
-    let encode_vertices = |raw: &[u8], elem: usize, coded: Result<Vec<u8>, meshopt::Error>| {
-        coded
-            .map_err(vertex_err)
-            .map(|coded| choose_codec(raw, elem, &coded, zstd_level, true))
-    };
+    Predicted {
+        flags,
+        positions,
+        normals,
+        normal_residuals,
+        tangents,
+        uvs,
+        uv_codes,
+        recipes,
+        pp,
+        pu,
+    }
+}
+
+/// Two-component codes as zigzag residuals of the walk's plain parallelogram; the
+/// vertices no recipe names keep their codes.
+fn walk_residuals(codes: &[[u16; 2]], recipes: &[(usize, Recipe)]) -> Vec<[u16; 2]> {
+    let mut residuals = codes.to_vec();
+    for &(v, recipe) in recipes {
+        let (pred, p) = (recipe.predict(codes, 8), codes[v]);
+        residuals[v] = [
+            zigzag(p[0].wrapping_sub(pred[0])),
+            zigzag(p[1].wrapping_sub(pred[1])),
+        ];
+    }
+    residuals
+}
+
+/// The stream coders' settings: meshopt's level and zstd's (none: no entropy layer).
+struct Coder {
+    level: i32,
+    zstd_level: Option<i32>,
+}
+
+impl Coder {
+    /// Every coding of a vertex stream of `elem`-byte values (see [`choose_codec`]).
+    fn vertices<T: Pod>(&self, values: &[T], elem: usize) -> Result<Codings, FormatError> {
+        let coded =
+            meshopt::encode_vertex_buffer_level(values, self.level, Some(1)).map_err(|_| {
+                FormatError::BadInput {
+                    what: "meshopt vertex encode failed",
+                    found: 0,
+                }
+            })?;
+        Ok(choose_codec(
+            bytemuck::cast_slice(values),
+            elem,
+            &coded,
+            self.zstd_level,
+            true,
+        ))
+    }
+}
+
+/// Shared positions ([`CookedHeader::SHARED_POSITIONS`]): the distinct positions'
+/// count, the remap's codec and its stored bytes.
+type SharedPositions = (u32, u8, Vec<u8>);
+
+/// Phase 6's result: each stream's codings, the header fields the coding decided.
+struct Coded {
+    streams: [Codings; 5],
+    flags: u8,
+    position_damping: u8,
+    shared: Option<SharedPositions>,
+    uv_axes: u8,
+}
+
+/// Phase 6, code streams: positions (over the dampings, with shared positions where
+/// they pay), normals (codes, geometric or walk residuals), tangents, uvs (walk or
+/// from-positions residuals) and indices, each the smallest way.
+fn code_streams(
+    coder: &Coder,
+    p: &Predicted,
+    o: &Ordered,
+    q: &Quantised,
+    opts: &CookOptions,
+) -> Result<Coded, FormatError> {
+    let mut flags = p.flags;
+    let (positions, damping, shared) = code_positions(coder, p, &o.indices, &mut flags)?;
+    let normals = code_normals(coder, p, opts, &mut flags)?;
+    let (uvs, uv_axes) = code_uvs(coder, p, q, opts, &mut flags)?;
+    let streams = [
+        positions,
+        normals,
+        coder.vertices(&p.tangents, 4)?,
+        uvs,
+        choose_codec(
+            bytemuck::cast_slice(&o.indices),
+            4,
+            &o.coded_idx,
+            coder.zstd_level,
+            false,
+        ),
+    ];
+    Ok(Coded {
+        streams,
+        flags,
+        position_damping: damping,
+        shared,
+        uv_axes,
+    })
+}
+
+/// The positions stream: the smallest over the dampings, then, where vertices repeat
+/// a position (split faces, uv islands), the distinct positions walked over the
+/// triangles of positions with a remap per vertex, where that stores smaller.
+fn code_positions(
+    coder: &Coder,
+    p: &Predicted,
+    indices: &[u32],
+    flags: &mut u8,
+) -> Result<(Codings, u8, Option<SharedPositions>), FormatError> {
+    let pp = p.pp;
     // The positions stream stored smallest over the dampings: (stream, damping).
     let best_positions_of = |positions: &[[u16; 4]],
                              recipes: &[(usize, Recipe)]|
@@ -459,22 +696,18 @@ fn cook_mesh_welded(
             } else {
                 positions.to_vec()
             };
-            let coded = meshopt::encode_vertex_buffer_level(&stream, level, Some(1));
-            let candidate = encode_vertices(bytemuck::cast_slice(&stream), 8, coded)?;
+            let candidate = coder.vertices(&stream, 8)?;
             if best.as_ref().is_none_or(|b| candidate.len() < b.0.len()) {
                 best = Some((candidate, damping));
             }
         }
         Ok(best.expect("at least one damping"))
     };
-    let (mut best_positions, mut position_damping) = best_positions_of(&positions, &recipes)?;
-    // Vertices that repeat a position (split faces, uv islands): the distinct
-    // positions, walked over the triangles of positions, and a remap per vertex,
-    // where that stores smaller.
-    let mut shared: Option<(u32, u8, Vec<u8>)> = None;
+    let (mut best, mut damping) = best_positions_of(&p.positions, &p.recipes)?;
+    let mut shared = None;
     if pp {
-        let (distinct, remap, position_indices) = share_positions(&positions, &indices);
-        if distinct.len() < positions.len() {
+        let (distinct, remap, position_indices) = share_positions(&p.positions, indices);
+        if distinct.len() < p.positions.len() {
             let mut precipes = Vec::new();
             walk(
                 &position_indices,
@@ -482,144 +715,142 @@ fn cook_mesh_welded(
                 &mut WalkScratch::default(),
                 |v, r| precipes.push((v, r)),
             );
-            let (stream, damping) = best_positions_of(&distinct, &precipes)?;
-            let (remap_codec, remap_bytes) = remap_stream(&remap, zstd_level);
+            let (stream, d) = best_positions_of(&distinct, &precipes)?;
+            let (remap_codec, remap_bytes) = remap_stream(&remap, coder.zstd_level);
             // The remap and the second walk cost decode time: shared positions must
             // save an eighth of the positions' bytes (pirate, FlightHelmet and ToyCar,
             // whose vertices mostly have positions of their own, save 3-9 % there and
             // decoded 20-35 % slower; TessTerrain, LowPolyJungle, Fox save 30-60 %).
-            let stored = best_positions.len();
+            let stored = best.len();
             if stream.len() + remap_bytes.len() + 6 < stored - stored / SHARED_MIN_SAVING {
-                best_positions = stream;
-                position_damping = damping;
-                flags |= CookedHeader::SHARED_POSITIONS;
+                best = stream;
+                damping = d;
+                *flags |= CookedHeader::SHARED_POSITIONS;
                 shared = Some((distinct.len() as u32, remap_codec, remap_bytes));
             }
         }
     }
-    let mut best_normals = encode_vertices(
-        bytemuck::cast_slice(&normals),
-        4,
-        meshopt::encode_vertex_buffer_level(&normals, level, Some(1)),
-    )?;
-    if flags & CookedHeader::PREDICTED_NORMALS != 0 {
-        let predicted = encode_vertices(
-            bytemuck::cast_slice(&normal_residuals),
-            4,
-            meshopt::encode_vertex_buffer_level(&normal_residuals, level, Some(1)),
-        )?;
-        if predicted.len() <= best_normals.len() {
-            best_normals = predicted;
+    Ok((best, damping, shared))
+}
+
+/// The normals stream: the codes, the geometric prediction's residuals or the
+/// walk's, whichever stores smallest (flags say which).
+fn code_normals(
+    coder: &Coder,
+    p: &Predicted,
+    opts: &CookOptions,
+    flags: &mut u8,
+) -> Result<Codings, FormatError> {
+    let mut best = coder.vertices(&p.normals, 4)?;
+    if *flags & CookedHeader::PREDICTED_NORMALS != 0 {
+        let predicted = coder.vertices(&p.normal_residuals, 4)?;
+        if predicted.len() <= best.len() {
+            best = predicted;
         } else {
-            flags &= !CookedHeader::PREDICTED_NORMALS;
+            *flags &= !CookedHeader::PREDICTED_NORMALS;
         }
     }
     // The same walk over the octahedral codes: smooth normals that are not the
     // quantised surface's own (authored, analytic) predict well from their
     // neighbours.
-    if opts.predict_normals && !normals.is_empty() {
-        let codes: Vec<[u16; 2]> = bytemuck::cast_slice(&normals).to_vec();
-        let mut residuals = codes.clone();
-        for &(v, recipe) in &recipes {
-            let (pred, p) = (recipe.predict(&codes, 8), codes[v]);
-            residuals[v] = [
-                zigzag(p[0].wrapping_sub(pred[0])),
-                zigzag(p[1].wrapping_sub(pred[1])),
-            ];
-        }
-        let walked = encode_vertices(
-            bytemuck::cast_slice(&residuals),
-            4,
-            meshopt::encode_vertex_buffer_level(&residuals, level, Some(1)),
-        )?;
-        if walked.len() < best_normals.len() {
-            best_normals = walked;
-            flags &= !CookedHeader::PREDICTED_NORMALS;
-            flags |= CookedHeader::PARALLELOGRAM_NORMALS;
+    if opts.predict_normals && !p.normals.is_empty() {
+        let codes: Vec<[u16; 2]> = bytemuck::cast_slice(&p.normals).to_vec();
+        let residuals = walk_residuals(&codes, &p.recipes);
+        let walked = coder.vertices(&residuals, 4)?;
+        if walked.len() < best.len() {
+            best = walked;
+            *flags &= !CookedHeader::PREDICTED_NORMALS;
+            *flags |= CookedHeader::PARALLELOGRAM_NORMALS;
         }
     }
-    let mut best_uvs = encode_vertices(
-        bytemuck::cast_slice(&uvs),
-        4,
-        meshopt::encode_vertex_buffer_level(&uvs, level, Some(1)),
-    )?;
-    // Uvs that follow the positions (a terrain tile's): residuals against each
-    // vertex's position, where that stores smaller than the walk's residuals.
+    Ok(best)
+}
+
+/// The uvs stream: the walk's residuals (or the codes), or, for uvs that follow the
+/// positions (a terrain tile's), residuals against each vertex's position where
+/// that stores clearly smaller; the axes byte says which.
+fn code_uvs(
+    coder: &Coder,
+    p: &Predicted,
+    q: &Quantised,
+    opts: &CookOptions,
+    flags: &mut u8,
+) -> Result<(Codings, u8), FormatError> {
+    let mut best = coder.vertices(&p.uvs, 4)?;
     let mut uv_axes = 0;
-    if pu {
-        if let Some((axes, residuals)) =
-            uv_residuals_from_positions(&uv_codes, &positions, min, max, pb, ub)
-        {
-            let from_positions = encode_vertices(
-                bytemuck::cast_slice(&residuals),
-                4,
-                meshopt::encode_vertex_buffer_level(&residuals, level, Some(1)),
-            )?;
+    if p.pu {
+        if let Some((axes, residuals)) = uv_residuals_from_positions(
+            &p.uv_codes,
+            &p.positions,
+            q.min,
+            q.max,
+            opts.position_bits,
+            opts.uv_bits,
+        ) {
+            let from_positions = coder.vertices(&residuals, 4)?;
             // It must save an eighth of the stream and 32 bytes: inside a set's
             // zstd frame a small record's residuals can compress worse than the
             // walk's (gen_box12 grew 129 -> 139 bytes), and the pass costs decode
             // time.
-            let saved = best_uvs.len().saturating_sub(from_positions.len());
-            if saved >= 32 && saved * 8 >= best_uvs.len() {
-                best_uvs = from_positions;
+            let saved = best.len().saturating_sub(from_positions.len());
+            if saved >= 32 && saved * 8 >= best.len() {
+                best = from_positions;
                 uv_axes = axes;
-                flags &= !CookedHeader::PREDICTED_UVS;
+                *flags &= !CookedHeader::PREDICTED_UVS;
             }
         }
     }
-    let mut streams = [
-        best_positions,
-        best_normals,
-        encode_vertices(
-            bytemuck::cast_slice(&tangents),
-            4,
-            meshopt::encode_vertex_buffer_level(&tangents, level, Some(1)),
-        )?,
-        best_uvs,
-        choose_codec(
-            bytemuck::cast_slice(&indices),
-            4,
-            &coded_idx,
-            zstd_level,
-            false,
-        ),
-    ];
-    let triangles = indices.len() / 3;
+    Ok((best, uv_axes))
+}
+
+/// Phase 7, budget: where the record's estimated decode time is over
+/// [`CookOptions::decode_budget`], streams move to faster codings (see
+/// [`fit_budget`]).
+fn fit_decode_budget(c: &mut Coded, unique: usize, triangles: usize, opts: &CookOptions) {
     if opts.decode_budget > 0.0 && triangles > 0 {
-        let remap = shared.as_ref().map(|s| (s.0 as usize, s.1, s.2.len()));
-        let fixed = crate::cost::passes_ns(unique, triangles, flags, remap);
-        let smallest: usize = streams.iter().map(Codings::len).sum();
+        let remap = c.shared.as_ref().map(|s| (s.0 as usize, s.1, s.2.len()));
+        let fixed = crate::cost::passes_ns(unique, triangles, c.flags, remap);
+        let smallest: usize = c.streams.iter().map(Codings::len).sum();
         let max_bytes = smallest + (smallest as f64 * opts.speed_growth.max(0.0)) as usize;
         fit_budget(
-            &mut streams,
+            &mut c.streams,
             fixed,
             opts.decode_budget * triangles as f64,
             max_bytes,
         );
     }
-    let streams = streams.map(Codings::into_chosen);
+}
 
+/// Phase 8, header: the header, then the chosen streams in order, then the remap.
+fn assemble(
+    c: Coded,
+    unique: usize,
+    index_count: usize,
+    q: &Quantised,
+    opts: &CookOptions,
+) -> Vec<u8> {
+    let shared = c.shared;
     let mut header = CookedHeader {
         vertex_count: unique as u32,
-        index_count: indices.len() as u32,
-        position_bits: pb as u8,
-        uv_bits: ub as u8,
-        normal_bits: nb as u8,
-        flags,
+        index_count: index_count as u32,
+        position_bits: opts.position_bits as u8,
+        uv_bits: opts.uv_bits as u8,
+        normal_bits: opts.normal_bits as u8,
+        flags: c.flags,
         tangent_bits: opts.tangent_bits as u8,
-        position_damping,
+        position_damping: c.position_damping,
         remap_codec: shared.as_ref().map_or(0, |s| s.1),
-        uv_axes,
-        bounds_min: min,
-        bounds_max: max,
-        uv_min,
-        uv_max,
+        uv_axes: c.uv_axes,
+        bounds_min: q.min,
+        bounds_max: q.max,
+        uv_min: q.uv_min,
+        uv_max: q.uv_max,
         streams: [StreamDesc::zeroed(); 5],
         position_count: shared.as_ref().map_or(0, |s| s.0),
         remap_len: shared.as_ref().map_or(0, |s| s.2.len() as u32),
     };
     let mut body = Vec::new();
-    for (i, (desc, bytes)) in streams.into_iter().enumerate() {
+    for (i, (desc, bytes)) in c.streams.map(Codings::into_chosen).into_iter().enumerate() {
         header.streams[i] = desc;
         body.extend_from_slice(&bytes);
     }
@@ -629,7 +860,7 @@ fn cook_mesh_welded(
     let mut out = Vec::with_capacity(std::mem::size_of::<CookedHeader>() + body.len());
     out.extend_from_slice(bytemuck::bytes_of(&header));
     out.extend_from_slice(&body);
-    Ok((out, merged))
+    out
 }
 
 /// Positions as zigzag residuals of the walk's `recipes`, parallelograms damped by
@@ -730,41 +961,6 @@ impl Codings {
 /// (`buckets`: vertex streams) the bucket codecs. The one chosen by size is the
 /// smallest, except that one without an entropy layer wins when an entropy-coded
 /// one saves less than 1/[`ENTROPY_MIN_SAVING`] of its bytes.
-/// Frames of fewer input bytes store their literals raw where that costs at most
-/// 1/[`RAW_LITERALS_GROWTH`] more bytes. Measured on the frames the cook writes for
-/// the corpus (`examples/zstd_frames.rs`, median ns per frame, Huffman against raw
-/// literals): 555 against 270 at 64-256 bytes, 778 against 466 at 256-1,024, 2,304
-/// against 1,736 at 1-4 KiB, while at 4-16 KiB raw literals were slower (6,256
-/// against 7,714: the parser then takes more, shorter matches).
-const RAW_LITERALS_BELOW: usize = 4096;
-const RAW_LITERALS_GROWTH: usize = 16;
-
-/// One zstd frame of `data` at `level` (matches of at least `min_match` bytes when
-/// given). A small frame's decode is dominated by building its Huffman table for
-/// the literals; where storing the literals raw costs few bytes, the frame does.
-pub(crate) fn zstd_frame(data: &[u8], level: i32, min_match: Option<u32>) -> Option<Vec<u8>> {
-    use zstd::zstd_safe::{CParameter, ParamSwitch};
-    let frame = |raw_literals: bool| -> Option<Vec<u8>> {
-        let mut zc = zstd::bulk::Compressor::new(level).ok()?;
-        if let Some(m) = min_match {
-            zc.set_parameter(CParameter::MinMatch(m)).ok()?;
-        }
-        if raw_literals {
-            zc.set_parameter(CParameter::LiteralCompressionMode(ParamSwitch::Disable))
-                .ok()?;
-        }
-        zc.compress(data).ok()
-    };
-    let huffman = frame(false)?;
-    if data.len() >= RAW_LITERALS_BELOW {
-        return Some(huffman);
-    }
-    match frame(true) {
-        Some(raw) if raw.len() <= huffman.len() + huffman.len() / RAW_LITERALS_GROWTH => Some(raw),
-        _ => Some(huffman),
-    }
-}
-
 fn choose_codec(
     raw: &[u8],
     elem: usize,
@@ -921,7 +1117,7 @@ pub fn cook_meshes(meshes: &[MeshData], opts: &CookOptions) -> Vec<Result<Vec<u8
 
 #[cfg(test)]
 mod tests {
-    use super::{zstd_frame, RAW_LITERALS_BELOW};
+    use crate::coding::{zstd_frame, RAW_LITERALS_BELOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

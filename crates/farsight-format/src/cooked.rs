@@ -1,4 +1,4 @@
-//! Cooked mesh records (version 2, seed 004 "The cooked file"): layout and parsing
+//! Cooked mesh records (version 2; `docs/design/baked-buildings.md#the-full-and-cooked-files`): layout and parsing
 //! (the decoder is `decode.rs`).
 //!
 //! ```text
@@ -38,7 +38,7 @@
 //! `position_damping` existed have neither (the byte was reserved and zero, which
 //! means the plain parallelogram), so they read unchanged. UVs are quantised against their bounds rather than stored as half
 //! floats because they are metres on a building and run to hundreds, where a half
-//! float's step is centimetres (seed 004).
+//! float's step is centimetres (`docs/design/baked-buildings.md#the-full-and-cooked-files`).
 //!
 //! **Entropy layer: zstd.** Measured on the meshopt streams of bunny, pirate and
 //! FlightHelmet (BENCHMARKS.md, "Container and mesh encodings"): zstd-19 takes them
@@ -125,7 +125,9 @@ pub const STREAMS: [Stream; 5] = [
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct CookedHeader {
+    /// Vertices in the record.
     pub vertex_count: u32,
+    /// Indices in the record (three per triangle).
     pub index_count: u32,
     /// Bits per position component (1..=16).
     pub position_bits: u8,
@@ -158,20 +160,28 @@ pub struct CookedHeader {
     pub uv_axes: u8,
     /// The record's bounds: the box a loader keeping no CPU copy still knows.
     pub bounds_min: [f32; 3],
+    /// The bounds' maximum corner (positions are quantised over the largest extent from `bounds_min`).
     pub bounds_max: [f32; 3],
+    /// The uvs' minimum (each component quantised from here to `uv_max`).
     pub uv_min: [f32; 2],
+    /// The uvs' maximum.
     pub uv_max: [f32; 2],
+    /// Where each stream lies and how it is coded: positions, normals, tangents, uvs, indices.
     pub streams: [StreamDesc; 5],
     /// With [`CookedHeader::SHARED_POSITIONS`]: the distinct positions the positions
     /// stream holds, and the remap's stored bytes; zero otherwise.
     pub position_count: u32,
+    /// With [`CookedHeader::SHARED_POSITIONS`]: the remap's stored bytes; zero otherwise.
     pub remap_len: u32,
 }
 const _: () = assert!(std::mem::size_of::<CookedHeader>() == 144);
 
 impl CookedHeader {
+    /// The record has normals (a normals stream).
     pub const HAS_NORMALS: u8 = 1;
+    /// The record has tangents (a tangents stream).
     pub const HAS_TANGENTS: u8 = 2;
+    /// The record has uvs (a uvs stream).
     pub const HAS_UVS: u8 = 4;
     /// The normals stream holds residuals against the geometric normal prediction.
     pub const PREDICTED_NORMALS: u8 = 8;
@@ -212,11 +222,132 @@ impl CookedHeader {
 /// A cooked record, validated and split into its streams.
 #[derive(Clone, Copy, Debug)]
 pub struct CookedMesh<'a> {
+    /// The record's header.
     pub header: CookedHeader,
+    /// Each stream's stored bytes, in header order (empty where the record has no such stream).
     pub streams: [&'a [u8]; 5],
     /// The position remap's stored bytes ([`CookedHeader::SHARED_POSITIONS`]), or
     /// empty.
     pub remap: &'a [u8],
+}
+
+/// A cooked header's own fields: bit counts, flags, damping, uv axes, the remap's
+/// fields, the index count and the bounds (the first step of parsing a record).
+fn check_header_fields(h: &CookedHeader) -> Result<(), FormatError> {
+    if !(1..=16).contains(&h.position_bits) {
+        return Err(bad("position_bits", h.position_bits as u64));
+    }
+    if !(1..=16).contains(&h.uv_bits) {
+        return Err(bad("uv_bits", h.uv_bits as u64));
+    }
+    if !(2..=16).contains(&h.normal_bits) {
+        return Err(bad("normal_bits", h.normal_bits as u64));
+    }
+    check_flags(h.flags)?;
+    if !(2..=16).contains(&h.tangent_bits) {
+        return Err(bad("tangent_bits", h.tangent_bits as u64));
+    }
+    if h.position_damping > 8 {
+        return Err(bad("position_damping", h.position_damping as u64));
+    }
+    let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
+    check_uv_axes(h.uv_axes, h.flags)?;
+    if !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0) {
+        return Err(FormatError::NonZeroPadding {
+            section: Section::RecordHeader,
+            offset: 13,
+        });
+    }
+    if shared {
+        // Every vertex draws one of the positions, and there is one at least.
+        if h.position_count > h.vertex_count || (h.position_count == 0) != (h.vertex_count == 0) {
+            return Err(bad("position_count", h.position_count as u64));
+        }
+        let (stored, decoded) = (h.remap_len as u64, 4 * h.vertex_count as u64);
+        let ok = match h.remap_codec {
+            c if c == Codec::Raw as u8 => stored == decoded,
+            c if c == Codec::PlanesZstd as u8 => {
+                (stored > 0) == (decoded > 0) && decoded <= MAX_EXPANSION * stored + EXPANSION_SLACK
+            }
+            c => return Err(bad("remap_codec", c as u64)),
+        };
+        if !ok {
+            return Err(bad("remap_len", stored));
+        }
+    }
+    if h.index_count % 3 != 0 {
+        return Err(bad("index_count", h.index_count as u64));
+    }
+    let floats = h
+        .bounds_min
+        .iter()
+        .chain(&h.bounds_max)
+        .chain(&h.uv_min)
+        .chain(&h.uv_max);
+    if floats.clone().any(|f| !f.is_finite()) {
+        return Err(FormatError::NonFinite {
+            what: "cooked mesh bounds",
+        });
+    }
+    if (0..3).any(|i| h.bounds_min[i] > h.bounds_max[i])
+        || (0..2).any(|i| h.uv_min[i] > h.uv_max[i])
+    {
+        return Err(bad("bounds", 0));
+    }
+    Ok(())
+}
+
+/// Stream `i`'s descriptor: a known codec, the decoded length its header implies
+/// (`expected`), lengths that agree with the codec and stay within the expansion
+/// bound. Returns the stream's section and stored length.
+fn check_stream(i: usize, d: &StreamDesc, expected: u64) -> Result<(Section, u64), FormatError> {
+    let stream = STREAMS[i];
+    let section = Section::Stream(stream);
+    let codec = Codec::from_word(d.codec).ok_or(FormatError::BadField {
+        section,
+        field: "codec",
+        found: d.codec as u64,
+    })?;
+    if d.decoded_len as u64 != expected {
+        return Err(FormatError::BadField {
+            section,
+            field: "decoded_len",
+            found: d.decoded_len as u64,
+        });
+    }
+    let (stored, coded, decoded) = (
+        d.stored_len as u64,
+        d.coded_len as u64,
+        d.decoded_len as u64,
+    );
+    let consistent = match codec {
+        Codec::Raw => stored == decoded && coded == stored,
+        Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
+        Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
+        Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
+        // coded_len counts the buckets: one per u16 component.
+        // Vertex streams only.
+        Codec::Buckets | Codec::BucketsZigzag => {
+            stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
+        }
+    };
+    if !consistent {
+        return Err(FormatError::BadField {
+            section,
+            field: "stream lengths",
+            found: stored,
+        });
+    }
+    let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
+    if decoded > limit || coded > limit || coded > 2 * decoded + EXPANSION_SLACK {
+        return Err(FormatError::ExpansionTooLarge {
+            stream,
+            decoded: decoded.max(coded),
+            stored,
+            limit,
+        });
+    }
+    Ok((section, stored))
 }
 
 /// Every bit of the flags has a meaning; the walk's normal prediction needs normals
@@ -267,118 +398,12 @@ impl<'a> CookedMesh<'a> {
     /// Checks header `h` and splits `bytes[at..]` into its streams (which must
     /// fill it exactly).
     fn with_header(h: CookedHeader, bytes: &'a [u8], at: usize) -> Result<Self, FormatError> {
-        if !(1..=16).contains(&h.position_bits) {
-            return Err(bad("position_bits", h.position_bits as u64));
-        }
-        if !(1..=16).contains(&h.uv_bits) {
-            return Err(bad("uv_bits", h.uv_bits as u64));
-        }
-        if !(2..=16).contains(&h.normal_bits) {
-            return Err(bad("normal_bits", h.normal_bits as u64));
-        }
-        check_flags(h.flags)?;
-        if !(2..=16).contains(&h.tangent_bits) {
-            return Err(bad("tangent_bits", h.tangent_bits as u64));
-        }
-        if h.position_damping > 8 {
-            return Err(bad("position_damping", h.position_damping as u64));
-        }
-        let shared = h.flags & CookedHeader::SHARED_POSITIONS != 0;
-        check_uv_axes(h.uv_axes, h.flags)?;
-        if !shared && (h.remap_codec, h.position_count, h.remap_len) != (0, 0, 0) {
-            return Err(FormatError::NonZeroPadding {
-                section: Section::RecordHeader,
-                offset: 13,
-            });
-        }
-        if shared {
-            // Every vertex draws one of the positions, and there is one at least.
-            if h.position_count > h.vertex_count || (h.position_count == 0) != (h.vertex_count == 0)
-            {
-                return Err(bad("position_count", h.position_count as u64));
-            }
-            let (stored, decoded) = (h.remap_len as u64, 4 * h.vertex_count as u64);
-            let ok = match h.remap_codec {
-                c if c == Codec::Raw as u8 => stored == decoded,
-                c if c == Codec::PlanesZstd as u8 => {
-                    (stored > 0) == (decoded > 0)
-                        && decoded <= MAX_EXPANSION * stored + EXPANSION_SLACK
-                }
-                c => return Err(bad("remap_codec", c as u64)),
-            };
-            if !ok {
-                return Err(bad("remap_len", stored));
-            }
-        }
-        if h.index_count % 3 != 0 {
-            return Err(bad("index_count", h.index_count as u64));
-        }
-        let floats = h
-            .bounds_min
-            .iter()
-            .chain(&h.bounds_max)
-            .chain(&h.uv_min)
-            .chain(&h.uv_max);
-        if floats.clone().any(|f| !f.is_finite()) {
-            return Err(FormatError::NonFinite {
-                what: "cooked mesh bounds",
-            });
-        }
-        if (0..3).any(|i| h.bounds_min[i] > h.bounds_max[i])
-            || (0..2).any(|i| h.uv_min[i] > h.uv_max[i])
-        {
-            return Err(bad("bounds", 0));
-        }
+        check_header_fields(&h)?;
         let expected = h.expected_decoded_len();
         let mut at = at;
         let mut streams: [&[u8]; 5] = [&[]; 5];
         for (i, d) in h.streams.iter().enumerate() {
-            let stream = STREAMS[i];
-            let section = Section::Stream(stream);
-            let codec = Codec::from_word(d.codec).ok_or(FormatError::BadField {
-                section,
-                field: "codec",
-                found: d.codec as u64,
-            })?;
-            if d.decoded_len as u64 != expected[i] {
-                return Err(FormatError::BadField {
-                    section,
-                    field: "decoded_len",
-                    found: d.decoded_len as u64,
-                });
-            }
-            let (stored, coded, decoded) = (
-                d.stored_len as u64,
-                d.coded_len as u64,
-                d.decoded_len as u64,
-            );
-            let consistent = match codec {
-                Codec::Raw => stored == decoded && coded == stored,
-                Codec::Meshopt => coded == stored && (decoded == 0) == (stored == 0),
-                Codec::MeshoptZstd => stored > 0 && coded > 0 && decoded > 0,
-                Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
-                // coded_len counts the buckets: one per u16 component.
-                // Vertex streams only.
-                Codec::Buckets | Codec::BucketsZigzag => {
-                    stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
-                }
-            };
-            if !consistent {
-                return Err(FormatError::BadField {
-                    section,
-                    field: "stream lengths",
-                    found: stored,
-                });
-            }
-            let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
-            if decoded > limit || coded > limit || coded > 2 * decoded + EXPANSION_SLACK {
-                return Err(FormatError::ExpansionTooLarge {
-                    stream,
-                    decoded: decoded.max(coded),
-                    stored,
-                    limit,
-                });
-            }
+            let (section, stored) = check_stream(i, d, expected[i])?;
             let left = (bytes.len() - at) as u64;
             if stored > left {
                 return Err(FormatError::LengthPastEnd {

@@ -22,11 +22,14 @@ use crate::buckets;
 use crate::cooked::STREAMS;
 use crate::cooked::{join_planes, max_extent, Codec, CookedHeader, CookedMesh, StreamDesc};
 use crate::meshopt_into;
-use crate::predict::{
-    normal_sums, oct_code_scale, predicted_code, unpredict, UvFromPositions, WalkScratch,
-};
+use crate::predict::{normal_sums, oct_code_scale, predicted_code, UvFromPositions};
 use crate::quant::{dequantize_unorm, oct_decode_inv, oct_scale, unorm_step};
+use crate::unwalk::unpredict;
+use crate::walk::WalkScratch;
 use crate::{FormatError, MeshData, Stream};
+
+#[cfg(simd_x86)]
+mod tiers;
 
 /// Buffers a decoder reuses between records: the entropy layer's output, the quantised
 /// streams, the walk's tables and the zstd context.
@@ -112,7 +115,7 @@ impl CookedMesh<'_> {
         // The stages compiled for the best instruction set the CPU has (checked at
         // run time; see `simd::stages`): the same operations, so the same bits.
         #[cfg(simd_x86)]
-        let result = crate::simd::stages(crate::simd::Tier::detect(), self, out, scratch);
+        let result = tiers::stages(crate::simd::Tier::detect(), self, out, scratch);
         #[cfg(not(simd_x86))]
         let result = self.stages::<false>(out, scratch);
         if result.is_err() {
@@ -153,7 +156,7 @@ impl CookedMesh<'_> {
             // The distinct positions, restored by the walk over the triangles of
             // positions, then each vertex's.
             #[cfg(simd_x86)]
-            crate::simd::shared_positions::<WIDE>(self, &out.indices, pp, s)?;
+            tiers::shared_positions::<WIDE>(self, &out.indices, pp, s)?;
             #[cfg(not(simd_x86))]
             self.shared_positions(&out.indices, pp, s)?;
             pp = false;
@@ -442,7 +445,7 @@ impl CookedMesh<'_> {
             let zigzag = d.codec == Codec::BucketsZigzag as u32;
             let c = std::mem::size_of::<T>() / 2;
             #[cfg(simd_x86)]
-            let r = crate::simd::buckets(self.streams[i], c, zigzag, values, buf, z);
+            let r = tiers::buckets(self.streams[i], c, zigzag, values, buf, z);
             #[cfg(not(simd_x86))]
             let r = buckets::decode(self.streams[i], c, zigzag, values, buf, z);
             return r.map_err(|_| err("buckets"));
@@ -520,7 +523,8 @@ mod test_tile;
 
 #[cfg(all(test, feature = "encode", simd_x86))]
 mod tests {
-    use crate::simd::{stages, Tier};
+    use super::tiers::stages;
+    use crate::simd::Tier;
     use crate::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -62,116 +62,209 @@ pub enum Stream {
 pub enum FormatError {
     /// The file or a part of it ends before a fixed-size field does.
     Truncated {
+        /// Where the field is.
         section: Section,
+        /// Bytes the field needs from the section's start.
         needed: u64,
+        /// Bytes there are.
         available: u64,
     },
     /// The first twelve bytes are not [`crate::IDENTIFIER`].
-    WrongIdentifier { found: [u8; 12] },
+    WrongIdentifier {
+        /// The twelve bytes found.
+        found: [u8; 12],
+    },
     /// The version word is none this reader knows.
-    UnknownVersion { found: u32 },
+    UnknownVersion {
+        /// The version word.
+        found: u32,
+    },
     /// A length word claims more bytes than the file holds after it.
     LengthPastEnd {
+        /// Whose length it is.
         section: Section,
+        /// The length claimed.
         length: u64,
+        /// Bytes the file holds after the word.
         available: u64,
     },
     /// The file goes on after the table ends.
-    TrailingBytes { count: u64 },
+    TrailingBytes {
+        /// Bytes after the table's end.
+        count: u64,
+    },
     /// The CRC-32 stored in the header does not match the bytes after it.
-    ChecksumMismatch { stored: u32, computed: u32 },
+    ChecksumMismatch {
+        /// The CRC-32 in the header.
+        stored: u32,
+        /// The CRC-32 of the bytes.
+        computed: u32,
+    },
     /// A reserved word or padding byte that must be zero is not.
-    NonZeroPadding { section: Section, offset: u64 },
+    NonZeroPadding {
+        /// Where the byte is.
+        section: Section,
+        /// Its offset in the file (or in the record, for a record's own fields).
+        offset: u64,
+    },
     /// The manifest is not UTF-8.
-    ManifestNotUtf8 { valid_up_to: usize },
+    ManifestNotUtf8 {
+        /// Bytes of the manifest that are valid UTF-8.
+        valid_up_to: usize,
+    },
     /// The manifest does not parse as the expected RON type.
     Manifest {
+        /// The line of the manifest text where parsing stopped (from 1).
         line: usize,
+        /// The column there (from 1).
         column: usize,
+        /// ron's message.
         message: String,
     },
     /// The manifest could not be written as RON (a writer-side error).
-    ManifestWrite { message: String },
+    ManifestWrite {
+        /// ron's message.
+        message: String,
+    },
     /// The manifest names a record the table does not have.
-    IndexPastTable { index: u32, records: u32 },
+    IndexPastTable {
+        /// The record index named.
+        index: u32,
+        /// Records in the table.
+        records: u32,
+    },
     /// The manifest names a record of one kind where another was expected.
     WrongRecordTag {
+        /// The record index named.
         index: u32,
+        /// The kind the manifest expects there.
         expected: RecordTag,
+        /// The kind the directory gives it.
         found: RecordTag,
     },
     /// A directory entry places its record outside the table, out of order, over
     /// another record, or off the 16-byte grid.
     RecordOverrunsTable {
+        /// The record's index.
         index: u32,
+        /// Its offset from the table's start.
         offset: u64,
+        /// Its length.
         length: u64,
+        /// The table's length.
         table_length: u64,
     },
     /// A record's bytes are not aligned in memory for reading in place (the caller's
     /// buffer is not 16-byte aligned; use [`crate::AlignedBytes`]).
-    Misaligned { what: &'static str },
+    Misaligned {
+        /// Which bytes.
+        what: &'static str,
+    },
     /// A record header field has a value no writer produces.
     BadField {
+        /// Where the field is.
         section: Section,
+        /// The field's name.
         field: &'static str,
+        /// Its value.
         found: u64,
     },
     /// A stream's declared decoded size exceeds what its stored bytes could expand to.
     ExpansionTooLarge {
+        /// The stream.
         stream: Stream,
+        /// Its declared decoded bytes.
         decoded: u64,
+        /// Its stored bytes.
         stored: u64,
+        /// The most it may decode to ([`crate::MAX_EXPANSION`] per stored byte plus
+        /// [`crate::EXPANSION_SLACK`]).
         limit: u64,
     },
     /// A coded stream failed to decode (entropy or meshopt layer), or decoded to a
     /// size other than the declared one.
-    StreamDecode { stream: Stream, codec: &'static str },
+    StreamDecode {
+        /// The stream.
+        stream: Stream,
+        /// The layer that failed.
+        codec: &'static str,
+    },
     /// A triangle names a vertex the record does not have.
     VertexIndexOutOfRange {
+        /// The index's position in the index buffer.
         position: u64,
+        /// The index.
         index: u32,
+        /// Vertices in the record.
         vertex_count: u32,
     },
     /// A float that must be finite is not (writer side: NaN or infinite input).
-    NonFinite { what: &'static str },
+    NonFinite {
+        /// Which value.
+        what: &'static str,
+    },
     /// The input handed to a writer is inconsistent (lengths disagree, not triangles).
-    BadInput { what: &'static str, found: u64 },
+    BadInput {
+        /// What is wrong.
+        what: &'static str,
+        /// The number that is wrong (0 where there is none).
+        found: u64,
+    },
     /// The version word is one this reader knows, but not the one this kind of file
     /// is written with (the checksum does not cover the version word).
-    WrongVersion { found: u32, expected: u32 },
+    WrongVersion {
+        /// The file's version word.
+        found: u32,
+        /// The one this kind of file has.
+        expected: u32,
+    },
     /// A manifest's copy of a record's field (a level's counts, size or error)
     /// disagrees with the record itself.
     ManifestDisagrees {
+        /// The level whose entry disagrees.
         level: u32,
+        /// The field.
         field: &'static str,
+        /// The manifest's value.
         manifest: f64,
+        /// The record's value.
         record: f64,
     },
     /// A record of a streamed file ([`crate::Version::Streamed`]) does not hash to
     /// the CRC-32 in its directory entry.
     RecordChecksumMismatch {
+        /// The record's index.
         index: u32,
+        /// The CRC-32 in its directory entry.
         stored: u32,
+        /// The CRC-32 of its bytes.
         computed: u32,
     },
     /// A material of a manifest's material table has a value no writer produces
     /// (out of range, not finite, a texture the table lacks, a repeated name).
     BadMaterial {
+        /// The material's index in the table.
         material: u32,
+        /// The field.
         field: &'static str,
+        /// Its value, as text.
         found: String,
     },
     /// A texture of a manifest's material table is damaged: a file name that is
     /// not a hash name of its format, or embedded bytes of another format.
     BadTexture {
+        /// The texture's index in the table.
         texture: u32,
+        /// The field.
         field: &'static str,
+        /// Its value, as text.
         found: String,
     },
     /// An I/O error reading or writing a file.
     Io {
+        /// The file.
         path: std::path::PathBuf,
+        /// The error.
         source: std::io::Error,
     },
 }

@@ -1,4 +1,4 @@
-//! Full-precision mesh records (version 1, seed 004 "The file").
+//! Full-precision mesh records (version 1; `docs/design/baked-buildings.md#the-full-and-cooked-files`).
 //!
 //! ```text
 //! FullMeshHeader                               48 bytes
@@ -20,10 +20,13 @@ use crate::{FormatError, Section, Stream};
 /// An empty attribute vector means the attribute is absent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshData {
+    /// Vertex positions.
     pub positions: Vec<[f32; 3]>,
+    /// Vertex normals (unit length), or empty.
     pub normals: Vec<[f32; 3]>,
     /// xyz direction, w handedness (+1 or -1).
     pub tangents: Vec<[f32; 4]>,
+    /// Texture coordinates, or empty.
     pub uvs: Vec<[f32; 2]>,
     /// Triangle list.
     pub indices: Vec<u32>,
@@ -118,32 +121,46 @@ impl MeshData {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct FullMeshHeader {
+    /// Vertices in the record.
     pub vertex_count: u32,
+    /// Indices in the record (three per triangle).
     pub index_count: u32,
     /// [`FullMeshHeader::HAS_NORMALS`] | `HAS_UVS` | `HAS_PROVENANCE`.
     pub flags: u32,
+    /// Zero.
     pub reserved: u32,
     /// Bounds of the positions, so a loader knows the box without scanning.
     pub bounds_min: [f32; 3],
+    /// The bounds' maximum corner.
     pub bounds_max: [f32; 3],
+    /// Zero.
     pub reserved2: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<FullMeshHeader>() == 48);
 
 impl FullMeshHeader {
+    /// The record has normals.
     pub const HAS_NORMALS: u32 = 1;
+    /// The record has uvs.
     pub const HAS_UVS: u32 = 2;
+    /// The record has provenance (a source face per triangle).
     pub const HAS_PROVENANCE: u32 = 4;
 }
 
 /// A full-precision mesh borrowed from record bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct FullMesh<'a> {
+    /// The record's header.
     pub header: FullMeshHeader,
+    /// Vertex positions.
     pub positions: &'a [[f32; 3]],
+    /// Vertex normals, or empty.
     pub normals: &'a [[f32; 3]],
+    /// Texture coordinates, or empty.
     pub uvs: &'a [[f32; 2]],
+    /// Triangle list.
     pub indices: &'a [u32],
+    /// Source face per triangle, or empty.
     pub provenance: &'a [u32],
 }
 

@@ -24,17 +24,20 @@
 //! # Ok::<(), FormatError>(())
 //! ```
 
-use crate::container::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
+use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
 use crate::reader::{need, parse_manifest, read_u32, read_u64, verify_record_crc, zeros};
 use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Version, IDENTIFIER};
 
 /// Where one record lies in a streamed file, and its checksum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordRange {
+    /// The record's index in the directory.
     pub index: RecordIndex,
+    /// The record's kind.
     pub tag: RecordTag,
     /// Byte offset from the start of the file.
     pub offset: u64,
+    /// The record's length in bytes.
     pub len: u64,
     /// CRC-32 of the record's bytes.
     pub crc: u32,
@@ -131,39 +134,7 @@ impl FileHead {
         }
         let table = &prefix[table_start..head_len];
         zeros(Section::Table, &table[dir_end as usize..], dir_end as usize)?;
-        let mut records = Vec::with_capacity(count as usize);
-        let mut cursor = dir_end;
-        for i in 0..count {
-            let e = 8 + ENTRY_SIZE * i as usize;
-            let offset = read_u64(table, e + 8);
-            let len = read_u64(table, e + 16);
-            let start = cursor.saturating_add(RECORD_ALIGN as u64 - 1) & !(RECORD_ALIGN as u64 - 1);
-            if offset != start || offset > table_len || len > table_len - offset {
-                return Err(FormatError::RecordOverrunsTable {
-                    index: i,
-                    offset,
-                    length: len,
-                    table_length: table_len,
-                });
-            }
-            cursor = offset + len;
-            records.push(RecordRange {
-                index: RecordIndex(i),
-                tag: RecordTag(table[e..e + 4].try_into().expect("4 bytes")),
-                offset: table_start as u64 + offset,
-                len,
-                crc: read_u32(table, e + 4),
-            });
-        }
-        let end = cursor.saturating_add(RECORD_ALIGN as u64 - 1) & !(RECORD_ALIGN as u64 - 1);
-        if end != table_len {
-            return Err(FormatError::RecordOverrunsTable {
-                index: count,
-                offset: cursor,
-                length: 0,
-                table_length: table_len,
-            });
-        }
+        let records = read_directory(table, count, table_start, table_len)?;
         let manifest = std::str::from_utf8(&prefix[MANIFEST_START..manifest_end])
             .map_err(|e| FormatError::ManifestNotUtf8 {
                 valid_up_to: e.valid_up_to(),
@@ -219,6 +190,53 @@ impl FileHead {
     pub fn parse<M: Manifest>(&self) -> Result<M, FormatError> {
         parse_manifest(&self.manifest, |i| self.record(i).map(|r| r.tag))
     }
+}
+
+/// The directory of a streamed file's head: `count` entries at the start of `table`
+/// (the table from its start to the first record), each record starting at the
+/// first 16-byte boundary after the one before and inside the table, and the last
+/// one ending the table. Offsets come out relative to the file.
+fn read_directory(
+    table: &[u8],
+    count: u32,
+    table_start: usize,
+    table_len: u64,
+) -> Result<Vec<RecordRange>, FormatError> {
+    let mut records = Vec::with_capacity(count as usize);
+    let dir_end = 8 + ENTRY_SIZE as u64 * count as u64;
+    let mut cursor = dir_end;
+    for i in 0..count {
+        let e = 8 + ENTRY_SIZE * i as usize;
+        let offset = read_u64(table, e + 8);
+        let len = read_u64(table, e + 16);
+        let start = cursor.saturating_add(RECORD_ALIGN as u64 - 1) & !(RECORD_ALIGN as u64 - 1);
+        if offset != start || offset > table_len || len > table_len - offset {
+            return Err(FormatError::RecordOverrunsTable {
+                index: i,
+                offset,
+                length: len,
+                table_length: table_len,
+            });
+        }
+        cursor = offset + len;
+        records.push(RecordRange {
+            index: RecordIndex(i),
+            tag: RecordTag(table[e..e + 4].try_into().expect("4 bytes")),
+            offset: table_start as u64 + offset,
+            len,
+            crc: read_u32(table, e + 4),
+        });
+    }
+    let end = cursor.saturating_add(RECORD_ALIGN as u64 - 1) & !(RECORD_ALIGN as u64 - 1);
+    if end != table_len {
+        return Err(FormatError::RecordOverrunsTable {
+            index: count,
+            offset: cursor,
+            length: 0,
+            table_length: table_len,
+        });
+    }
+    Ok(records)
 }
 
 impl RecordRange {

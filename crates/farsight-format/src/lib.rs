@@ -28,6 +28,8 @@
 //! What the bytes of every record kind mean, byte by byte (enough to write a reader
 //! from): `FORMAT.md` beside this crate's `Cargo.toml`.
 
+#![warn(missing_docs)]
+
 #[cfg(target_endian = "big")]
 compile_error!("farsight-format reads little-endian records in place");
 
@@ -39,6 +41,7 @@ extern crate self as farsight_format;
 mod aligned;
 mod buckets;
 mod cluster;
+mod coding;
 mod container;
 #[cfg(feature = "encode")]
 mod cook;
@@ -50,6 +53,7 @@ mod error;
 mod full;
 mod head;
 mod instances;
+mod layout;
 mod material;
 mod meshopt_into;
 mod predict;
@@ -59,7 +63,6 @@ mod reader;
 /// readers to it (not part of the API).
 #[doc(hidden)]
 pub mod reference;
-mod ron_text;
 mod set;
 #[cfg(simd_x86)]
 mod simd;
@@ -74,9 +77,7 @@ pub use cluster::{
     ClusterMeshManifest, ClusterVertex, FloatVertex, OctCache, CLUSTER_SLOT_SHIFT,
     CLUSTER_SLOT_TRIANGLES, NO_PARENT_ERROR,
 };
-pub use container::{
-    FileWriter, Manifest, RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN,
-};
+pub use container::FileWriter;
 #[cfg(feature = "encode")]
 pub use cook::{cook_mesh, cook_meshes, CookOptions};
 #[cfg(feature = "encode")]
@@ -90,11 +91,12 @@ pub use error::{FormatError, Section, Stream};
 pub use full::{encode_full, FullMesh, FullMeshHeader, MeshData};
 pub use head::{FileHead, RecordRange};
 pub use instances::{check_instances, check_transform, Instance};
+pub use layout::{RecordIndex, RecordTag, Version, IDENTIFIER, RECORD_ALIGN};
 pub use material::{
     AlphaMode, ImageFormat, Material, MaterialExtras, MaterialTable, Texture, TextureData,
     TextureSlot, UvTransform, Wrap, TEXTURE_TAG,
 };
-pub use reader::{verify_record_crc, Container, RawFile, ReadOptions, Record};
+pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadOptions, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};

@@ -14,6 +14,10 @@
 //! small numbers for little. Hard edges predict well too: a split vertex only sums
 //! the faces on its side.
 
+use crate::coding::unzigzag;
+#[cfg(feature = "encode")]
+use crate::coding::zigzag;
+
 /// Predicted octahedral codes of `bits` bits, one per vertex, into `out` (cleared).
 /// `sums` is scratch. Every index must be below `positions.len()`.
 #[cfg(feature = "encode")]
@@ -294,11 +298,6 @@ pub(crate) fn uv_residuals_from_positions(
         .collect();
     Some((byte, residuals))
 }
-
-pub(crate) use crate::unwalk::unpredict;
-pub(crate) use crate::walk::{unzigzag, WalkScratch};
-#[cfg(feature = "encode")]
-pub(crate) use crate::walk::{walk, zigzag};
 
 #[cfg(test)]
 mod tests {

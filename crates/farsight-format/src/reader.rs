@@ -5,8 +5,39 @@
 //! the table, in order, aligned, gaps zero), then the manifest text and every record
 //! index it names. Nothing is allocated from a length the file states.
 
-use crate::container::{table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
-use crate::{FormatError, Manifest, RecordIndex, RecordTag, Section, Version, IDENTIFIER};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::layout::{align_up, table_length_word_at, ENTRY_SIZE, MANIFEST_START, RECORD_ALIGN};
+use crate::{FormatError, RecordIndex, RecordTag, Section, Version, IDENTIFIER};
+
+/// A manifest: the serde type of one asset kind. It reports every record it names so
+/// the reader can check each index and kind before handing the file out.
+pub trait Manifest: Serialize + DeserializeOwned {
+    /// Calls `visit` once per record reference, with the kind that reference expects.
+    fn visit_records(&self, visit: &mut dyn FnMut(RecordIndex, RecordTag));
+
+    /// Checks beyond record kinds, run by the reader once every reference resolved:
+    /// the version this kind of file is written with, copies of record fields the
+    /// manifest keeps. None by default.
+    fn check(&self, _file: &RawFile<'_>) -> Result<(), FormatError> {
+        Ok(())
+    }
+}
+
+// The version word's parse sits here, not in `layout.rs`, so that the layout
+// module stays a leaf (the error type names record tags).
+impl Version {
+    /// The version for a version word, or `UnknownVersion`.
+    pub fn from_word(word: u32) -> Result<Self, FormatError> {
+        match word {
+            1 => Ok(Version::Full),
+            2 => Ok(Version::Cooked),
+            3 => Ok(Version::Streamed),
+            found => Err(FormatError::UnknownVersion { found }),
+        }
+    }
+}
 
 /// How strictly to read. The default verifies everything.
 #[derive(Clone, Copy, Debug)]
@@ -300,7 +331,7 @@ fn validate_table(table: &[u8], record_crcs: bool, verify: bool) -> Result<u32, 
             length,
             table_length,
         };
-        let start = crate::container::align_up(cursor, RECORD_ALIGN) as u64;
+        let start = align_up(cursor, RECORD_ALIGN) as u64;
         if offset != start || offset > table_length || length > table_length - offset {
             return Err(bad);
         }
@@ -314,7 +345,7 @@ fn validate_table(table: &[u8], record_crcs: bool, verify: bool) -> Result<u32, 
             )?;
         }
     }
-    let end = crate::container::align_up(cursor, RECORD_ALIGN);
+    let end = align_up(cursor, RECORD_ALIGN);
     if end as u64 != table_length {
         // The table length word and the directory disagree on where the table ends.
         return Err(FormatError::RecordOverrunsTable {

@@ -165,6 +165,7 @@ pub struct CookedSetHeader {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct CookedSet<'a> {
+    /// The set's header.
     pub header: CookedSetHeader,
     parts: &'a [u8],
     slots: &'a [u8],
@@ -172,13 +173,193 @@ pub struct CookedSet<'a> {
     body: &'a [u8],
 }
 
+/// A set record's header fields, checked against each other and the record's size
+/// (`CookedSet::parse`, first step).
+fn parse_set_header(r: &mut Reader<'_>) -> Result<CookedSetHeader, FormatError> {
+    let version = r.byte()? as u32;
+    if version != SET_VERSION {
+        return Err(FormatError::WrongVersion {
+            found: version,
+            expected: SET_VERSION,
+        });
+    }
+    let fixed = r.take(3)?;
+    let (part_width, length_width, body_codec) = (fixed[0], fixed[1], fixed[2] as u32);
+    if !matches!(part_width, 0 | 1 | 2 | 4) {
+        return Err(bad("part entry width", part_width as u64));
+    }
+    if !matches!(length_width, 2 | 4) {
+        return Err(bad("length entry width", length_width as u64));
+    }
+    let codec = match body_codec {
+        0 => SetCodec::Raw,
+        1 => SetCodec::Zstd,
+        c => return Err(bad("body_codec", c as u64)),
+    };
+    let h = CookedSetHeader {
+        version,
+        part_count: r.varint("part_count")?,
+        record_count: r.varint("record_count")?,
+        slot_count: r.varint("slot_count")?,
+        body_codec,
+        body_stored_len: r.varint("body_stored_len")?,
+        body_len: r.varint("body_len")?,
+        part_width,
+        length_width,
+    };
+    if (h.part_count == 0) != (h.record_count == 0) {
+        return Err(bad("record_count", h.record_count as u64));
+    }
+    if h.record_count > h.slot_count {
+        return Err(bad("record_count", h.record_count as u64));
+    }
+    if h.slot_count > h.part_count {
+        return Err(bad("slot_count", h.slot_count as u64));
+    }
+    // Each record and each slot take at least a byte of the slot table.
+    let tables = part_width as u64 * h.part_count as u64
+        + length_width as u64 * h.record_count as u64
+        + h.record_count as u64
+        + h.slot_count as u64;
+    let needed = tables + h.body_stored_len as u64;
+    let available = (r.bytes.len() - r.at) as u64;
+    if needed > available {
+        return Err(FormatError::LengthPastEnd {
+            section: Section::Stream(Stream::SetBody),
+            length: needed,
+            available,
+        });
+    }
+    let (stored, decoded) = (h.body_stored_len as u64, h.body_len as u64);
+    let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
+    match codec {
+        SetCodec::Raw if stored != decoded => return Err(bad("body_len", decoded)),
+        SetCodec::Zstd if stored == 0 || decoded > limit => {
+            return Err(FormatError::ExpansionTooLarge {
+                stream: Stream::SetBody,
+                decoded,
+                stored,
+                limit,
+            })
+        }
+        _ => {}
+    }
+    if decoded < MIN_RECORD * h.record_count as u64 {
+        return Err(bad("body_len", decoded));
+    }
+    Ok(h)
+}
+
+/// The part table: each part's slot, as fixed-width entries or as runs (second step).
+fn parse_part_table<'a>(r: &mut Reader<'a>, h: &CookedSetHeader) -> Result<&'a [u8], FormatError> {
+    let part_width = h.part_width;
+    let parts = if part_width == 0 {
+        // Runs: a varint count, then (slot, length) varint pairs.
+        let at = r.at;
+        let runs = r.varint("part runs")?;
+        if runs > h.part_count {
+            return Err(bad("part runs", runs as u64));
+        }
+        let mut covered = 0u64;
+        for _ in 0..runs {
+            let slot = r.varint("part slot")?;
+            if slot >= h.slot_count {
+                return Err(bad("part slot", slot as u64));
+            }
+            let len = r.varint("part run")?;
+            if len == 0 {
+                return Err(bad("part run", 0));
+            }
+            covered += len as u64;
+        }
+        if covered != h.part_count as u64 {
+            return Err(bad("part runs", covered));
+        }
+        &r.bytes[at..r.at]
+    } else {
+        let parts = r.take(part_width as usize * h.part_count as usize)?;
+        for p in 0..h.part_count as usize {
+            let slot = entry(parts, part_width, p);
+            if slot >= h.slot_count {
+                return Err(bad("part slot", slot as u64));
+            }
+        }
+        parts
+    };
+    Ok(parts)
+}
+
+/// The slot table: per record its slots' triangle counts (third step).
+fn parse_slot_table<'a>(r: &mut Reader<'a>, h: &CookedSetHeader) -> Result<&'a [u8], FormatError> {
+    let slots_at = r.at;
+    let mut slots = 0u64;
+    for _ in 0..h.record_count {
+        let n = r.varint("slots")?;
+        if n == 0 {
+            return Err(bad("slots", 0));
+        }
+        slots += n as u64;
+        if slots > h.slot_count as u64 {
+            return Err(bad("slot_count", slots));
+        }
+        let mut tris = 0u64;
+        for _ in 0..n {
+            tris += r.varint("slot triangles")? as u64;
+        }
+        if tris > u32::MAX as u64 / 3 {
+            return Err(bad("slot triangles", tris));
+        }
+    }
+    if slots != h.slot_count as u64 {
+        return Err(bad("slot_count", slots));
+    }
+    let slots = &r.bytes[slots_at..r.at];
+    Ok(slots)
+}
+
+/// The record lengths and the body, checked against the header's sizes (last step).
+fn parse_lengths_and_body<'a>(
+    r: &mut Reader<'a>,
+    h: &CookedSetHeader,
+) -> Result<(&'a [u8], &'a [u8]), FormatError> {
+    let (stored, decoded) = (h.body_stored_len as u64, h.body_len as u64);
+    let lens = r.take(h.length_width as usize * h.record_count as usize)?;
+    let body = r.rest();
+    if body.len() as u64 != stored {
+        return Err(if (body.len() as u64) < stored {
+            FormatError::LengthPastEnd {
+                section: Section::Stream(Stream::SetBody),
+                length: stored,
+                available: body.len() as u64,
+            }
+        } else {
+            bad("trailing bytes in record", body.len() as u64 - stored)
+        });
+    }
+    let mut sum = 0u64;
+    for i in 0..h.record_count as usize {
+        let len = entry(lens, h.length_width, i) as u64;
+        if len < MIN_RECORD {
+            return Err(bad("record length", len));
+        }
+        sum += len;
+    }
+    if sum != decoded {
+        return Err(bad("body_len", decoded));
+    }
+    Ok((lens, body))
+}
+
 /// Where a part lies in its record: the record and the part's triangles, the index
 /// range `3 * first_triangle .. 3 * (first_triangle + triangle_count)` of the decoded
 /// record (whose indices name the record's vertices, which parts may share).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartSpan {
+    /// The record (index into the set's records) the part lies in.
     pub record: usize,
+    /// The part's first triangle in that record.
     pub first_triangle: u32,
+    /// Its triangle count.
     pub triangle_count: u32,
 }
 
@@ -276,157 +457,10 @@ impl<'a> CookedSet<'a> {
     /// nothing.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
         let mut r = Reader::new(bytes, Section::RecordHeader);
-        let version = r.byte()? as u32;
-        if version != SET_VERSION {
-            return Err(FormatError::WrongVersion {
-                found: version,
-                expected: SET_VERSION,
-            });
-        }
-        let fixed = r.take(3)?;
-        let (part_width, length_width, body_codec) = (fixed[0], fixed[1], fixed[2] as u32);
-        if !matches!(part_width, 0 | 1 | 2 | 4) {
-            return Err(bad("part entry width", part_width as u64));
-        }
-        if !matches!(length_width, 2 | 4) {
-            return Err(bad("length entry width", length_width as u64));
-        }
-        let codec = match body_codec {
-            0 => SetCodec::Raw,
-            1 => SetCodec::Zstd,
-            c => return Err(bad("body_codec", c as u64)),
-        };
-        let h = CookedSetHeader {
-            version,
-            part_count: r.varint("part_count")?,
-            record_count: r.varint("record_count")?,
-            slot_count: r.varint("slot_count")?,
-            body_codec,
-            body_stored_len: r.varint("body_stored_len")?,
-            body_len: r.varint("body_len")?,
-            part_width,
-            length_width,
-        };
-        if (h.part_count == 0) != (h.record_count == 0) {
-            return Err(bad("record_count", h.record_count as u64));
-        }
-        if h.record_count > h.slot_count {
-            return Err(bad("record_count", h.record_count as u64));
-        }
-        if h.slot_count > h.part_count {
-            return Err(bad("slot_count", h.slot_count as u64));
-        }
-        // Each record and each slot take at least a byte of the slot table.
-        let tables = part_width as u64 * h.part_count as u64
-            + length_width as u64 * h.record_count as u64
-            + h.record_count as u64
-            + h.slot_count as u64;
-        let needed = tables + h.body_stored_len as u64;
-        let available = (bytes.len() - r.at) as u64;
-        if needed > available {
-            return Err(FormatError::LengthPastEnd {
-                section: Section::Stream(Stream::SetBody),
-                length: needed,
-                available,
-            });
-        }
-        let (stored, decoded) = (h.body_stored_len as u64, h.body_len as u64);
-        let limit = MAX_EXPANSION * stored + EXPANSION_SLACK;
-        match codec {
-            SetCodec::Raw if stored != decoded => return Err(bad("body_len", decoded)),
-            SetCodec::Zstd if stored == 0 || decoded > limit => {
-                return Err(FormatError::ExpansionTooLarge {
-                    stream: Stream::SetBody,
-                    decoded,
-                    stored,
-                    limit,
-                })
-            }
-            _ => {}
-        }
-        if decoded < MIN_RECORD * h.record_count as u64 {
-            return Err(bad("body_len", decoded));
-        }
-        let parts = if part_width == 0 {
-            // Runs: a varint count, then (slot, length) varint pairs.
-            let at = r.at;
-            let runs = r.varint("part runs")?;
-            if runs > h.part_count {
-                return Err(bad("part runs", runs as u64));
-            }
-            let mut covered = 0u64;
-            for _ in 0..runs {
-                let slot = r.varint("part slot")?;
-                if slot >= h.slot_count {
-                    return Err(bad("part slot", slot as u64));
-                }
-                let len = r.varint("part run")?;
-                if len == 0 {
-                    return Err(bad("part run", 0));
-                }
-                covered += len as u64;
-            }
-            if covered != h.part_count as u64 {
-                return Err(bad("part runs", covered));
-            }
-            &bytes[at..r.at]
-        } else {
-            let parts = r.take(part_width as usize * h.part_count as usize)?;
-            for p in 0..h.part_count as usize {
-                let slot = entry(parts, part_width, p);
-                if slot >= h.slot_count {
-                    return Err(bad("part slot", slot as u64));
-                }
-            }
-            parts
-        };
-        let slots_at = r.at;
-        let mut slots = 0u64;
-        for _ in 0..h.record_count {
-            let n = r.varint("slots")?;
-            if n == 0 {
-                return Err(bad("slots", 0));
-            }
-            slots += n as u64;
-            if slots > h.slot_count as u64 {
-                return Err(bad("slot_count", slots));
-            }
-            let mut tris = 0u64;
-            for _ in 0..n {
-                tris += r.varint("slot triangles")? as u64;
-            }
-            if tris > u32::MAX as u64 / 3 {
-                return Err(bad("slot triangles", tris));
-            }
-        }
-        if slots != h.slot_count as u64 {
-            return Err(bad("slot_count", slots));
-        }
-        let slots = &bytes[slots_at..r.at];
-        let lens = r.take(length_width as usize * h.record_count as usize)?;
-        let body = r.rest();
-        if body.len() as u64 != stored {
-            return Err(if (body.len() as u64) < stored {
-                FormatError::LengthPastEnd {
-                    section: Section::Stream(Stream::SetBody),
-                    length: stored,
-                    available: body.len() as u64,
-                }
-            } else {
-                bad("trailing bytes in record", body.len() as u64 - stored)
-            });
-        }
-        let mut sum = 0u64;
-        for i in 0..h.record_count as usize {
-            let len = entry(lens, length_width, i) as u64;
-            if len < MIN_RECORD {
-                return Err(bad("record length", len));
-            }
-            sum += len;
-        }
-        if sum != decoded {
-            return Err(bad("body_len", decoded));
-        }
+        let h = parse_set_header(&mut r)?;
+        let parts = parse_part_table(&mut r, &h)?;
+        let slots = parse_slot_table(&mut r, &h)?;
+        let (lens, body) = parse_lengths_and_body(&mut r, &h)?;
         Ok(Self {
             header: h,
             parts,
@@ -868,10 +902,30 @@ fn encode_layout(
     layout: &Layout,
     opts: &crate::CookOptions,
 ) -> Result<(Vec<u8>, f64, f64), FormatError> {
+    let mut candidates = body_candidates(layout, opts)?;
+    let (pick, triangles) = pick_body(&candidates, layout, opts);
+    let (codec, body, lens, slots, estimated_ns) = candidates.swap_remove(pick);
+    let out = write_set(codec, &body, &lens, slots, &layout.part_slot)?;
+    Ok((out, estimated_ns, triangles))
+}
+
+/// A candidate body of a set: its codec, stored bytes, each record's decoded
+/// length, each record's slots and the estimated decode time.
+#[cfg(feature = "encode")]
+type Candidate<'a> = (SetCodec, Vec<u8>, Vec<u32>, &'a Vec<Vec<u32>>, f64);
+
+/// Every body the reader accepts for `layout`: the plain records raw, and with the
+/// entropy layer the coded records raw, either in one zstd frame, and the records
+/// with raw vertex streams in one frame.
+#[cfg(feature = "encode")]
+fn body_candidates<'a>(
+    layout: &'a Layout,
+    opts: &crate::CookOptions,
+) -> Result<Vec<Candidate<'a>>, FormatError> {
     use rayon::prelude::*;
 
     let zstd = |body: &[u8]| {
-        crate::cook::zstd_frame(body, opts.zstd_level, None).ok_or(FormatError::BadInput {
+        crate::coding::zstd_frame(body, opts.zstd_level, None).ok_or(FormatError::BadInput {
             what: "zstd compression failed",
             found: body.len() as u64,
         })
@@ -892,7 +946,6 @@ fn encode_layout(
         frame + records_ns(records)
     };
     let plain_body = join(&layout.plain);
-    type Candidate<'a> = (SetCodec, Vec<u8>, Vec<u32>, &'a Vec<Vec<u32>>, f64);
     let mut candidates: Vec<Candidate<'_>> = vec![(
         SetCodec::Raw,
         plain_body.clone(),
@@ -947,6 +1000,17 @@ fn encode_layout(
             &layout.plain_slots,
         );
     }
+    Ok(candidates)
+}
+
+/// The candidate to store: by size, or over the decode budget the fastest within the
+/// growth allowed; with the triangles the layout decodes.
+#[cfg(feature = "encode")]
+fn pick_body(
+    candidates: &[Candidate<'_>],
+    layout: &Layout,
+    opts: &crate::CookOptions,
+) -> (usize, f64) {
     // By size, the first of the smallest; a body frame costs decode time over all
     // the records, so it must save a sixteenth (pirate's records, each stream
     // already entropy coded, saved 0.8 % in a frame that took 7 of its 33 ns per
@@ -973,13 +1037,24 @@ fn encode_layout(
             }
         }
     }
-    let (codec, body, lens, slots, estimated_ns) = candidates.swap_remove(pick);
+    (pick, triangles)
+}
+
+/// The set record: its header, the part table (or its runs), the slots, the record
+/// lengths and the body.
+#[cfg(feature = "encode")]
+fn write_set(
+    codec: SetCodec,
+    body: &[u8],
+    lens: &[u32],
+    slots: &[Vec<u32>],
+    parts: &[u32],
+) -> Result<Vec<u8>, FormatError> {
     let decoded: usize = lens.iter().map(|&l| l as usize).sum();
     let too_big = |what, n: usize| FormatError::BadInput {
         what,
         found: n as u64,
     };
-    let parts = &layout.part_slot;
     let part_count =
         u32::try_from(parts.len()).map_err(|_| too_big("too many parts", parts.len()))?;
     let body_stored_len =
@@ -1046,11 +1121,11 @@ fn encode_layout(
             crate::varint::put(&mut out, t);
         }
     }
-    for &l in &lens {
+    for &l in lens {
         out.extend_from_slice(&l.to_le_bytes()[..length_width as usize]);
     }
-    out.extend_from_slice(&body);
-    Ok((out, estimated_ns, triangles))
+    out.extend_from_slice(body);
+    Ok(out)
 }
 
 /// A cooked record in the compact form sets store.

@@ -468,7 +468,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
 fn unzigzag_all<const N: usize, const C: usize>(values: &mut [[u16; N]]) {
     for v in values {
         for x in &mut v[..C] {
-            *x = crate::walk::unzigzag(*x);
+            *x = crate::coding::unzigzag(*x);
         }
     }
 }
@@ -593,7 +593,7 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
     #[cfg(not(simd_x86))]
     let out: [u16; N] = std::array::from_fn(|i| {
         if i < C {
-            crate::walk::parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(r[i])
+            crate::coding::parallelogram(pa[i], pb[i], pc[i], w).wrapping_add(r[i])
         } else {
             r[i]
         }
@@ -604,7 +604,8 @@ unsafe fn restore_unchecked<const N: usize, const C: usize>(
 
 #[cfg(all(test, feature = "encode"))]
 mod tests {
-    use crate::walk::{unzigzag, walk, WalkScratch};
+    use crate::coding::unzigzag;
+    use crate::walk::{walk, WalkScratch};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

@@ -3,6 +3,9 @@
 //! place and sums face normals on the way): both remember the same edges and make
 //! the same recipes, so positions and uvs predicted from it decode exactly.
 
+#[cfg(feature = "encode")]
+use crate::coding::parallelogram;
+
 /// Outgoing edges remembered per vertex for the parallelogram lookup; a vertex with
 /// more simply forgets the rest (both sides forget the same ones).
 pub(crate) const EDGES_PER_VERTEX: usize = 8;
@@ -148,34 +151,10 @@ pub(crate) fn walk(
     }
 }
 
-/// The parallelogram prediction `a + b - c` leaned towards the midpoint of `a` and
-/// `b` by `w` (0..=8): `((a + b)(8 + w) - 2 w c) / 16`, rounded down, clamped to the
-/// code range. `w = 8` is exactly `a + b - c`, `w = 0` the midpoint. The x86_64
-/// decoder computes it in SSE2 (`simd::restore`); the encoder, the tests and other
-/// targets use this form.
-#[cfg(any(feature = "encode", test, not(simd_x86)))]
-#[inline(always)]
-pub(crate) fn parallelogram(a: u16, b: u16, c: u16, w: i32) -> u16 {
-    (((a as i32 + b as i32) * (8 + w) - 2 * w * c as i32) >> 4).clamp(0, 65535) as u16
-}
-
-/// Zigzag: small signed residuals become small unsigned numbers.
-#[cfg(feature = "encode")]
-#[inline]
-pub(crate) fn zigzag(r: u16) -> u16 {
-    let r = r as i16;
-    ((r << 1) ^ (r >> 15)) as u16
-}
-
-/// Inverse of [`zigzag`].
-#[inline]
-pub(crate) fn unzigzag(z: u16) -> u16 {
-    (z >> 1) ^ (0u16.wrapping_sub(z & 1))
-}
-
 #[cfg(all(test, feature = "encode"))]
 mod tests {
     use super::*;
+    use crate::coding::zigzag;
     use crate::predict::normal_sums;
     use crate::unwalk::unpredict;
     use rand::{Rng, SeedableRng};

@@ -3,16 +3,12 @@
 //! thread does no per-record allocation (counted with a global allocator). The same
 //! for cooked sets, whose zstd body is undone into the scratch.
 
+use crate::GLOBAL;
 use farsight_format::{
     cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, MeshData,
 };
-use farsight_testkit::CountingAlloc;
 
-#[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc::new();
-
-#[path = "support/obj.rs"]
-mod obj;
+use crate::obj;
 
 fn load_obj(name: &str) -> MeshData {
     let path = farsight_testkit::mesh(name);
@@ -65,24 +61,21 @@ fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
     for m in &parsed {
         m.decode_into(&mut out, &mut scratch).unwrap();
     }
-    let before = GLOBAL.count();
-    for _ in 0..3 {
-        for m in &parsed {
-            m.decode_into(&mut out, &mut scratch).unwrap();
-            assert_eq!(out.indices.len(), m.header.index_count as usize);
+    // This thread's allocations only: the tests beside this one in the program
+    // allocate on theirs.
+    let (allocations, ()) = GLOBAL.count_this_thread(|| {
+        for _ in 0..3 {
+            for m in &parsed {
+                m.decode_into(&mut out, &mut scratch).unwrap();
+                assert_eq!(out.indices.len(), m.header.index_count as usize);
+            }
         }
-    }
-    let after = GLOBAL.count();
-    assert_eq!(
-        after - before,
-        0,
-        "allocations while decoding in steady state"
-    );
+    });
+    assert_eq!(allocations, 0, "allocations while decoding in steady state");
     decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown();
 }
 
-/// Part of the one test above: the counter is global, so a second test running on
-/// another thread would count that test's allocations.
+/// Part of the one test above (as it was when the counter counted every thread).
 fn decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown() {
     let bunny = load_obj("bunny.obj");
     let mut small = bunny.clone();
@@ -105,17 +98,16 @@ fn decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown() {
     for s in &parsed {
         s.decode_into(&mut out, &mut scratch).unwrap();
     }
-    let before = GLOBAL.count();
-    for _ in 0..3 {
-        for s in &parsed {
-            s.decode_into(&mut out, &mut scratch).unwrap();
-            assert_eq!(out.len(), s.record_count());
+    let (allocations, ()) = GLOBAL.count_this_thread(|| {
+        for _ in 0..3 {
+            for s in &parsed {
+                s.decode_into(&mut out, &mut scratch).unwrap();
+                assert_eq!(out.len(), s.record_count());
+            }
         }
-    }
-    let after = GLOBAL.count();
+    });
     assert_eq!(
-        after - before,
-        0,
+        allocations, 0,
         "allocations while decoding sets in steady state"
     );
 }

@@ -16,8 +16,7 @@ fn mesh_path(name: &str) -> String {
     farsight_testkit::mesh(name).display().to_string()
 }
 
-#[path = "support/obj.rs"]
-mod obj;
+use crate::obj;
 
 /// Loads an OBJ as one indexed mesh (all models merged), with per-face provenance.
 fn load_obj(name: &str) -> MeshData {

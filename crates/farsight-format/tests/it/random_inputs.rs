@@ -1,6 +1,6 @@
 //! A long random-mutation run over every reader, for machines without cargo-fuzz.
 //! Ignored by default; run with
-//! `FARSIGHT_FUZZ_SECS=600 cargo test -p farsight-format --release --test random_inputs -- --ignored --nocapture`.
+//! `FARSIGHT_FUZZ_SECS=600 cargo test -p farsight-format --release --test it random_inputs -- --ignored --nocapture`.
 
 use std::time::{Duration, Instant};
 

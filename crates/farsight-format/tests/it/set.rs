@@ -448,8 +448,7 @@ fn set_prefixes_and_bit_flips_never_panic() {
     }
 }
 
-#[path = "support/obj.rs"]
-mod obj;
+use crate::obj;
 
 /// A real mesh of the shared corpus (positions, normals, uvs).
 fn real(name: &str) -> MeshData {

@@ -7,8 +7,7 @@ use farsight_format::{
     cook_mesh, cook_mesh_set, CookOptions, CookedHeader, CookedMesh, CookedSet, MeshData,
 };
 
-#[path = "support/tile.rs"]
-mod tile;
+use crate::tile;
 
 fn opts() -> CookOptions {
     CookOptions {

@@ -340,7 +340,8 @@ fn cluster_manifests_without_instances_still_read() {
 }
 
 /// The error bounds a manifest gives must enclose every cluster's own and parent
-/// error sphere in the records (seed 003's fit measures from them); a file that
+/// error sphere in the records (a model's fit is measured from them:
+/// `docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs`); a file that
 /// claims a smaller sphere, or a non-finite one, is refused.
 #[test]
 fn error_bounds_that_miss_a_clusters_sphere_are_refused() {
