@@ -17,7 +17,8 @@ pub struct ClusterConfig {
     pub max_triangles: usize,
     /// Most vertices per cluster (3..=255).
     pub max_vertices: usize,
-    /// Target clusters per group (seed 003: about 8; meshoptimizer's default 16).
+    /// Target clusters per group (meshoptimizer's default 16; see
+    /// docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time).
     pub partition_size: usize,
     /// Each level aims at this share of the previous level's triangles.
     pub simplify_ratio: f32,
@@ -270,8 +271,10 @@ pub struct BuiltDag {
 
 /// Builds the DAG in one pass (`clod`: `clod_build`'s steps, with a
 /// group whose simplification would open the surface kept as stuck, and the
-/// border of every stuck group locked for the rest of the build). Seed 003 keeps
-/// stuck clusters drawing at every coarser distance, so their borders must hold.
+/// border of every stuck group locked for the rest of the build). Stuck clusters
+/// draw at every coarser distance
+/// (docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time),
+/// so their borders must hold.
 pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -> BuiltDag {
     build_dag_locked(config, vertices, indices, &[])
 }

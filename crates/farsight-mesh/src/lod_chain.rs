@@ -1,7 +1,7 @@
-//! Discrete LOD chains, seed 002's `generateLOD`: the source, then half its
-//! triangles, then a quarter of that per level, each simplified from the source with
-//! meshoptimizer's attribute-aware edge collapse, each handing over where the next
-//! level's error projects to about one pixel of a 1080-line, 60-degree view.
+//! Discrete LOD chains (docs/design/visibility-pass.md#generated-lod-chains): the source,
+//! then half its triangles, then a quarter of that per level, each simplified from the
+//! source with meshoptimizer's attribute-aware edge collapse, each handing over where the
+//! next level's error projects to about one pixel of a 1080-line, 60-degree view.
 
 use farsight_lod::{LodError, LodLevels, REFERENCE_P11};
 use meshopt::{SimplifyOptions, SimplifyVertex};

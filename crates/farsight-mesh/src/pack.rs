@@ -1,6 +1,7 @@
-//! From `clod_build`'s groups to seed 003's levels: the cook's steps and their
-//! order, stamping, stuck-group copies, and the trust checks' inputs (the level
-//! records are written by `encode.rs`).
+//! From `clod_build`'s groups to the levels of
+//! docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time: the cook's
+//! steps and their order, stamping, stuck-group copies, and the trust checks' inputs (the
+//! level records are written by `encode.rs`).
 
 use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, OctCache, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
@@ -320,12 +321,14 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     })
 }
 
-/// Seed 003's stamping over `clod_build`'s output. Level `j` holds the clusters of
-/// the depth-`j` groups: own error and sphere from the group they were simplified
-/// from (zero and their own bounds for LOD0), parent error and sphere from their
-/// group, the same pair on both sides. A stuck group's clusters are copied into
-/// every coarser level so each level is complete alone; the copies form a chain
-/// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
+/// The stamping (step 4 of
+/// docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time) over
+/// `clod_build`'s output. Level `j` holds the clusters of the depth-`j` groups: own error
+/// and sphere from the group they were simplified from (zero and their own bounds for
+/// LOD0), parent error and sphere from their group, the same pair on both sides. A stuck
+/// group's clusters are copied into every coarser level so each level is complete alone;
+/// the copies form a chain (copy `j` owns the error copy `j-1` hands over at) so any cut
+/// draws exactly one.
 pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     stamp_with(dag, max_levels, &|c| {
         (dag.cluster_indices(&dag.clusters[c]), 0)

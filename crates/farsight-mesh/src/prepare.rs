@@ -1,5 +1,6 @@
-//! Seed 003's "Prepare Source Mesh": split per material, weld, optimise for the
-//! vertex cache, overdraw and vertex fetch, and bound.
+//! Preparing a source mesh before its DAG or chain is built: split per material, weld,
+//! optimise for the vertex cache, overdraw and vertex fetch, and bound
+//! (docs/design/cooked-meshes.md#import-and-repair).
 
 use farsight_geom::Aabb;
 

@@ -1,5 +1,5 @@
-//! Skinned glTF meshes kept for posed bounds (seed 002 "Posed bounds"): bind-pose
-//! vertices, joints, weights, inverse bind matrices and the skin radius.
+//! Skinned glTF meshes kept for posed bounds (docs/design/visibility-pass.md#posed-bounds):
+//! bind-pose vertices, joints, weights, inverse bind matrices and the skin radius.
 
 use std::path::Path;
 

@@ -1,7 +1,9 @@
-//! Seed 003's "one material per cluster": the mesh is split into one part per
-//! material and each part gets its own `clod_build` DAG, so no cluster can mix
-//! materials. The parts are built in parallel (rayon) and merged into one
-//! [`RawDag`] in material order, so the result does not depend on the thread count.
+//! One material per cluster
+//! (docs/design/region-streaming-and-cluster-lod.md#what-farsights-build-adds-to-the-loop):
+//! the mesh is split into one part per material and each part gets its own `clod_build`
+//! DAG, so no cluster can mix materials. The parts are built in parallel (rayon) and merged
+//! into one [`RawDag`] in material order, so the result does not depend on the thread
+//! count.
 //!
 //! Where two materials meet, their vertices share positions. Each part's DAG would
 //! simplify its side of that seam on its own and the two sides would walk apart
