@@ -35,6 +35,7 @@ pub struct ClusterConfig {
     pub max_levels: usize,
     /// Weight of the normal and of the UV in the attribute-aware error.
     pub normal_weight: f32,
+    /// Weight of the UV in the attribute-aware error.
     pub uv_weight: f32,
 }
 
@@ -99,6 +100,7 @@ impl ClusterConfig {
 /// A group as `clod_build` reported it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DagGroup {
+    /// The level of the clusters the group holds (0: LOD0).
     pub depth: u32,
     /// Simplified bounds: centre xyz, radius.
     pub sphere: [f32; 4],
@@ -121,18 +123,23 @@ pub struct DagCluster {
     pub bounds: [f32; 4],
     /// Range in [`RawDag::indices`].
     pub first_index: u32,
+    /// Number of its indices in [`RawDag::indices`].
     pub index_count: u32,
 }
 
 /// `clod_build`'s output in flat arrays; indices refer to the source vertices.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RawDag {
+    /// Every group, in the order `clod_build` made them.
     pub groups: Vec<DagGroup>,
+    /// Every cluster, in the order `clod_build` made them.
     pub clusters: Vec<DagCluster>,
+    /// The clusters' triangles, concatenated (source vertex indices).
     pub indices: Vec<u32>,
 }
 
 impl RawDag {
+    /// Levels in the DAG (the deepest group's depth plus one).
     pub fn level_count(&self) -> usize {
         self.groups
             .iter()
@@ -141,6 +148,7 @@ impl RawDag {
             .unwrap_or(0)
     }
 
+    /// The triangles of cluster `c`, as source vertex indices.
     pub fn cluster_indices(&self, c: &DagCluster) -> &[u32] {
         &self.indices[c.first_index as usize..(c.first_index + c.index_count) as usize]
     }
@@ -262,6 +270,7 @@ fn clod_build_with(
 /// Result of [`build_dag`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltDag {
+    /// The DAG.
     pub dag: RawDag,
     /// Vertices locked because they border a stuck group.
     pub locked_vertices: usize,

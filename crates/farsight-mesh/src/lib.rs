@@ -25,6 +25,8 @@
 //! # Ok::<(), farsight_mesh::CookError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod chain_file;
 mod clod;
 mod cook;

@@ -20,6 +20,7 @@ use crate::Warning;
 /// One level before encoding: cluster records and their triangles as source indices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PackedLevel {
+    /// The level's cluster records, stamped.
     pub clusters: Vec<ClusterInfo>,
     /// `3 * triangle_count` source vertex indices per cluster, concatenated.
     pub indices: Vec<u32>,
@@ -30,10 +31,12 @@ pub struct PackedLevel {
 }
 
 impl PackedLevel {
+    /// Triangles of the level.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
 
+    /// The triangles of cluster `c`, as source vertex indices.
     pub fn cluster_triangles(&self, c: usize) -> &[u32] {
         &self.indices[self.offsets[c] as usize..self.offsets[c + 1] as usize]
     }
@@ -43,6 +46,7 @@ impl PackedLevel {
         self.clusters.iter().fold(0.0, |m, c| m.max(c.parent_error))
     }
 
+    /// Largest own error of the level's clusters.
     pub fn max_error(&self) -> f32 {
         self.clusters.iter().fold(0.0, |m, c| m.max(c.error))
     }
@@ -51,7 +55,9 @@ impl PackedLevel {
 /// A cooked cluster-LOD mesh, ready to encode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterMesh {
+    /// The mesh's name.
     pub name: String,
+    /// The box positions are quantised in.
     pub bounds: Aabb,
     /// Source vertices, grouped by material (see [`MaterialSplit`]); the levels'
     /// indices point here.
@@ -61,7 +67,9 @@ pub struct ClusterMesh {
     pub packed: Vec<ClusterVertex>,
     /// Material names; `ClusterInfo::material` indexes this list.
     pub materials: Vec<String>,
+    /// The levels, LOD0 first.
     pub levels: Vec<PackedLevel>,
+    /// What was repaired, locked or restricted on the way.
     pub warnings: Vec<Warning>,
     /// Mesh-to-world transforms (column-major) when the source placed this mesh
     /// more than once; written to the manifest. Empty for a mesh drawn once.

@@ -10,7 +10,9 @@ use crate::mesh::{Mesh, SubMesh, Vertex};
 /// vertices in fetch order and triangles in cache- and overdraw-friendly order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedMesh {
+    /// The prepared mesh.
     pub mesh: Mesh,
+    /// The box around its vertices.
     pub bounds: Aabb,
 }
 
