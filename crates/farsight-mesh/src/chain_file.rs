@@ -36,8 +36,10 @@ pub enum ChainRecords {
 /// Record tag of one sub-mesh of one discrete LOD level.
 pub const LOD_SUBMESH_TAG: RecordTag = RecordTag(*b"LOD1");
 
+/// One sub-mesh of a level in a chain file's manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodSubMeshEntry {
+    /// The material it is drawn with (a name of the file's material table).
     pub material: String,
     /// The sub-mesh's record; in a file of cooked sets ([`LodChainManifest::sets`]),
     /// its level's set record, of which it is part [`Self::part`].
@@ -51,13 +53,18 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+/// One level of a chain in a chain file's manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodLevelEntry {
     /// `<mesh>:lod<N>`.
     pub name: String,
+    /// How far simplification moved the surface, in mesh units (0 for the source).
     pub error: f32,
+    /// Furthest distance the level draws at (60-degree field of view, bias 1).
     pub max_distance: f32,
+    /// Triangles of the level, all sub-meshes.
     pub triangles: u32,
+    /// Its sub-meshes, one per material.
     pub submeshes: Vec<LodSubMeshEntry>,
 }
 
@@ -65,7 +72,9 @@ pub struct LodLevelEntry {
 /// its own LOD chain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodGeometryEntry {
+    /// The geometry's name.
     pub name: String,
+    /// Its chain, near to far.
     pub levels: Vec<LodLevelEntry>,
 }
 
@@ -77,7 +86,9 @@ pub struct LodGeometryEntry {
 /// stored once, in its own space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodChainManifest {
+    /// Name of geometry 0 (the mesh's name).
     pub name: String,
+    /// Geometry 0's chain, near to far.
     pub levels: Vec<LodLevelEntry>,
     /// Sub-meshes are cooked records (`MSH2`) rather than `LOD1` (absent in files
     /// written before cooked chains existed: false).

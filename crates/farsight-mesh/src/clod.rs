@@ -1,8 +1,9 @@
-//! The cluster LOD DAG build: seed 003's loop (group, lock the borders, simplify,
-//! split), on meshoptimizer's clusteriser, partitioner and simplifiers, with
-//! `ClodConfig`'s settings and the same steps as meshoptimizer's `clod_build` (the
-//! benchmark's peer), and two rules `clod_build` lacks, so that the DAG passes the
-//! cook's trust checks the first time:
+//! The cluster LOD DAG build: the loop of
+//! docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time (group, lock
+//! the borders, simplify, split), on meshoptimizer's clusteriser, partitioner and
+//! simplifiers, with `ClodConfig`'s settings and the same steps as meshoptimizer's
+//! `clod_build` (the benchmark's peer), and two rules `clod_build` lacks, so that the DAG
+//! passes the cook's trust checks the first time:
 //!
 //! - **A group whose simplification would open the surface is stuck.** The
 //!   permissive simplifier (collapses across attribute seams) and the sloppy

@@ -53,15 +53,20 @@ pub enum Cooked {
     /// One chain per geometry (one for most files), and the instances placing them
     /// when the source drew a mesh more than once (empty otherwise).
     LodChain {
+        /// The chains, geometry 0 first.
         chains: Vec<LodChain>,
+        /// The placements of the geometries.
         instances: Vec<farsight_format::Instance>,
     },
+    /// One cluster DAG (a mesh drawn once, or one mesh drawn several times).
     Clusters(ClusterMesh),
     /// The cluster DAGs of a scene drawing several distinct meshes, some of them
     /// more than once: one per geometry (stored once, in its own space) and the
     /// placements drawing them.
     ClusterScene {
+        /// One DAG per geometry, geometry 0 first.
         meshes: Vec<ClusterMesh>,
+        /// The placements drawing the geometries.
         placements: Vec<farsight_format::Instance>,
     },
 }
@@ -69,9 +74,13 @@ pub enum Cooked {
 /// One finished cook: the file bytes and what it reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CookOutput {
+    /// The source file cooked.
     pub input: PathBuf,
+    /// What was cooked, before encoding.
     pub cooked: Cooked,
+    /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// What was repaired or dropped on the way.
     pub warnings: Vec<Warning>,
     /// The materials in the file's manifest and the images they use; unless
     /// embedded, the images belong beside the file ([`Looks::write_beside`]).

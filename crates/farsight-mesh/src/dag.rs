@@ -17,7 +17,8 @@ pub struct ClusterConfig {
     pub max_triangles: usize,
     /// Most vertices per cluster (3..=255).
     pub max_vertices: usize,
-    /// Target clusters per group (seed 003: about 8; meshoptimizer's default 16).
+    /// Target clusters per group (meshoptimizer's default 16; see
+    /// docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time).
     pub partition_size: usize,
     /// Each level aims at this share of the previous level's triangles.
     pub simplify_ratio: f32,
@@ -34,6 +35,7 @@ pub struct ClusterConfig {
     pub max_levels: usize,
     /// Weight of the normal and of the UV in the attribute-aware error.
     pub normal_weight: f32,
+    /// Weight of the UV in the attribute-aware error.
     pub uv_weight: f32,
 }
 
@@ -98,6 +100,7 @@ impl ClusterConfig {
 /// A group as `clod_build` reported it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DagGroup {
+    /// The level of the clusters the group holds (0: LOD0).
     pub depth: u32,
     /// Simplified bounds: centre xyz, radius.
     pub sphere: [f32; 4],
@@ -120,18 +123,23 @@ pub struct DagCluster {
     pub bounds: [f32; 4],
     /// Range in [`RawDag::indices`].
     pub first_index: u32,
+    /// Number of its indices in [`RawDag::indices`].
     pub index_count: u32,
 }
 
 /// `clod_build`'s output in flat arrays; indices refer to the source vertices.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RawDag {
+    /// Every group, in the order `clod_build` made them.
     pub groups: Vec<DagGroup>,
+    /// Every cluster, in the order `clod_build` made them.
     pub clusters: Vec<DagCluster>,
+    /// The clusters' triangles, concatenated (source vertex indices).
     pub indices: Vec<u32>,
 }
 
 impl RawDag {
+    /// Levels in the DAG (the deepest group's depth plus one).
     pub fn level_count(&self) -> usize {
         self.groups
             .iter()
@@ -140,6 +148,7 @@ impl RawDag {
             .unwrap_or(0)
     }
 
+    /// The triangles of cluster `c`, as source vertex indices.
     pub fn cluster_indices(&self, c: &DagCluster) -> &[u32] {
         &self.indices[c.first_index as usize..(c.first_index + c.index_count) as usize]
     }
@@ -261,6 +270,7 @@ fn clod_build_with(
 /// Result of [`build_dag`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltDag {
+    /// The DAG.
     pub dag: RawDag,
     /// Vertices locked because they border a stuck group.
     pub locked_vertices: usize,
@@ -270,8 +280,10 @@ pub struct BuiltDag {
 
 /// Builds the DAG in one pass (`clod`: `clod_build`'s steps, with a
 /// group whose simplification would open the surface kept as stuck, and the
-/// border of every stuck group locked for the rest of the build). Seed 003 keeps
-/// stuck clusters drawing at every coarser distance, so their borders must hold.
+/// border of every stuck group locked for the rest of the build). Stuck clusters
+/// draw at every coarser distance
+/// (docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time),
+/// so their borders must hold.
 pub fn build_dag(config: &ClusterConfig, vertices: &[Vertex], indices: &[u32]) -> BuiltDag {
     build_dag_locked(config, vertices, indices, &[])
 }

@@ -17,6 +17,7 @@ use crate::pack::{ClusterMesh, PackedLevel};
 use crate::par;
 
 impl ClusterMesh {
+    /// Triangles of level `level`.
     pub fn triangle_count(&self, level: usize) -> usize {
         self.levels[level].triangle_count()
     }

@@ -544,16 +544,22 @@ pub(crate) fn apply_transform(s: &mut SubMesh, m: Mat4) {
 /// A mesh the file draws more than once, read once in its own space, with the
 /// world transform of every placement.
 pub struct InstancedMesh {
+    /// The mesh, in its own space (repaired).
     pub mesh: Mesh,
+    /// Its world transform at every placement.
     pub transforms: Vec<Mat4>,
+    /// What was repaired on the way in.
     pub warnings: Vec<crate::Warning>,
 }
 
 /// The meshes a file's scene draws, each read once in its own space (repaired), and
 /// every placement: [`Instance::mesh`] indexes `geometries`.
 pub struct InstancedScene {
+    /// Every distinct mesh the scene draws.
     pub geometries: Vec<Mesh>,
+    /// Every placement, naming a geometry.
     pub instances: Vec<Instance>,
+    /// What was repaired on the way in.
     pub warnings: Vec<crate::Warning>,
 }
 

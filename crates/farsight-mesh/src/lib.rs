@@ -1,8 +1,10 @@
-//! farsight-mesh owns the bake-time mesh pipeline of seeds 002 and 003: import
+//! farsight-mesh owns the bake-time mesh pipeline (docs/design/cooked-meshes.md,
+//! docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time,
+//! docs/design/visibility-pass.md#generated-lod-chains): import
 //! (glTF 2.0 through `gltf`, OBJ through `tobj`) with typed errors and repair
 //! warnings, preparation (split per material, meshoptimizer's vertex cache,
-//! overdraw and fetch optimisation, bounds), discrete LOD chains (seed 002's
-//! `generateLOD`), and the cluster LOD DAG built with `clod_build`'s steps on
+//! overdraw and fetch optimisation, bounds), discrete LOD chains
+//! (`generate_lod_chain`), and the cluster LOD DAG built with `clod_build`'s steps on
 //! meshoptimizer's clusteriser and simplifiers (one DAG per material, so a cluster
 //! never mixes materials; a group's simplification kept only where it keeps the
 //! surface, stuck borders held), stamped, checked
@@ -22,6 +24,8 @@
 //! write_atomically("bunny.farsight".as_ref(), &out.bytes)?;
 //! # Ok::<(), farsight_mesh::CookError>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod chain_file;
 mod clod;

@@ -1,7 +1,7 @@
-//! Discrete LOD chains, seed 002's `generateLOD`: the source, then half its
-//! triangles, then a quarter of that per level, each simplified from the source with
-//! meshoptimizer's attribute-aware edge collapse, each handing over where the next
-//! level's error projects to about one pixel of a 1080-line, 60-degree view.
+//! Discrete LOD chains (docs/design/visibility-pass.md#generated-lod-chains): the source,
+//! then half its triangles, then a quarter of that per level, each simplified from the
+//! source with meshoptimizer's attribute-aware edge collapse, each handing over where the
+//! next level's error projects to about one pixel of a 1080-line, 60-degree view.
 
 use farsight_lod::{LodError, LodLevels, REFERENCE_P11};
 use meshopt::{SimplifyOptions, SimplifyVertex};
@@ -50,6 +50,7 @@ impl Default for LodChainConfig {
 pub struct LodChainLevel {
     /// The asset name, `<mesh>:lod<N>` (level 0 is the mesh itself).
     pub name: String,
+    /// The level's mesh.
     pub mesh: Mesh,
     /// How far simplification moved the surface, in mesh units (0 for the source).
     pub error: f32,
@@ -62,7 +63,9 @@ pub struct LodChainLevel {
 /// A discrete LOD chain, levels near to far.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LodChain {
+    /// The levels, level 0 (the source) first.
     pub levels: Vec<LodChainLevel>,
+    /// Levels dropped and other repairs.
     pub warnings: Vec<Warning>,
 }
 

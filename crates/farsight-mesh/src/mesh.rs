@@ -11,8 +11,11 @@ use crate::Warning;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Vertex {
+    /// Position, mesh units.
     pub position: [f32; 3],
+    /// Unit normal.
     pub normal: [f32; 3],
+    /// First texture coordinate set.
     pub uv: [f32; 2],
     /// xyz direction, w handedness; zero when the source had none.
     pub tangent: [f32; 4],
@@ -26,6 +29,7 @@ pub struct SubMesh {
     pub name: String,
     /// Material name (or `material<N>` when the file names none; `default` when absent).
     pub material: String,
+    /// The vertices `indices` name.
     pub vertices: Vec<Vertex>,
     /// Triangle list into `vertices`.
     pub indices: Vec<u32>,
@@ -34,6 +38,7 @@ pub struct SubMesh {
 }
 
 impl SubMesh {
+    /// Triangles in the list.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
@@ -79,19 +84,24 @@ impl SubMesh {
 /// A mesh: sub-meshes in one coordinate space.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
+    /// The mesh's name (the file's stem, or the glTF mesh's name).
     pub name: String,
+    /// Its sub-meshes, one per material.
     pub submeshes: Vec<SubMesh>,
 }
 
 impl Mesh {
+    /// Triangles over every sub-mesh.
     pub fn triangle_count(&self) -> usize {
         self.submeshes.iter().map(SubMesh::triangle_count).sum()
     }
 
+    /// Vertices over every sub-mesh.
     pub fn vertex_count(&self) -> usize {
         self.submeshes.iter().map(|s| s.vertices.len()).sum()
     }
 
+    /// The box around every sub-mesh's vertices.
     pub fn bounds(&self) -> Aabb {
         self.submeshes
             .iter()
@@ -135,12 +145,14 @@ pub enum TransformMode {
 /// Import options.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ImportOptions {
+    /// What becomes of node transforms.
     pub transforms: TransformMode,
 }
 
 /// What an importer returns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportedScene {
+    /// The meshes read: one under [`TransformMode::Apply`], one per glTF mesh otherwise.
     pub meshes: Vec<Mesh>,
     /// Empty under [`TransformMode::Apply`].
     pub instances: Vec<Instance>,

@@ -1,6 +1,7 @@
-//! From `clod_build`'s groups to seed 003's levels: the cook's steps and their
-//! order, stamping, stuck-group copies, and the trust checks' inputs (the level
-//! records are written by `encode.rs`).
+//! From `clod_build`'s groups to the levels of
+//! docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time: the cook's
+//! steps and their order, stamping, stuck-group copies, and the trust checks' inputs (the
+//! level records are written by `encode.rs`).
 
 use farsight_format::{ClusterInfo, ClusterVertex, FloatVertex, OctCache, NO_PARENT_ERROR};
 use farsight_geom::Aabb;
@@ -19,6 +20,7 @@ use crate::Warning;
 /// One level before encoding: cluster records and their triangles as source indices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PackedLevel {
+    /// The level's cluster records, stamped.
     pub clusters: Vec<ClusterInfo>,
     /// `3 * triangle_count` source vertex indices per cluster, concatenated.
     pub indices: Vec<u32>,
@@ -29,10 +31,12 @@ pub struct PackedLevel {
 }
 
 impl PackedLevel {
+    /// Triangles of the level.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
 
+    /// The triangles of cluster `c`, as source vertex indices.
     pub fn cluster_triangles(&self, c: usize) -> &[u32] {
         &self.indices[self.offsets[c] as usize..self.offsets[c + 1] as usize]
     }
@@ -42,6 +46,7 @@ impl PackedLevel {
         self.clusters.iter().fold(0.0, |m, c| m.max(c.parent_error))
     }
 
+    /// Largest own error of the level's clusters.
     pub fn max_error(&self) -> f32 {
         self.clusters.iter().fold(0.0, |m, c| m.max(c.error))
     }
@@ -50,7 +55,9 @@ impl PackedLevel {
 /// A cooked cluster-LOD mesh, ready to encode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterMesh {
+    /// The mesh's name.
     pub name: String,
+    /// The box positions are quantised in.
     pub bounds: Aabb,
     /// Source vertices, grouped by material (see [`MaterialSplit`]); the levels'
     /// indices point here.
@@ -60,7 +67,9 @@ pub struct ClusterMesh {
     pub packed: Vec<ClusterVertex>,
     /// Material names; `ClusterInfo::material` indexes this list.
     pub materials: Vec<String>,
+    /// The levels, LOD0 first.
     pub levels: Vec<PackedLevel>,
+    /// What was repaired, locked or restricted on the way.
     pub warnings: Vec<Warning>,
     /// Mesh-to-world transforms (column-major) when the source placed this mesh
     /// more than once; written to the manifest. Empty for a mesh drawn once.
@@ -320,12 +329,14 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
     })
 }
 
-/// Seed 003's stamping over `clod_build`'s output. Level `j` holds the clusters of
-/// the depth-`j` groups: own error and sphere from the group they were simplified
-/// from (zero and their own bounds for LOD0), parent error and sphere from their
-/// group, the same pair on both sides. A stuck group's clusters are copied into
-/// every coarser level so each level is complete alone; the copies form a chain
-/// (copy `j` owns the error copy `j-1` hands over at) so any cut draws exactly one.
+/// The stamping (step 4 of
+/// docs/design/region-streaming-and-cluster-lod.md#the-cluster-dag-bake-time) over
+/// `clod_build`'s output. Level `j` holds the clusters of the depth-`j` groups: own error
+/// and sphere from the group they were simplified from (zero and their own bounds for
+/// LOD0), parent error and sphere from their group, the same pair on both sides. A stuck
+/// group's clusters are copied into every coarser level so each level is complete alone;
+/// the copies form a chain (copy `j` owns the error copy `j-1` hands over at) so any cut
+/// draws exactly one.
 pub fn stamp_levels(dag: &RawDag, max_levels: usize) -> Vec<PackedLevel> {
     stamp_with(dag, max_levels, &|c| {
         (dag.cluster_indices(&dag.clusters[c]), 0)

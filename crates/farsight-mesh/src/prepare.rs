@@ -1,5 +1,6 @@
-//! Seed 003's "Prepare Source Mesh": split per material, weld, optimise for the
-//! vertex cache, overdraw and vertex fetch, and bound.
+//! Preparing a source mesh before its DAG or chain is built: split per material, weld,
+//! optimise for the vertex cache, overdraw and vertex fetch, and bound
+//! (docs/design/cooked-meshes.md#import-and-repair).
 
 use farsight_geom::Aabb;
 
@@ -9,7 +10,9 @@ use crate::mesh::{Mesh, SubMesh, Vertex};
 /// vertices in fetch order and triangles in cache- and overdraw-friendly order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedMesh {
+    /// The prepared mesh.
     pub mesh: Mesh,
+    /// The box around its vertices.
     pub bounds: Aabb,
 }
 

@@ -1,5 +1,5 @@
-//! Skinned glTF meshes kept for posed bounds (seed 002 "Posed bounds"): bind-pose
-//! vertices, joints, weights, inverse bind matrices and the skin radius.
+//! Skinned glTF meshes kept for posed bounds (docs/design/visibility-pass.md#posed-bounds):
+//! bind-pose vertices, joints, weights, inverse bind matrices and the skin radius.
 
 use std::path::Path;
 
@@ -25,6 +25,7 @@ pub struct SkinnedMesh {
     pub joints: Vec<[u16; 4]>,
     /// Four weights per vertex (as stored; they should sum to one).
     pub weights: Vec<[f32; 4]>,
+    /// Triangle list into the vertices.
     pub indices: Vec<u32>,
     /// Mesh space to each joint's space in bind pose.
     pub inverse_bind_matrices: Vec<Mat4>,
@@ -32,6 +33,7 @@ pub struct SkinnedMesh {
     /// above zero): a posed vertex lies within this distance of one of its joints'
     /// posed positions, so joints' posed positions grown by it bound the pose.
     pub skin_radius: f32,
+    /// The box around the bind-pose positions.
     pub bind_bounds: Aabb,
 }
 

@@ -1,7 +1,9 @@
-//! Seed 003's "one material per cluster": the mesh is split into one part per
-//! material and each part gets its own `clod_build` DAG, so no cluster can mix
-//! materials. The parts are built in parallel (rayon) and merged into one
-//! [`RawDag`] in material order, so the result does not depend on the thread count.
+//! One material per cluster
+//! (docs/design/region-streaming-and-cluster-lod.md#what-farsights-build-adds-to-the-loop):
+//! the mesh is split into one part per material and each part gets its own `clod_build`
+//! DAG, so no cluster can mix materials. The parts are built in parallel (rayon) and merged
+//! into one [`RawDag`] in material order, so the result does not depend on the thread
+//! count.
 //!
 //! Where two materials meet, their vertices share positions. Each part's DAG would
 //! simplify its side of that seam on its own and the two sides would walk apart
@@ -34,6 +36,7 @@ pub struct MaterialPart {
     pub name: String,
     /// The part's vertices are `MaterialSplit::vertices[vertex_base..][..vertex_count]`.
     pub vertex_base: u32,
+    /// Number of the part's vertices.
     pub vertex_count: u32,
     /// Triangles, indexing the part's own vertices.
     pub indices: Vec<u32>,
@@ -44,7 +47,9 @@ pub struct MaterialPart {
 /// A mesh split per material, vertices of each part contiguous.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaterialSplit {
+    /// Every vertex, each part's contiguous, parts in material order.
     pub vertices: Vec<Vertex>,
+    /// The parts, one per material.
     pub parts: Vec<MaterialPart>,
     /// First vertex at the same position, over all of `vertices` (meshoptimizer's
     /// position remap): the welding every crack check uses.
@@ -241,6 +246,7 @@ impl MaterialSplit {
         }
     }
 
+    /// The vertices of part `p`.
     pub fn part_vertices(&self, p: &MaterialPart) -> &[Vertex] {
         &self.vertices[p.vertex_base as usize..(p.vertex_base + p.vertex_count) as usize]
     }
@@ -254,6 +260,7 @@ impl MaterialSplit {
         out
     }
 
+    /// Triangles over every part.
     pub fn triangle_count(&self) -> usize {
         self.parts.iter().map(|p| p.indices.len() / 3).sum()
     }
@@ -312,7 +319,9 @@ pub(crate) type MeshLod0<'a> = (&'a OnceLock<Vec<bool>>, &'a OnceLock<Vec<[u32; 
 /// Per-part simplifier inputs of [`MaterialSplit::raw_builds`].
 #[derive(Clone, Debug)]
 pub struct RawInput {
+    /// The simplifier's attribute stream (normal xyz, uv per vertex).
     pub attributes: Vec<f32>,
+    /// Vertices the simplifier must not move (seams to other materials), if any.
     pub locks: Option<Vec<SimplifyVertex>>,
 }
 

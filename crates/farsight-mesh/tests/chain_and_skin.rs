@@ -1,4 +1,5 @@
-//! Discrete LOD chains (seed 002) on the real meshes, and Fox.glb's skin.
+//! Discrete LOD chains (docs/design/visibility-pass.md#generated-lod-chains) on the real
+//! meshes, and Fox.glb's skin.
 
 mod common;
 

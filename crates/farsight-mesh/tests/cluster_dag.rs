@@ -331,12 +331,12 @@ fn check_mesh(name: &str, mesh: &Mesh) -> ClusterMesh {
     cooked
 }
 
-/// Seed 003: the CPU's `fit` for an instance is the finest level the GPU cut of
-/// that instance may draw, so it must never name a level coarser than a cluster the
-/// cut draws. Placed through the file's error bounds ([`InstanceBounds::placed`]),
-/// from many viewpoints at many scales, with hand-overs put about at the model.
-/// Returns how often the sphere around the box (the bound the API documented
-/// before) would have named a coarser level.
+/// docs/design/region-streaming-and-cluster-lod.md#which-levels-a-model-needs: the CPU's
+/// `fit` for an instance is the finest level the GPU cut of that instance may draw, so it
+/// must never name a level coarser than a cluster the cut draws. Placed through the file's
+/// error bounds ([`InstanceBounds::placed`]), from many viewpoints at many scales, with
+/// hand-overs put about at the model. Returns how often the sphere around the box (the
+/// bound the API documented before) would have named a coarser level.
 fn check_fit_against_cut(name: &str, bytes: &[u8], d: &Decoded) -> usize {
     let aligned = AlignedBytes::from(bytes);
     let file = Container::<ClusterMeshManifest>::read(&aligned).unwrap();
@@ -611,11 +611,13 @@ fn a_cluster_that_mixes_materials_is_refused() {
     );
 }
 
-/// Seed 003's stuck groups: a band of locked vertices round the sphere's equator
-/// cannot simplify, so the groups inside it get stuck; the build locks their
-/// borders for the coarser levels in the same pass, the stamping copies the stuck
-/// clusters into every coarser level, and the result passes every trust check
-/// (each level complete alone, errors monotonic, no crack in any uniform cut).
+/// Stuck groups
+/// (docs/design/region-streaming-and-cluster-lod.md#what-farsights-build-adds-to-the-loop):
+/// a band of locked vertices round the sphere's equator cannot simplify, so the groups
+/// inside it get stuck; the build locks their borders for the coarser levels in the same
+/// pass, the stamping copies the stuck clusters into every coarser level, and the result
+/// passes every trust check (each level complete alone, errors monotonic, no crack in any
+/// uniform cut).
 #[test]
 fn stuck_groups_are_locked_and_copied_into_coarser_levels_in_one_build() {
     use farsight_mesh::{build_dag_locked, check_cluster_levels, stamp_levels};

@@ -139,7 +139,7 @@ impl ChunkMesher {
         out.skirt_start = out.indices.len();
         // The seed hangs skirts on coarse meshes only. A fine mesh beside a coarse one
         // that sits lower at the seam then shows a crack from the coarse side at
-        // grazing angles (tests/meshing.rs found it), so every level gets skirts.
+        // grazing angles (tests/it/meshing.rs found it), so every level gets skirts.
         self.skirts(out, level);
     }
 

@@ -2,9 +2,7 @@
 //! cooked file are the full file's, and every level answers the same face sources.
 #![cfg(feature = "bake")]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 

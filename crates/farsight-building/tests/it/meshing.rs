@@ -1,9 +1,7 @@
 //! Meshing with the kernel: closed solids, provenance, cut faces, pieces, damage.
 #![cfg(feature = "bake")]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 

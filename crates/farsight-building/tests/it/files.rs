@@ -2,9 +2,7 @@
 //! bit flips, identical bytes over runs and threads.
 #![cfg(feature = "bake")]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 use farsight_format::{FormatError, Version};

@@ -1,8 +1,6 @@
 //! The recipe model: RON round trip and validation errors naming place and rule.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use farsight_building::*;
 
 fn rule_at(b: &Building) -> (String, Rule) {

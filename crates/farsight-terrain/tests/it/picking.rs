@@ -6,8 +6,7 @@ use std::time::Duration;
 use farsight_terrain::*;
 use glam::{IVec3, Vec3};
 
-mod common;
-use common::flat_world;
+use crate::common::flat_world;
 
 fn view(grid: &VoxelGrid, cam: Vec3, picking: bool) -> TerrainView {
     let settings = ViewSettings {

@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use farsight_geom::Aabb;
 use farsight_view::{
-    Camera, CameraStore, FrameContext, MaterialHandle, MeshHandle, ObjectDesc, ObjectStore,
-    PoseSlice, Projection, RenderSettings, Skin, VisibilitySystem,
+    Camera, CameraStore, MaterialHandle, MeshHandle, ObjectDesc, ObjectStore, PoseSlice,
+    Projection, RenderSettings, Skin, VisibilitySystem,
 };
 use glam::{EulerRot, Mat4, Quat, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use crate::common::frame_context;
 
 fn fox_path() -> PathBuf {
     farsight_testkit::mesh("Fox.glb")
@@ -77,14 +79,7 @@ fn fox_posed_bounds_contain_every_posed_vertex_through_the_pass() {
             })
             .collect();
         store.skin_mut(id).unwrap().pose = Some(PoseSlice::from_bones(&bones, frame));
-        let ctx = FrameContext {
-            frame,
-            host_view: None,
-            cameras: &cams,
-            world_epoch: 0,
-            settings: &settings,
-            stereo_eyes: None,
-        };
+        let ctx = frame_context(frame, &cams, &settings);
         sys.update(&mut store, &ctx);
         let out = &sys.visibility().objects;
         assert_eq!(out.scene, vec![0], "the posed fox draws");
@@ -160,14 +155,7 @@ fn an_invalid_posed_box_makes_the_object_invalid_for_that_frame() {
             max_bone_scale: scale,
             frame,
         });
-        let ctx = FrameContext {
-            frame,
-            host_view: None,
-            cameras: &cams,
-            world_epoch: 0,
-            settings: &settings,
-            stereo_eyes: None,
-        };
+        let ctx = frame_context(frame, &cams, &settings);
         sys.update(&mut store, &ctx);
         let drawn = !sys.visibility().objects.scene.is_empty();
         assert_eq!(drawn, ok, "pose {k}: drawn {drawn}");

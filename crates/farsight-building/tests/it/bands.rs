@@ -3,11 +3,9 @@
 //! drawn from every camera position.
 #![cfg(feature = "bake")]
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 

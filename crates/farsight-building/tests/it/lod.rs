@@ -1,11 +1,9 @@
 //! Levels of detail from the recipe: simplification rules, the ladder, bake's reuse.
 #![cfg(feature = "bake")]
 
-mod common;
-
 use std::sync::atomic::Ordering;
 
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 

@@ -6,8 +6,7 @@ use std::sync::Arc;
 use farsight_terrain::*;
 use glam::{IVec3, Vec3};
 
-mod common;
-use common::flat_world;
+use crate::common::flat_world;
 
 #[test]
 fn flat_terrain_collision_halves_triangles_without_t_junctions() {

@@ -9,6 +9,8 @@ use farsight_view::{
 };
 use glam::{Mat4, Vec3};
 
+use crate::common::frame_context;
+
 fn persp(fov_deg: f32) -> Projection {
     Projection::Perspective {
         fov_y: fov_deg.to_radians(),
@@ -75,14 +77,7 @@ impl Rig {
         let c = first_camera(&mut self.cams);
         c.world = Some(Mat4::look_at_rh(Vec3::new(0.0, 0.0, z), Vec3::ZERO, Vec3::Y).inverse());
         self.frame += 1;
-        let ctx = FrameContext {
-            frame: self.frame,
-            host_view: None,
-            cameras: &self.cams,
-            world_epoch: 0,
-            settings: &self.settings,
-            stereo_eyes: None,
-        };
+        let ctx = frame_context(self.frame, &self.cams, &self.settings);
         self.sys.update(&mut self.store, &ctx);
         let o = &self.sys.visibility().objects;
         let level = o.lod_level[self.id.0 as usize];
@@ -356,14 +351,7 @@ fn non_finite_objects_are_skipped_counted_and_do_not_disturb_neighbours() {
     };
     let run = |mut store: ObjectStore| {
         let mut sys = VisibilitySystem::new();
-        let ctx = FrameContext {
-            frame: 1,
-            host_view: None,
-            cameras: &cams,
-            world_epoch: 0,
-            settings: &settings,
-            stereo_eyes: None,
-        };
+        let ctx = frame_context(1, &cams, &settings);
         sys.update(&mut store, &ctx);
         let o = &sys.visibility().objects;
         (
@@ -409,14 +397,7 @@ fn a_transform_or_bounds_set_bad_later_is_skipped_and_set_good_again_is_drawn() 
     let mut frame = 0;
     let mut run = |store: &mut ObjectStore| {
         frame += 1;
-        let ctx = FrameContext {
-            frame,
-            host_view: None,
-            cameras: &cams,
-            world_epoch: 0,
-            settings: &settings,
-            stereo_eyes: None,
-        };
+        let ctx = frame_context(frame, &cams, &settings);
         sys.update(store, &ctx);
         (
             sys.visibility().objects.visible.clone(),
@@ -535,14 +516,7 @@ fn fly_two_systems(
             let eye = Vec3::new(layout.length() * t, 1.7, 0.0);
             cams.get_mut(cam).unwrap().world =
                 Some(Mat4::look_at_rh(eye, eye + Vec3::X, Vec3::Y).inverse());
-            let ctx = FrameContext {
-                frame: f,
-                host_view: None,
-                cameras: &cams,
-                world_epoch: 0,
-                settings: &settings,
-                stereo_eyes: None,
-            };
+            let ctx = frame_context(f, &cams, &settings);
             a.update(&mut a_store, &ctx);
             b.update(&mut b_store, &ctx);
             let (va, vb) = (&a.visibility().objects, &b.visibility().objects);

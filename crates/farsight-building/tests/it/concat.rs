@@ -1,11 +1,9 @@
 //! Concatenated levels: nothing lost, provenance renumbered, ids, order, reuse.
 #![cfg(feature = "bake")]
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::*;
+use crate::common::*;
 use farsight_building::bake::*;
 use farsight_building::*;
 

@@ -2,12 +2,14 @@
 
 use farsight_geom::{Aabb, Frustum};
 use farsight_view::{
-    Camera, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle, MeshHandle,
-    ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings, Transform, VisibilitySystem,
+    Camera, CameraStore, EntityLod, EntityLodLevel, MaterialHandle, MeshHandle, ObjectDesc,
+    ObjectId, ObjectStore, Projection, RenderSettings, Transform, VisibilitySystem,
 };
 use glam::{Mat4, Quat, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use crate::common::frame_context;
 
 fn random_scene(rng: &mut ChaCha8Rng, n: usize) -> ObjectStore {
     let mut s = ObjectStore::new();
@@ -174,14 +176,7 @@ fn visible_and_scene_lists_match_brute_force_at_every_thread_count() {
                 .build()
                 .unwrap();
             let mut sys = VisibilitySystem::new();
-            let ctx = FrameContext {
-                frame: 1,
-                host_view: None,
-                cameras: &cams,
-                world_epoch: 0,
-                settings: &settings,
-                stereo_eyes: None,
-            };
+            let ctx = frame_context(1, &cams, &settings);
             let mut store = store.clone();
             pool.install(|| {
                 sys.update(&mut store, &ctx);
@@ -344,14 +339,7 @@ fn kept_world_boxes_decide_bit_for_bit_as_boxes_made_each_frame() {
                 );
                 kept.keep_world_boxes(true);
             }
-            let ctx = FrameContext {
-                frame,
-                host_view: None,
-                cameras: &cams,
-                world_epoch: 0,
-                settings: &settings,
-                stereo_eyes: None,
-            };
+            let ctx = frame_context(frame, &cams, &settings);
             sp.update(&mut plain, &ctx);
             sk.update(&mut kept, &ctx);
             sd.update(&mut decisions, &ctx);
