@@ -596,16 +596,24 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
 struct Frame {
     report: FrameReport,
     camera: Vec3,
+    /// Terrain edits the frame applied.
+    edits: usize,
+    /// The whole step, as the caller waited for it.
+    wall: Duration,
 }
 
 /// Runs one frame live and keeps its input, hashes and report.
 fn step(world: &mut World, input: &mut FrameInput, rec: &mut Recording, frames: &mut Vec<Frame>) {
+    let t = Instant::now();
     let r = world.step(input);
+    let wall = t.elapsed();
     rec.frames.push(input.clone());
     rec.hashes.push(r.hashes);
     frames.push(Frame {
         report: r,
         camera: Vec3::from_array(input.camera),
+        edits: input.edits.len(),
+        wall,
     });
 }
 
@@ -749,6 +757,7 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.iter().map(|f| f.report.objects).max().unwrap_or(0),
         frames.iter().map(|f| f.report.visible).max().unwrap_or(0),
     );
+    print_frame_times(&flown);
     let regions = world.streamer().len() as u64;
     if let (Some(a0), Some(a1), Some(a2)) = (rss_before, rss_open, crate::output::resident_bytes())
     {
@@ -821,6 +830,65 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
     println!("frames with a hole: {holes}");
     println!("frames over budget: {over}");
     Ok(())
+}
+
+/// The flown frames' step times (mean, median, p99, max, frames over 16.7 ms), and
+/// the slowest frames split by system and the terrain's phases: what a mean hides.
+fn print_frame_times(flown: &[&Frame]) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut order: Vec<&Frame> = flown.to_vec();
+    order.sort_by_key(|f| f.wall);
+    let Some(last) = order.last() else {
+        return;
+    };
+    let n = order.len();
+    let at = |q: f64| ms(order[((n as f64 * q).ceil() as usize).clamp(1, n) - 1].wall);
+    let edits = flown.iter().filter(|f| f.edits > 0).count();
+    println!(
+        "step: {:.3} ms per frame on average, median {:.3}, p99 {:.3}, max {:.3}; {} of {n} frames over 16.7 ms; {edits} frames with a terrain edit",
+        flown.iter().map(|f| ms(f.wall)).sum::<f64>() / n as f64,
+        at(0.5),
+        at(0.99),
+        ms(last.wall),
+        flown.iter().filter(|f| ms(f.wall) > 16.7).count(),
+    );
+    let edit: Vec<&&Frame> = flown.iter().filter(|f| f.edits > 0).collect();
+    if !edit.is_empty() {
+        let terrain = |f: &Frame| ms(f.report.systems[SystemId::Terrain as usize].time);
+        println!(
+            "  the {} frames with an edit: step {:.3} ms on average, {:.3} at most; terrain {:.3} on average, {:.3} at most",
+            edit.len(),
+            edit.iter().map(|f| ms(f.wall)).sum::<f64>() / edit.len() as f64,
+            edit.iter().map(|f| ms(f.wall)).fold(0.0, f64::max),
+            edit.iter().map(|f| terrain(f)).sum::<f64>() / edit.len() as f64,
+            edit.iter().map(|f| terrain(f)).fold(0.0, f64::max),
+        );
+    }
+    println!("  slowest frames, ms: step = systems (terrain: edits view stale base colliders)");
+    for f in order.iter().rev().take(5) {
+        let r = &f.report;
+        let sys: Vec<String> = SystemId::ALL
+            .iter()
+            .map(|s| format!("{} {:.2}", s.name(), ms(r.systems[*s as usize].time)))
+            .collect();
+        let t = r.terrain_split;
+        println!(
+            "  frame {}: {:.2} = {} (terrain: {:.2} {:.2} {:.2} {:.2} {:.2}); {} edits, {} bases ({} on the frame thread), {} colliders built, {} rebuilt",
+            r.frame,
+            ms(f.wall),
+            sys.join(", "),
+            ms(t.edits),
+            ms(t.view),
+            ms(t.stale),
+            ms(t.base),
+            ms(t.colliders),
+            f.edits,
+            r.terrain_bases_made,
+            r.terrain_bases_made_on_frame,
+            r.colliders_built,
+            r.colliders_rebuilt,
+        );
+    }
 }
 
 fn replay(a: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {

@@ -36,4 +36,4 @@ pub use manifest::{
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
 pub use synthetic::{default_props, generate, SyntheticSpec};
-pub use world::{FrameReport, SystemFrame, World, WorldConfig};
+pub use world::{FrameReport, SystemFrame, TerrainSplit, World, WorldConfig, BASES_PER_FRAME};

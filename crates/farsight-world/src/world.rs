@@ -18,8 +18,8 @@ use farsight_stream::region::{
     Scene, SceneError, StreamingSource,
 };
 use farsight_terrain::{
-    affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, Changes,
-    ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
+    affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, CacheUpdate,
+    Changes, ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
     ViewSettings, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
@@ -52,6 +52,11 @@ const VIEWPORT_HEIGHT: f32 = 1080.0;
 /// the radius every missing collider is built at once (seed 001: collision builds
 /// are synchronous with the request).
 const COLLIDER_BUILDS_PER_FRAME: usize = 4;
+
+/// Base meshes remade per frame at most for chunks an edit made stale, nearest the
+/// camera first (issue 27 item 21: an edit near chunks drawn at the coarsest level
+/// makes 25-35 stale, and remaking them all in the edit's frame took 15-30 ms).
+pub const BASES_PER_FRAME: usize = 8;
 
 /// What a collider not built yet is taken to cost before any was built.
 const COLLIDER_ESTIMATE: u64 = 64 << 10;
@@ -172,6 +177,23 @@ pub struct SystemFrame {
     pub holes: u32,
 }
 
+/// Where the terrain's frame time went, phase by phase (inside
+/// [`SystemId::Terrain`]'s time; the pools' share is not in it).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TerrainSplit {
+    /// Applying the frame's edits to the grid.
+    pub edits: Duration,
+    /// The background mesher's view: its update and the meshes it published.
+    pub view: Duration,
+    /// After an edit: dropping stale pending meshes and remaking stale drawn ones
+    /// as base meshes.
+    pub stale: Duration,
+    /// Base meshes of chunks coming into range with nothing to draw.
+    pub base: Duration,
+    /// Colliders: those an edit reached rebuilt, far ones freed, near ones built.
+    pub colliders: Duration,
+}
+
 /// What one frame did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameReport {
@@ -196,12 +218,19 @@ pub struct FrameReport {
     /// frame's own thread made (the others were made on the worker threads).
     pub terrain_bases_made: u32,
     pub terrain_bases_made_on_frame: u32,
+    /// The terrain's time phase by phase.
+    pub terrain_split: TerrainSplit,
+    /// Chunks still drawing a mesh an edit made stale after the frame: each waits
+    /// for its base ([`BASES_PER_FRAME`] are remade a frame, nearest first).
+    pub terrain_stale: u32,
     /// Terrain colliders held after the frame, and their bytes (part of the
     /// terrain's memory).
     pub colliders: u32,
     pub collider_bytes: u64,
     /// Colliders built this frame.
     pub colliders_built: u32,
+    /// Held colliders an edit reached, rebuilt this frame.
+    pub colliders_rebuilt: u32,
     /// Building file reads that finished this frame.
     pub building_reads: u32,
     /// The bytes those reads read from disk.
@@ -385,6 +414,7 @@ pub struct World {
     early_upload: u64,
     edit_hash: u64,
     colliders_built: u32,
+    colliders_rebuilt: u32,
     collider_hash: u64,
     near: Vec<(f32, IVec3)>,
     collider_list: Vec<IVec3>,
@@ -405,6 +435,14 @@ pub struct World {
     /// Base meshes made this frame, and those of them made on the frame thread.
     remakes: u32,
     frame_remakes: u32,
+    /// This frame's terrain time, phase by phase.
+    split: TerrainSplit,
+    /// Chunks drawing a mesh an edit made stale, waiting for their base.
+    stale: BTreeSet<[i32; 3]>,
+    /// Hash of this frame's stale-queue remakes.
+    stale_hash: u64,
+    /// The collider refresh made beside the stale queue's remakes this frame.
+    collider_update: Option<CacheUpdate>,
     // Budget.
     bias: Bias,
     /// Every system together held more than the finer levels may (last frame).
@@ -609,6 +647,7 @@ impl World {
             early_upload: 0,
             edit_hash: 0,
             colliders_built: 0,
+            colliders_rebuilt: 0,
             collider_hash: 0,
             near: Vec::new(),
             collider_list: Vec::new(),
@@ -622,6 +661,10 @@ impl World {
             base_hash: 0,
             remakes: 0,
             frame_remakes: 0,
+            split: TerrainSplit::default(),
+            stale: BTreeSet::new(),
+            stale_hash: 0,
+            collider_update: None,
             bias: Bias::default(),
             memory_tight: false,
             asks: Vec::new(),
@@ -935,9 +978,12 @@ impl World {
         report.terrain_base_drawn = base_drawn;
         report.terrain_bases_made = self.remakes;
         report.terrain_bases_made_on_frame = self.frame_remakes;
+        report.terrain_split = self.split;
+        report.terrain_stale = self.stale.len() as u32;
         report.colliders = self.collision.len() as u32;
         report.collider_bytes = self.collision.heap_bytes() as u64;
         report.colliders_built = self.colliders_built;
+        report.colliders_rebuilt = self.colliders_rebuilt;
         report.systems[SystemId::Terrain as usize] = SystemFrame {
             time: terrain_time + share_time / 2,
             memory: tmem,
@@ -1382,6 +1428,7 @@ impl World {
     }
 
     fn terrain_inputs(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) {
+        let t = Instant::now();
         let before = (self.grid.generation(), self.grid.revision());
         for e in &input.edits {
             let material = if e.carve {
@@ -1396,6 +1443,8 @@ impl World {
                 log::warn!("terrain edit refused: {err}");
             }
         }
+        self.split.edits = t.elapsed();
+        let t = Instant::now();
         if let (true, Io::Live { view, seen, .. }) = (live, &mut self.io) {
             view.update(&self.grid, camera);
             let mut out: Vec<TerrainPublication> = Vec::new();
@@ -1448,24 +1497,34 @@ impl World {
             }
             if p.level == u8::MAX || p.empty {
                 self.base_meshes.remove(&p.chunk);
+                self.stale.remove(&p.chunk);
             }
             self.base_pending.remove(&p.chunk);
         }
         self.early_upload = 0;
         self.remakes = 0;
         self.frame_remakes = 0;
+        self.split.view = t.elapsed();
+        let t = Instant::now();
         self.edited(before, camera);
+        self.remake_stale(camera);
+        self.split.stale = t.elapsed();
+        let t = Instant::now();
         self.base(camera);
+        self.split.base = t.elapsed();
+        let t = Instant::now();
         self.colliders(input, camera);
+        self.split.colliders = t.elapsed();
     }
 
-    /// After an edit, every chunk whose drawn or pending mesh read an edited cell
-    /// gets its base mesh (the coarsest level, from the edited grid) made and
-    /// uploaded here and now, replacing the stale one, so a stale mesh is never
-    /// drawn whether or not the background mesher keeps up (paused, or its result
-    /// still on the way: its serial makes any older result void); the mesher's
-    /// result replaces the base when it is published and uploaded. An edited chunk
-    /// beyond preload range drops its mesh (seed 001: it cannot reappear stale).
+    /// After an edit, every chunk whose pending mesh read an edited cell loses it,
+    /// and every chunk whose drawn mesh did joins the stale queue: its base mesh
+    /// (the coarsest level, from the edited grid) replaces the stale one within a
+    /// few frames, nearest the camera first ([`World::remake_stale`]), whether or
+    /// not the background mesher keeps up (paused, or its result still on the way:
+    /// its serial makes any older result void); the mesher's result replaces the
+    /// base when it is published and uploaded. An edited chunk beyond preload range
+    /// drops its mesh (seed 001: it cannot reappear stale).
     fn edited(&mut self, before: (u64, u64), camera: Vec3) {
         let mut h = DecisionHash::default();
         if before == (self.grid.generation(), self.grid.revision()) {
@@ -1534,7 +1593,8 @@ impl World {
             }
             key.iter().for_each(|&x| h.u32(x as u32));
         }
-        // A stale drawn mesh is replaced by its base at once.
+        // A stale drawn mesh within preload range waits in the stale queue for its
+        // base (the nearest ones are remade this very frame); one beyond is dropped.
         list.clear();
         list.extend(
             drawn
@@ -1543,29 +1603,63 @@ impl World {
         );
         list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
         let preload = self.config.draw_distance + CHUNK_SIZE;
-        let far: Vec<bool> = list
-            .iter()
-            .map(|&c| chunk_distance(camera, c) > preload)
-            .collect();
-        let remade: Vec<IVec3> = list
-            .iter()
-            .zip(&far)
-            .filter(|(_, &far)| !far)
-            .map(|(&c, _)| c)
-            .collect();
-        let mut meshes = self.make_bases(&remade).into_iter();
-        for (c, far) in list.into_iter().zip(far) {
+        for c in list {
             let key = c.to_array();
             key.iter().for_each(|&x| h.u32(x as u32));
-            if far {
+            if chunk_distance(camera, c) > preload {
                 self.uploaded.remove(&key);
+                self.stale.remove(&key);
                 if !self.base_pending.contains(&key) {
                     self.base_meshes.remove(&key);
                 }
                 h.u32(u32::MAX);
-                continue;
+            } else {
+                self.stale.insert(key);
             }
-            let mesh = meshes.next().expect("one base per chunk remade");
+        }
+        self.edit_hash = h.value();
+    }
+
+    /// Remakes the base meshes of the stale queue's chunks nearest the camera, at
+    /// most [`BASES_PER_FRAME`] a frame (made on the worker threads), each replacing
+    /// the chunk's stale drawn mesh; the others keep drawing theirs a few frames
+    /// more. A chunk leaves the queue once it draws a mesh made after the edit (its
+    /// base here, a publication uploaded, a base drawn to make room) or nothing.
+    fn remake_stale(&mut self, camera: Vec3) {
+        self.stale_hash = 0;
+        if self.stale.is_empty() {
+            return;
+        }
+        let mut h = DecisionHash::default();
+        let uploaded = &self.uploaded;
+        self.stale.retain(|k| uploaded.contains_key(k));
+        let mut queue: Vec<(f32, IVec3)> = self
+            .stale
+            .iter()
+            .map(|&k| {
+                let c = IVec3::from_array(k);
+                (chunk_distance(camera, c), c)
+            })
+            .collect();
+        queue.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+        });
+        queue.truncate(BASES_PER_FRAME);
+        let remade: Vec<IVec3> = queue.into_iter().map(|(_, c)| c).collect();
+        let coarsest = farsight_terrain::LEVELS - 1;
+        // The colliders an edit reached are rebuilt meanwhile, on the same workers
+        // (`colliders` takes the update): the frame waits for the longer of the
+        // two, not for both one after the other.
+        let (grid, collision) = (&self.grid, &mut self.collision);
+        let (meshes, update) =
+            rayon::join(|| make_bases(grid, &remade), || collision.refresh(grid));
+        self.collider_update = Some(update);
+        self.remakes += remade.len() as u32;
+        for (c, mesh) in remade.into_iter().zip(meshes) {
+            let key = c.to_array();
+            self.stale.remove(&key);
+            key.iter().for_each(|&x| h.u32(x as u32));
             let bytes = mesh.heap_bytes() as u64;
             h.u64(bytes);
             if self.base_pending.remove(&key) {
@@ -1588,7 +1682,8 @@ impl World {
                 self.draw_base(key, mesh);
             }
         }
-        self.edit_hash = h.value();
+        h.u64(self.stale.len() as u64);
+        self.stale_hash = h.value();
     }
 
     /// The colliders every source needs now: held ones an edit reached are rebuilt,
@@ -1604,7 +1699,11 @@ impl World {
             self.n_sources = 2;
         }
         self.colliders_built = 0;
-        let up = self.collision.refresh(&self.grid);
+        let up = match self.collider_update.take() {
+            Some(up) => up,
+            None => self.collision.refresh(&self.grid),
+        };
+        self.colliders_rebuilt = up.rebuilt as u32;
         h.u64(up.rebuilt as u64);
         h.u64(up.removed as u64);
         let version = (self.grid.generation(), self.grid.revision());
@@ -2133,6 +2232,7 @@ impl World {
                         if !self.base_pending.remove(&chunk) {
                             self.base_meshes.remove(&chunk);
                         }
+                        self.stale.remove(&chunk);
                         self.uploaded.insert(
                             chunk,
                             Uploaded {
@@ -2186,6 +2286,7 @@ impl World {
         hb.u64(self.building_io_hash);
         ht.u64(self.base_hash);
         ht.u64(self.edit_hash);
+        ht.u64(self.stale_hash);
         ht.u64(self.collider_hash);
         ht.u64(self.grid.revision());
         ht.u64(self.collision.version().1);
@@ -2334,15 +2435,12 @@ impl World {
                 .map(|&c| self.base_mesher.mesh(&self.grid, c, coarsest))
                 .collect();
         }
-        let grid = &self.grid;
-        chunks
-            .par_iter()
-            .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
-            .collect()
+        make_bases(&self.grid, chunks)
     }
 
     /// `chunk` draws `mesh`, its base (not empty), from this frame on.
     fn draw_base(&mut self, chunk: [i32; 3], mesh: ChunkMesh) {
+        self.stale.remove(&chunk);
         let bytes = mesh.heap_bytes() as u64;
         self.base_meshes.insert(chunk, Arc::new(mesh));
         self.uploaded.insert(
@@ -2390,6 +2488,16 @@ impl World {
         }
         (holes, base)
     }
+}
+
+/// Base meshes (the coarsest level) of `chunks` from `grid`, in their order, made on
+/// the worker threads (one mesher each): the same bytes whatever the thread count.
+fn make_bases(grid: &VoxelGrid, chunks: &[IVec3]) -> Vec<ChunkMesh> {
+    let coarsest = farsight_terrain::LEVELS - 1;
+    chunks
+        .par_iter()
+        .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
+        .collect()
 }
 
 /// Sorts (distance, chunk) pairs farthest first, ties by chunk.
