@@ -10,7 +10,7 @@ use farsight_geom::{Aabb, Frustum};
 use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{
     stream_inputs, ChunkCompletion, ClusterScheduler, ClusterStreamer, CookedModel, Decision,
-    FrameStats, ModelRequest, SchedulerConfig, Uploader,
+    FrameStats, LevelFile, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
 };
 use farsight_stream::io::IoPool;
 use farsight_stream::region::{
@@ -440,6 +440,21 @@ struct Buildings {
     io_hash: u64,
 }
 
+impl Buildings {
+    /// `n` buildings, none loaded.
+    fn new(n: usize) -> Self {
+        Self {
+            resident: vec![0; n],
+            object: vec![None; n],
+            spare_since: vec![u32::MAX; n],
+            load: vec![None; n],
+            active: vec![false; n],
+            failed: vec![0; n],
+            io_hash: 0,
+        }
+    }
+}
+
 /// The terrain: the grid, its colliders, and the meshes drawn or waiting.
 struct Terrain {
     grid: VoxelGrid,
@@ -489,6 +504,42 @@ struct Terrain {
     stale_hash: u64,
     /// The collider refresh made beside the stale queue's remakes this frame.
     collider_update: Option<CacheUpdate>,
+}
+
+impl Terrain {
+    /// The terrain over `grid`, nothing drawn or held yet.
+    fn new(grid: VoxelGrid) -> Self {
+        let dense = dense_chunks(&grid);
+        Self {
+            collision: CollisionCache::new(1),
+            sources: [Vec3::ZERO; 2],
+            n_sources: 0,
+            chunk_range: (IVec3::ZERO, IVec3::ZERO),
+            range_version: (u64::MAX, u64::MAX),
+            collider_estimate: COLLIDER_ESTIMATE,
+            early_upload: 0,
+            edit_hash: 0,
+            colliders_built: 0,
+            colliders_rebuilt: 0,
+            collider_hash: 0,
+            near: Vec::new(),
+            collider_list: Vec::new(),
+            grid,
+            pending: BTreeMap::new(),
+            uploaded: BTreeMap::new(),
+            dense,
+            base_mesher: ChunkMesher::new(),
+            base_meshes: BTreeMap::new(),
+            base_pending: BTreeSet::new(),
+            base_hash: 0,
+            remakes: 0,
+            frame_remakes: 0,
+            split: TerrainSplit::default(),
+            stale: BTreeSet::new(),
+            stale_hash: 0,
+            collider_update: None,
+        }
+    }
 }
 
 /// The pools every system's asks go through, and the one bias.
@@ -579,78 +630,16 @@ impl World {
         let metrics: Vec<Vec<f32>> = cooked.iter().map(|m| m.parent_errors()).collect();
         let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|m| m.error_bounds()).collect();
         let coarsest: Vec<u8> = cooked.iter().map(|m| m.level_count() as u8 - 1).collect();
-        let io = if live {
-            let clusters = ClusterStreamer::new(
-                sched,
-                &descs,
-                level_files,
-                config.io_threads.max(1),
-                CountingUploader,
-            )
-            .with_level_check(Arc::new(cooked));
-            let view = TerrainView::new(
-                ViewSettings {
-                    draw_distance: config.draw_distance,
-                    ..ViewSettings::default()
-                },
-                config.mesh_threads.max(1),
-            );
-            Io::Live {
-                regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
-                drained: Vec::new(),
-                region_reads: 0,
-                arrived: HashMap::new(),
-                clusters: Box::new(clusters),
-                view: Box::new(view),
-                seen: HashMap::new(),
-            }
-        } else {
-            Io::Replay {
-                scheduler: Box::new(ClusterScheduler::new(sched, &descs)),
-                decisions: Vec::new(),
-                completions: Vec::new(),
-            }
-        };
+        let io = open_io(&config, sched, &descs, level_files, cooked, live);
         let mut cameras = CameraStore::new();
         let camera = cameras.insert(Camera::looking_at(
             projection(),
             Vec3::new(0.0, 100.0, 0.0),
             Vec3::new(1.0, 100.0, 1.0),
         ));
-        let prop_lods = manifest
-            .props
-            .iter()
-            .enumerate()
-            .map(|(p, d)| {
-                let levels = d
-                    .ranges
-                    .iter()
-                    .enumerate()
-                    .map(|(l, &r)| {
-                        EntityLodLevel::new(
-                            MeshHandle(2_000_000 + p as u32 * 8 + l as u32),
-                            r,
-                            d.name.as_str(),
-                        )
-                    })
-                    .collect();
-                EntityLod::new(levels).map_err(|e| WorldError::Invalid {
-                    path: dir.join(crate::MANIFEST_FILE),
-                    what: format!("prop {p} ({}): {e}", d.name),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let prop_lods = prop_lods(dir, &manifest)?;
         let n_models = manifest.models.len();
         let n_buildings = manifest.buildings.len();
-        let dense = grid
-            .chunk_coords()
-            .filter(|&c| {
-                grid.entry(c)
-                    .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)))
-            })
-            .collect::<Vec<_>>();
-        let mut dense = dense;
-        dense.sort_by_key(|c| (c.x, c.y, c.z));
         let settings = RenderSettings {
             cull_min_pixels: 1.0,
             cull_max_distance: config.draw_distance,
@@ -670,15 +659,7 @@ impl World {
                 model_visible: vec![false; n_models],
                 stats: FrameStats::default(),
             },
-            buildings: Buildings {
-                resident: vec![0; n_buildings],
-                object: vec![None; n_buildings],
-                spare_since: vec![u32::MAX; n_buildings],
-                load: vec![None; n_buildings],
-                active: vec![false; n_buildings],
-                failed: vec![0; n_buildings],
-                io_hash: 0,
-            },
+            buildings: Buildings::new(n_buildings),
             regions: Regions {
                 objects: vec![Vec::new(); n_regions],
                 scene,
@@ -696,35 +677,7 @@ impl World {
                 in_view: Vec::new(),
                 prop_lods,
             },
-            terrain: Terrain {
-                collision: CollisionCache::new(1),
-                sources: [Vec3::ZERO; 2],
-                n_sources: 0,
-                chunk_range: (IVec3::ZERO, IVec3::ZERO),
-                range_version: (u64::MAX, u64::MAX),
-                collider_estimate: COLLIDER_ESTIMATE,
-                early_upload: 0,
-                edit_hash: 0,
-                colliders_built: 0,
-                colliders_rebuilt: 0,
-                collider_hash: 0,
-                near: Vec::new(),
-                collider_list: Vec::new(),
-                grid,
-                pending: BTreeMap::new(),
-                uploaded: BTreeMap::new(),
-                dense,
-                base_mesher: ChunkMesher::new(),
-                base_meshes: BTreeMap::new(),
-                base_pending: BTreeSet::new(),
-                base_hash: 0,
-                remakes: 0,
-                frame_remakes: 0,
-                split: TerrainSplit::default(),
-                stale: BTreeSet::new(),
-                stale_hash: 0,
-                collider_update: None,
-            },
+            terrain: Terrain::new(grid),
             pools: Pools {
                 bias: Bias::default(),
                 memory_tight: false,
@@ -2097,6 +2050,15 @@ impl World {
     fn gather_asks(&mut self, camera: Vec3, bias: u8) {
         self.pools.asks.clear();
         self.pools.targets.clear();
+        self.collider_asks();
+        self.cluster_asks();
+        self.building_asks(camera);
+        self.terrain_asks(camera, bias);
+        order(&mut self.pools.asks);
+    }
+
+    /// The asks of the colliders ahead.
+    fn collider_asks(&mut self) {
         // Colliders: the band one chunk beyond the radius, built ahead so a moving
         // source finds its colliders there (within the radius all are held).
         let radius = self.config.collision_radius;
@@ -2117,6 +2079,10 @@ impl World {
                 need: self.terrain.collider_estimate,
             });
         }
+    }
+
+    /// The cluster scheduler's asks.
+    fn cluster_asks(&mut self) {
         // Clusters: per model, every level from the coarsest missing one to the
         // wanted one (the scheduler starts them coarse to fine): those loading ask
         // for their upload, those to start for their memory and their upload.
@@ -2145,6 +2111,10 @@ impl World {
                 });
             }
         }
+    }
+
+    /// The buildings' asks.
+    fn building_asks(&mut self, camera: Vec3) {
         // Buildings: every loaded building with nothing to draw asks for its
         // coarsest level (a region's buildings load it as soon as the region is
         // read, shown when it is in); a visible one asks one level finer than the
@@ -2209,6 +2179,10 @@ impl World {
                 start,
             });
         }
+    }
+
+    /// The terrain chunks' asks.
+    fn terrain_asks(&mut self, camera: Vec3, bias: u8) {
         // Terrain: a chunk drawing nothing asks first; a change of level ranks as
         // the level it brings.
         for (c, p) in &self.terrain.pending {
@@ -2233,7 +2207,6 @@ impl World {
             });
             self.pools.targets.push(Target::Chunk { chunk: *c });
         }
-        order(&mut self.pools.asks);
     }
 
     /// The pools' first pass over every ask in order: what the cluster scheduler's
@@ -2364,49 +2337,84 @@ impl World {
             self.pools.partial.remove(&key);
             upload_left -= a.bytes;
             held = (held + need).saturating_sub(freed);
-            match target {
-                Target::Building {
-                    building, level, ..
-                } => {
-                    self.buildings.resident[building as usize] |= 1 << level;
-                    self.buildings.load[building as usize] = None;
-                    if let Some(id) = self.buildings.object[building as usize] {
-                        if let Some(lod) = self.vis.store.lod_mut(id) {
-                            lod.set_residency(level as usize, Residency::Resident);
-                        }
-                    }
-                    self.show_building(building);
-                    bytes_b += a.bytes;
-                    hb.u32(building);
-                    hb.u32(level as u32);
-                }
-                Target::Chunk { chunk } => {
-                    if let Some(p) = self.terrain.pending.remove(&chunk) {
-                        // A published mesh replaces the base; the base stays drawn
-                        // while it is what was uploaded.
-                        if !self.terrain.base_pending.remove(&chunk) {
-                            self.terrain.base_meshes.remove(&chunk);
-                        }
-                        self.terrain.stale.remove(&chunk);
-                        self.terrain.uploaded.insert(
-                            chunk,
-                            Uploaded {
-                                level: p.level,
-                                bytes: p.bytes,
-                                empty: false,
-                            },
-                        );
-                        bytes_t += a.bytes;
-                        chunk.iter().for_each(|&x| ht.u32(x as u32));
-                        ht.u32(p.level as u32);
-                    }
-                }
-                Target::Cluster { .. } | Target::Collider { .. } => {}
-            }
+            let (to_b, to_t) = self.uploaded_in_full(target, a.bytes, &mut hb, &mut ht);
+            bytes_b += to_b;
+            bytes_t += to_t;
         }
-        // Buildings free levels finer than both the drawn and the desired level once
-        // nobody has wanted them for as many frames as cluster levels wait (a camera
-        // going back and forth does not reload them), or at once when memory is tight.
+        self.free_spare_building_levels(&mut hb);
+        self.make_room(camera, &mut hb, &mut ht);
+        hb.u64(self.buildings.io_hash);
+        ht.u64(self.terrain.base_hash);
+        ht.u64(self.terrain.edit_hash);
+        ht.u64(self.terrain.stale_hash);
+        ht.u64(self.terrain.collider_hash);
+        ht.u64(self.terrain.grid.revision());
+        ht.u64(self.terrain.collision.version().1);
+        Grants {
+            building_hash: hb.value(),
+            terrain_hash: ht.value(),
+            building_upload: bytes_b,
+            terrain_upload: bytes_t,
+            starved,
+        }
+    }
+
+    /// An upload granted in full: the building level becomes resident (and shows),
+    /// the chunk draws its published mesh. The bytes it uploaded, for the buildings
+    /// and for the terrain.
+    fn uploaded_in_full(
+        &mut self,
+        target: Target,
+        bytes: u64,
+        hb: &mut DecisionHash,
+        ht: &mut DecisionHash,
+    ) -> (u64, u64) {
+        match target {
+            Target::Building {
+                building, level, ..
+            } => {
+                self.buildings.resident[building as usize] |= 1 << level;
+                self.buildings.load[building as usize] = None;
+                if let Some(id) = self.buildings.object[building as usize] {
+                    if let Some(lod) = self.vis.store.lod_mut(id) {
+                        lod.set_residency(level as usize, Residency::Resident);
+                    }
+                }
+                self.show_building(building);
+                hb.u32(building);
+                hb.u32(level as u32);
+                return (bytes, 0);
+            }
+            Target::Chunk { chunk } => {
+                if let Some(p) = self.terrain.pending.remove(&chunk) {
+                    // A published mesh replaces the base; the base stays drawn
+                    // while it is what was uploaded.
+                    if !self.terrain.base_pending.remove(&chunk) {
+                        self.terrain.base_meshes.remove(&chunk);
+                    }
+                    self.terrain.stale.remove(&chunk);
+                    self.terrain.uploaded.insert(
+                        chunk,
+                        Uploaded {
+                            level: p.level,
+                            bytes: p.bytes,
+                            empty: false,
+                        },
+                    );
+                    chunk.iter().for_each(|&x| ht.u32(x as u32));
+                    ht.u32(p.level as u32);
+                    return (0, bytes);
+                }
+            }
+            Target::Cluster { .. } | Target::Collider { .. } => {}
+        }
+        (0, 0)
+    }
+
+    /// Buildings free levels finer than both the drawn and the desired level once
+    /// nobody has wanted them for as many frames as cluster levels wait (a camera
+    /// going back and forth does not reload them), or at once when memory is tight.
+    fn free_spare_building_levels(&mut self, hb: &mut DecisionHash) {
         let frame = self.frame;
         let tight = self.pools.memory_tight;
         for (b, obj) in self.buildings.object.iter().enumerate() {
@@ -2436,21 +2444,6 @@ impl World {
                     hb.u32(l as u32);
                 }
             }
-        }
-        self.make_room(camera, &mut hb, &mut ht);
-        hb.u64(self.buildings.io_hash);
-        ht.u64(self.terrain.base_hash);
-        ht.u64(self.terrain.edit_hash);
-        ht.u64(self.terrain.stale_hash);
-        ht.u64(self.terrain.collider_hash);
-        ht.u64(self.terrain.grid.revision());
-        ht.u64(self.terrain.collision.version().1);
-        Grants {
-            building_hash: hb.value(),
-            terrain_hash: ht.value(),
-            building_upload: bytes_b,
-            terrain_upload: bytes_t,
-            starved,
         }
     }
 
@@ -2501,6 +2494,18 @@ impl World {
         if held <= b.memory {
             return;
         }
+        self.free_building_levels(held, hb);
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        self.coarsen_terrain(held, camera, ht);
+    }
+
+    /// [`World::make_room`]'s second step: building levels finer than the level each
+    /// building draws and desires, building by building, until the pool holds.
+    fn free_building_levels(&mut self, mut held: u64, hb: &mut DecisionHash) {
+        let b = self.config.budget;
         for bi in 0..self.buildings.object.len() {
             if held <= b.memory {
                 break;
@@ -2527,10 +2532,12 @@ impl World {
                 hb.u32(l as u32);
             }
         }
-        held = self.held(self.scheduler().held_bytes());
-        if held <= b.memory {
-            return;
-        }
+    }
+
+    /// [`World::make_room`]'s last step: terrain chunks drawing a mesh finer than
+    /// their base, farthest first, draw their base instead until the pool holds.
+    fn coarsen_terrain(&mut self, mut held: u64, camera: Vec3, ht: &mut DecisionHash) {
+        let b = self.config.budget;
         let coarsest = farsight_terrain::LEVELS - 1;
         self.terrain.near.clear();
         self.terrain.near.extend(
@@ -2673,6 +2680,90 @@ fn make_bases(grid: &VoxelGrid, chunks: &[IVec3]) -> Vec<ChunkMesh> {
         .par_iter()
         .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
         .collect()
+}
+
+/// The I/O side: live, the cluster streamer's and the regions' threads and the
+/// terrain's background mesher; in a replay, a scheduler fed by the recording.
+fn open_io(
+    config: &WorldConfig,
+    sched: SchedulerConfig,
+    descs: &[ModelDesc],
+    level_files: Vec<LevelFile>,
+    cooked: Vec<CookedModel>,
+    live: bool,
+) -> Io {
+    if live {
+        let clusters = ClusterStreamer::new(
+            sched,
+            descs,
+            level_files,
+            config.io_threads.max(1),
+            CountingUploader,
+        )
+        .with_level_check(Arc::new(cooked));
+        let view = TerrainView::new(
+            ViewSettings {
+                draw_distance: config.draw_distance,
+                ..ViewSettings::default()
+            },
+            config.mesh_threads.max(1),
+        );
+        Io::Live {
+            regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
+            drained: Vec::new(),
+            region_reads: 0,
+            arrived: HashMap::new(),
+            clusters: Box::new(clusters),
+            view: Box::new(view),
+            seen: HashMap::new(),
+        }
+    } else {
+        Io::Replay {
+            scheduler: Box::new(ClusterScheduler::new(sched, descs)),
+            decisions: Vec::new(),
+            completions: Vec::new(),
+        }
+    }
+}
+
+/// Each props design's entity LOD, from the manifest.
+fn prop_lods(dir: &Path, manifest: &WorldManifest) -> Result<Vec<EntityLod>, WorldError> {
+    manifest
+        .props
+        .iter()
+        .enumerate()
+        .map(|(p, d)| {
+            let levels = d
+                .ranges
+                .iter()
+                .enumerate()
+                .map(|(l, &r)| {
+                    EntityLodLevel::new(
+                        MeshHandle(2_000_000 + p as u32 * 8 + l as u32),
+                        r,
+                        d.name.as_str(),
+                    )
+                })
+                .collect();
+            EntityLod::new(levels).map_err(|e| WorldError::Invalid {
+                path: dir.join(crate::MANIFEST_FILE),
+                what: format!("prop {p} ({}): {e}", d.name),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+}
+
+/// The grid's chunks holding cells of more than one kind, in coordinate order.
+fn dense_chunks(grid: &VoxelGrid) -> Vec<IVec3> {
+    let mut dense = grid
+        .chunk_coords()
+        .filter(|&c| {
+            grid.entry(c)
+                .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)))
+        })
+        .collect::<Vec<_>>();
+    dense.sort_by_key(|c| (c.x, c.y, c.z));
+    dense
 }
 
 /// Sorts (distance, chunk) pairs farthest first, ties by chunk.
