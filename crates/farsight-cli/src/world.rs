@@ -277,88 +277,10 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let chunks_side = ((city + 2.0 * margin) / CHUNK_SIZE).ceil() as i32;
     let side = chunks_side as f32 * CHUNK_SIZE;
     let city_origin = Vec3::new((side - city) * 0.5, 0.0, (side - city) * 0.5);
-    let terrain = TerrainEntry {
-        file: "terrain.farsight".into(),
-        seed: a.seed as u32,
-        base_height: 100.0,
-        hill_height: 50.0,
-        hill_scale: 500.0,
-        chunks_side,
-    };
-    let params: TerrainParams = terrain.params();
-    let mut grid = VoxelGrid::new();
-    let b = bar((chunks_side * chunks_side) as u64, "generating terrain");
-    for z in 0..chunks_side {
-        for x in 0..chunks_side {
-            for y in -1..2 {
-                generate_chunk(&mut grid, &params, IVec3::new(x, y, z));
-            }
-            b.inc(1);
-        }
-    }
-    b.finish_and_clear();
-    write_grid(&grid, out.join(&terrain.file))
-        .map_err(|e| format!("{}: {e}", out.join(&terrain.file).display()))?;
-    let terrain_chunks = grid.chunk_count();
-    drop(grid);
+    let (terrain, params, terrain_chunks) = build_terrain(out, a.seed, chunks_side)?;
 
     // The metropolis.
-    let buildings = metropolis(&kit, a.grid, a.seed);
-    let ladder = LodPolicy::ladder();
-    mkdir(&out.join("buildings"))?;
-    let b = bar(buildings.len() as u64, "baking buildings");
-    let baked: Vec<Result<BuildingEntry, String>> = buildings
-        .par_iter()
-        .enumerate()
-        .map(|(k, recipe)| {
-            let baked = bake(recipe, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
-            let bytes = baked.write_full().map_err(|e| e.to_string())?;
-            let file = format!("buildings/{}.farsight", recipe.id);
-            write(&out.join(&file), &bytes)?;
-            let mut lo = Vec3::splat(f32::MAX);
-            let mut hi = Vec3::splat(f32::MIN);
-            let mut levels = Vec::new();
-            for (l, level) in baked.levels.iter().enumerate() {
-                let mut seen = std::collections::BTreeSet::new();
-                let mut level_bytes = 0u64;
-                for piece in level.pieces() {
-                    if l == 0 {
-                        lo = lo.min(Vec3::from(piece.placed_bounds.min));
-                        hi = hi.max(Vec3::from(piece.placed_bounds.max));
-                    }
-                    if seen.insert(std::sync::Arc::as_ptr(piece.mesh) as usize) {
-                        let m = piece.mesh;
-                        level_bytes += (m.positions.len() * 48 + m.indices.len() * 4) as u64;
-                    }
-                }
-                levels.push(BuildingLevel {
-                    until: baked.ladder.get(l).and_then(|p| p.until),
-                    bytes: level_bytes.max(1),
-                });
-            }
-            if lo.x > hi.x {
-                return Err(format!("building {} has no geometry", recipe.id));
-            }
-            // The metropolis lists its blocks row by row; each building stands in the
-            // middle of its block, on the ground under the middle of its footprint.
-            let centre = city_origin
-                + Vec3::from(block_origin(k as u32 % a.grid, k as u32 / a.grid))
-                + Vec3::new(block * 0.5, 0.0, block * 0.5);
-            let c = centre + (lo + hi) * 0.5;
-            let offset = centre + Vec3::new(0.0, params.height(c.x, c.z), 0.0);
-            b.inc(1);
-            Ok(BuildingEntry {
-                id: recipe.id.clone(),
-                file,
-                offset: offset.to_array(),
-                min: (lo + offset).to_array(),
-                max: (hi + offset).to_array(),
-                levels,
-            })
-        })
-        .collect();
-    b.finish_and_clear();
-    let buildings: Vec<BuildingEntry> = baked.into_iter().collect::<Result<_, _>>()?;
+    let buildings = bake_city(&kit, &a, out, city_origin, &params)?;
 
     // The models.
     let cooked = cook_models(&inputs, out)?;
@@ -496,6 +418,163 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         .into_owned();
     manifest.write(out)?;
 
+    print_build_summary(&BuildSummary {
+        a: &a,
+        out,
+        manifest: &manifest,
+        inputs: &inputs,
+        sources: &sources,
+        model_bounds: &model_bounds,
+        fates: &fates,
+        regions: regions.len(),
+        entity_count,
+        terrain_chunks,
+        chunks_side,
+        side,
+        start,
+    });
+    Ok(())
+}
+
+/// The terrain of `world build`: rolling ground over `chunks_side` x `chunks_side`
+/// columns, written to the world folder; its entry, its generator and the chunks
+/// stored.
+fn build_terrain(
+    out: &Path,
+    seed: u64,
+    chunks_side: i32,
+) -> Result<(TerrainEntry, TerrainParams, usize), Box<dyn std::error::Error>> {
+    let terrain = TerrainEntry {
+        file: "terrain.farsight".into(),
+        seed: seed as u32,
+        base_height: 100.0,
+        hill_height: 50.0,
+        hill_scale: 500.0,
+        chunks_side,
+    };
+    let params: TerrainParams = terrain.params();
+    let mut grid = VoxelGrid::new();
+    let b = bar((chunks_side * chunks_side) as u64, "generating terrain");
+    for z in 0..chunks_side {
+        for x in 0..chunks_side {
+            for y in -1..2 {
+                generate_chunk(&mut grid, &params, IVec3::new(x, y, z));
+            }
+            b.inc(1);
+        }
+    }
+    b.finish_and_clear();
+    write_grid(&grid, out.join(&terrain.file))
+        .map_err(|e| format!("{}: {e}", out.join(&terrain.file).display()))?;
+    let terrain_chunks = grid.chunk_count();
+    drop(grid);
+    Ok((terrain, params, terrain_chunks))
+}
+
+/// The metropolis of `world build`, baked (in parallel) into the world folder, each
+/// building on the ground in the middle of its block.
+fn bake_city(
+    kit: &Kit,
+    a: &BuildArgs,
+    out: &Path,
+    city_origin: Vec3,
+    params: &TerrainParams,
+) -> Result<Vec<BuildingEntry>, Box<dyn std::error::Error>> {
+    let block = block_side();
+    let buildings = metropolis(kit, a.grid, a.seed);
+    let ladder = LodPolicy::ladder();
+    mkdir(&out.join("buildings"))?;
+    let b = bar(buildings.len() as u64, "baking buildings");
+    let baked: Vec<Result<BuildingEntry, String>> = buildings
+        .par_iter()
+        .enumerate()
+        .map(|(k, recipe)| {
+            let baked = bake(recipe, &ladder, &ManifoldKernel).map_err(|e| e.to_string())?;
+            let bytes = baked.write_full().map_err(|e| e.to_string())?;
+            let file = format!("buildings/{}.farsight", recipe.id);
+            write(&out.join(&file), &bytes)?;
+            let mut lo = Vec3::splat(f32::MAX);
+            let mut hi = Vec3::splat(f32::MIN);
+            let mut levels = Vec::new();
+            for (l, level) in baked.levels.iter().enumerate() {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut level_bytes = 0u64;
+                for piece in level.pieces() {
+                    if l == 0 {
+                        lo = lo.min(Vec3::from(piece.placed_bounds.min));
+                        hi = hi.max(Vec3::from(piece.placed_bounds.max));
+                    }
+                    if seen.insert(std::sync::Arc::as_ptr(piece.mesh) as usize) {
+                        let m = piece.mesh;
+                        level_bytes += (m.positions.len() * 48 + m.indices.len() * 4) as u64;
+                    }
+                }
+                levels.push(BuildingLevel {
+                    until: baked.ladder.get(l).and_then(|p| p.until),
+                    bytes: level_bytes.max(1),
+                });
+            }
+            if lo.x > hi.x {
+                return Err(format!("building {} has no geometry", recipe.id));
+            }
+            // The metropolis lists its blocks row by row; each building stands in the
+            // middle of its block, on the ground under the middle of its footprint.
+            let centre = city_origin
+                + Vec3::from(block_origin(k as u32 % a.grid, k as u32 / a.grid))
+                + Vec3::new(block * 0.5, 0.0, block * 0.5);
+            let c = centre + (lo + hi) * 0.5;
+            let offset = centre + Vec3::new(0.0, params.height(c.x, c.z), 0.0);
+            b.inc(1);
+            Ok(BuildingEntry {
+                id: recipe.id.clone(),
+                file,
+                offset: offset.to_array(),
+                min: (lo + offset).to_array(),
+                max: (hi + offset).to_array(),
+                levels,
+            })
+        })
+        .collect();
+    b.finish_and_clear();
+    Ok(baked.into_iter().collect::<Result<_, _>>()?)
+}
+
+/// What `world build` made, for its summary.
+struct BuildSummary<'a> {
+    a: &'a BuildArgs,
+    out: &'a Path,
+    manifest: &'a WorldManifest,
+    inputs: &'a [ModelInput],
+    sources: &'a MeshSource,
+    model_bounds: &'a [([f32; 4], Corners)],
+    fates: &'a [ModelFate],
+    regions: usize,
+    entity_count: usize,
+    terrain_chunks: usize,
+    chunks_side: i32,
+    side: f32,
+    start: Instant,
+}
+
+/// `world build`'s summary: each part's files and bytes, and what became of the
+/// models.
+fn print_build_summary(w: &BuildSummary) {
+    let BuildSummary {
+        a,
+        out,
+        manifest,
+        inputs,
+        sources,
+        model_bounds,
+        fates,
+        regions,
+        entity_count,
+        terrain_chunks,
+        chunks_side,
+        side,
+        start,
+    } = *w;
+    let scale = a.model_scale;
     let size = |p: &str| crate::output::tree_size(&out.join(p));
     let (_, terrain_bytes) = size(&manifest.terrain.file);
     let (bf, bb) = size("buildings");
@@ -582,14 +661,13 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!(
         "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
-        regions.len(),
+        regions,
         crate::output::mib(sb)
     );
     println!(
         "  total      {files:>7} files  {:>10}",
         crate::output::mib(total)
     );
-    Ok(())
 }
 
 /// Per-frame figures kept for the report and the plot.
