@@ -16,6 +16,7 @@
 //!
 //! This crate links no bake-time code (no importers, simplifier or CSG kernel): a
 //! game can run the loop. Building a world lives in `farsight-cli`.
+#![warn(missing_docs)]
 
 mod budget;
 mod building_io;

@@ -25,14 +25,17 @@ use crate::manifest::{
 pub struct SyntheticSpec {
     /// The world is `regions_side x regions_side` regions (plus region 0, the base).
     pub regions_side: u32,
+    /// Buildings (generated box sizes, no files), each in a region of its own spot.
     pub buildings: u32,
     /// Entities in all, buildings included.
     pub objects: u64,
     /// Distinct cluster models; a fifth of the other objects are their instances.
     pub models: u32,
+    /// Levels of each generated cluster model.
     pub model_levels: u8,
     /// Terrain chunk columns per side (three chunks tall).
     pub chunks_side: i32,
+    /// The seed every random choice is drawn from.
     pub seed: u64,
 }
 

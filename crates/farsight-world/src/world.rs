@@ -37,7 +37,7 @@ use crate::hash::DecisionHash;
 use crate::manifest::{positive, BadField, EntityKind, WorldError, WorldManifest};
 use crate::record::{FrameInput, TerrainPublication};
 
-/// Frames a level nobody wants stays resident (seed 003's eviction rule, for every
+/// Frames a level nobody wants stays resident (the cluster levels' eviction rule, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget, for every
 /// system).
 const EVICT_AFTER_FRAMES: u32 = 60;
 
@@ -49,7 +49,7 @@ const VIEWPORT_HEIGHT: f32 = 1080.0;
 /// Colliders of the band just beyond the collision radius built per frame at most:
 /// the colliders' build budget. Colliders are built on the CPU for the physics
 /// engine, not uploaded, so they take memory from the pool and no upload; within
-/// the radius every missing collider is built at once (seed 001: collision builds
+/// the radius every missing collider is built at once (docs/design/voxel-terrain.md#collision: collision builds
 /// are synchronous with the request).
 const COLLIDER_BUILDS_PER_FRAME: usize = 4;
 
@@ -68,6 +68,7 @@ fn default_collision_radius() -> f32 {
 /// How the loop runs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldConfig {
+    /// The memory and upload budget every system shares.
     pub budget: Budget,
     /// Radius of the camera's streaming source.
     pub source_radius: f32,
@@ -162,12 +163,13 @@ impl WorldConfig {
     }
 }
 
-/// The highest bias the loop coarsens by (seed 003's four steps).
+/// The highest bias the loop coarsens by (four steps, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget).
 const MAX_BIAS: u8 = 4;
 
 /// One system's share of a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SystemFrame {
+    /// The system's time this frame on the loop's thread.
     pub time: Duration,
     /// Resident bytes after the frame.
     pub memory: u64,
@@ -197,17 +199,27 @@ pub struct TerrainSplit {
 /// What one frame did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameReport {
+    /// The frame, counted from the world's opening.
     pub frame: u32,
+    /// A loading-screen frame (nothing drawn, no hole counted).
     pub loading: bool,
+    /// Each system's share, in [`SystemId::ALL`] order.
     pub systems: [SystemFrame; SYSTEMS],
+    /// Each system's decision hash, in [`SystemId::ALL`] order.
     pub hashes: [u64; SYSTEMS],
+    /// The one bias after the frame (levels coarser than desired).
     pub bias: u8,
+    /// Resident bytes of every system together after the frame.
     pub memory: u64,
+    /// Bytes every system uploaded this frame.
     pub upload: u64,
+    /// Memory or upload passed the budget.
     pub over_budget: bool,
     /// Regions per actual state: unloaded, loading, resident, active, unloading.
     pub regions: [usize; 5],
+    /// Objects the visibility pass found visible.
     pub visible: u32,
+    /// Objects loaded (in the store).
     pub objects: u32,
     /// Terrain chunks in view drawing their base mesh (the coarsest level, made on
     /// the loop's thread) because no finer mesh of theirs was published and
@@ -217,6 +229,7 @@ pub struct FrameReport {
     /// range with nothing to draw, for room in the pool), and how many of them the
     /// frame's own thread made (the others were made on the worker threads).
     pub terrain_bases_made: u32,
+    /// Of those, made on the frame's own thread.
     pub terrain_bases_made_on_frame: u32,
     /// The terrain's time phase by phase.
     pub terrain_split: TerrainSplit,
@@ -226,6 +239,7 @@ pub struct FrameReport {
     /// Terrain colliders held after the frame, and their bytes (part of the
     /// terrain's memory).
     pub colliders: u32,
+    /// The colliders' bytes.
     pub collider_bytes: u64,
     /// Colliders built this frame.
     pub colliders_built: u32,
@@ -692,26 +706,32 @@ impl World {
         })
     }
 
+    /// The world's manifest.
     pub fn manifest(&self) -> &WorldManifest {
         &self.manifest
     }
 
+    /// The settings the loop runs with.
     pub fn config(&self) -> &WorldConfig {
         &self.config
     }
 
+    /// The world folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The region streamer (each region's state).
     pub fn streamer(&self) -> &RegionStreamer {
         &self.regions.streamer
     }
 
+    /// The object store every loaded object is in.
     pub fn store(&self) -> &ObjectStore {
         &self.vis.store
     }
 
+    /// The voxel grid, edits included.
     pub fn grid(&self) -> &VoxelGrid {
         &self.terrain.grid
     }
@@ -1614,7 +1634,7 @@ impl World {
     /// not the background mesher keeps up (paused, or its result still on the way:
     /// its serial makes any older result void); the mesher's result replaces the
     /// base when it is published and uploaded. An edited chunk beyond preload range
-    /// drops its mesh (seed 001: it cannot reappear stale).
+    /// drops its mesh (docs/design/voxel-terrain.md#render-levels-and-residency: it cannot reappear stale).
     fn edited(&mut self, before: (u64, u64), camera: Vec3) {
         let mut h = DecisionHash::default();
         if before == (self.terrain.grid.generation(), self.terrain.grid.revision()) {
@@ -2599,7 +2619,7 @@ impl World {
 
     /// Base meshes (the coarsest level) of `chunks` from the grid, in their order.
     /// More than one are made on the worker threads, the frame thread waiting and
-    /// making none of them (seed 001 keeps render meshing off the frame); a single
+    /// making none of them (docs/design/voxel-terrain.md#background-meshing-and-stale-results keeps render meshing off the frame); a single
     /// one is made here. Either way each chunk's mesh is the same bytes.
     fn make_bases(&mut self, chunks: &[IVec3]) -> Vec<ChunkMesh> {
         let coarsest = farsight_terrain::LEVELS - 1;
