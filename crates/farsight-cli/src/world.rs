@@ -306,50 +306,13 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         let z = ((p.z / a.region_size) as u32).min(per_side - 1);
         1 + (z * per_side + x) as usize
     };
-    let mut regions: Vec<RegionSpec> = Vec::with_capacity(1 + (per_side * per_side) as usize);
-    regions.push(RegionSpec {
-        name: "base".into(),
-        bounds: farsight_geom::Aabb::new(Vec3::new(0.0, -200.0, 0.0), Vec3::new(side, 600.0, side)),
-        authored: RegionState::Unloaded,
-        entities: Vec::new(),
-    });
-    for i in 0..per_side * per_side {
-        let (x, z) = (
-            (i % per_side) as f32 * a.region_size,
-            (i / per_side) as f32 * a.region_size,
-        );
-        regions.push(RegionSpec {
-            name: format!("cell {} {}", i % per_side, i / per_side),
-            bounds: farsight_geom::Aabb::new(
-                Vec3::new(x, -50.0, z),
-                Vec3::new(x + a.region_size, 400.0, z + a.region_size),
-            ),
-            authored: RegionState::Unloaded,
-            entities: Vec::new(),
-        });
-    }
-    let mut id = 0u32;
-    let mut place = |regions: &mut Vec<RegionSpec>,
-                     region: usize,
-                     model: u32,
-                     position: Vec3,
-                     scale: f32,
-                     bounds: (Vec3, Vec3)| {
-        id += 1;
-        let r = &mut regions[region];
-        r.bounds = farsight_geom::Aabb::new(r.bounds.min.min(bounds.0), r.bounds.max.max(bounds.1));
-        r.entities.push(EntityRecord {
-            id,
-            model,
-            position,
-            scale,
-        });
-    };
+    let mut regions = region_grid(side, a.region_size, per_side);
+    let mut placer = Placer::default();
     for (i, b) in manifest.buildings.iter().enumerate() {
         let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
         let m = manifest.index_of(EntityKind::Building(i as u32));
         let c = (lo + hi) * 0.5;
-        place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
+        placer.place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
     let blocks = a.grid * a.grid;
@@ -389,7 +352,7 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
             cell(Vec3::new(mx, 0.0, mz))
         };
         let m = manifest.index_of(EntityKind::Model(k));
-        place(&mut regions, region, m, position, scale, (w - r, w + r));
+        placer.place(&mut regions, region, m, position, scale, (w - r, w + r));
     }
     for _ in 0..blocks * a.props_per_block {
         let k = rng.random_range(0..manifest.props.len()) as u32;
@@ -400,7 +363,7 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         let position = Vec3::new(x, ground(x, z), z);
         let r = Vec3::splat(manifest.props[k as usize].radius);
         let m = manifest.index_of(EntityKind::Prop(k));
-        place(
+        placer.place(
             &mut regions,
             cell(position),
             m,
@@ -537,6 +500,60 @@ fn bake_city(
         .collect();
     b.finish_and_clear();
     Ok(baked.into_iter().collect::<Result<_, _>>()?)
+}
+
+/// `world build`'s regions: region 0 the base, spanning the world, then a
+/// `per_side` x `per_side` grid of cells `size` wide, all empty.
+fn region_grid(side: f32, size: f32, per_side: u32) -> Vec<RegionSpec> {
+    let mut regions: Vec<RegionSpec> = Vec::with_capacity(1 + (per_side * per_side) as usize);
+    regions.push(RegionSpec {
+        name: "base".into(),
+        bounds: farsight_geom::Aabb::new(Vec3::new(0.0, -200.0, 0.0), Vec3::new(side, 600.0, side)),
+        authored: RegionState::Unloaded,
+        entities: Vec::new(),
+    });
+    for i in 0..per_side * per_side {
+        let (x, z) = ((i % per_side) as f32 * size, (i / per_side) as f32 * size);
+        regions.push(RegionSpec {
+            name: format!("cell {} {}", i % per_side, i / per_side),
+            bounds: farsight_geom::Aabb::new(
+                Vec3::new(x, -50.0, z),
+                Vec3::new(x + size, 400.0, z + size),
+            ),
+            authored: RegionState::Unloaded,
+            entities: Vec::new(),
+        });
+    }
+    regions
+}
+
+/// Puts entities in regions, each with the next id, growing the region's box to
+/// hold the entity's.
+#[derive(Default)]
+struct Placer {
+    id: u32,
+}
+
+impl Placer {
+    fn place(
+        &mut self,
+        regions: &mut [RegionSpec],
+        region: usize,
+        model: u32,
+        position: Vec3,
+        scale: f32,
+        bounds: (Vec3, Vec3),
+    ) {
+        self.id += 1;
+        let r = &mut regions[region];
+        r.bounds = farsight_geom::Aabb::new(r.bounds.min.min(bounds.0), r.bounds.max.max(bounds.1));
+        r.entities.push(EntityRecord {
+            id: self.id,
+            model,
+            position,
+            scale,
+        });
+    }
 }
 
 /// What `world build` made, for its summary.
@@ -737,85 +754,22 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         hashes: Vec::new(),
     };
     let mut frames: Vec<Frame> = Vec::new();
-    let mut loading_frames = 0u32;
-    let mut loading_time = Duration::ZERO;
-    let mut loading_screens = 0u32;
-    let mut unfinished = 0u32;
-    let b = bar(a.frames as u64, "flying");
-    let mut input = FrameInput::default();
-    for f in 0..a.frames {
-        let ff = flight.frame(f);
-        input.camera = ff.camera.to_array();
-        input.target = ff.target.to_array();
-        input.prefetch = ff.prefetch.map(|p| p.to_array());
-        if f == 0 || ff.teleport {
-            // A loading screen: frames drawing nothing until the world around the
-            // camera is in.
-            loading_screens += 1;
-            let t = Instant::now();
-            input.loading = true;
-            input.edits.clear();
-            let mut n = 0;
-            loop {
-                step(&mut world, &mut input, &mut recording, &mut frames);
-                n += 1;
-                if (n > 2 && world.ready()) || n >= a.max_loading_frames {
-                    break;
-                }
-                world.wait_for_io(Duration::from_millis(2));
-            }
-            if !world.ready() {
-                unfinished += 1;
-            }
-            loading_frames += n;
-            loading_time += t.elapsed();
-        }
-        input.loading = false;
-        input.edits = ff.edits;
-        step(&mut world, &mut input, &mut recording, &mut frames);
-        b.inc(1);
-    }
-    b.finish_and_clear();
+    let loading = fly_frames(&mut world, &flight, &a, &mut recording, &mut frames);
 
     let flown: Vec<&Frame> = frames.iter().filter(|f| !f.report.loading).collect();
     println!(
-        "loading screens: {loading_screens} (the start and each teleport), {loading_frames} frames, {:.2} s{}",
-        loading_time.as_secs_f64(),
-        if unfinished > 0 {
-            format!(", {unfinished} gave up at --max-loading-frames")
+        "loading screens: {} (the start and each teleport), {} frames, {:.2} s{}",
+        loading.screens,
+        loading.frames,
+        loading.time.as_secs_f64(),
+        if loading.unfinished > 0 {
+            format!(", {} gave up at --max-loading-frames", loading.unfinished)
         } else {
             String::new()
         }
     );
-    println!(
-        "{:<11} {:>9} {:>9} {:>12} {:>12} {:>13} {:>13}",
-        "system", "ms/frame", "ms max", "memory MiB", "memory max", "upload total", "upload max"
-    );
     let budget = config.budget;
-    for s in SystemId::ALL {
-        let i = s as usize;
-        let n = flown.len().max(1) as f64;
-        let ms: Vec<f64> = flown
-            .iter()
-            .map(|f| f.report.systems[i].time.as_secs_f64() * 1e3)
-            .collect();
-        let mem: Vec<u64> = flown.iter().map(|f| f.report.systems[i].memory).collect();
-        let up: Vec<u64> = flown.iter().map(|f| f.report.systems[i].upload).collect();
-        println!(
-            "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
-            if s == SystemId::Budget {
-                "pools+all"
-            } else {
-                s.name()
-            },
-            ms.iter().sum::<f64>() / n,
-            ms.iter().cloned().fold(0.0, f64::max),
-            mem.iter().sum::<u64>() as f64 / n / MIB,
-            mem.iter().max().copied().unwrap_or(0) as f64 / MIB,
-            up.iter().sum::<u64>() as f64 / MIB,
-            up.iter().max().copied().unwrap_or(0) as f64 / MIB,
-        );
-    }
+    print_system_table(&flown);
     let loop_ms: Vec<f64> = flown
         .iter()
         .map(|f| {
@@ -908,6 +862,99 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
     println!("frames with a hole: {holes}");
     println!("frames over budget: {over}");
     Ok(())
+}
+
+/// Per system over the flown frames: time per frame and at most, memory on average
+/// and at most, uploads in all and at most.
+fn print_system_table(flown: &[&Frame]) {
+    println!(
+        "{:<11} {:>9} {:>9} {:>12} {:>12} {:>13} {:>13}",
+        "system", "ms/frame", "ms max", "memory MiB", "memory max", "upload total", "upload max"
+    );
+    for s in SystemId::ALL {
+        let i = s as usize;
+        let n = flown.len().max(1) as f64;
+        let ms: Vec<f64> = flown
+            .iter()
+            .map(|f| f.report.systems[i].time.as_secs_f64() * 1e3)
+            .collect();
+        let mem: Vec<u64> = flown.iter().map(|f| f.report.systems[i].memory).collect();
+        let up: Vec<u64> = flown.iter().map(|f| f.report.systems[i].upload).collect();
+        println!(
+            "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
+            if s == SystemId::Budget {
+                "pools+all"
+            } else {
+                s.name()
+            },
+            ms.iter().sum::<f64>() / n,
+            ms.iter().cloned().fold(0.0, f64::max),
+            mem.iter().sum::<u64>() as f64 / n / MIB,
+            mem.iter().max().copied().unwrap_or(0) as f64 / MIB,
+            up.iter().sum::<u64>() as f64 / MIB,
+            up.iter().max().copied().unwrap_or(0) as f64 / MIB,
+        );
+    }
+}
+
+/// What the loading screens of a flight took.
+#[derive(Default)]
+struct Loading {
+    /// Loading screens shown (the start and each teleport).
+    screens: u32,
+    /// Frames they drew.
+    frames: u32,
+    time: Duration,
+    /// Screens that gave up at `--max-loading-frames`.
+    unfinished: u32,
+}
+
+/// Flies `flight`: a loading screen at the start and at each teleport, then one
+/// frame per flight frame, each kept in `frames` and `recording`.
+fn fly_frames(
+    world: &mut World,
+    flight: &Flight,
+    a: &FlyArgs,
+    recording: &mut Recording,
+    frames: &mut Vec<Frame>,
+) -> Loading {
+    let mut l = Loading::default();
+    let b = bar(a.frames as u64, "flying");
+    let mut input = FrameInput::default();
+    for f in 0..a.frames {
+        let ff = flight.frame(f);
+        input.camera = ff.camera.to_array();
+        input.target = ff.target.to_array();
+        input.prefetch = ff.prefetch.map(|p| p.to_array());
+        if f == 0 || ff.teleport {
+            // A loading screen: frames drawing nothing until the world around the
+            // camera is in.
+            l.screens += 1;
+            let t = Instant::now();
+            input.loading = true;
+            input.edits.clear();
+            let mut n = 0;
+            loop {
+                step(world, &mut input, recording, frames);
+                n += 1;
+                if (n > 2 && world.ready()) || n >= a.max_loading_frames {
+                    break;
+                }
+                world.wait_for_io(Duration::from_millis(2));
+            }
+            if !world.ready() {
+                l.unfinished += 1;
+            }
+            l.frames += n;
+            l.time += t.elapsed();
+        }
+        input.loading = false;
+        input.edits = ff.edits;
+        step(world, &mut input, recording, frames);
+        b.inc(1);
+    }
+    b.finish_and_clear();
+    l
 }
 
 /// The flown frames' step times (mean, median, p99, max, frames over 16.7 ms), and
