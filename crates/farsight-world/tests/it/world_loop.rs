@@ -597,7 +597,8 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
 /// Issue 27 item 21: an edit that makes many drawn meshes stale (a wide crater
 /// beside the camera) stalled its frame remaking every base at once. The frame
 /// remakes BASES_PER_FRAME of them at most, nearest the camera first, and the
-/// others within a few frames; no hole meanwhile, and the run replays.
+/// others within a few frames; no hole meanwhile, and the run replays to the same
+/// decisions on one worker thread and on four.
 #[test]
 fn a_wide_edit_remakes_its_stale_bases_a_few_a_frame_nearest_first() {
     let dir = scratch("wide-edit");
@@ -659,9 +660,20 @@ fn a_wide_edit_remakes_its_stale_bases_a_few_a_frame_nearest_first() {
             );
         }
     }
-    let mut replay = World::open_replay(&dir, config).unwrap();
-    for (i, input) in rec.frames.iter().enumerate() {
-        rec.compare(i, &replay.replay(input).hashes).unwrap();
+    // The same decisions whatever the worker count: replayed on one worker thread
+    // and on four.
+    for threads in [1, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut replay = World::open_replay(&dir, config).unwrap();
+            for (i, input) in rec.frames.iter().enumerate() {
+                rec.compare(i, &replay.replay(input).hashes)
+                    .unwrap_or_else(|m| panic!("{threads} threads: {m}"));
+            }
+        });
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
