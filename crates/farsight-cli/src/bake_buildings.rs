@@ -1,5 +1,5 @@
 //! `farsight bake buildings`: bakes a metropolis of procedural buildings from a kit
-//! under seed 004's ladder, writes one full (and with `--cooked` one cooked) file per
+//! under the level ladder of docs/design/baked-buildings.md, writes one full (and with `--cooked` one cooked) file per
 //! building, and prints triangles drawn per level (every instance counted), placed
 //! pieces per level, unique triangles, file sizes and bake time. Also the building
 //! summary `farsight inspect` prints for building files.

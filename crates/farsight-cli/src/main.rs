@@ -2,6 +2,7 @@
 //!
 //! Each subcommand lives in its own module; this file only parses arguments and
 //! dispatches. Subcommands print reports to stdout and progress to stderr.
+#![warn(missing_docs)]
 
 use std::process::ExitCode;
 

@@ -73,20 +73,7 @@ pub struct StreamSimArgs {
 const MIB: f64 = 1024.0 * 1024.0;
 
 pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
-    if args.regions_side == 0 {
-        return Err("--regions-side must be positive".into());
-    }
-    if !(args.budget_mib.is_finite() && args.budget_mib > 0.0) {
-        return Err("--budget-mib must be positive".into());
-    }
-    let ok =
-        args.radius.is_finite() && args.radius > 0.0 && args.fps.is_finite() && args.fps >= 0.0;
-    if !ok {
-        return Err("--radius must be positive and --fps 0 or more".into());
-    }
-    if let Some(t) = args.teleport_frame.filter(|&t| t >= args.frames) {
-        return Err(format!("--teleport-frame {t} is not below --frames {}", args.frames).into());
-    }
+    check_args(&args)?;
     // Inputs and outputs are checked before the work; the world goes to a
     // temporary folder unless --out names one.
     crate::output::check_output_file(&args.png, "picture")?;
@@ -177,6 +164,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
             " (a temporary folder, removed at exit; --out DIR keeps it)"
         }
     );
+    let budget = scheduler.upload_budget as f64;
     let mut sim = Sim::new(config.clone(), cooked, &index)?;
     let t = Instant::now();
     let warm = sim.warm_up(100_000);
@@ -185,14 +173,47 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         t.elapsed().as_secs_f64()
     );
 
+    let t = Instant::now();
+    let (frames, ever_active, busy) = fly(&args, &mut sim, budget);
+    let wall = t.elapsed().as_secs_f64();
+    print_totals(&args, &sim, &frames, budget, wall, busy);
+    write_png(&args.png, &sim, &frames, &ever_active)?;
+    println!(
+        "wrote {} (the regions from above at the end, coloured by state; legend and scale in the picture)",
+        args.png.display()
+    );
+    Ok(())
+}
+
+/// The values `stream-sim` refuses, refused before any work.
+fn check_args(args: &StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if args.regions_side == 0 {
+        return Err("--regions-side must be positive".into());
+    }
+    if !(args.budget_mib.is_finite() && args.budget_mib > 0.0) {
+        return Err("--budget-mib must be positive".into());
+    }
+    let ok =
+        args.radius.is_finite() && args.radius > 0.0 && args.fps.is_finite() && args.fps >= 0.0;
+    if !ok {
+        return Err("--radius must be positive and --fps 0 or more".into());
+    }
+    if let Some(t) = args.teleport_frame.filter(|&t| t >= args.frames) {
+        return Err(format!("--teleport-frame {t} is not below --frames {}", args.frames).into());
+    }
+    Ok(())
+}
+
+/// Steps the simulation `args.frames` frames (paced at `args.fps`), printing a line
+/// every `args.print_every`: every frame's figures, which regions were ever active,
+/// and the seconds spent stepping.
+fn fly(args: &StreamSimArgs, sim: &mut Sim, budget: f64) -> (Vec<SimFrame>, Vec<bool>, f64) {
     let bar = ProgressBar::new(args.frames as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames {msg}")
             .expect("a valid template"),
     );
-    let budget = scheduler.upload_budget as f64;
     let mut frames: Vec<SimFrame> = Vec::with_capacity(args.frames as usize);
-    let t = Instant::now();
     println!(
         "{:>6} {:>25} {:>20} {:>9} {:>6} {:>4} {:>7} {:>6}",
         "frame",
@@ -252,7 +273,19 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.push(f);
     }
     bar.finish_and_clear();
-    let wall = t.elapsed().as_secs_f64();
+    (frames, ever_active, busy)
+}
+
+/// The totals over the flight: uploads against the budget, evictions, pressure,
+/// the bias, what is resident, holes and failed regions.
+fn print_totals(
+    args: &StreamSimArgs,
+    sim: &Sim,
+    frames: &[SimFrame],
+    budget: f64,
+    wall: f64,
+    busy: f64,
+) {
     let total: u64 = frames.iter().map(|f| f.cluster.bytes_uploaded).sum();
     let max = frames
         .iter()
@@ -268,11 +301,11 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     let max_bias = frames.iter().map(|f| f.cluster.bias).max().unwrap_or(0);
     let last = frames.last().map(|f| f.cluster);
     println!(
-        "totals over {} frames in {:.2} s (streaming work {:.3} ms per frame: regions, levels, scheduler, copies):",
-        args.frames,
-        wall,
-        busy * 1e3 / args.frames.max(1) as f64
-    );
+    "totals over {} frames in {:.2} s (streaming work {:.3} ms per frame: regions, levels, scheduler, copies):",
+    args.frames,
+    wall,
+    busy * 1e3 / args.frames.max(1) as f64
+);
     println!(
         "  uploaded {:.1} MiB, at most {:.2} MiB in a frame against a budget of {:.2} MiB ({})",
         total as f64 / MIB,
@@ -296,12 +329,6 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .filter(|&r| sim.regions().streamer().load_failed(r))
         .count();
     println!("  regions that failed to load: {failed}");
-    write_png(&args.png, &sim, &frames, &ever_active)?;
-    println!(
-        "wrote {} (the regions from above at the end, coloured by state; legend and scale in the picture)",
-        args.png.display()
-    );
-    Ok(())
 }
 
 /// The files of `dir` (and of its folders, one level down) whose extension is one

@@ -1,4 +1,4 @@
-//! `farsight terrain`: seed 001's voxel terrain end to end.
+//! `farsight terrain`: the voxel terrain (docs/design/voxel-terrain.md) end to end.
 //!
 //! Generates a terrain (value-noise hills, noise caves, a lake), flies a camera over
 //! it at a fixed frame rate while carving and adding spheres every few frames, and

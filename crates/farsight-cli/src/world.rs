@@ -277,9 +277,139 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     let chunks_side = ((city + 2.0 * margin) / CHUNK_SIZE).ceil() as i32;
     let side = chunks_side as f32 * CHUNK_SIZE;
     let city_origin = Vec3::new((side - city) * 0.5, 0.0, (side - city) * 0.5);
+    let (terrain, params, terrain_chunks) = build_terrain(out, a.seed, chunks_side)?;
+
+    // The metropolis.
+    let buildings = bake_city(&kit, &a, out, city_origin, &params)?;
+
+    // The models.
+    let cooked = cook_models(&inputs, out)?;
+    let model_bounds: Vec<([f32; 4], Corners)> =
+        cooked.iter().map(|c| (c.bounds, c.aabb)).collect();
+    let models: Vec<ModelEntry> = cooked.into_iter().map(|c| c.entry).collect();
+    let props = farsight_world::default_props();
+    let mut manifest = WorldManifest {
+        version: WORLD_VERSION,
+        seed: a.seed,
+        extent: [side, side],
+        terrain,
+        scene: String::new(),
+        models,
+        buildings,
+        props,
+    };
+
+    // Regions: region 0 the base, then a grid of cells holding what stands in them.
+    let per_side = (side / a.region_size).ceil() as u32;
+    let cell = |p: Vec3| -> usize {
+        let x = ((p.x / a.region_size) as u32).min(per_side - 1);
+        let z = ((p.z / a.region_size) as u32).min(per_side - 1);
+        1 + (z * per_side + x) as usize
+    };
+    let mut regions = region_grid(side, a.region_size, per_side);
+    let mut placer = Placer::default();
+    for (i, b) in manifest.buildings.iter().enumerate() {
+        let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
+        let m = manifest.index_of(EntityKind::Building(i as u32));
+        let c = (lo + hi) * 0.5;
+        placer.place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
+    let blocks = a.grid * a.grid;
+    let ground = |x: f32, z: f32| params.height(x, z);
+    // Models keep their authored size (times --model-scale) and stand on ground
+    // clear of the buildings; one wider than a region cell goes to the base region,
+    // which spans the world, and one wider than the world is left out.
+    let scale = a.model_scale;
+    let taken: Vec<Footprint> = manifest
+        .buildings
+        .iter()
+        .map(|b| Footprint::new([b.min[0], b.min[2]], [b.max[0], b.max[2]]))
+        .collect();
+    let mut fates = vec![ModelFate::default(); manifest.models.len()];
+    for _ in 0..blocks * a.models_per_block + 4 {
+        let k = rng.random_range(0..manifest.models.len()) as u32;
+        let fate = &mut fates[k as usize];
+        let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
+        let size = [(hi[0] - lo[0]) * scale, (hi[2] - lo[2]) * scale];
+        let Some(spot) = models::free_spot(&mut rng, size, side, &taken) else {
+            match size[0].max(size[1]) > side {
+                true => fate.too_wide += 1,
+                false => fate.no_room += 1,
+            }
+            continue;
+        };
+        let (x, z) = (spot.min[0] - lo[0] * scale, spot.min[1] - lo[2] * scale);
+        let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
+        let position = Vec3::new(x, y, z);
+        let w = position + Vec3::new(cx, cy, cz) * scale;
+        let r = Vec3::splat(radius * scale);
+        let region = if size[0].max(size[1]) > a.region_size {
+            fate.in_base += 1;
+            0
+        } else {
+            let [mx, mz] = spot.centre();
+            cell(Vec3::new(mx, 0.0, mz))
+        };
+        let m = manifest.index_of(EntityKind::Model(k));
+        placer.place(&mut regions, region, m, position, scale, (w - r, w + r));
+    }
+    for _ in 0..blocks * a.props_per_block {
+        let k = rng.random_range(0..manifest.props.len()) as u32;
+        let (x, z) = (
+            rng.random_range(0.02..0.98) * side,
+            rng.random_range(0.02..0.98) * side,
+        );
+        let position = Vec3::new(x, ground(x, z), z);
+        let r = Vec3::splat(manifest.props[k as usize].radius);
+        let m = manifest.index_of(EntityKind::Prop(k));
+        placer.place(
+            &mut regions,
+            cell(position),
+            m,
+            position,
+            1.0,
+            (position - r, position + r),
+        );
+    }
+    let entity_count: usize = regions.iter().map(|r| r.entities.len()).sum();
+    let index = write_scene(&out.join("scene"), &regions)?;
+    manifest.scene = index
+        .strip_prefix(out)
+        .unwrap_or(&index)
+        .to_string_lossy()
+        .into_owned();
+    manifest.write(out)?;
+
+    print_build_summary(&BuildSummary {
+        a: &a,
+        out,
+        manifest: &manifest,
+        inputs: &inputs,
+        sources: &sources,
+        model_bounds: &model_bounds,
+        fates: &fates,
+        regions: regions.len(),
+        entity_count,
+        terrain_chunks,
+        chunks_side,
+        side,
+        start,
+    });
+    Ok(())
+}
+
+/// The terrain of `world build`: rolling ground over `chunks_side` x `chunks_side`
+/// columns, written to the world folder; its entry, its generator and the chunks
+/// stored.
+fn build_terrain(
+    out: &Path,
+    seed: u64,
+    chunks_side: i32,
+) -> Result<(TerrainEntry, TerrainParams, usize), Box<dyn std::error::Error>> {
     let terrain = TerrainEntry {
         file: "terrain.farsight".into(),
-        seed: a.seed as u32,
+        seed: seed as u32,
         base_height: 100.0,
         hill_height: 50.0,
         hill_scale: 500.0,
@@ -301,9 +431,20 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("{}: {e}", out.join(&terrain.file).display()))?;
     let terrain_chunks = grid.chunk_count();
     drop(grid);
+    Ok((terrain, params, terrain_chunks))
+}
 
-    // The metropolis.
-    let buildings = metropolis(&kit, a.grid, a.seed);
+/// The metropolis of `world build`, baked (in parallel) into the world folder, each
+/// building on the ground in the middle of its block.
+fn bake_city(
+    kit: &Kit,
+    a: &BuildArgs,
+    out: &Path,
+    city_origin: Vec3,
+    params: &TerrainParams,
+) -> Result<Vec<BuildingEntry>, Box<dyn std::error::Error>> {
+    let block = block_side();
+    let buildings = metropolis(kit, a.grid, a.seed);
     let ladder = LodPolicy::ladder();
     mkdir(&out.join("buildings"))?;
     let b = bar(buildings.len() as u64, "baking buildings");
@@ -358,32 +499,12 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     b.finish_and_clear();
-    let buildings: Vec<BuildingEntry> = baked.into_iter().collect::<Result<_, _>>()?;
+    Ok(baked.into_iter().collect::<Result<_, _>>()?)
+}
 
-    // The models.
-    let cooked = cook_models(&inputs, out)?;
-    let model_bounds: Vec<([f32; 4], Corners)> =
-        cooked.iter().map(|c| (c.bounds, c.aabb)).collect();
-    let models: Vec<ModelEntry> = cooked.into_iter().map(|c| c.entry).collect();
-    let props = farsight_world::default_props();
-    let mut manifest = WorldManifest {
-        version: WORLD_VERSION,
-        seed: a.seed,
-        extent: [side, side],
-        terrain,
-        scene: String::new(),
-        models,
-        buildings,
-        props,
-    };
-
-    // Regions: region 0 the base, then a grid of cells holding what stands in them.
-    let per_side = (side / a.region_size).ceil() as u32;
-    let cell = |p: Vec3| -> usize {
-        let x = ((p.x / a.region_size) as u32).min(per_side - 1);
-        let z = ((p.z / a.region_size) as u32).min(per_side - 1);
-        1 + (z * per_side + x) as usize
-    };
+/// `world build`'s regions: region 0 the base, spanning the world, then a
+/// `per_side` x `per_side` grid of cells `size` wide, all empty.
+fn region_grid(side: f32, size: f32, per_side: u32) -> Vec<RegionSpec> {
     let mut regions: Vec<RegionSpec> = Vec::with_capacity(1 + (per_side * per_side) as usize);
     regions.push(RegionSpec {
         name: "base".into(),
@@ -392,110 +513,85 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         entities: Vec::new(),
     });
     for i in 0..per_side * per_side {
-        let (x, z) = (
-            (i % per_side) as f32 * a.region_size,
-            (i / per_side) as f32 * a.region_size,
-        );
+        let (x, z) = ((i % per_side) as f32 * size, (i / per_side) as f32 * size);
         regions.push(RegionSpec {
             name: format!("cell {} {}", i % per_side, i / per_side),
             bounds: farsight_geom::Aabb::new(
                 Vec3::new(x, -50.0, z),
-                Vec3::new(x + a.region_size, 400.0, z + a.region_size),
+                Vec3::new(x + size, 400.0, z + size),
             ),
             authored: RegionState::Unloaded,
             entities: Vec::new(),
         });
     }
-    let mut id = 0u32;
-    let mut place = |regions: &mut Vec<RegionSpec>,
-                     region: usize,
-                     model: u32,
-                     position: Vec3,
-                     scale: f32,
-                     bounds: (Vec3, Vec3)| {
-        id += 1;
+    regions
+}
+
+/// Puts entities in regions, each with the next id, growing the region's box to
+/// hold the entity's.
+#[derive(Default)]
+struct Placer {
+    id: u32,
+}
+
+impl Placer {
+    fn place(
+        &mut self,
+        regions: &mut [RegionSpec],
+        region: usize,
+        model: u32,
+        position: Vec3,
+        scale: f32,
+        bounds: (Vec3, Vec3),
+    ) {
+        self.id += 1;
         let r = &mut regions[region];
         r.bounds = farsight_geom::Aabb::new(r.bounds.min.min(bounds.0), r.bounds.max.max(bounds.1));
         r.entities.push(EntityRecord {
-            id,
+            id: self.id,
             model,
             position,
             scale,
         });
-    };
-    for (i, b) in manifest.buildings.iter().enumerate() {
-        let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
-        let m = manifest.index_of(EntityKind::Building(i as u32));
-        let c = (lo + hi) * 0.5;
-        place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
-    let blocks = a.grid * a.grid;
-    let ground = |x: f32, z: f32| params.height(x, z);
-    // Models keep their authored size (times --model-scale) and stand on ground
-    // clear of the buildings; one wider than a region cell goes to the base region,
-    // which spans the world, and one wider than the world is left out.
-    let scale = a.model_scale;
-    let taken: Vec<Footprint> = manifest
-        .buildings
-        .iter()
-        .map(|b| Footprint::new([b.min[0], b.min[2]], [b.max[0], b.max[2]]))
-        .collect();
-    let mut fates = vec![ModelFate::default(); manifest.models.len()];
-    for _ in 0..blocks * a.models_per_block + 4 {
-        let k = rng.random_range(0..manifest.models.len()) as u32;
-        let fate = &mut fates[k as usize];
-        let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
-        let size = [(hi[0] - lo[0]) * scale, (hi[2] - lo[2]) * scale];
-        let Some(spot) = models::free_spot(&mut rng, size, side, &taken) else {
-            match size[0].max(size[1]) > side {
-                true => fate.too_wide += 1,
-                false => fate.no_room += 1,
-            }
-            continue;
-        };
-        let (x, z) = (spot.min[0] - lo[0] * scale, spot.min[1] - lo[2] * scale);
-        let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
-        let position = Vec3::new(x, y, z);
-        let w = position + Vec3::new(cx, cy, cz) * scale;
-        let r = Vec3::splat(radius * scale);
-        let region = if size[0].max(size[1]) > a.region_size {
-            fate.in_base += 1;
-            0
-        } else {
-            let [mx, mz] = spot.centre();
-            cell(Vec3::new(mx, 0.0, mz))
-        };
-        let m = manifest.index_of(EntityKind::Model(k));
-        place(&mut regions, region, m, position, scale, (w - r, w + r));
-    }
-    for _ in 0..blocks * a.props_per_block {
-        let k = rng.random_range(0..manifest.props.len()) as u32;
-        let (x, z) = (
-            rng.random_range(0.02..0.98) * side,
-            rng.random_range(0.02..0.98) * side,
-        );
-        let position = Vec3::new(x, ground(x, z), z);
-        let r = Vec3::splat(manifest.props[k as usize].radius);
-        let m = manifest.index_of(EntityKind::Prop(k));
-        place(
-            &mut regions,
-            cell(position),
-            m,
-            position,
-            1.0,
-            (position - r, position + r),
-        );
-    }
-    let entity_count: usize = regions.iter().map(|r| r.entities.len()).sum();
-    let index = write_scene(&out.join("scene"), &regions)?;
-    manifest.scene = index
-        .strip_prefix(out)
-        .unwrap_or(&index)
-        .to_string_lossy()
-        .into_owned();
-    manifest.write(out)?;
+}
 
+/// What `world build` made, for its summary.
+struct BuildSummary<'a> {
+    a: &'a BuildArgs,
+    out: &'a Path,
+    manifest: &'a WorldManifest,
+    inputs: &'a [ModelInput],
+    sources: &'a MeshSource,
+    model_bounds: &'a [([f32; 4], Corners)],
+    fates: &'a [ModelFate],
+    regions: usize,
+    entity_count: usize,
+    terrain_chunks: usize,
+    chunks_side: i32,
+    side: f32,
+    start: Instant,
+}
+
+/// `world build`'s summary: each part's files and bytes, and what became of the
+/// models.
+fn print_build_summary(w: &BuildSummary) {
+    let BuildSummary {
+        a,
+        out,
+        manifest,
+        inputs,
+        sources,
+        model_bounds,
+        fates,
+        regions,
+        entity_count,
+        terrain_chunks,
+        chunks_side,
+        side,
+        start,
+    } = *w;
+    let scale = a.model_scale;
     let size = |p: &str| crate::output::tree_size(&out.join(p));
     let (_, terrain_bytes) = size(&manifest.terrain.file);
     let (bf, bb) = size("buildings");
@@ -582,30 +678,37 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!(
         "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
-        regions.len(),
+        regions,
         crate::output::mib(sb)
     );
     println!(
         "  total      {files:>7} files  {:>10}",
         crate::output::mib(total)
     );
-    Ok(())
 }
 
 /// Per-frame figures kept for the report and the plot.
 struct Frame {
     report: FrameReport,
     camera: Vec3,
+    /// Terrain edits the frame applied.
+    edits: usize,
+    /// The whole step, as the caller waited for it.
+    wall: Duration,
 }
 
 /// Runs one frame live and keeps its input, hashes and report.
 fn step(world: &mut World, input: &mut FrameInput, rec: &mut Recording, frames: &mut Vec<Frame>) {
+    let t = Instant::now();
     let r = world.step(input);
+    let wall = t.elapsed();
     rec.frames.push(input.clone());
     rec.hashes.push(r.hashes);
     frames.push(Frame {
         report: r,
         camera: Vec3::from_array(input.camera),
+        edits: input.edits.len(),
+        wall,
     });
 }
 
@@ -651,85 +754,22 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         hashes: Vec::new(),
     };
     let mut frames: Vec<Frame> = Vec::new();
-    let mut loading_frames = 0u32;
-    let mut loading_time = Duration::ZERO;
-    let mut loading_screens = 0u32;
-    let mut unfinished = 0u32;
-    let b = bar(a.frames as u64, "flying");
-    let mut input = FrameInput::default();
-    for f in 0..a.frames {
-        let ff = flight.frame(f);
-        input.camera = ff.camera.to_array();
-        input.target = ff.target.to_array();
-        input.prefetch = ff.prefetch.map(|p| p.to_array());
-        if f == 0 || ff.teleport {
-            // A loading screen: frames drawing nothing until the world around the
-            // camera is in.
-            loading_screens += 1;
-            let t = Instant::now();
-            input.loading = true;
-            input.edits.clear();
-            let mut n = 0;
-            loop {
-                step(&mut world, &mut input, &mut recording, &mut frames);
-                n += 1;
-                if (n > 2 && world.ready()) || n >= a.max_loading_frames {
-                    break;
-                }
-                world.wait_for_io(Duration::from_millis(2));
-            }
-            if !world.ready() {
-                unfinished += 1;
-            }
-            loading_frames += n;
-            loading_time += t.elapsed();
-        }
-        input.loading = false;
-        input.edits = ff.edits;
-        step(&mut world, &mut input, &mut recording, &mut frames);
-        b.inc(1);
-    }
-    b.finish_and_clear();
+    let loading = fly_frames(&mut world, &flight, &a, &mut recording, &mut frames);
 
     let flown: Vec<&Frame> = frames.iter().filter(|f| !f.report.loading).collect();
     println!(
-        "loading screens: {loading_screens} (the start and each teleport), {loading_frames} frames, {:.2} s{}",
-        loading_time.as_secs_f64(),
-        if unfinished > 0 {
-            format!(", {unfinished} gave up at --max-loading-frames")
+        "loading screens: {} (the start and each teleport), {} frames, {:.2} s{}",
+        loading.screens,
+        loading.frames,
+        loading.time.as_secs_f64(),
+        if loading.unfinished > 0 {
+            format!(", {} gave up at --max-loading-frames", loading.unfinished)
         } else {
             String::new()
         }
     );
-    println!(
-        "{:<11} {:>9} {:>9} {:>12} {:>12} {:>13} {:>13}",
-        "system", "ms/frame", "ms max", "memory MiB", "memory max", "upload total", "upload max"
-    );
     let budget = config.budget;
-    for s in SystemId::ALL {
-        let i = s as usize;
-        let n = flown.len().max(1) as f64;
-        let ms: Vec<f64> = flown
-            .iter()
-            .map(|f| f.report.systems[i].time.as_secs_f64() * 1e3)
-            .collect();
-        let mem: Vec<u64> = flown.iter().map(|f| f.report.systems[i].memory).collect();
-        let up: Vec<u64> = flown.iter().map(|f| f.report.systems[i].upload).collect();
-        println!(
-            "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
-            if s == SystemId::Budget {
-                "pools+all"
-            } else {
-                s.name()
-            },
-            ms.iter().sum::<f64>() / n,
-            ms.iter().cloned().fold(0.0, f64::max),
-            mem.iter().sum::<u64>() as f64 / n / MIB,
-            mem.iter().max().copied().unwrap_or(0) as f64 / MIB,
-            up.iter().sum::<u64>() as f64 / MIB,
-            up.iter().max().copied().unwrap_or(0) as f64 / MIB,
-        );
-    }
+    print_system_table(&flown);
     let loop_ms: Vec<f64> = flown
         .iter()
         .map(|f| {
@@ -749,6 +789,7 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.iter().map(|f| f.report.objects).max().unwrap_or(0),
         frames.iter().map(|f| f.report.visible).max().unwrap_or(0),
     );
+    print_frame_times(&flown);
     let regions = world.streamer().len() as u64;
     if let (Some(a0), Some(a1), Some(a2)) = (rss_before, rss_open, crate::output::resident_bytes())
     {
@@ -821,6 +862,158 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
     println!("frames with a hole: {holes}");
     println!("frames over budget: {over}");
     Ok(())
+}
+
+/// Per system over the flown frames: time per frame and at most, memory on average
+/// and at most, uploads in all and at most.
+fn print_system_table(flown: &[&Frame]) {
+    println!(
+        "{:<11} {:>9} {:>9} {:>12} {:>12} {:>13} {:>13}",
+        "system", "ms/frame", "ms max", "memory MiB", "memory max", "upload total", "upload max"
+    );
+    for s in SystemId::ALL {
+        let i = s as usize;
+        let n = flown.len().max(1) as f64;
+        let ms: Vec<f64> = flown
+            .iter()
+            .map(|f| f.report.systems[i].time.as_secs_f64() * 1e3)
+            .collect();
+        let mem: Vec<u64> = flown.iter().map(|f| f.report.systems[i].memory).collect();
+        let up: Vec<u64> = flown.iter().map(|f| f.report.systems[i].upload).collect();
+        println!(
+            "{:<11} {:>9.3} {:>9.3} {:>12.2} {:>12.2} {:>13.2} {:>13.3}",
+            if s == SystemId::Budget {
+                "pools+all"
+            } else {
+                s.name()
+            },
+            ms.iter().sum::<f64>() / n,
+            ms.iter().cloned().fold(0.0, f64::max),
+            mem.iter().sum::<u64>() as f64 / n / MIB,
+            mem.iter().max().copied().unwrap_or(0) as f64 / MIB,
+            up.iter().sum::<u64>() as f64 / MIB,
+            up.iter().max().copied().unwrap_or(0) as f64 / MIB,
+        );
+    }
+}
+
+/// What the loading screens of a flight took.
+#[derive(Default)]
+struct Loading {
+    /// Loading screens shown (the start and each teleport).
+    screens: u32,
+    /// Frames they drew.
+    frames: u32,
+    time: Duration,
+    /// Screens that gave up at `--max-loading-frames`.
+    unfinished: u32,
+}
+
+/// Flies `flight`: a loading screen at the start and at each teleport, then one
+/// frame per flight frame, each kept in `frames` and `recording`.
+fn fly_frames(
+    world: &mut World,
+    flight: &Flight,
+    a: &FlyArgs,
+    recording: &mut Recording,
+    frames: &mut Vec<Frame>,
+) -> Loading {
+    let mut l = Loading::default();
+    let b = bar(a.frames as u64, "flying");
+    let mut input = FrameInput::default();
+    for f in 0..a.frames {
+        let ff = flight.frame(f);
+        input.camera = ff.camera.to_array();
+        input.target = ff.target.to_array();
+        input.prefetch = ff.prefetch.map(|p| p.to_array());
+        if f == 0 || ff.teleport {
+            // A loading screen: frames drawing nothing until the world around the
+            // camera is in.
+            l.screens += 1;
+            let t = Instant::now();
+            input.loading = true;
+            input.edits.clear();
+            let mut n = 0;
+            loop {
+                step(world, &mut input, recording, frames);
+                n += 1;
+                if (n > 2 && world.ready()) || n >= a.max_loading_frames {
+                    break;
+                }
+                world.wait_for_io(Duration::from_millis(2));
+            }
+            if !world.ready() {
+                l.unfinished += 1;
+            }
+            l.frames += n;
+            l.time += t.elapsed();
+        }
+        input.loading = false;
+        input.edits = ff.edits;
+        step(world, &mut input, recording, frames);
+        b.inc(1);
+    }
+    b.finish_and_clear();
+    l
+}
+
+/// The flown frames' step times (mean, median, p99, max, frames over 16.7 ms), and
+/// the slowest frames split by system and the terrain's phases: what a mean hides.
+fn print_frame_times(flown: &[&Frame]) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut order: Vec<&Frame> = flown.to_vec();
+    order.sort_by_key(|f| f.wall);
+    let Some(last) = order.last() else {
+        return;
+    };
+    let n = order.len();
+    let at = |q: f64| ms(order[((n as f64 * q).ceil() as usize).clamp(1, n) - 1].wall);
+    let edits = flown.iter().filter(|f| f.edits > 0).count();
+    println!(
+        "step: {:.3} ms per frame on average, median {:.3}, p99 {:.3}, max {:.3}; {} of {n} frames over 16.7 ms; {edits} frames with a terrain edit",
+        flown.iter().map(|f| ms(f.wall)).sum::<f64>() / n as f64,
+        at(0.5),
+        at(0.99),
+        ms(last.wall),
+        flown.iter().filter(|f| ms(f.wall) > 16.7).count(),
+    );
+    let edit: Vec<&&Frame> = flown.iter().filter(|f| f.edits > 0).collect();
+    if !edit.is_empty() {
+        let terrain = |f: &Frame| ms(f.report.systems[SystemId::Terrain as usize].time);
+        println!(
+            "  the {} frames with an edit: step {:.3} ms on average, {:.3} at most; terrain {:.3} on average, {:.3} at most",
+            edit.len(),
+            edit.iter().map(|f| ms(f.wall)).sum::<f64>() / edit.len() as f64,
+            edit.iter().map(|f| ms(f.wall)).fold(0.0, f64::max),
+            edit.iter().map(|f| terrain(f)).sum::<f64>() / edit.len() as f64,
+            edit.iter().map(|f| terrain(f)).fold(0.0, f64::max),
+        );
+    }
+    println!("  slowest frames, ms: step = systems (terrain: edits view stale base colliders)");
+    for f in order.iter().rev().take(5) {
+        let r = &f.report;
+        let sys: Vec<String> = SystemId::ALL
+            .iter()
+            .map(|s| format!("{} {:.2}", s.name(), ms(r.systems[*s as usize].time)))
+            .collect();
+        let t = r.terrain_split;
+        println!(
+            "  frame {}: {:.2} = {} (terrain: {:.2} {:.2} {:.2} {:.2} {:.2}); {} edits, {} bases ({} on the frame thread), {} colliders built, {} rebuilt",
+            r.frame,
+            ms(f.wall),
+            sys.join(", "),
+            ms(t.edits),
+            ms(t.view),
+            ms(t.stale),
+            ms(t.base),
+            ms(t.colliders),
+            f.edits,
+            r.terrain_bases_made,
+            r.terrain_bases_made_on_frame,
+            r.colliders_built,
+            r.colliders_rebuilt,
+        );
+    }
 }
 
 fn replay(a: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {

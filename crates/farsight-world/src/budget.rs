@@ -15,11 +15,17 @@ use serde::{Deserialize, Serialize};
 /// The systems of a frame, in loop order (also the order of their hashes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SystemId {
+    /// Region streaming: reads, creation and activation of regions.
     Regions = 0,
+    /// The visibility pass over every loaded object.
     Visibility = 1,
+    /// Cluster-level residency of the cluster-LOD models.
     Clusters = 2,
+    /// Baked buildings' levels: file reads and uploads.
     Buildings = 3,
+    /// The voxel terrain: edits, meshes, bases and colliders.
     Terrain = 4,
+    /// The pools and the one bias over every system.
     Budget = 5,
 }
 
@@ -27,6 +33,7 @@ pub enum SystemId {
 pub const SYSTEMS: usize = 6;
 
 impl SystemId {
+    /// Every system, in loop order.
     pub const ALL: [SystemId; SYSTEMS] = [
         SystemId::Regions,
         SystemId::Visibility,
@@ -36,6 +43,7 @@ impl SystemId {
         SystemId::Budget,
     ];
 
+    /// A short lower-case name, for reports.
     pub fn name(self) -> &'static str {
         match self {
             SystemId::Regions => "regions",
@@ -61,6 +69,7 @@ pub struct Budget {
     pub reserve: f32,
     /// Frames of pressure (or calm) before the bias moves by one.
     pub bias_frames: u32,
+    /// The coarsest the bias goes (steps coarser than every desired level).
     pub max_bias: u8,
 }
 

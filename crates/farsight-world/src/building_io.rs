@@ -2,7 +2,7 @@
 //! baked building resident (open the file, read it whole, check and decode it), and
 //! what the loop learns of it ([`BuildingDone`], an I/O completion like a region's).
 //!
-//! A building file (seed 004, full or cooked: the reader chooses by its version
+//! A building file (docs/design/baked-buildings.md#the-full-and-cooked-files, full or cooked: the reader chooses by its version
 //! word) holds every level behind one checksum, so a level is read by reading the
 //! file; what is kept is the count of bytes read, as the loop's uploader counts
 //! cluster levels without keeping them.
@@ -14,7 +14,7 @@ use farsight_building::{BakedBuilding, FileError};
 use serde::{Deserialize, Serialize};
 
 /// Reads of one building level that fail before the level is given up: the first
-/// and three retries (seed 003's rule for a failed read, for every system).
+/// and three retries (the cluster levels' rule for a failed read, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget, for every system).
 pub(crate) const BUILDING_TRIES: u8 = 4;
 
 /// The largest building file the loop reads (a baked building of the metropolis is

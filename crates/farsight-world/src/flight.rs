@@ -13,12 +13,15 @@ pub const PREFETCH_FRAMES: u32 = 30;
 /// One frame of the flight.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlightFrame {
+    /// The camera's position.
     pub camera: Vec3,
+    /// The point the camera looks at.
     pub target: Vec3,
     /// The camera jumped here this frame.
     pub teleport: bool,
     /// Where the camera will teleport soon, to stream in ahead.
     pub prefetch: Option<Vec3>,
+    /// Terrain edits made this frame (a crater or a mound ahead of the camera, every `edit_every` frames).
     pub edits: Vec<Edit>,
 }
 
@@ -37,6 +40,7 @@ pub struct Flight {
 }
 
 impl Flight {
+    /// A flight of `frames` frames over the world `manifest` describes, in three legs.
     pub fn new(manifest: &WorldManifest, frames: u32) -> Self {
         Self {
             extent: manifest.extent,

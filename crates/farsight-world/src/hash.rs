@@ -12,21 +12,26 @@ impl Default for DecisionHash {
 }
 
 impl DecisionHash {
+    /// Feeds `b`, byte by byte.
     pub fn bytes(&mut self, b: &[u8]) {
         for &x in b {
             self.0 ^= x as u64;
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
+    /// Feeds `v` as its 8 little-endian bytes.
     pub fn u64(&mut self, v: u64) {
         self.bytes(&v.to_le_bytes());
     }
+    /// Feeds `v` as its 4 little-endian bytes.
     pub fn u32(&mut self, v: u32) {
         self.bytes(&v.to_le_bytes());
     }
+    /// Feeds `v`'s bit pattern as 4 little-endian bytes (so -0.0 and 0.0 differ).
     pub fn f32(&mut self, v: f32) {
         self.bytes(&v.to_bits().to_le_bytes());
     }
+    /// The hash of everything fed so far.
     pub fn value(self) -> u64 {
         self.0
     }

@@ -16,6 +16,7 @@
 //!
 //! This crate links no bake-time code (no importers, simplifier or CSG kernel): a
 //! game can run the loop. Building a world lives in `farsight-cli`.
+#![warn(missing_docs)]
 
 mod budget;
 mod building_io;
@@ -36,4 +37,4 @@ pub use manifest::{
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
 pub use synthetic::{default_props, generate, SyntheticSpec};
-pub use world::{FrameReport, SystemFrame, World, WorldConfig};
+pub use world::{FrameReport, SystemFrame, TerrainSplit, World, WorldConfig, BASES_PER_FRAME};

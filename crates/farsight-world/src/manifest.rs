@@ -13,37 +13,67 @@ pub const WORLD_VERSION: u32 = 1;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WorldError {
+    /// A file of the world could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// The manifest is not the RON a world manifest is.
     #[error("{path}: not a world manifest: {message}")]
-    Manifest { path: PathBuf, message: String },
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// The manifest is of a world version this build does not read.
     #[error("{path}: world version {found}; this build reads version {WORLD_VERSION}")]
-    Version { path: PathBuf, found: u32 },
+    Version {
+        /// The manifest.
+        path: PathBuf,
+        /// The version it holds.
+        found: u32,
+    },
+    /// The world is readable but not consistent (a model or prop the loop refuses).
     #[error("{path}: {what}")]
-    Invalid { path: PathBuf, what: String },
+    Invalid {
+        /// The file that holds the inconsistency.
+        path: PathBuf,
+        /// What is wrong, in words.
+        what: String,
+    },
     /// A field of the manifest holds a value the loop refuses.
     #[error("{path}: {bad}")]
     Field {
+        /// The manifest.
         path: PathBuf,
+        /// The field, its value and why it is refused.
         #[source]
         bad: BadField,
     },
     /// The loop's settings hold a value it refuses.
     #[error("world settings: {0}")]
     Config(#[source] BadField),
+    /// The region scene (its index or a region file) could not be opened.
     #[error("{path}: {source}")]
     Scene {
+        /// The scene index.
         path: PathBuf,
+        /// Why the scene was refused.
         source: farsight_stream::region::SceneError,
     },
+    /// A cooked cluster model could not be opened from its head.
     #[error(transparent)]
     Model(#[from] farsight_stream::cluster::CookedModelError),
+    /// The terrain file could not be read.
     #[error("{path}: {source}")]
     Terrain {
+        /// The terrain file.
         path: PathBuf,
+        /// Why it was refused.
         source: farsight_terrain::TerrainFileError,
     },
 }
@@ -52,16 +82,22 @@ pub enum WorldError {
 /// follows the ground through them).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TerrainEntry {
+    /// The terrain file, relative to the world folder.
     pub file: String,
+    /// The generator's seed.
     pub seed: u32,
+    /// Height of the ground's mean level, in metres.
     pub base_height: f32,
+    /// How far the hills rise above and sink below that level, in metres.
     pub hill_height: f32,
+    /// Horizontal size of a hill, in metres.
     pub hill_scale: f32,
     /// Chunks per horizontal side.
     pub chunks_side: i32,
 }
 
 impl TerrainEntry {
+    /// The generator that made the terrain, from these fields.
     pub fn params(&self) -> farsight_terrain::TerrainParams {
         farsight_terrain::TerrainParams {
             seed: self.seed,
@@ -80,6 +116,7 @@ impl TerrainEntry {
 /// gives one model per geometry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelEntry {
+    /// A name for reports.
     pub name: String,
     /// The cooked file, relative to the world folder.
     pub file: String,
@@ -96,27 +133,37 @@ fn is_zero(v: &u32) -> bool {
 /// the bytes its meshes hold once uploaded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BuildingLevel {
+    /// Farthest camera distance this level is drawn at, in metres (`None`: no limit).
     pub until: Option<f32>,
+    /// Bytes its meshes hold once uploaded (each shared mesh counted once).
     pub bytes: u64,
 }
 
 /// A baked building (one file) with its box in world space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BuildingEntry {
+    /// The building's id, from its recipe.
     pub id: String,
+    /// The baked building file, relative to the world folder.
     pub file: String,
     /// Where the building's own coordinates are placed in the world.
     pub offset: [f32; 3],
+    /// Low corner of the building's world-space box.
     pub min: [f32; 3],
+    /// High corner of the building's world-space box.
     pub max: [f32; 3],
+    /// Its levels, finest first.
     pub levels: Vec<BuildingLevel>,
 }
 
 /// An entity-LOD prop design: each level's furthest distance, finest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PropEntry {
+    /// The design's name, for reports.
     pub name: String,
+    /// Radius of the prop's bounding sphere, in metres.
     pub radius: f32,
+    /// Each level's farthest camera distance, in metres, finest first.
     pub ranges: Vec<f32>,
 }
 
@@ -124,23 +171,32 @@ pub struct PropEntry {
 /// props.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EntityKind {
+    /// A cluster-LOD model, by its index in `models`.
     Model(u32),
+    /// A baked building, by its index in `buildings`.
     Building(u32),
+    /// An entity-LOD prop design, by its index in `props`.
     Prop(u32),
 }
 
 /// `world.ron`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldManifest {
+    /// The world format version ([`WORLD_VERSION`] when written).
     pub version: u32,
+    /// The seed the world was built or generated from.
     pub seed: u64,
     /// World size along x and z, from the origin.
     pub extent: [f32; 2],
+    /// The voxel terrain.
     pub terrain: TerrainEntry,
     /// The region scene index, relative to the folder.
     pub scene: String,
+    /// The cluster-LOD models.
     pub models: Vec<ModelEntry>,
+    /// The baked buildings.
     pub buildings: Vec<BuildingEntry>,
+    /// The entity-LOD prop designs.
     pub props: Vec<PropEntry>,
 }
 

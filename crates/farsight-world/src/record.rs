@@ -13,8 +13,11 @@ use crate::world::WorldConfig;
 /// A terrain edit: a sphere added (`carve == false`) or carved out.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Edit {
+    /// The sphere's centre, in world coordinates.
     pub center: [f32; 3],
+    /// The sphere's radius, in metres.
     pub radius: f32,
+    /// Carve the sphere out (air) rather than fill it (rock).
     pub carve: bool,
 }
 
@@ -22,9 +25,13 @@ pub struct Edit {
 /// terrain's I/O completion. `level == u8::MAX`: the chunk was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TerrainPublication {
+    /// The chunk, in chunk coordinates.
     pub chunk: [i32; 3],
+    /// The level published (`u8::MAX`: the chunk left the view).
     pub level: u8,
+    /// The mesh's bytes once uploaded.
     pub bytes: u64,
+    /// The chunk has no surface at that level: nothing to upload or draw.
     pub empty: bool,
 }
 
@@ -32,18 +39,22 @@ pub struct TerrainPublication {
 /// a replay hands them back.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameInput {
+    /// The camera's position.
     pub camera: [f32; 3],
+    /// The point the camera looks at.
     pub target: [f32; 3],
     /// A loading screen: nothing is drawn (a teleport's or the start's), so no hole
     /// is counted.
     pub loading: bool,
     /// A second streaming source (a teleport's target, streamed in ahead).
     pub prefetch: Option<[f32; 3]>,
+    /// Terrain edits applied at the start of the frame, in order.
     pub edits: Vec<Edit>,
     /// Region reads that finished (region, ok), in the order the streamer saw them.
     pub regions_done: Vec<(u32, bool)>,
     /// Cluster chunk reads that finished (request, ok).
     pub chunks_done: Vec<(u64, bool)>,
+    /// Terrain meshes published this frame, in chunk order.
     pub terrain: Vec<TerrainPublication>,
     /// Building file reads that finished, in the order the loop saw them.
     #[serde(default)]
@@ -55,7 +66,9 @@ pub struct FrameInput {
 pub struct Recording {
     /// The world folder, as given to `fly`.
     pub world: PathBuf,
+    /// The settings the run was flown with.
     pub config: WorldConfig,
+    /// Every frame's input, loading screens included.
     pub frames: Vec<FrameInput>,
     /// Per frame, one hash per system in [`SystemId::ALL`] order.
     pub hashes: Vec<[u64; SYSTEMS]>,
@@ -65,24 +78,39 @@ pub struct Recording {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordError {
+    /// The recording could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The recording.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// The file is not a recording (or could not be written as RON).
     #[error("{path}: not a farsight world recording: {message}")]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The recording.
+        path: PathBuf,
+        /// The RON parser's message.
+        message: String,
+    },
     /// A value of the recording the loop refuses (its settings, a frame's input).
     #[error("{path}: {bad}")]
     Field {
+        /// The recording.
         path: PathBuf,
+        /// The field, its value and why it is refused.
         #[source]
         bad: BadField,
     },
+    /// The recording holds a different number of inputs and hash rows.
     #[error("{path}: {frames} frames of input but {hashes} frames of hashes")]
     Length {
+        /// The recording.
         path: PathBuf,
+        /// Frames of input.
         frames: usize,
+        /// Frames of hashes.
         hashes: usize,
     },
 }
@@ -91,13 +119,18 @@ pub enum RecordError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("frame {frame}: the {} system decided differently (recorded hash {recorded:#018x}, replayed {replayed:#018x})", system.name())]
 pub struct Mismatch {
+    /// The frame, counted from the recording's first.
     pub frame: u32,
+    /// The system whose hash differs first.
     pub system: SystemId,
+    /// The hash the recording holds.
     pub recorded: u64,
+    /// The hash the replay computed.
     pub replayed: u64,
 }
 
 impl Recording {
+    /// Writes the recording as RON to `path`.
     pub fn write(&self, path: &Path) -> Result<(), RecordError> {
         let text = ron::to_string(self).map_err(|e| RecordError::Parse {
             path: path.to_owned(),
@@ -109,6 +142,7 @@ impl Recording {
         })
     }
 
+    /// Reads a recording from `path`, every value checked as the loop would check it.
     pub fn read(path: &Path) -> Result<Self, RecordError> {
         let text = std::fs::read_to_string(path).map_err(|source| RecordError::Io {
             path: path.to_owned(),

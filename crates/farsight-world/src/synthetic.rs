@@ -10,7 +10,7 @@ use farsight_format::NO_PARENT_ERROR;
 use farsight_geom::Aabb;
 use farsight_stream::cluster::{encode_cluster_file, synthetic_level};
 use farsight_stream::region::{write_scene, EntityRecord, RegionSpec, RegionState};
-use farsight_terrain::{generate_chunk, write_grid, VoxelGrid, CHUNK_SIZE};
+use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
 use glam::{IVec3, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,14 +25,17 @@ use crate::manifest::{
 pub struct SyntheticSpec {
     /// The world is `regions_side x regions_side` regions (plus region 0, the base).
     pub regions_side: u32,
+    /// Buildings (generated box sizes, no files), each in a region of its own spot.
     pub buildings: u32,
     /// Entities in all, buildings included.
     pub objects: u64,
     /// Distinct cluster models; a fifth of the other objects are their instances.
     pub models: u32,
+    /// Levels of each generated cluster model.
     pub model_levels: u8,
     /// Terrain chunk columns per side (three chunks tall).
     pub chunks_side: i32,
+    /// The seed every random choice is drawn from.
     pub seed: u64,
 }
 
@@ -96,25 +99,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WorldError + '_ {
     }
 }
 
-/// Writes a generated world into `dir` (which must exist) and returns its manifest.
-/// `progress(step)` is told each step as it starts.
-pub fn generate(
-    dir: &Path,
-    spec: &SyntheticSpec,
-    progress: &mut dyn FnMut(&str),
-) -> Result<WorldManifest, WorldError> {
-    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let terrain = TerrainEntry {
-        file: "terrain.farsight".into(),
-        seed: spec.seed as u32,
-        base_height: 100.0,
-        hill_height: 50.0,
-        hill_scale: 500.0,
-        chunks_side: spec.chunks_side.max(1),
-    };
+/// Generates the terrain's columns (three chunks tall) and writes its file.
+fn write_terrain(dir: &Path, terrain: &TerrainEntry) -> Result<(), WorldError> {
     let params = terrain.params();
-    let side = terrain.chunks_side as f32 * CHUNK_SIZE;
-    progress("terrain");
     let mut grid = VoxelGrid::new();
     for z in 0..terrain.chunks_side {
         for x in 0..terrain.chunks_side {
@@ -129,8 +116,16 @@ pub fn generate(
         source,
     })?;
     drop(grid);
+    Ok(())
+}
 
-    progress("models");
+/// Writes `spec.models` synthetic cluster models, one cooked cluster file each: their
+/// entries, and the radius each reaches.
+fn write_models(
+    dir: &Path,
+    spec: &SyntheticSpec,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Vec<ModelEntry>, Vec<f32>), WorldError> {
     let mut models = Vec::with_capacity(spec.models as usize);
     let mut radii = Vec::with_capacity(spec.models as usize);
     let levels = spec.model_levels.clamp(1, 16);
@@ -161,7 +156,7 @@ pub fn generate(
                     radius,
                     own,
                     errors[l as usize],
-                    &mut rng,
+                    rng,
                 )
             })
             .collect();
@@ -183,10 +178,11 @@ pub fn generate(
         // The synthetic patches reach 1.5 radii out.
         radii.push(radius * 1.5);
     }
+    Ok((models, radii))
+}
 
-    progress("placing");
-    let mut buildings = Vec::with_capacity(spec.buildings as usize);
-    let per = spec.regions_side.max(1);
+/// Region 0, the base spanning the world, then a `per` x `per` grid of empty cells.
+fn region_cells(side: f32, per: u32) -> Vec<RegionSpec> {
     let rsize = side / per as f32;
     let mut regions: Vec<RegionSpec> = Vec::with_capacity(1 + (per * per) as usize);
     regions.push(RegionSpec {
@@ -207,6 +203,74 @@ pub fn generate(
             entities: Vec::new(),
         });
     }
+    regions
+}
+
+/// Building `b` of a generated world: a box of random size at a random spot of the
+/// ground, with four levels of sizes only (no file).
+fn random_building(
+    b: u32,
+    side: f32,
+    params: &TerrainParams,
+    rng: &mut ChaCha8Rng,
+) -> BuildingEntry {
+    let (x, z) = (rng.random_range(0.0..side), rng.random_range(0.0..side));
+    let (w, d, h) = (
+        rng.random_range(8.0..14.0f32),
+        rng.random_range(8.0..14.0f32),
+        rng.random_range(20.0..120.0f32),
+    );
+    let g = params.height(x, z);
+    let lo = Vec3::new(x - w, g, z - d);
+    let hi = Vec3::new(x + w, g + h, z + d);
+    let finest = rng.random_range(200u64 << 10..=600 << 10);
+    BuildingEntry {
+        id: format!("b{b}"),
+        // Generated: sizes only, no mesh file.
+        file: String::new(),
+        offset: [0.0; 3],
+        min: lo.to_array(),
+        max: hi.to_array(),
+        levels: [Some(60.0), Some(150.0), Some(400.0), None]
+            .iter()
+            .enumerate()
+            .map(|(l, &until)| BuildingLevel {
+                until,
+                bytes: (finest >> (2 * l)).max(2048),
+            })
+            .collect(),
+    }
+}
+
+/// Writes a generated world into `dir` (which must exist) and returns its manifest.
+/// `progress(step)` is told each step as it starts.
+pub fn generate(
+    dir: &Path,
+    spec: &SyntheticSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<WorldManifest, WorldError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let terrain = TerrainEntry {
+        file: "terrain.farsight".into(),
+        seed: spec.seed as u32,
+        base_height: 100.0,
+        hill_height: 50.0,
+        hill_scale: 500.0,
+        chunks_side: spec.chunks_side.max(1),
+    };
+    let params = terrain.params();
+    let side = terrain.chunks_side as f32 * CHUNK_SIZE;
+    progress("terrain");
+    write_terrain(dir, &terrain)?;
+
+    progress("models");
+    let (models, radii) = write_models(dir, spec, &mut rng)?;
+
+    progress("placing");
+    let mut buildings = Vec::with_capacity(spec.buildings as usize);
+    let per = spec.regions_side.max(1);
+    let rsize = side / per as f32;
+    let mut regions = region_cells(side, per);
     let cell = |p: Vec3| -> usize {
         let x = ((p.x / rsize) as u32).min(per - 1);
         let z = ((p.z / rsize) as u32).min(per - 1);
@@ -238,32 +302,9 @@ pub fn generate(
     let nm = spec.models;
     let nb = spec.buildings;
     for b in 0..nb {
-        let (x, z) = (rng.random_range(0.0..side), rng.random_range(0.0..side));
-        let (w, d, h) = (
-            rng.random_range(8.0..14.0f32),
-            rng.random_range(8.0..14.0f32),
-            rng.random_range(20.0..120.0f32),
-        );
-        let g = params.height(x, z);
-        let lo = Vec3::new(x - w, g, z - d);
-        let hi = Vec3::new(x + w, g + h, z + d);
-        let finest = rng.random_range(200u64 << 10..=600 << 10);
-        buildings.push(BuildingEntry {
-            id: format!("b{b}"),
-            // Generated: sizes only, no mesh file.
-            file: String::new(),
-            offset: [0.0; 3],
-            min: lo.to_array(),
-            max: hi.to_array(),
-            levels: [Some(60.0), Some(150.0), Some(400.0), None]
-                .iter()
-                .enumerate()
-                .map(|(l, &until)| BuildingLevel {
-                    until,
-                    bytes: (finest >> (2 * l)).max(2048),
-                })
-                .collect(),
-        });
+        let building = random_building(b, side, &params, &mut rng);
+        let (lo, hi) = (Vec3::from(building.min), Vec3::from(building.max));
+        buildings.push(building);
         place(&mut regions, nm + b, (lo + hi) * 0.5, 1.0, lo, hi);
     }
     let rest = spec.objects.saturating_sub(nb as u64);

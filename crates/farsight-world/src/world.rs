@@ -10,7 +10,7 @@ use farsight_geom::{Aabb, Frustum};
 use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{
     stream_inputs, ChunkCompletion, ClusterScheduler, ClusterStreamer, CookedModel, Decision,
-    FrameStats, ModelRequest, SchedulerConfig, Uploader,
+    FrameStats, LevelFile, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
 };
 use farsight_stream::io::IoPool;
 use farsight_stream::region::{
@@ -18,8 +18,8 @@ use farsight_stream::region::{
     Scene, SceneError, StreamingSource,
 };
 use farsight_terrain::{
-    affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, Changes,
-    ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
+    affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, CacheUpdate,
+    Changes, ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
     ViewSettings, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
@@ -37,7 +37,7 @@ use crate::hash::DecisionHash;
 use crate::manifest::{positive, BadField, EntityKind, WorldError, WorldManifest};
 use crate::record::{FrameInput, TerrainPublication};
 
-/// Frames a level nobody wants stays resident (seed 003's eviction rule, for every
+/// Frames a level nobody wants stays resident (the cluster levels' eviction rule, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget, for every
 /// system).
 const EVICT_AFTER_FRAMES: u32 = 60;
 
@@ -49,9 +49,14 @@ const VIEWPORT_HEIGHT: f32 = 1080.0;
 /// Colliders of the band just beyond the collision radius built per frame at most:
 /// the colliders' build budget. Colliders are built on the CPU for the physics
 /// engine, not uploaded, so they take memory from the pool and no upload; within
-/// the radius every missing collider is built at once (seed 001: collision builds
+/// the radius every missing collider is built at once (docs/design/voxel-terrain.md#collision: collision builds
 /// are synchronous with the request).
 const COLLIDER_BUILDS_PER_FRAME: usize = 4;
+
+/// Base meshes remade per frame at most for chunks an edit made stale, nearest the
+/// camera first (issue 27 item 21: an edit near chunks drawn at the coarsest level
+/// makes 25-35 stale, and remaking them all in the edit's frame took 15-30 ms).
+pub const BASES_PER_FRAME: usize = 8;
 
 /// What a collider not built yet is taken to cost before any was built.
 const COLLIDER_ESTIMATE: u64 = 64 << 10;
@@ -63,6 +68,7 @@ fn default_collision_radius() -> f32 {
 /// How the loop runs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldConfig {
+    /// The memory and upload budget every system shares.
     pub budget: Budget,
     /// Radius of the camera's streaming source.
     pub source_radius: f32,
@@ -157,12 +163,13 @@ impl WorldConfig {
     }
 }
 
-/// The highest bias the loop coarsens by (seed 003's four steps).
+/// The highest bias the loop coarsens by (four steps, docs/design/region-streaming-and-cluster-lod.md#streaming-under-a-budget).
 const MAX_BIAS: u8 = 4;
 
 /// One system's share of a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SystemFrame {
+    /// The system's time this frame on the loop's thread.
     pub time: Duration,
     /// Resident bytes after the frame.
     pub memory: u64,
@@ -172,20 +179,47 @@ pub struct SystemFrame {
     pub holes: u32,
 }
 
+/// Where the terrain's frame time went, phase by phase (inside
+/// [`SystemId::Terrain`]'s time; the pools' share is not in it).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TerrainSplit {
+    /// Applying the frame's edits to the grid.
+    pub edits: Duration,
+    /// The background mesher's view: its update and the meshes it published.
+    pub view: Duration,
+    /// After an edit: dropping stale pending meshes and remaking stale drawn ones
+    /// as base meshes.
+    pub stale: Duration,
+    /// Base meshes of chunks coming into range with nothing to draw.
+    pub base: Duration,
+    /// Colliders: those an edit reached rebuilt, far ones freed, near ones built.
+    pub colliders: Duration,
+}
+
 /// What one frame did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameReport {
+    /// The frame, counted from the world's opening.
     pub frame: u32,
+    /// A loading-screen frame (nothing drawn, no hole counted).
     pub loading: bool,
+    /// Each system's share, in [`SystemId::ALL`] order.
     pub systems: [SystemFrame; SYSTEMS],
+    /// Each system's decision hash, in [`SystemId::ALL`] order.
     pub hashes: [u64; SYSTEMS],
+    /// The one bias after the frame (levels coarser than desired).
     pub bias: u8,
+    /// Resident bytes of every system together after the frame.
     pub memory: u64,
+    /// Bytes every system uploaded this frame.
     pub upload: u64,
+    /// Memory or upload passed the budget.
     pub over_budget: bool,
     /// Regions per actual state: unloaded, loading, resident, active, unloading.
     pub regions: [usize; 5],
+    /// Objects the visibility pass found visible.
     pub visible: u32,
+    /// Objects loaded (in the store).
     pub objects: u32,
     /// Terrain chunks in view drawing their base mesh (the coarsest level, made on
     /// the loop's thread) because no finer mesh of theirs was published and
@@ -195,13 +229,22 @@ pub struct FrameReport {
     /// range with nothing to draw, for room in the pool), and how many of them the
     /// frame's own thread made (the others were made on the worker threads).
     pub terrain_bases_made: u32,
+    /// Of those, made on the frame's own thread.
     pub terrain_bases_made_on_frame: u32,
+    /// The terrain's time phase by phase.
+    pub terrain_split: TerrainSplit,
+    /// Chunks still drawing a mesh an edit made stale after the frame: each waits
+    /// for its base ([`BASES_PER_FRAME`] are remade a frame, nearest first).
+    pub terrain_stale: u32,
     /// Terrain colliders held after the frame, and their bytes (part of the
     /// terrain's memory).
     pub colliders: u32,
+    /// The colliders' bytes.
     pub collider_bytes: u64,
     /// Colliders built this frame.
     pub colliders_built: u32,
+    /// Held colliders an edit reached, rebuilt this frame.
+    pub colliders_rebuilt: u32,
     /// Building file reads that finished this frame.
     pub building_reads: u32,
     /// The bytes those reads read from disk.
@@ -320,20 +363,56 @@ struct Uploaded {
     empty: bool,
 }
 
-/// A world opened from its folder, and the loop over it.
+/// The pools' first pass: the cluster scheduler's share of this frame.
+struct Plan {
+    /// Bytes the scheduler may upload.
+    upload: u64,
+    /// The memory it may hold.
+    memory: u64,
+    /// Some ask did not fit.
+    short: bool,
+}
+
+/// The pools' second pass: what buildings and terrain were granted.
+struct Grants {
+    building_hash: u64,
+    terrain_hash: u64,
+    building_upload: u64,
+    terrain_upload: u64,
+    /// Some ask did not fit.
+    starved: bool,
+}
+
+/// A world opened from its folder, and the loop over it: one state per system,
+/// which [`World::step`] runs in named phases (I/O, regions, visibility, terrain
+/// inputs, cluster requests, the pools' plan, clusters, the grants to buildings
+/// and terrain, the budget).
 pub struct World {
     dir: PathBuf,
     manifest: WorldManifest,
     config: WorldConfig,
     frame: u32,
     io: Io,
-    // Regions.
+    regions: Regions,
+    vis: Visibility,
+    clusters: Clusters,
+    buildings: Buildings,
+    terrain: Terrain,
+    pools: Pools,
+}
+
+/// The regions: the scene on disk, the streamer's states and the objects each
+/// created region put in the store.
+struct Regions {
     scene: Scene,
     streamer: RegionStreamer,
-    region_frame: RegionFrame,
-    region_completions: Vec<LoadCompletion>,
-    region_objects: Vec<Vec<ObjectId>>,
-    // Visibility.
+    frame: RegionFrame,
+    completions: Vec<LoadCompletion>,
+    objects: Vec<Vec<ObjectId>>,
+}
+
+/// The visibility pass over every loaded object, and what each object is.
+struct Visibility {
     store: ObjectStore,
     objects: Vec<Obj>,
     cameras: CameraStore,
@@ -342,7 +421,10 @@ pub struct World {
     settings: RenderSettings,
     in_view: Vec<bool>,
     prop_lods: Vec<EntityLod>,
-    // Clusters.
+}
+
+/// The cluster models: their level metrics and this frame's requests.
+struct Clusters {
     metrics: Vec<Vec<f32>>,
     /// Per model: the sphere around every error sphere (model space), and the index
     /// of its coarsest level.
@@ -352,22 +434,43 @@ pub struct World {
     model_levels: Vec<Option<farsight_cluster::ModelLevels>>,
     model_screen: Vec<f32>,
     model_visible: Vec<bool>,
-    cluster_stats: FrameStats,
-    // Buildings: resident level masks, and the object drawing each building.
-    building_resident: Vec<u32>,
-    building_object: Vec<Option<ObjectId>>,
+    stats: FrameStats,
+}
+
+/// The buildings: resident level masks, and the object drawing each building.
+struct Buildings {
+    resident: Vec<u32>,
+    object: Vec<Option<ObjectId>>,
     /// The frame since which each building has held levels nobody wants
     /// (`u32::MAX`: none).
-    building_spare_since: Vec<u32>,
+    spare_since: Vec<u32>,
     /// Per building: the level being made resident from its file, if any.
-    building_load: Vec<Option<BuildingLoad>>,
+    load: Vec<Option<BuildingLoad>>,
     /// Per building: its region is active (it shows once it has a level to draw).
-    building_active: Vec<bool>,
+    active: Vec<bool>,
     /// Per building: levels given up after every try failed.
-    building_failed: Vec<u32>,
+    failed: Vec<u32>,
     /// Hash of this frame's building read completions.
-    building_io_hash: u64,
-    // Terrain.
+    io_hash: u64,
+}
+
+impl Buildings {
+    /// `n` buildings, none loaded.
+    fn new(n: usize) -> Self {
+        Self {
+            resident: vec![0; n],
+            object: vec![None; n],
+            spare_since: vec![u32::MAX; n],
+            load: vec![None; n],
+            active: vec![false; n],
+            failed: vec![0; n],
+            io_hash: 0,
+        }
+    }
+}
+
+/// The terrain: the grid, its colliders, and the meshes drawn or waiting.
+struct Terrain {
     grid: VoxelGrid,
     /// The colliders: a range around the streaming sources (a ranged cache).
     collision: CollisionCache,
@@ -385,6 +488,7 @@ pub struct World {
     early_upload: u64,
     edit_hash: u64,
     colliders_built: u32,
+    colliders_rebuilt: u32,
     collider_hash: u64,
     near: Vec<(f32, IVec3)>,
     collider_list: Vec<IVec3>,
@@ -392,9 +496,10 @@ pub struct World {
     uploaded: BTreeMap<[i32; 3], Uploaded>,
     dense: Vec<IVec3>,
     /// The terrain's base: a chunk that comes within preload range with nothing to
-    /// draw gets its coarsest mesh made on the loop's thread at once, so the
-    /// background mesher's speed never decides whether a chunk is drawn (its
-    /// finer meshes replace the base when they are published and uploaded).
+    /// draw gets its coarsest mesh made at once (on the worker threads when there
+    /// are several), so the background mesher's speed never decides whether a
+    /// chunk is drawn (its finer meshes replace the base when they are published
+    /// and uploaded).
     base_mesher: ChunkMesher,
     /// Base meshes pending upload or drawn.
     base_meshes: BTreeMap<[i32; 3], Arc<ChunkMesh>>,
@@ -405,7 +510,54 @@ pub struct World {
     /// Base meshes made this frame, and those of them made on the frame thread.
     remakes: u32,
     frame_remakes: u32,
-    // Budget.
+    /// This frame's terrain time, phase by phase.
+    split: TerrainSplit,
+    /// Chunks drawing a mesh an edit made stale, waiting for their base.
+    stale: BTreeSet<[i32; 3]>,
+    /// Hash of this frame's stale-queue remakes.
+    stale_hash: u64,
+    /// The collider refresh made beside the stale queue's remakes this frame.
+    collider_update: Option<CacheUpdate>,
+}
+
+impl Terrain {
+    /// The terrain over `grid`, nothing drawn or held yet.
+    fn new(grid: VoxelGrid) -> Self {
+        let dense = dense_chunks(&grid);
+        Self {
+            collision: CollisionCache::new(1),
+            sources: [Vec3::ZERO; 2],
+            n_sources: 0,
+            chunk_range: (IVec3::ZERO, IVec3::ZERO),
+            range_version: (u64::MAX, u64::MAX),
+            collider_estimate: COLLIDER_ESTIMATE,
+            early_upload: 0,
+            edit_hash: 0,
+            colliders_built: 0,
+            colliders_rebuilt: 0,
+            collider_hash: 0,
+            near: Vec::new(),
+            collider_list: Vec::new(),
+            grid,
+            pending: BTreeMap::new(),
+            uploaded: BTreeMap::new(),
+            dense,
+            base_mesher: ChunkMesher::new(),
+            base_meshes: BTreeMap::new(),
+            base_pending: BTreeSet::new(),
+            base_hash: 0,
+            remakes: 0,
+            frame_remakes: 0,
+            split: TerrainSplit::default(),
+            stale: BTreeSet::new(),
+            stale_hash: 0,
+            collider_update: None,
+        }
+    }
+}
+
+/// The pools every system's asks go through, and the one bias.
+struct Pools {
     bias: Bias,
     /// Every system together held more than the finer levels may (last frame).
     memory_tight: bool,
@@ -492,141 +644,61 @@ impl World {
         let metrics: Vec<Vec<f32>> = cooked.iter().map(|m| m.parent_errors()).collect();
         let model_bounds: Vec<[f32; 4]> = cooked.iter().map(|m| m.error_bounds()).collect();
         let coarsest: Vec<u8> = cooked.iter().map(|m| m.level_count() as u8 - 1).collect();
-        let io = if live {
-            let clusters = ClusterStreamer::new(
-                sched,
-                &descs,
-                level_files,
-                config.io_threads.max(1),
-                CountingUploader,
-            )
-            .with_level_check(Arc::new(cooked));
-            let view = TerrainView::new(
-                ViewSettings {
-                    draw_distance: config.draw_distance,
-                    ..ViewSettings::default()
-                },
-                config.mesh_threads.max(1),
-            );
-            Io::Live {
-                regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
-                drained: Vec::new(),
-                region_reads: 0,
-                arrived: HashMap::new(),
-                clusters: Box::new(clusters),
-                view: Box::new(view),
-                seen: HashMap::new(),
-            }
-        } else {
-            Io::Replay {
-                scheduler: Box::new(ClusterScheduler::new(sched, &descs)),
-                decisions: Vec::new(),
-                completions: Vec::new(),
-            }
-        };
+        let io = open_io(&config, sched, &descs, level_files, cooked, live);
         let mut cameras = CameraStore::new();
         let camera = cameras.insert(Camera::looking_at(
             projection(),
             Vec3::new(0.0, 100.0, 0.0),
             Vec3::new(1.0, 100.0, 1.0),
         ));
-        let prop_lods = manifest
-            .props
-            .iter()
-            .enumerate()
-            .map(|(p, d)| {
-                let levels = d
-                    .ranges
-                    .iter()
-                    .enumerate()
-                    .map(|(l, &r)| {
-                        EntityLodLevel::new(
-                            MeshHandle(2_000_000 + p as u32 * 8 + l as u32),
-                            r,
-                            d.name.as_str(),
-                        )
-                    })
-                    .collect();
-                EntityLod::new(levels).map_err(|e| WorldError::Invalid {
-                    path: dir.join(crate::MANIFEST_FILE),
-                    what: format!("prop {p} ({}): {e}", d.name),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let prop_lods = prop_lods(dir, &manifest)?;
         let n_models = manifest.models.len();
         let n_buildings = manifest.buildings.len();
-        let dense = grid
-            .chunk_coords()
-            .filter(|&c| {
-                grid.entry(c)
-                    .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)))
-            })
-            .collect::<Vec<_>>();
-        let mut dense = dense;
-        dense.sort_by_key(|c| (c.x, c.y, c.z));
         let settings = RenderSettings {
             cull_min_pixels: 1.0,
             cull_max_distance: config.draw_distance,
             viewport_height: VIEWPORT_HEIGHT,
             ..RenderSettings::default()
         };
+        let n_regions = streamer.len();
         Ok(Self {
             dir: dir.to_owned(),
-            requests: coarsest.iter().map(|&c| ModelRequest::unseen(c)).collect(),
-            metrics,
-            model_bounds,
-            coarsest,
-            model_levels: vec![None; n_models],
-            model_screen: vec![0.0; n_models],
-            model_visible: vec![false; n_models],
-            cluster_stats: FrameStats::default(),
-            building_resident: vec![0; n_buildings],
-            building_object: vec![None; n_buildings],
-            building_spare_since: vec![u32::MAX; n_buildings],
-            building_load: vec![None; n_buildings],
-            building_active: vec![false; n_buildings],
-            building_failed: vec![0; n_buildings],
-            building_io_hash: 0,
-            region_objects: vec![Vec::new(); streamer.len()],
-            scene,
-            streamer,
-            region_frame: RegionFrame::default(),
-            region_completions: Vec::new(),
-            store: ObjectStore::new(),
-            objects: Vec::new(),
-            cameras,
-            camera,
-            pass: VisibilitySystem::new(),
-            settings,
-            in_view: Vec::new(),
-            prop_lods,
-            collision: CollisionCache::new(1),
-            sources: [Vec3::ZERO; 2],
-            n_sources: 0,
-            chunk_range: (IVec3::ZERO, IVec3::ZERO),
-            range_version: (u64::MAX, u64::MAX),
-            collider_estimate: COLLIDER_ESTIMATE,
-            early_upload: 0,
-            edit_hash: 0,
-            colliders_built: 0,
-            collider_hash: 0,
-            near: Vec::new(),
-            collider_list: Vec::new(),
-            grid,
-            pending: BTreeMap::new(),
-            uploaded: BTreeMap::new(),
-            dense,
-            base_mesher: ChunkMesher::new(),
-            base_meshes: BTreeMap::new(),
-            base_pending: BTreeSet::new(),
-            base_hash: 0,
-            remakes: 0,
-            frame_remakes: 0,
-            bias: Bias::default(),
-            memory_tight: false,
-            asks: Vec::new(),
-            targets: Vec::new(),
-            partial: BTreeMap::new(),
+            clusters: Clusters {
+                requests: coarsest.iter().map(|&c| ModelRequest::unseen(c)).collect(),
+                metrics,
+                model_bounds,
+                coarsest,
+                model_levels: vec![None; n_models],
+                model_screen: vec![0.0; n_models],
+                model_visible: vec![false; n_models],
+                stats: FrameStats::default(),
+            },
+            buildings: Buildings::new(n_buildings),
+            regions: Regions {
+                objects: vec![Vec::new(); n_regions],
+                scene,
+                streamer,
+                frame: RegionFrame::default(),
+                completions: Vec::new(),
+            },
+            vis: Visibility {
+                store: ObjectStore::new(),
+                objects: Vec::new(),
+                cameras,
+                camera,
+                pass: VisibilitySystem::new(),
+                settings,
+                in_view: Vec::new(),
+                prop_lods,
+            },
+            terrain: Terrain::new(grid),
+            pools: Pools {
+                bias: Bias::default(),
+                memory_tight: false,
+                asks: Vec::new(),
+                targets: Vec::new(),
+                partial: BTreeMap::new(),
+            },
             io,
             manifest,
             config,
@@ -634,71 +706,82 @@ impl World {
         })
     }
 
+    /// The world's manifest.
     pub fn manifest(&self) -> &WorldManifest {
         &self.manifest
     }
 
+    /// The settings the loop runs with.
     pub fn config(&self) -> &WorldConfig {
         &self.config
     }
 
+    /// The world folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The region streamer (each region's state).
     pub fn streamer(&self) -> &RegionStreamer {
-        &self.streamer
+        &self.regions.streamer
     }
 
+    /// The object store every loaded object is in.
     pub fn store(&self) -> &ObjectStore {
-        &self.store
+        &self.vis.store
     }
 
+    /// The voxel grid, edits included.
     pub fn grid(&self) -> &VoxelGrid {
-        &self.grid
+        &self.terrain.grid
     }
 
     /// The terrain chunks uploaded, with their level (`None`: known empty).
     pub fn terrain_levels(&self) -> impl Iterator<Item = (IVec3, Option<u8>)> + '_ {
-        self.uploaded
+        self.terrain
+            .uploaded
             .iter()
             .map(|(c, u)| (IVec3::from_array(*c), (!u.empty).then_some(u.level)))
     }
 
     /// Every loaded object with its kind, box and the level it draws (`None`: none).
     pub fn objects(&self) -> impl Iterator<Item = (EntityKind, Aabb, Option<u8>)> + '_ {
-        let vis = &self.pass.visibility().objects;
-        self.objects.iter().enumerate().filter_map(move |(i, o)| {
-            let id = ObjectId(i as u32);
-            let mut bounds = *vis.bounds.get(i)?;
-            // The pass writes no box for an object with no level to draw (a building
-            // whose file failed): its placed box from the store.
-            if bounds.is_empty() {
-                let placed = self.store.world(id).unwrap_or(Mat4::IDENTITY);
-                bounds = farsight_geom::transform_aabb(&placed, &self.store.bounds(id));
-            }
-            let level = || {
-                self.store.lod(id).and_then(|l| l.current()).or(vis
-                    .lod_level
-                    .get(i)
-                    .copied()
-                    .filter(|&l| l != u8::MAX))
-            };
-            match *o {
-                Obj::Free => None,
-                Obj::Model { model, .. } => Some((
-                    EntityKind::Model(model),
-                    bounds,
-                    self.drawn_cluster_level(model),
-                )),
-                Obj::Building(b) => Some((EntityKind::Building(b), bounds, level())),
-                Obj::Prop => Some((EntityKind::Prop(0), bounds, level())),
-            }
-        })
+        let vis = &self.vis.pass.visibility().objects;
+        self.vis
+            .objects
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, o)| {
+                let id = ObjectId(i as u32);
+                let mut bounds = *vis.bounds.get(i)?;
+                // The pass writes no box for an object with no level to draw (a building
+                // whose file failed): its placed box from the store.
+                if bounds.is_empty() {
+                    let placed = self.vis.store.world(id).unwrap_or(Mat4::IDENTITY);
+                    bounds = farsight_geom::transform_aabb(&placed, &self.vis.store.bounds(id));
+                }
+                let level = || {
+                    self.vis.store.lod(id).and_then(|l| l.current()).or(vis
+                        .lod_level
+                        .get(i)
+                        .copied()
+                        .filter(|&l| l != u8::MAX))
+                };
+                match *o {
+                    Obj::Free => None,
+                    Obj::Model { model, .. } => Some((
+                        EntityKind::Model(model),
+                        bounds,
+                        self.drawn_cluster_level(model),
+                    )),
+                    Obj::Building(b) => Some((EntityKind::Building(b), bounds, level())),
+                    Obj::Prop => Some((EntityKind::Prop(0), bounds, level())),
+                }
+            })
     }
 
     fn drawn_cluster_level(&self, model: u32) -> Option<u8> {
-        let fit = self.requests.get(model as usize)?.fit;
+        let fit = self.clusters.requests.get(model as usize)?.fit;
         match &self.io {
             Io::Live { clusters, .. } => clusters.scheduler().drawn_level(model, fit),
             Io::Replay { scheduler, .. } => scheduler.drawn_level(model, fit),
@@ -715,7 +798,7 @@ impl World {
 
     /// What a loading screen still waits for, if anything.
     pub fn waiting_on(&self) -> Option<&'static str> {
-        let counts = self.streamer.counts();
+        let counts = self.regions.streamer.counts();
         if counts[1] > 0 || counts[4] > 0 {
             return Some("regions loading or unloading");
         }
@@ -746,17 +829,18 @@ impl World {
         }
         // A building whose coarsest level was given up is not waited for (it is a
         // hole, counted as one).
-        let buildings = (0..self.building_object.len())
-            .all(|b| !self.building_active[b] || self.building_shows(b as u32));
+        let buildings = (0..self.buildings.object.len())
+            .all(|b| !self.buildings.active[b] || self.building_shows(b as u32));
         if !buildings {
             return Some("building meshes");
         }
         // A chunk that draws an older mesh is not waited for (under pressure the
         // bias may keep it coarser on purpose).
         let undrawn = self
+            .terrain
             .pending
             .keys()
-            .any(|c| self.uploaded.get(c).is_none_or(|u| u.empty));
+            .any(|c| self.terrain.uploaded.get(c).is_none_or(|u| u.empty));
         if undrawn {
             return Some("terrain uploads");
         }
@@ -776,22 +860,22 @@ impl World {
     /// The base mesh (coarsest level, made on the loop's thread) `chunk` draws or
     /// is about to draw until a published mesh replaces it.
     pub fn terrain_base_mesh(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
-        self.base_meshes.get(&chunk.to_array())
+        self.terrain.base_meshes.get(&chunk.to_array())
     }
 
     /// The terrain colliders held: every chunk within the collision radius of a
     /// streaming source, and what the pools let the band beyond keep.
     pub fn collision(&self) -> &CollisionCache {
-        &self.collision
+        &self.terrain.collision
     }
 
     /// The base mesh `chunk` draws now (not one waiting for its upload), if it
     /// draws its base.
     pub fn terrain_drawn_base(&self, chunk: IVec3) -> Option<&Arc<ChunkMesh>> {
         let key = chunk.to_array();
-        let drawn = self.uploaded.get(&key).is_some_and(|u| !u.empty);
-        (drawn && !self.base_pending.contains(&key))
-            .then(|| self.base_meshes.get(&key))
+        let drawn = self.terrain.uploaded.get(&key).is_some_and(|u| !u.empty);
+        (drawn && !self.terrain.base_pending.contains(&key))
+            .then(|| self.terrain.base_meshes.get(&key))
             .flatten()
     }
 
@@ -831,7 +915,7 @@ impl World {
 
     /// The one bias every system coarsens by.
     fn bias(&self) -> u8 {
-        self.bias.bias
+        self.pools.bias.bias
     }
 
     fn run(&mut self, input: &mut FrameInput, live: bool) -> FrameReport {
@@ -849,43 +933,13 @@ impl World {
 
         // Regions.
         let t = Instant::now();
-        let h = self.regions(input, live, camera);
+        let h = self.stream_regions(input, live, camera);
         self.building_completions(input, &mut report);
         report.systems[SystemId::Regions as usize].time = t.elapsed();
         report.hashes[SystemId::Regions as usize] = h;
 
         // Visibility over every loaded object.
-        let t = Instant::now();
-        *self
-            .cameras
-            .get_mut(self.camera)
-            .expect("the flight camera") = Camera::looking_at(projection(), camera, target);
-        self.settings.lod.lod_bias = 1.0 + 0.5 * bias as f32;
-        let ctx = FrameContext {
-            frame: self.frame as u64,
-            host_view: None,
-            cameras: &self.cameras,
-            world_epoch: 0,
-            settings: &self.settings,
-            stereo_eyes: None,
-        };
-        self.pass.update(&mut self.store, &ctx);
-        let vis = self.pass.visibility();
-        self.in_view.clear();
-        self.in_view.resize(self.objects.len(), false);
-        let mut hv = DecisionHash::default();
-        for &i in &vis.objects.visible {
-            if let Some(v) = self.in_view.get_mut(i as usize) {
-                *v = true;
-            }
-            hv.u32(i);
-            hv.u32(vis.objects.lod_level.get(i as usize).copied().unwrap_or(0) as u32);
-        }
-        report.visible = vis.objects.visible.len() as u32;
-        report.objects = self.store.len() as u32;
-        report.systems[SystemId::Visibility as usize].time = t.elapsed();
-        report.hashes[SystemId::Visibility as usize] = hv.value();
-        let frustum = Frustum::from_view_projection(&(vis.projection * vis.view));
+        let frustum = self.visibility_phase(camera, target, bias, &mut report);
 
         // Terrain: edits, view and publication (live), colliders: its asks for the
         // pools are known before any system is granted anything.
@@ -901,13 +955,13 @@ impl World {
         // The pools: every system's asks in one order; the scheduler's share.
         let t = Instant::now();
         self.gather_asks(camera, bias);
-        let (cluster_upload, cluster_memory, planned_short) = self.plan();
+        let plan = self.plan();
         let plan_time = t.elapsed();
 
         // Cluster-level residency within its share.
         let t = Instant::now();
-        let hc = self.cluster_step(input, cluster_upload, cluster_memory);
-        let cs = self.cluster_stats;
+        let hc = self.cluster_step(input, plan.upload, plan.memory);
+        let cs = self.clusters.stats;
         report.systems[SystemId::Clusters as usize] = SystemFrame {
             time: request_time + t.elapsed(),
             memory: cs.bytes_resident,
@@ -918,43 +972,134 @@ impl World {
 
         // Buildings and terrain take what the clusters left, in the same order.
         let t = Instant::now();
-        let (hb, ht, bytes_b, bytes_t, starved) = self.apply_grants(cs, camera);
+        let grants = self.apply_grants(cs, camera);
         let share_time = t.elapsed();
-        let bmem = self.building_memory();
-        let building_holes = self.building_holes(&frustum);
-        report.building_levels_failed = self.building_failed.iter().map(|m| m.count_ones()).sum();
-        report.systems[SystemId::Buildings as usize] = SystemFrame {
-            time: share_time / 2,
-            memory: bmem,
-            upload: bytes_b,
-            holes: building_holes,
-        };
-        report.hashes[SystemId::Buildings as usize] = hb;
-        let tmem = self.terrain_memory();
-        let (terrain_holes, base_drawn) = self.terrain_holes(camera, &frustum);
-        report.terrain_base_drawn = base_drawn;
-        report.terrain_bases_made = self.remakes;
-        report.terrain_bases_made_on_frame = self.frame_remakes;
-        report.colliders = self.collision.len() as u32;
-        report.collider_bytes = self.collision.heap_bytes() as u64;
-        report.colliders_built = self.colliders_built;
-        report.systems[SystemId::Terrain as usize] = SystemFrame {
-            time: terrain_time + share_time / 2,
-            memory: tmem,
-            upload: bytes_t,
-            holes: terrain_holes,
-        };
-        report.hashes[SystemId::Terrain as usize] = ht;
+        self.report_buildings(&grants, share_time / 2, &frustum, &mut report);
+        self.report_terrain(
+            &grants,
+            terrain_time + share_time / 2,
+            camera,
+            &frustum,
+            &mut report,
+        );
 
         // The budget: one bias from every system's pressure.
-        let memory = cs.bytes_resident + bmem + tmem;
-        let upload = cs.bytes_uploaded + bytes_b + bytes_t;
+        self.budget_phase(&plan, &grants, plan_time, &mut report);
+        report.regions = self.regions.streamer.counts();
+        self.frame += 1;
+        report
+    }
+
+    /// The visibility pass from this frame's camera, at the bias's LOD scale; the
+    /// frustum the holes are counted in.
+    fn visibility_phase(
+        &mut self,
+        camera: Vec3,
+        target: Vec3,
+        bias: u8,
+        report: &mut FrameReport,
+    ) -> Frustum {
+        let t = Instant::now();
+        let vis = &mut self.vis;
+        *vis.cameras.get_mut(vis.camera).expect("the flight camera") =
+            Camera::looking_at(projection(), camera, target);
+        vis.settings.lod.lod_bias = 1.0 + 0.5 * bias as f32;
+        let ctx = FrameContext {
+            frame: self.frame as u64,
+            host_view: None,
+            cameras: &vis.cameras,
+            world_epoch: 0,
+            settings: &vis.settings,
+            stereo_eyes: None,
+        };
+        vis.pass.update(&mut vis.store, &ctx);
+        let out = vis.pass.visibility();
+        vis.in_view.clear();
+        vis.in_view.resize(vis.objects.len(), false);
+        let mut hv = DecisionHash::default();
+        for &i in &out.objects.visible {
+            if let Some(v) = vis.in_view.get_mut(i as usize) {
+                *v = true;
+            }
+            hv.u32(i);
+            hv.u32(out.objects.lod_level.get(i as usize).copied().unwrap_or(0) as u32);
+        }
+        report.visible = out.objects.visible.len() as u32;
+        report.objects = vis.store.len() as u32;
+        report.systems[SystemId::Visibility as usize].time = t.elapsed();
+        report.hashes[SystemId::Visibility as usize] = hv.value();
+        Frustum::from_view_projection(&(out.projection * out.view))
+    }
+
+    /// The buildings' share of the report.
+    fn report_buildings(
+        &self,
+        grants: &Grants,
+        time: Duration,
+        frustum: &Frustum,
+        report: &mut FrameReport,
+    ) {
+        report.building_levels_failed = self.buildings.failed.iter().map(|m| m.count_ones()).sum();
+        report.systems[SystemId::Buildings as usize] = SystemFrame {
+            time,
+            memory: self.building_memory(),
+            upload: grants.building_upload,
+            holes: self.building_holes(frustum),
+        };
+        report.hashes[SystemId::Buildings as usize] = grants.building_hash;
+    }
+
+    /// The terrain's share of the report.
+    fn report_terrain(
+        &self,
+        grants: &Grants,
+        time: Duration,
+        camera: Vec3,
+        frustum: &Frustum,
+        report: &mut FrameReport,
+    ) {
+        let t = &self.terrain;
+        let (terrain_holes, base_drawn) = self.terrain_holes(camera, frustum);
+        report.terrain_base_drawn = base_drawn;
+        report.terrain_bases_made = t.remakes;
+        report.terrain_bases_made_on_frame = t.frame_remakes;
+        report.terrain_split = t.split;
+        report.terrain_stale = t.stale.len() as u32;
+        report.colliders = t.collision.len() as u32;
+        report.collider_bytes = t.collision.heap_bytes() as u64;
+        report.colliders_built = t.colliders_built;
+        report.colliders_rebuilt = t.colliders_rebuilt;
+        report.systems[SystemId::Terrain as usize] = SystemFrame {
+            time,
+            memory: self.terrain_memory(),
+            upload: grants.terrain_upload,
+            holes: terrain_holes,
+        };
+        report.hashes[SystemId::Terrain as usize] = grants.terrain_hash;
+    }
+
+    /// The budget: one bias from every system's pressure, and the frame's totals.
+    fn budget_phase(
+        &mut self,
+        plan: &Plan,
+        grants: &Grants,
+        plan_time: Duration,
+        report: &mut FrameReport,
+    ) {
+        let cs = self.clusters.stats;
+        let memory = cs.bytes_resident
+            + report.systems[SystemId::Buildings as usize].memory
+            + report.systems[SystemId::Terrain as usize].memory;
+        let upload = cs.bytes_uploaded + grants.building_upload + grants.terrain_upload;
         let b = self.config.budget;
         let held = self.held(self.scheduler().held_bytes());
-        self.memory_tight = held > b.fine_memory();
-        let pressure =
-            planned_short || starved || cs.budget_exhausted || cs.memory_full || self.memory_tight;
-        self.bias.update(pressure, &b);
+        self.pools.memory_tight = held > b.fine_memory();
+        let pressure = plan.short
+            || grants.starved
+            || cs.budget_exhausted
+            || cs.memory_full
+            || self.pools.memory_tight;
+        self.pools.bias.update(pressure, &b);
         report.memory = memory;
         report.upload = upload;
         report.over_budget = memory > b.memory || upload > b.upload;
@@ -962,8 +1107,8 @@ impl World {
         let mut hb = DecisionHash::default();
         hb.u64(memory);
         hb.u64(upload);
-        hb.u64(cluster_upload);
-        hb.u64(cluster_memory);
+        hb.u64(plan.upload);
+        hb.u64(plan.memory);
         hb.u32(report.bias as u32);
         report.hashes[SystemId::Budget as usize] = hb.value();
         report.systems[SystemId::Budget as usize] = SystemFrame {
@@ -972,9 +1117,6 @@ impl World {
             upload,
             ..SystemFrame::default()
         };
-        report.regions = self.streamer.counts();
-        self.frame += 1;
-        report
     }
 
     /// Collects the I/O that completed (live): region reads into `regions_done`
@@ -1031,10 +1173,10 @@ impl World {
         }
     }
 
-    fn regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
-        self.region_completions.clear();
+    fn stream_regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
+        self.regions.completions.clear();
         debug_assert!(live || matches!(self.io, Io::Replay { .. }));
-        self.region_completions.extend(
+        self.regions.completions.extend(
             input
                 .regions_done
                 .iter()
@@ -1055,13 +1197,13 @@ impl World {
         } else {
             1
         };
-        self.streamer.update(
+        self.regions.streamer.update(
             &sources[..n],
-            &self.region_completions,
-            &mut self.region_frame,
+            &self.regions.completions,
+            &mut self.regions.frame,
         );
         let mut h = DecisionHash::default();
-        let f = std::mem::take(&mut self.region_frame);
+        let f = std::mem::take(&mut self.regions.frame);
         for (tag, list) in [
             (1u32, &f.loads),
             (2, &f.creates),
@@ -1077,7 +1219,7 @@ impl World {
                 Io::Live { arrived, .. } => arrived.remove(&r).unwrap_or_default(),
                 // A replay reads the file the recorded completion says arrived.
                 Io::Replay { .. } => {
-                    read_region_file(&self.scene.region_path(r)).unwrap_or_default()
+                    read_region_file(&self.regions.scene.region_path(r)).unwrap_or_default()
                 }
             };
             self.create_region(r, &entities);
@@ -1098,27 +1240,27 @@ impl World {
         } = &mut self.io
         {
             for &r in &f.loads {
-                let path: Arc<Path> = Arc::from(self.scene.region_path(r));
+                let path: Arc<Path> = Arc::from(self.regions.scene.region_path(r));
                 *region_reads += 1;
                 regions.submit(r as u64, move || IoDone::Region(read_region_file(&path)));
             }
         }
-        self.region_frame = f;
+        self.regions.frame = f;
         h.value()
     }
 
     fn put_object(&mut self, d: ObjectDesc, o: Obj) -> ObjectId {
-        let id = self.store.insert(d);
+        let id = self.vis.store.insert(d);
         let i = id.0 as usize;
-        if self.objects.len() <= i {
-            self.objects.resize(i + 1, Obj::Free);
+        if self.vis.objects.len() <= i {
+            self.vis.objects.resize(i + 1, Obj::Free);
         }
-        self.objects[i] = o;
+        self.vis.objects[i] = o;
         id
     }
 
     fn create_region(&mut self, region: u32, entities: &[EntityRecord]) {
-        let mut ids = std::mem::take(&mut self.region_objects[region as usize]);
+        let mut ids = std::mem::take(&mut self.regions.objects[region as usize]);
         for e in entities {
             let Some(kind) = self.manifest.kind(e.model) else {
                 log::warn!("region {region}: entity {} names no model", e.id);
@@ -1131,7 +1273,7 @@ impl World {
             );
             let (desc, obj) = match kind {
                 EntityKind::Model(m) => {
-                    let [x, y, z, radius] = self.model_bounds[m as usize];
+                    let [x, y, z, radius] = self.clusters.model_bounds[m as usize];
                     let c = Vec3::new(x, y, z);
                     let r = Vec3::splat(radius);
                     let mut d = ObjectDesc::new(
@@ -1169,7 +1311,7 @@ impl World {
                         log::warn!("building {}: levels refused", entry.id);
                         continue;
                     };
-                    let mask = self.building_resident[b as usize];
+                    let mask = self.buildings.resident[b as usize];
                     for l in 0..entry.levels.len() {
                         if mask & (1 << l) != 0 {
                             lod.set_residency(l, Residency::Resident);
@@ -1194,7 +1336,7 @@ impl World {
                         MaterialHandle(2),
                     );
                     d.visible = false;
-                    d.lod = Some(self.prop_lods[p as usize].clone());
+                    d.lod = Some(self.vis.prop_lods[p as usize].clone());
                     (d, Obj::Prop)
                 }
             };
@@ -1202,26 +1344,26 @@ impl World {
             desc.entity = e.id as u64;
             let id = self.put_object(desc, obj);
             if let Obj::Building(b) = obj {
-                self.building_object[b as usize] = Some(id);
+                self.buildings.object[b as usize] = Some(id);
             }
             ids.push(id);
         }
-        self.region_objects[region as usize] = ids;
+        self.regions.objects[region as usize] = ids;
     }
 
     /// A building of an active region shows once it has a level to draw, or once
     /// its coarsest level was given up (then it is a hole while in view); until
     /// then it is on its way, as a region being read is.
     fn set_region_visible(&mut self, region: u32, on: bool) {
-        for &id in &self.region_objects[region as usize] {
-            let show = match self.objects[id.0 as usize] {
+        for &id in &self.regions.objects[region as usize] {
+            let show = match self.vis.objects[id.0 as usize] {
                 Obj::Building(b) => {
-                    self.building_active[b as usize] = on;
+                    self.buildings.active[b as usize] = on;
                     on && self.building_shows(b)
                 }
                 _ => on,
             };
-            self.store.set_visible(id, show);
+            self.vis.store.set_visible(id, show);
         }
     }
 
@@ -1229,38 +1371,39 @@ impl World {
     fn building_shows(&self, b: u32) -> bool {
         let b = b as usize;
         let coarsest = self.manifest.buildings[b].levels.len() - 1;
-        self.building_resident[b] != 0 || self.building_failed[b] & (1 << coarsest) != 0
+        self.buildings.resident[b] != 0 || self.buildings.failed[b] & (1 << coarsest) != 0
     }
 
     /// Shows building `b` if its region is active and it now shows.
     fn show_building(&mut self, b: u32) {
-        if let Some(id) = self.building_object[b as usize] {
-            if self.building_active[b as usize] && self.building_shows(b) {
-                self.store.set_visible(id, true);
+        if let Some(id) = self.buildings.object[b as usize] {
+            if self.buildings.active[b as usize] && self.building_shows(b) {
+                self.vis.store.set_visible(id, true);
             }
         }
     }
 
     fn drop_region(&mut self, region: u32) {
-        let ids = std::mem::take(&mut self.region_objects[region as usize]);
+        let ids = std::mem::take(&mut self.regions.objects[region as usize]);
         for &id in &ids {
-            if let Obj::Building(b) = self.objects[id.0 as usize] {
+            if let Obj::Building(b) = self.vis.objects[id.0 as usize] {
                 // Its meshes go with it.
-                self.building_resident[b as usize] = 0;
-                self.building_spare_since[b as usize] = u32::MAX;
-                self.building_object[b as usize] = None;
-                self.building_active[b as usize] = false;
+                self.buildings.resident[b as usize] = 0;
+                self.buildings.spare_since[b as usize] = u32::MAX;
+                self.buildings.object[b as usize] = None;
+                self.buildings.active[b as usize] = false;
                 // A read still in flight is forgotten when it lands.
-                self.building_load[b as usize] = None;
-                self.partial
+                self.buildings.load[b as usize] = None;
+                self.pools
+                    .partial
                     .retain(|k, _| !(k.0 == 0 && k.1[0] == b as i32));
             }
-            self.objects[id.0 as usize] = Obj::Free;
-            self.store.remove(id);
+            self.vis.objects[id.0 as usize] = Obj::Free;
+            self.vis.store.remove(id);
         }
         let mut ids = ids;
         ids.clear();
-        self.region_objects[region as usize] = ids;
+        self.regions.objects[region as usize] = ids;
     }
 
     /// Each model's request from the same view: the finest level any visible
@@ -1274,10 +1417,16 @@ impl World {
             threshold_px: 1.0,
             bias: bias as u32,
         };
-        self.model_levels.iter_mut().for_each(|l| *l = None);
-        self.model_visible.iter_mut().for_each(|v| *v = false);
-        self.model_screen.iter_mut().for_each(|s| *s = 0.0);
-        for (i, o) in self.objects.iter().enumerate() {
+        self.clusters
+            .model_levels
+            .iter_mut()
+            .for_each(|l| *l = None);
+        self.clusters
+            .model_visible
+            .iter_mut()
+            .for_each(|v| *v = false);
+        self.clusters.model_screen.iter_mut().for_each(|s| *s = 0.0);
+        for (i, o) in self.vis.objects.iter().enumerate() {
             let Obj::Model {
                 model,
                 center,
@@ -1287,7 +1436,7 @@ impl World {
             else {
                 continue;
             };
-            if !self.store.is_visible(ObjectId(i as u32)) {
+            if !self.vis.store.is_visible(ObjectId(i as u32)) {
                 continue;
             }
             let m = model as usize;
@@ -1296,18 +1445,24 @@ impl World {
                 radius,
                 scale,
             };
-            let l = model_levels(LevelMetric::ParentErrors(&self.metrics[m]), &inst, &view);
-            self.model_levels[m] = Some(self.model_levels[m].map_or(l, |o| o.finest(l)));
-            if self.in_view.get(i).copied().unwrap_or(false) {
-                self.model_visible[m] = true;
+            let l = model_levels(
+                LevelMetric::ParentErrors(&self.clusters.metrics[m]),
+                &inst,
+                &view,
+            );
+            self.clusters.model_levels[m] =
+                Some(self.clusters.model_levels[m].map_or(l, |o| o.finest(l)));
+            if self.vis.in_view.get(i).copied().unwrap_or(false) {
+                self.clusters.model_visible[m] = true;
                 let d = center.distance(camera) - radius;
-                self.model_screen[m] = self.model_screen[m].max(screen_px(radius, d));
+                self.clusters.model_screen[m] =
+                    self.clusters.model_screen[m].max(screen_px(radius, d));
             }
         }
-        let tight = self.memory_tight;
-        for (m, r) in self.requests.iter_mut().enumerate() {
-            let c = self.coarsest[m];
-            *r = match self.model_levels[m] {
+        let tight = self.pools.memory_tight;
+        for (m, r) in self.clusters.requests.iter_mut().enumerate() {
+            let c = self.clusters.coarsest[m];
+            *r = match self.clusters.model_levels[m] {
                 Some(l) => {
                     let wanted = ModelRequest::wanted_for(l.fit as u8, bias, c);
                     ModelRequest {
@@ -1318,8 +1473,8 @@ impl World {
                             l.keep as u8
                         },
                         wanted,
-                        screen_size: self.model_screen[m],
-                        visible: self.model_visible[m],
+                        screen_size: self.clusters.model_screen[m],
+                        visible: self.clusters.model_visible[m],
                     }
                 }
                 None => ModelRequest::unseen(c),
@@ -1333,7 +1488,7 @@ impl World {
         let stats = match &mut self.io {
             Io::Live { clusters, .. } => {
                 clusters.set_budgets(upload, memory);
-                let stats = clusters.frame(&self.requests);
+                let stats = clusters.frame(&self.clusters.requests);
                 input.chunks_done.extend(
                     clusters
                         .last_completions()
@@ -1360,7 +1515,7 @@ impl World {
                         .map(|&(request, ok)| ChunkCompletion { request, ok }),
                 );
                 decisions.clear();
-                let stats = scheduler.step(&self.requests, completions, decisions);
+                let stats = scheduler.step(&self.clusters.requests, completions, decisions);
                 decisions.iter().for_each(|d| hash_decision(&mut h, d));
                 stats
             }
@@ -1370,7 +1525,7 @@ impl World {
         h.u64(stats.bytes_uploaded);
         h.u64(stats.bytes_resident);
         h.u32(stats.holes);
-        self.cluster_stats = stats;
+        self.clusters.stats = stats;
         h.value()
     }
 
@@ -1382,22 +1537,26 @@ impl World {
     }
 
     fn terrain_inputs(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) {
-        let before = (self.grid.generation(), self.grid.revision());
+        let t = Instant::now();
+        let before = (self.terrain.grid.generation(), self.terrain.grid.revision());
         for e in &input.edits {
             let material = if e.carve {
                 Material::AIR
             } else {
                 Material::ROCK
             };
-            if let Err(err) = self
-                .grid
-                .set_sphere(Vec3::from_array(e.center), e.radius, material)
+            if let Err(err) =
+                self.terrain
+                    .grid
+                    .set_sphere(Vec3::from_array(e.center), e.radius, material)
             {
                 log::warn!("terrain edit refused: {err}");
             }
         }
+        self.terrain.split.edits = t.elapsed();
+        let t = Instant::now();
         if let (true, Io::Live { view, seen, .. }) = (live, &mut self.io) {
-            view.update(&self.grid, camera);
+            view.update(&self.terrain.grid, camera);
             let mut out: Vec<TerrainPublication> = Vec::new();
             for (c, level, mesh) in view.published() {
                 let id = mesh.map_or(0, |m| Arc::as_ptr(m) as usize);
@@ -1430,11 +1589,11 @@ impl World {
         }
         for p in &input.terrain {
             if p.level == u8::MAX {
-                self.pending.remove(&p.chunk);
-                self.uploaded.remove(&p.chunk);
+                self.terrain.pending.remove(&p.chunk);
+                self.terrain.uploaded.remove(&p.chunk);
             } else if p.empty {
-                self.pending.remove(&p.chunk);
-                self.uploaded.insert(
+                self.terrain.pending.remove(&p.chunk);
+                self.terrain.uploaded.insert(
                     p.chunk,
                     Uploaded {
                         level: p.level,
@@ -1443,36 +1602,47 @@ impl World {
                     },
                 );
             } else {
-                self.pending.insert(p.chunk, *p);
-                self.partial.remove(&(1, p.chunk));
+                self.terrain.pending.insert(p.chunk, *p);
+                self.pools.partial.remove(&(1, p.chunk));
             }
             if p.level == u8::MAX || p.empty {
-                self.base_meshes.remove(&p.chunk);
+                self.terrain.base_meshes.remove(&p.chunk);
+                self.terrain.stale.remove(&p.chunk);
             }
-            self.base_pending.remove(&p.chunk);
+            self.terrain.base_pending.remove(&p.chunk);
         }
-        self.early_upload = 0;
-        self.remakes = 0;
-        self.frame_remakes = 0;
+        self.terrain.early_upload = 0;
+        self.terrain.remakes = 0;
+        self.terrain.frame_remakes = 0;
+        self.terrain.split.view = t.elapsed();
+        let t = Instant::now();
         self.edited(before, camera);
+        self.remake_stale(camera);
+        self.terrain.split.stale = t.elapsed();
+        let t = Instant::now();
         self.base(camera);
+        self.terrain.split.base = t.elapsed();
+        let t = Instant::now();
         self.colliders(input, camera);
+        self.terrain.split.colliders = t.elapsed();
     }
 
-    /// After an edit, every chunk whose drawn or pending mesh read an edited cell
-    /// gets its base mesh (the coarsest level, from the edited grid) made and
-    /// uploaded here and now, replacing the stale one, so a stale mesh is never
-    /// drawn whether or not the background mesher keeps up (paused, or its result
-    /// still on the way: its serial makes any older result void); the mesher's
-    /// result replaces the base when it is published and uploaded. An edited chunk
-    /// beyond preload range drops its mesh (seed 001: it cannot reappear stale).
+    /// After an edit, every chunk whose pending mesh read an edited cell loses it,
+    /// and every chunk whose drawn mesh did joins the stale queue: its base mesh
+    /// (the coarsest level, from the edited grid) replaces the stale one within a
+    /// few frames, nearest the camera first ([`World::remake_stale`]), whether or
+    /// not the background mesher keeps up (paused, or its result still on the way:
+    /// its serial makes any older result void); the mesher's result replaces the
+    /// base when it is published and uploaded. An edited chunk beyond preload range
+    /// drops its mesh (docs/design/voxel-terrain.md#render-levels-and-residency: it cannot reappear stale).
     fn edited(&mut self, before: (u64, u64), camera: Vec3) {
         let mut h = DecisionHash::default();
-        if before == (self.grid.generation(), self.grid.revision()) {
-            self.edit_hash = 0;
+        if before == (self.terrain.grid.generation(), self.terrain.grid.revision()) {
+            self.terrain.edit_hash = 0;
             return;
         }
-        let Changes::Delta { changed, removed } = self.grid.changes_since(before.0, before.1)
+        let Changes::Delta { changed, removed } =
+            self.terrain.grid.changes_since(before.0, before.1)
         else {
             unreachable!("an edit keeps the grid's generation");
         };
@@ -1481,7 +1651,7 @@ impl World {
         // those whose pending mesh did (at its level).
         let (mut drawn, mut pending) = (ChunkSet::default(), ChunkSet::default());
         {
-            let (up, pend) = (&self.uploaded, &self.pending);
+            let (up, pend) = (&self.terrain.uploaded, &self.terrain.pending);
             // A chunk drawn as empty was found empty at its level: an edit beyond
             // that level's reach cannot give it a surface, so it keeps its state (the
             // coarsest reach, 17 cells, remade the base of every empty neighbour of
@@ -1504,16 +1674,18 @@ impl World {
             .chain(removed.iter().copied())
         {
             let dense = self
+                .terrain
                 .grid
                 .entry(c)
                 .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)));
             let at = self
+                .terrain
                 .dense
                 .binary_search_by_key(&(c.x, c.y, c.z), |d| (d.x, d.y, d.z));
             match (at, dense) {
-                (Err(i), true) => self.dense.insert(i, c),
+                (Err(i), true) => self.terrain.dense.insert(i, c),
                 (Ok(i), false) => {
-                    self.dense.remove(i);
+                    self.terrain.dense.remove(i);
                 }
                 _ => {}
             }
@@ -1522,60 +1694,96 @@ impl World {
         // base, takes its place).
         let mut list: Vec<IVec3> = pending
             .into_iter()
-            .filter(|c| self.pending.contains_key(&c.to_array()))
+            .filter(|c| self.terrain.pending.contains_key(&c.to_array()))
             .collect();
         list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
         for c in &list {
             let key = c.to_array();
-            self.pending.remove(&key);
-            self.partial.remove(&(1, key));
-            if self.base_pending.remove(&key) {
-                self.base_meshes.remove(&key);
+            self.terrain.pending.remove(&key);
+            self.pools.partial.remove(&(1, key));
+            if self.terrain.base_pending.remove(&key) {
+                self.terrain.base_meshes.remove(&key);
             }
             key.iter().for_each(|&x| h.u32(x as u32));
         }
-        // A stale drawn mesh is replaced by its base at once.
+        // A stale drawn mesh within preload range waits in the stale queue for its
+        // base (the nearest ones are remade this very frame); one beyond is dropped.
         list.clear();
         list.extend(
             drawn
                 .into_iter()
-                .filter(|c| self.uploaded.contains_key(&c.to_array())),
+                .filter(|c| self.terrain.uploaded.contains_key(&c.to_array())),
         );
         list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
         let preload = self.config.draw_distance + CHUNK_SIZE;
-        let far: Vec<bool> = list
-            .iter()
-            .map(|&c| chunk_distance(camera, c) > preload)
-            .collect();
-        let remade: Vec<IVec3> = list
-            .iter()
-            .zip(&far)
-            .filter(|(_, &far)| !far)
-            .map(|(&c, _)| c)
-            .collect();
-        let mut meshes = self.make_bases(&remade).into_iter();
-        for (c, far) in list.into_iter().zip(far) {
+        for c in list {
             let key = c.to_array();
             key.iter().for_each(|&x| h.u32(x as u32));
-            if far {
-                self.uploaded.remove(&key);
-                if !self.base_pending.contains(&key) {
-                    self.base_meshes.remove(&key);
+            if chunk_distance(camera, c) > preload {
+                self.terrain.uploaded.remove(&key);
+                self.terrain.stale.remove(&key);
+                if !self.terrain.base_pending.contains(&key) {
+                    self.terrain.base_meshes.remove(&key);
                 }
                 h.u32(u32::MAX);
-                continue;
+            } else {
+                self.terrain.stale.insert(key);
             }
-            let mesh = meshes.next().expect("one base per chunk remade");
+        }
+        self.terrain.edit_hash = h.value();
+    }
+
+    /// Remakes the base meshes of the stale queue's chunks nearest the camera, at
+    /// most [`BASES_PER_FRAME`] a frame (made on the worker threads), each replacing
+    /// the chunk's stale drawn mesh; the others keep drawing theirs a few frames
+    /// more. A chunk leaves the queue once it draws a mesh made after the edit (its
+    /// base here, a publication uploaded, a base drawn to make room) or nothing.
+    fn remake_stale(&mut self, camera: Vec3) {
+        self.terrain.stale_hash = 0;
+        if self.terrain.stale.is_empty() {
+            return;
+        }
+        let mut h = DecisionHash::default();
+        let uploaded = &self.terrain.uploaded;
+        self.terrain.stale.retain(|k| uploaded.contains_key(k));
+        let mut queue: Vec<(f32, IVec3)> = self
+            .terrain
+            .stale
+            .iter()
+            .map(|&k| {
+                let c = IVec3::from_array(k);
+                (chunk_distance(camera, c), c)
+            })
+            .collect();
+        queue.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
+        });
+        queue.truncate(BASES_PER_FRAME);
+        let remade: Vec<IVec3> = queue.into_iter().map(|(_, c)| c).collect();
+        let coarsest = farsight_terrain::LEVELS - 1;
+        // The colliders an edit reached are rebuilt meanwhile, on the same workers
+        // (`colliders` takes the update): the frame waits for the longer of the
+        // two, not for both one after the other.
+        let (grid, collision) = (&self.terrain.grid, &mut self.terrain.collision);
+        let (meshes, update) =
+            rayon::join(|| make_bases(grid, &remade), || collision.refresh(grid));
+        self.terrain.collider_update = Some(update);
+        self.terrain.remakes += remade.len() as u32;
+        for (c, mesh) in remade.into_iter().zip(meshes) {
+            let key = c.to_array();
+            self.terrain.stale.remove(&key);
+            key.iter().for_each(|&x| h.u32(x as u32));
             let bytes = mesh.heap_bytes() as u64;
             h.u64(bytes);
-            if self.base_pending.remove(&key) {
+            if self.terrain.base_pending.remove(&key) {
                 // The base waiting for its upload is this one now.
-                self.pending.remove(&key);
-                self.partial.remove(&(1, key));
+                self.terrain.pending.remove(&key);
+                self.pools.partial.remove(&(1, key));
             }
             if mesh.is_empty() {
-                self.base_meshes.remove(&key);
-                self.uploaded.insert(
+                self.terrain.base_meshes.remove(&key);
+                self.terrain.uploaded.insert(
                     key,
                     Uploaded {
                         level: coarsest,
@@ -1584,11 +1792,12 @@ impl World {
                     },
                 );
             } else {
-                self.early_upload += bytes;
+                self.terrain.early_upload += bytes;
                 self.draw_base(key, mesh);
             }
         }
-        self.edit_hash = h.value();
+        h.u64(self.terrain.stale.len() as u64);
+        self.terrain.stale_hash = h.value();
     }
 
     /// The colliders every source needs now: held ones an edit reached are rebuilt,
@@ -1597,83 +1806,93 @@ impl World {
     /// without its collider).
     fn colliders(&mut self, input: &FrameInput, camera: Vec3) {
         let mut h = DecisionHash::default();
-        self.sources[0] = camera;
-        self.n_sources = 1;
+        self.terrain.sources[0] = camera;
+        self.terrain.n_sources = 1;
         if let Some(p) = input.prefetch {
-            self.sources[1] = Vec3::from_array(p);
-            self.n_sources = 2;
+            self.terrain.sources[1] = Vec3::from_array(p);
+            self.terrain.n_sources = 2;
         }
-        self.colliders_built = 0;
-        let up = self.collision.refresh(&self.grid);
+        self.terrain.colliders_built = 0;
+        let up = match self.terrain.collider_update.take() {
+            Some(up) => up,
+            None => self.terrain.collision.refresh(&self.terrain.grid),
+        };
+        self.terrain.colliders_rebuilt = up.rebuilt as u32;
         h.u64(up.rebuilt as u64);
         h.u64(up.removed as u64);
-        let version = (self.grid.generation(), self.grid.revision());
-        if self.range_version != version {
-            self.range_version = version;
-            let mut coords = self.grid.chunk_coords();
+        let version = (self.terrain.grid.generation(), self.terrain.grid.revision());
+        if self.terrain.range_version != version {
+            self.terrain.range_version = version;
+            let mut coords = self.terrain.grid.chunk_coords();
             if let Some(first) = coords.next() {
                 let (lo, hi) = coords.fold((first, first), |(lo, hi), c| (lo.min(c), hi.max(c)));
-                self.chunk_range = (lo - IVec3::ONE, hi + IVec3::ONE);
+                self.terrain.chunk_range = (lo - IVec3::ONE, hi + IVec3::ONE);
             } else {
-                self.chunk_range = (IVec3::ONE, IVec3::ZERO);
+                self.terrain.chunk_range = (IVec3::ONE, IVec3::ZERO);
             }
         }
         let radius = self.config.collision_radius;
         let retain = radius + 2.0 * CHUNK_SIZE;
-        let sources = &self.sources[..self.n_sources];
-        self.collider_list.clear();
-        self.collider_list.extend(
-            self.collision
+        let sources = &self.terrain.sources[..self.terrain.n_sources];
+        self.terrain.collider_list.clear();
+        self.terrain.collider_list.extend(
+            self.terrain
+                .collision
                 .held()
                 .filter(|&c| source_distance(sources, c) > retain),
         );
-        self.collider_list.sort_unstable_by_key(|c| (c.x, c.y, c.z));
-        for &c in &self.collider_list {
-            self.collision.evict(c);
+        self.terrain
+            .collider_list
+            .sort_unstable_by_key(|c| (c.x, c.y, c.z));
+        for &c in &self.terrain.collider_list {
+            self.terrain.collision.evict(c);
             h.u32(0x8000_0000);
             c.to_array().iter().for_each(|&x| h.u32(x as u32));
         }
         self.near_sources(radius);
-        self.collider_list.clear();
-        let collision = &self.collision;
-        self.collider_list.extend(
-            self.near
+        self.terrain.collider_list.clear();
+        let collision = &self.terrain.collision;
+        self.terrain.collider_list.extend(
+            self.terrain
+                .near
                 .iter()
                 .map(|n| n.1)
                 .filter(|&c| !collision.holds(c)),
         );
-        if !self.collider_list.is_empty() {
-            self.collision.build(&self.grid, &self.collider_list);
-            let list = std::mem::take(&mut self.collider_list);
+        if !self.terrain.collider_list.is_empty() {
+            self.terrain
+                .collision
+                .build(&self.terrain.grid, &self.terrain.collider_list);
+            let list = std::mem::take(&mut self.terrain.collider_list);
             for &c in &list {
                 let bytes = self.collider_built(c);
                 c.to_array().iter().for_each(|&x| h.u32(x as u32));
                 h.u64(bytes);
             }
-            self.collider_list = list;
+            self.terrain.collider_list = list;
         }
-        self.collider_hash = h.value();
+        self.terrain.collider_hash = h.value();
     }
 
     /// Counts a collider just built: its bytes (0 for a chunk without surface,
     /// nothing to upload) and the estimate for those not built yet.
     fn collider_built(&mut self, c: IVec3) -> u64 {
-        let bytes = if self.collision.collider(c).is_some() {
-            self.collision.bytes_of(c) as u64
+        let bytes = if self.terrain.collision.collider(c).is_some() {
+            self.terrain.collision.bytes_of(c) as u64
         } else {
             0
         };
-        self.collider_estimate = self.collider_estimate.max(bytes);
-        self.colliders_built += 1;
+        self.terrain.collider_estimate = self.terrain.collider_estimate.max(bytes);
+        self.terrain.colliders_built += 1;
         bytes
     }
 
     /// The chunks of the grid's range within `reach` of a source, with their
     /// distance to the nearest source, nearest first, into `near`.
     fn near_sources(&mut self, reach: f32) {
-        self.near.clear();
-        let (lo, hi) = self.chunk_range;
-        let sources = &self.sources[..self.n_sources];
+        self.terrain.near.clear();
+        let (lo, hi) = self.terrain.chunk_range;
+        let sources = &self.terrain.sources[..self.terrain.n_sources];
         let chunk = |p: f32| (p / CHUNK_SIZE).floor() as i32;
         for s in sources {
             let a = IVec3::new(chunk(s.x - reach), chunk(s.y - reach), chunk(s.z - reach)).max(lo);
@@ -1684,17 +1903,17 @@ impl World {
                         let c = IVec3::new(x, y, z);
                         let d = source_distance(sources, c);
                         if d <= reach {
-                            self.near.push((d, c));
+                            self.terrain.near.push((d, c));
                         }
                     }
                 }
             }
         }
-        self.near.sort_unstable_by(|a, b| {
+        self.terrain.near.sort_unstable_by(|a, b| {
             a.0.total_cmp(&b.0)
                 .then((a.1.x, a.1.y, a.1.z).cmp(&(b.1.x, b.1.y, b.1.z)))
         });
-        self.near.dedup_by_key(|n| n.1);
+        self.terrain.near.dedup_by_key(|n| n.1);
     }
 
     /// Gives every dense chunk within preload range that has nothing drawn and
@@ -1704,14 +1923,15 @@ impl World {
         let coarsest = farsight_terrain::LEVELS - 1;
         let mut h = DecisionHash::default();
         let new: Vec<IVec3> = self
+            .terrain
             .dense
             .iter()
             .copied()
             .filter(|&c| {
                 let key = c.to_array();
                 chunk_distance(camera, c) <= preload
-                    && !self.uploaded.contains_key(&key)
-                    && !self.pending.contains_key(&key)
+                    && !self.terrain.uploaded.contains_key(&key)
+                    && !self.terrain.pending.contains_key(&key)
             })
             .collect();
         let meshes = self.make_bases(&new);
@@ -1726,7 +1946,7 @@ impl World {
             key.iter().for_each(|&x| h.u32(x as u32));
             h.u64(p.bytes);
             if p.empty {
-                self.uploaded.insert(
+                self.terrain.uploaded.insert(
                     key,
                     Uploaded {
                         level: coarsest,
@@ -1735,12 +1955,12 @@ impl World {
                     },
                 );
             } else {
-                self.pending.insert(key, p);
-                self.base_pending.insert(key);
-                self.base_meshes.insert(key, Arc::new(mesh));
+                self.terrain.pending.insert(key, p);
+                self.terrain.base_pending.insert(key);
+                self.terrain.base_meshes.insert(key, Arc::new(mesh));
             }
         }
-        self.base_hash = h.value();
+        self.terrain.base_hash = h.value();
     }
 
     fn building_bytes(&self, b: u32, mask: u32) -> u64 {
@@ -1761,9 +1981,10 @@ impl World {
 
     /// Building levels resident, and those on their way from their files.
     fn building_memory(&self) -> u64 {
-        self.building_resident
+        self.buildings
+            .resident
             .iter()
-            .zip(&self.building_load)
+            .zip(&self.buildings.load)
             .enumerate()
             .map(|(b, (&m, load))| {
                 let loading = load.map_or(0, |l| 1 << l.level);
@@ -1775,7 +1996,7 @@ impl World {
     /// Starts (live) the read of `building`'s file for `level`, after `failures`
     /// failed reads of it; a replay takes the completion from the recording.
     fn start_building_read(&mut self, building: u32, level: u8, failures: u8) {
-        self.building_load[building as usize] = Some(BuildingLoad {
+        self.buildings.load[building as usize] = Some(BuildingLoad {
             level,
             read: false,
             failures,
@@ -1803,7 +2024,7 @@ impl World {
             report.building_read_bytes += d.bytes;
             report.building_read_errors += u32::from(!d.ok);
             let b = d.building as usize;
-            let Some(Some(load)) = self.building_load.get(b).copied() else {
+            let Some(Some(load)) = self.buildings.load.get(b).copied() else {
                 continue;
             };
             if load.read || load.level != d.level {
@@ -1813,7 +2034,7 @@ impl World {
             h.u32(d.level as u32);
             h.u32(d.ok as u32);
             if d.ok {
-                self.building_load[b] = Some(BuildingLoad { read: true, ..load });
+                self.buildings.load[b] = Some(BuildingLoad { read: true, ..load });
                 continue;
             }
             let failures = load.failures + 1;
@@ -1821,8 +2042,8 @@ impl World {
                 self.start_building_read(d.building, d.level, failures);
                 continue;
             }
-            self.building_load[b] = None;
-            self.building_failed[b] |= 1 << d.level;
+            self.buildings.load[b] = None;
+            self.buildings.failed[b] |= 1 << d.level;
             self.show_building(d.building);
             let entry = &self.manifest.buildings[b];
             let instead = if d.level as usize + 1 == entry.levels.len() {
@@ -1837,37 +2058,51 @@ impl World {
                 self.dir.join(&entry.file).display(),
             );
         }
-        self.building_io_hash = h.value();
+        self.buildings.io_hash = h.value();
     }
 
     fn terrain_memory(&self) -> u64 {
-        self.uploaded.values().map(|u| u.bytes).sum::<u64>() + self.collision.heap_bytes() as u64
+        self.terrain.uploaded.values().map(|u| u.bytes).sum::<u64>()
+            + self.terrain.collision.heap_bytes() as u64
     }
 
     /// Every system's asks of the pools, in the pools' one order.
     fn gather_asks(&mut self, camera: Vec3, bias: u8) {
-        self.asks.clear();
-        self.targets.clear();
+        self.pools.asks.clear();
+        self.pools.targets.clear();
+        self.collider_asks();
+        self.cluster_asks();
+        self.building_asks(camera);
+        self.terrain_asks(camera, bias);
+        order(&mut self.pools.asks);
+    }
+
+    /// The asks of the colliders ahead.
+    fn collider_asks(&mut self) {
         // Colliders: the band one chunk beyond the radius, built ahead so a moving
         // source finds its colliders there (within the radius all are held).
         let radius = self.config.collision_radius;
         self.near_sources(radius + CHUNK_SIZE);
         let chunk_radius = chunk_bounds(IVec3::ZERO).radius();
-        for &(d, c) in &self.near {
-            if d <= radius || self.collision.holds(c) {
+        for &(d, c) in &self.terrain.near {
+            if d <= radius || self.terrain.collision.holds(c) {
                 continue;
             }
-            self.asks.push(Ask {
+            self.pools.asks.push(Ask {
                 rank: 1,
                 screen: screen_px(chunk_radius, d),
                 bytes: 0,
-                key: self.targets.len() as u64,
+                key: self.pools.targets.len() as u64,
             });
-            self.targets.push(Target::Collider {
+            self.pools.targets.push(Target::Collider {
                 chunk: c,
-                need: self.collider_estimate,
+                need: self.terrain.collider_estimate,
             });
         }
+    }
+
+    /// The cluster scheduler's asks.
+    fn cluster_asks(&mut self) {
         // Clusters: per model, every level from the coarsest missing one to the
         // wanted one (the scheduler starts them coarse to fine): those loading ask
         // for their upload, those to start for their memory and their upload.
@@ -1875,7 +2110,7 @@ impl World {
             Io::Live { clusters, .. } => clusters.scheduler(),
             Io::Replay { scheduler, .. } => scheduler,
         };
-        for (m, r) in self.requests.iter().enumerate() {
+        for (m, r) in self.clusters.requests.iter().enumerate() {
             let m = m as u32;
             let c = sched.coarsest(m);
             for level in (r.wanted.min(c)..=c).rev() {
@@ -1885,28 +2120,32 @@ impl World {
                 if sched.is_failed(m, level) {
                     break;
                 }
-                self.asks.push(Ask {
+                self.pools.asks.push(Ask {
                     rank: c - level,
                     screen: r.screen_size,
                     bytes: sched.level_desc(m, level).bytes,
-                    key: self.targets.len() as u64,
+                    key: self.pools.targets.len() as u64,
                 });
-                self.targets.push(Target::Cluster {
+                self.pools.targets.push(Target::Cluster {
                     loading: sched.is_loading(m, level),
                 });
             }
         }
+    }
+
+    /// The buildings' asks.
+    fn building_asks(&mut self, camera: Vec3) {
         // Buildings: every loaded building with nothing to draw asks for its
         // coarsest level (a region's buildings load it as soon as the region is
         // read, shown when it is in); a visible one asks one level finer than the
         // finest resident, towards the desired one.
-        for (b, obj) in self.building_object.iter().enumerate() {
+        for (b, obj) in self.buildings.object.iter().enumerate() {
             let Some(id) = *obj else { continue };
-            let mask = self.building_resident[b];
-            if mask != 0 && !self.store.is_visible(id) && self.building_load[b].is_none() {
+            let mask = self.buildings.resident[b];
+            if mask != 0 && !self.vis.store.is_visible(id) && self.buildings.load[b].is_none() {
                 continue;
             }
-            let Some(lod) = self.store.lod(id) else {
+            let Some(lod) = self.vis.store.lod(id) else {
                 continue;
             };
             let n = lod.level_count() as u8;
@@ -1915,7 +2154,7 @@ impl World {
             let entry = &self.manifest.buildings[b];
             // A level on its way from its file goes on (its file read first); a
             // building without a file (generated sizes) uploads at once.
-            let (level, start) = match self.building_load[b] {
+            let (level, start) = match self.buildings.load[b] {
                 Some(load) if !load.read => continue,
                 Some(load) => (load.level, false),
                 None => {
@@ -1928,7 +2167,7 @@ impl World {
                     // A level given up is not asked for again: the coarser level
                     // stays drawn, or nothing.
                     match want {
-                        Some(l) if self.building_failed[b] & (1 << l) == 0 => {
+                        Some(l) if self.buildings.failed[b] & (1 << l) == 0 => {
                             (l, !entry.file.is_empty())
                         }
                         _ => continue,
@@ -1936,34 +2175,38 @@ impl World {
                 }
             };
             let bytes = entry.levels[level as usize].bytes;
-            let bounds = self.store.bounds(id);
+            let bounds = self.vis.store.bounds(id);
             let r = (bounds.max - bounds.min).length() * 0.5;
             let d = bounds.center().distance(camera) - r;
             let key = (0u8, [b as i32, level as i32, 0]);
-            let done = self.partial.get(&key).copied().unwrap_or(0);
+            let done = self.pools.partial.get(&key).copied().unwrap_or(0);
             // Memory is held from the start of a file's read.
             let need = if start || entry.file.is_empty() {
                 bytes
             } else {
                 0
             };
-            self.asks.push(Ask {
+            self.pools.asks.push(Ask {
                 rank: coarsest - level,
                 screen: screen_px(r, d),
                 bytes: if start { 0 } else { bytes.saturating_sub(done) },
-                key: self.targets.len() as u64,
+                key: self.pools.targets.len() as u64,
             });
-            self.targets.push(Target::Building {
+            self.pools.targets.push(Target::Building {
                 building: b as u32,
                 level,
                 need,
                 start,
             });
         }
+    }
+
+    /// The terrain chunks' asks.
+    fn terrain_asks(&mut self, camera: Vec3, bias: u8) {
         // Terrain: a chunk drawing nothing asks first; a change of level ranks as
         // the level it brings.
-        for (c, p) in &self.pending {
-            let old = self.uploaded.get(c);
+        for (c, p) in &self.terrain.pending {
+            let old = self.terrain.uploaded.get(c);
             // Under pressure a chunk that draws something keeps it rather than go finer.
             if old.is_some_and(|o| !o.empty && p.level < o.level && p.level < bias) {
                 continue;
@@ -1975,35 +2218,34 @@ impl World {
             };
             let chunk = IVec3::from_array(*c);
             let radius = farsight_terrain::chunk_bounds(chunk).radius();
-            let done = self.partial.get(&(1, *c)).copied().unwrap_or(0);
-            self.asks.push(Ask {
+            let done = self.pools.partial.get(&(1, *c)).copied().unwrap_or(0);
+            self.pools.asks.push(Ask {
                 rank,
                 screen: screen_px(radius, chunk_distance(camera, chunk)),
                 bytes: p.bytes.saturating_sub(done),
-                key: self.targets.len() as u64,
+                key: self.pools.targets.len() as u64,
             });
-            self.targets.push(Target::Chunk { chunk: *c });
+            self.pools.targets.push(Target::Chunk { chunk: *c });
         }
-        order(&mut self.asks);
     }
 
     /// The pools' first pass over every ask in order: what the cluster scheduler's
     /// asks are granted is its (upload, memory capacity) for this frame.
-    fn plan(&self) -> (u64, u64, bool) {
+    fn plan(&self) -> Plan {
         let b = &self.config.budget;
         let cluster_held = self.scheduler().held_bytes();
         let mut held = self.held(cluster_held);
-        let mut upload_left = b.upload.saturating_sub(self.early_upload);
+        let mut upload_left = b.upload.saturating_sub(self.terrain.early_upload);
         let (mut upload, mut memory) = (0u64, 0u64);
         let mut starved = false;
-        for a in &self.asks {
-            let (need, freed) = match self.targets[a.key as usize] {
+        for a in &self.pools.asks {
+            let (need, freed) = match self.pools.targets[a.key as usize] {
                 Target::Cluster { loading } => (if loading { 0 } else { a.bytes }, 0),
                 Target::Building { need, .. } => (need, 0),
                 Target::Collider { need, .. } => (need, 0),
                 Target::Chunk { chunk } => (
-                    self.pending.get(&chunk).map_or(0, |p| p.bytes),
-                    self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
+                    self.terrain.pending.get(&chunk).map_or(0, |p| p.bytes),
+                    self.terrain.uploaded.get(&chunk).map_or(0, |u| u.bytes),
                 ),
             };
             let waits_upload = upload_left == 0 && a.bytes > 0;
@@ -2015,29 +2257,33 @@ impl World {
             starved |= up < a.bytes;
             upload_left -= up;
             held = (held + need).saturating_sub(freed);
-            if let Target::Cluster { .. } = self.targets[a.key as usize] {
+            if let Target::Cluster { .. } = self.pools.targets[a.key as usize] {
                 upload += up;
                 memory += need;
             }
         }
-        (upload, cluster_held + memory, starved)
+        Plan {
+            upload,
+            memory: cluster_held + memory,
+            short: starved,
+        }
     }
 
     /// The pools' second pass: buildings and terrain take, in the same order, what
     /// the cluster scheduler left of the upload and of the memory.
-    fn apply_grants(&mut self, cs: FrameStats, camera: Vec3) -> (u64, u64, u64, u64, bool) {
+    fn apply_grants(&mut self, cs: FrameStats, camera: Vec3) -> Grants {
         let b = self.config.budget;
         let mut upload_left = b
             .upload
-            .saturating_sub(cs.bytes_uploaded + self.early_upload);
+            .saturating_sub(cs.bytes_uploaded + self.terrain.early_upload);
         let mut held = self.held(self.scheduler().held_bytes());
         let (mut hb, mut ht) = (DecisionHash::default(), DecisionHash::default());
-        let (mut bytes_b, mut bytes_t) = (0, self.early_upload);
+        let (mut bytes_b, mut bytes_t) = (0, self.terrain.early_upload);
         let mut starved = false;
         let mut prebuilt = 0;
-        for i in 0..self.asks.len() {
-            let a = self.asks[i];
-            let target = self.targets[a.key as usize];
+        for i in 0..self.pools.asks.len() {
+            let a = self.pools.asks[i];
+            let target = self.pools.targets[a.key as usize];
             let (need, freed, key) = match target {
                 Target::Cluster { .. } => continue,
                 Target::Collider { chunk, need } => {
@@ -2050,17 +2296,18 @@ impl World {
                         continue;
                     }
                     prebuilt += 1;
-                    let before = self.collision.heap_bytes() as u64;
-                    self.collision.build(&self.grid, &[chunk]);
+                    let before = self.terrain.collision.heap_bytes() as u64;
+                    self.terrain.collision.build(&self.terrain.grid, &[chunk]);
                     let bytes = self.collider_built(chunk);
-                    held = (held + self.collision.heap_bytes() as u64).saturating_sub(before);
+                    held =
+                        (held + self.terrain.collision.heap_bytes() as u64).saturating_sub(before);
                     chunk.to_array().iter().for_each(|&x| ht.u32(x as u32));
                     ht.u64(bytes);
                     continue;
                 }
                 Target::Chunk { chunk } => (
-                    self.pending.get(&chunk).map_or(0, |p| p.bytes),
-                    self.uploaded.get(&chunk).map_or(0, |u| u.bytes),
+                    self.terrain.pending.get(&chunk).map_or(0, |p| p.bytes),
+                    self.terrain.uploaded.get(&chunk).map_or(0, |u| u.bytes),
                     (1u8, chunk),
                 ),
                 Target::Building {
@@ -2093,10 +2340,10 @@ impl World {
                 continue;
             }
             // An upload larger than what is left goes on over several frames.
-            let done = self.partial.get(&key).copied().unwrap_or(0);
+            let done = self.pools.partial.get(&key).copied().unwrap_or(0);
             if a.bytes > upload_left {
                 starved = true;
-                self.partial.insert(key, done + upload_left);
+                self.pools.partial.insert(key, done + upload_left);
                 match target {
                     Target::Building { .. } => bytes_b += upload_left,
                     _ => bytes_t += upload_left,
@@ -2107,89 +2354,117 @@ impl World {
                 upload_left = 0;
                 continue;
             }
-            self.partial.remove(&key);
+            self.pools.partial.remove(&key);
             upload_left -= a.bytes;
             held = (held + need).saturating_sub(freed);
-            match target {
-                Target::Building {
-                    building, level, ..
-                } => {
-                    self.building_resident[building as usize] |= 1 << level;
-                    self.building_load[building as usize] = None;
-                    if let Some(id) = self.building_object[building as usize] {
-                        if let Some(lod) = self.store.lod_mut(id) {
-                            lod.set_residency(level as usize, Residency::Resident);
-                        }
-                    }
-                    self.show_building(building);
-                    bytes_b += a.bytes;
-                    hb.u32(building);
-                    hb.u32(level as u32);
-                }
-                Target::Chunk { chunk } => {
-                    if let Some(p) = self.pending.remove(&chunk) {
-                        // A published mesh replaces the base; the base stays drawn
-                        // while it is what was uploaded.
-                        if !self.base_pending.remove(&chunk) {
-                            self.base_meshes.remove(&chunk);
-                        }
-                        self.uploaded.insert(
-                            chunk,
-                            Uploaded {
-                                level: p.level,
-                                bytes: p.bytes,
-                                empty: false,
-                            },
-                        );
-                        bytes_t += a.bytes;
-                        chunk.iter().for_each(|&x| ht.u32(x as u32));
-                        ht.u32(p.level as u32);
-                    }
-                }
-                Target::Cluster { .. } | Target::Collider { .. } => {}
-            }
+            let (to_b, to_t) = self.uploaded_in_full(target, a.bytes, &mut hb, &mut ht);
+            bytes_b += to_b;
+            bytes_t += to_t;
         }
-        // Buildings free levels finer than both the drawn and the desired level once
-        // nobody has wanted them for as many frames as cluster levels wait (a camera
-        // going back and forth does not reload them), or at once when memory is tight.
+        self.free_spare_building_levels(&mut hb);
+        self.make_room(camera, &mut hb, &mut ht);
+        hb.u64(self.buildings.io_hash);
+        ht.u64(self.terrain.base_hash);
+        ht.u64(self.terrain.edit_hash);
+        ht.u64(self.terrain.stale_hash);
+        ht.u64(self.terrain.collider_hash);
+        ht.u64(self.terrain.grid.revision());
+        ht.u64(self.terrain.collision.version().1);
+        Grants {
+            building_hash: hb.value(),
+            terrain_hash: ht.value(),
+            building_upload: bytes_b,
+            terrain_upload: bytes_t,
+            starved,
+        }
+    }
+
+    /// An upload granted in full: the building level becomes resident (and shows),
+    /// the chunk draws its published mesh. The bytes it uploaded, for the buildings
+    /// and for the terrain.
+    fn uploaded_in_full(
+        &mut self,
+        target: Target,
+        bytes: u64,
+        hb: &mut DecisionHash,
+        ht: &mut DecisionHash,
+    ) -> (u64, u64) {
+        match target {
+            Target::Building {
+                building, level, ..
+            } => {
+                self.buildings.resident[building as usize] |= 1 << level;
+                self.buildings.load[building as usize] = None;
+                if let Some(id) = self.buildings.object[building as usize] {
+                    if let Some(lod) = self.vis.store.lod_mut(id) {
+                        lod.set_residency(level as usize, Residency::Resident);
+                    }
+                }
+                self.show_building(building);
+                hb.u32(building);
+                hb.u32(level as u32);
+                return (bytes, 0);
+            }
+            Target::Chunk { chunk } => {
+                if let Some(p) = self.terrain.pending.remove(&chunk) {
+                    // A published mesh replaces the base; the base stays drawn
+                    // while it is what was uploaded.
+                    if !self.terrain.base_pending.remove(&chunk) {
+                        self.terrain.base_meshes.remove(&chunk);
+                    }
+                    self.terrain.stale.remove(&chunk);
+                    self.terrain.uploaded.insert(
+                        chunk,
+                        Uploaded {
+                            level: p.level,
+                            bytes: p.bytes,
+                            empty: false,
+                        },
+                    );
+                    chunk.iter().for_each(|&x| ht.u32(x as u32));
+                    ht.u32(p.level as u32);
+                    return (0, bytes);
+                }
+            }
+            Target::Cluster { .. } | Target::Collider { .. } => {}
+        }
+        (0, 0)
+    }
+
+    /// Buildings free levels finer than both the drawn and the desired level once
+    /// nobody has wanted them for as many frames as cluster levels wait (a camera
+    /// going back and forth does not reload them), or at once when memory is tight.
+    fn free_spare_building_levels(&mut self, hb: &mut DecisionHash) {
         let frame = self.frame;
-        let tight = self.memory_tight;
-        for (b, obj) in self.building_object.iter().enumerate() {
+        let tight = self.pools.memory_tight;
+        for (b, obj) in self.buildings.object.iter().enumerate() {
             let Some(id) = *obj else { continue };
-            let Some(lod) = self.store.lod_mut(id) else {
+            let Some(lod) = self.vis.store.lod_mut(id) else {
                 continue;
             };
             let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired());
-            let mask = self.building_resident[b];
+            let mask = self.buildings.resident[b];
             let spare = mask & ((1u32 << keep.min(31)) - 1);
             if spare == 0 {
-                self.building_spare_since[b] = u32::MAX;
+                self.buildings.spare_since[b] = u32::MAX;
                 continue;
             }
-            if self.building_spare_since[b] == u32::MAX {
-                self.building_spare_since[b] = frame;
+            if self.buildings.spare_since[b] == u32::MAX {
+                self.buildings.spare_since[b] = frame;
             }
-            if !tight && frame - self.building_spare_since[b] < EVICT_AFTER_FRAMES {
+            if !tight && frame - self.buildings.spare_since[b] < EVICT_AFTER_FRAMES {
                 continue;
             }
-            self.building_spare_since[b] = u32::MAX;
+            self.buildings.spare_since[b] = u32::MAX;
             for l in 0..(keep.min(31)) {
                 if mask & (1 << l) != 0 {
-                    self.building_resident[b] &= !(1 << l);
+                    self.buildings.resident[b] &= !(1 << l);
                     lod.set_residency(l as usize, Residency::NotResident);
                     hb.u32(0x8000_0000 | b as u32);
                     hb.u32(l as u32);
                 }
             }
         }
-        self.make_room(camera, &mut hb, &mut ht);
-        hb.u64(self.building_io_hash);
-        ht.u64(self.base_hash);
-        ht.u64(self.edit_hash);
-        ht.u64(self.collider_hash);
-        ht.u64(self.grid.revision());
-        ht.u64(self.collision.version().1);
-        (hb.value(), ht.value(), bytes_b, bytes_t, starved)
     }
 
     /// Gives back what the pool lacks, at the end of every frame. Some of a frame's
@@ -2217,19 +2492,20 @@ impl World {
             return;
         }
         let radius = self.config.collision_radius;
-        let sources = &self.sources[..self.n_sources];
-        self.near.clear();
-        self.near
-            .extend(self.collision.colliders().filter_map(|col| {
+        let sources = &self.terrain.sources[..self.terrain.n_sources];
+        self.terrain.near.clear();
+        self.terrain
+            .near
+            .extend(self.terrain.collision.colliders().filter_map(|col| {
                 let d = source_distance(sources, col.chunk);
                 (d > radius).then_some((d, col.chunk))
             }));
-        farthest_first(&mut self.near);
-        for &(_, c) in &self.near {
+        farthest_first(&mut self.terrain.near);
+        for &(_, c) in &self.terrain.near {
             if held <= fine {
                 break;
             }
-            held -= self.collision.evict(c) as u64;
+            held -= self.terrain.collision.evict(c) as u64;
             ht.u32(0x8000_0000);
             c.to_array().iter().for_each(|&x| ht.u32(x as u32));
         }
@@ -2238,18 +2514,30 @@ impl World {
         if held <= b.memory {
             return;
         }
-        for bi in 0..self.building_object.len() {
+        self.free_building_levels(held, hb);
+        held = self.held(self.scheduler().held_bytes());
+        if held <= b.memory {
+            return;
+        }
+        self.coarsen_terrain(held, camera, ht);
+    }
+
+    /// [`World::make_room`]'s second step: building levels finer than the level each
+    /// building draws and desires, building by building, until the pool holds.
+    fn free_building_levels(&mut self, mut held: u64, hb: &mut DecisionHash) {
+        let b = self.config.budget;
+        for bi in 0..self.buildings.object.len() {
             if held <= b.memory {
                 break;
             }
-            let Some(id) = self.building_object[bi] else {
+            let Some(id) = self.buildings.object[bi] else {
                 continue;
             };
-            let Some(lod) = self.store.lod_mut(id) else {
+            let Some(lod) = self.vis.store.lod_mut(id) else {
                 continue;
             };
             let keep = lod.current().unwrap_or(u8::MAX).min(lod.desired()).min(31);
-            let mask = self.building_resident[bi];
+            let mask = self.buildings.resident[bi];
             for l in 0..keep {
                 if held <= b.memory {
                     break;
@@ -2257,21 +2545,24 @@ impl World {
                 if mask & (1 << l) == 0 {
                     continue;
                 }
-                self.building_resident[bi] &= !(1 << l);
+                self.buildings.resident[bi] &= !(1 << l);
                 lod.set_residency(l as usize, Residency::NotResident);
                 held -= self.manifest.buildings[bi].levels[l as usize].bytes;
                 hb.u32(0x8000_0000 | bi as u32);
                 hb.u32(l as u32);
             }
         }
-        held = self.held(self.scheduler().held_bytes());
-        if held <= b.memory {
-            return;
-        }
+    }
+
+    /// [`World::make_room`]'s last step: terrain chunks drawing a mesh finer than
+    /// their base, farthest first, draw their base instead until the pool holds.
+    fn coarsen_terrain(&mut self, mut held: u64, camera: Vec3, ht: &mut DecisionHash) {
+        let b = self.config.budget;
         let coarsest = farsight_terrain::LEVELS - 1;
-        self.near.clear();
-        self.near.extend(
-            self.uploaded
+        self.terrain.near.clear();
+        self.terrain.near.extend(
+            self.terrain
+                .uploaded
                 .iter()
                 .filter(|(_, u)| !u.empty && u.level < coarsest)
                 .map(|(c, _)| {
@@ -2279,19 +2570,22 @@ impl World {
                     (chunk_distance(camera, c), c)
                 }),
         );
-        farthest_first(&mut self.near);
-        let near = std::mem::take(&mut self.near);
+        farthest_first(&mut self.terrain.near);
+        let near = std::mem::take(&mut self.terrain.near);
         for &(_, c) in &near {
             if held <= b.memory {
                 break;
             }
             let key = c.to_array();
-            let Some(old) = self.uploaded.get(&key).copied() else {
+            let Some(old) = self.terrain.uploaded.get(&key).copied() else {
                 continue;
             };
-            let mesh = self.base_mesher.mesh(&self.grid, c, coarsest);
-            self.remakes += 1;
-            self.frame_remakes += 1;
+            let mesh = self
+                .terrain
+                .base_mesher
+                .mesh(&self.terrain.grid, c, coarsest);
+            self.terrain.remakes += 1;
+            self.terrain.frame_remakes += 1;
             let bytes = mesh.heap_bytes() as u64;
             // A base without surface would lose the chunk's surface, not coarsen it.
             if mesh.is_empty() || bytes >= old.bytes {
@@ -2303,15 +2597,18 @@ impl World {
             held -= old.bytes - bytes;
             // The finer mesh comes back when the pool has room for it (unless a
             // newer publication waits already).
-            self.pending.entry(key).or_insert(TerrainPublication {
-                chunk: key,
-                level: old.level,
-                bytes: old.bytes,
-                empty: false,
-            });
+            self.terrain
+                .pending
+                .entry(key)
+                .or_insert(TerrainPublication {
+                    chunk: key,
+                    level: old.level,
+                    bytes: old.bytes,
+                    empty: false,
+                });
             self.draw_base(key, mesh);
         }
-        self.near = near;
+        self.terrain.near = near;
         if held > b.memory {
             log::warn!(
                 "the pool of {} bytes is exceeded by memory no system can give back: {held} held",
@@ -2322,30 +2619,31 @@ impl World {
 
     /// Base meshes (the coarsest level) of `chunks` from the grid, in their order.
     /// More than one are made on the worker threads, the frame thread waiting and
-    /// making none of them (seed 001 keeps render meshing off the frame); a single
+    /// making none of them (docs/design/voxel-terrain.md#background-meshing-and-stale-results keeps render meshing off the frame); a single
     /// one is made here. Either way each chunk's mesh is the same bytes.
     fn make_bases(&mut self, chunks: &[IVec3]) -> Vec<ChunkMesh> {
         let coarsest = farsight_terrain::LEVELS - 1;
-        self.remakes += chunks.len() as u32;
+        self.terrain.remakes += chunks.len() as u32;
         if chunks.len() <= 1 {
-            self.frame_remakes += chunks.len() as u32;
+            self.terrain.frame_remakes += chunks.len() as u32;
             return chunks
                 .iter()
-                .map(|&c| self.base_mesher.mesh(&self.grid, c, coarsest))
+                .map(|&c| {
+                    self.terrain
+                        .base_mesher
+                        .mesh(&self.terrain.grid, c, coarsest)
+                })
                 .collect();
         }
-        let grid = &self.grid;
-        chunks
-            .par_iter()
-            .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
-            .collect()
+        make_bases(&self.terrain.grid, chunks)
     }
 
     /// `chunk` draws `mesh`, its base (not empty), from this frame on.
     fn draw_base(&mut self, chunk: [i32; 3], mesh: ChunkMesh) {
+        self.terrain.stale.remove(&chunk);
         let bytes = mesh.heap_bytes() as u64;
-        self.base_meshes.insert(chunk, Arc::new(mesh));
-        self.uploaded.insert(
+        self.terrain.base_meshes.insert(chunk, Arc::new(mesh));
+        self.terrain.uploaded.insert(
             chunk,
             Uploaded {
                 level: farsight_terrain::LEVELS - 1,
@@ -2357,12 +2655,12 @@ impl World {
 
     fn building_holes(&self, frustum: &Frustum) -> u32 {
         let mut holes = 0;
-        for (b, obj) in self.building_object.iter().enumerate() {
+        for (b, obj) in self.buildings.object.iter().enumerate() {
             let Some(id) = *obj else { continue };
-            if !self.store.is_visible(id) || self.building_resident[b] != 0 {
+            if !self.vis.store.is_visible(id) || self.buildings.resident[b] != 0 {
                 continue;
             }
-            if frustum.intersects_aabb(&self.store.bounds(id)) {
+            if frustum.intersects_aabb(&self.vis.store.bounds(id)) {
                 holes += 1;
             }
         }
@@ -2374,7 +2672,7 @@ impl World {
     fn terrain_holes(&self, camera: Vec3, frustum: &Frustum) -> (u32, u32) {
         let reach = self.config.draw_distance;
         let (mut holes, mut base) = (0, 0);
-        for &c in &self.dense {
+        for &c in &self.terrain.dense {
             if chunk_distance(camera, c) > reach {
                 continue;
             }
@@ -2382,14 +2680,110 @@ impl World {
                 continue;
             }
             let key = c.to_array();
-            if !self.uploaded.contains_key(&key) {
+            if !self.terrain.uploaded.contains_key(&key) {
                 holes += 1;
-            } else if self.base_meshes.contains_key(&key) && !self.base_pending.contains(&key) {
+            } else if self.terrain.base_meshes.contains_key(&key)
+                && !self.terrain.base_pending.contains(&key)
+            {
                 base += 1;
             }
         }
         (holes, base)
     }
+}
+
+/// Base meshes (the coarsest level) of `chunks` from `grid`, in their order, made on
+/// the worker threads (one mesher each): the same bytes whatever the thread count.
+fn make_bases(grid: &VoxelGrid, chunks: &[IVec3]) -> Vec<ChunkMesh> {
+    let coarsest = farsight_terrain::LEVELS - 1;
+    chunks
+        .par_iter()
+        .map_init(ChunkMesher::new, |m, &c| m.mesh(grid, c, coarsest))
+        .collect()
+}
+
+/// The I/O side: live, the cluster streamer's and the regions' threads and the
+/// terrain's background mesher; in a replay, a scheduler fed by the recording.
+fn open_io(
+    config: &WorldConfig,
+    sched: SchedulerConfig,
+    descs: &[ModelDesc],
+    level_files: Vec<LevelFile>,
+    cooked: Vec<CookedModel>,
+    live: bool,
+) -> Io {
+    if live {
+        let clusters = ClusterStreamer::new(
+            sched,
+            descs,
+            level_files,
+            config.io_threads.max(1),
+            CountingUploader,
+        )
+        .with_level_check(Arc::new(cooked));
+        let view = TerrainView::new(
+            ViewSettings {
+                draw_distance: config.draw_distance,
+                ..ViewSettings::default()
+            },
+            config.mesh_threads.max(1),
+        );
+        Io::Live {
+            regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
+            drained: Vec::new(),
+            region_reads: 0,
+            arrived: HashMap::new(),
+            clusters: Box::new(clusters),
+            view: Box::new(view),
+            seen: HashMap::new(),
+        }
+    } else {
+        Io::Replay {
+            scheduler: Box::new(ClusterScheduler::new(sched, descs)),
+            decisions: Vec::new(),
+            completions: Vec::new(),
+        }
+    }
+}
+
+/// Each props design's entity LOD, from the manifest.
+fn prop_lods(dir: &Path, manifest: &WorldManifest) -> Result<Vec<EntityLod>, WorldError> {
+    manifest
+        .props
+        .iter()
+        .enumerate()
+        .map(|(p, d)| {
+            let levels = d
+                .ranges
+                .iter()
+                .enumerate()
+                .map(|(l, &r)| {
+                    EntityLodLevel::new(
+                        MeshHandle(2_000_000 + p as u32 * 8 + l as u32),
+                        r,
+                        d.name.as_str(),
+                    )
+                })
+                .collect();
+            EntityLod::new(levels).map_err(|e| WorldError::Invalid {
+                path: dir.join(crate::MANIFEST_FILE),
+                what: format!("prop {p} ({}): {e}", d.name),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+}
+
+/// The grid's chunks holding cells of more than one kind, in coordinate order.
+fn dense_chunks(grid: &VoxelGrid) -> Vec<IVec3> {
+    let mut dense = grid
+        .chunk_coords()
+        .filter(|&c| {
+            grid.entry(c)
+                .is_some_and(|e| matches!(*e.cells, ChunkCells::Dense(_)))
+        })
+        .collect::<Vec<_>>();
+    dense.sort_by_key(|c| (c.x, c.y, c.z));
+    dense
 }
 
 /// Sorts (distance, chunk) pairs farthest first, ties by chunk.

@@ -10,7 +10,8 @@ use farsight_testkit::scratch;
 use farsight_testkit::world::recording;
 use farsight_world::{
     generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId,
-    TerrainPublication, World, WorldConfig, WorldError, WorldManifest, MANIFEST_FILE, SYSTEMS,
+    TerrainPublication, World, WorldConfig, WorldError, WorldManifest, BASES_PER_FRAME,
+    MANIFEST_FILE, SYSTEMS,
 };
 use glam::{IVec3, Vec3};
 
@@ -417,18 +418,24 @@ fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Issue 14: a base mesh is remade after an edit while the mesher is paused. With
-/// the background mesher paused, every edit's chunks (those drawing a published
-/// mesh and those drawing their base) draw, from the edit's own frame on, a base
-/// mesh equal to a fresh coarsest mesh of the edited grid: never the stale one, and
-/// never a hole. The run replays.
-#[test]
-fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
-    let dir = scratch("stale");
-    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+/// A small world generated in `dir`, loaded with the camera 45 m above its middle
+/// looking along +x, then the background mesher paused: what the edit tests start
+/// from.
+struct Paused {
+    config: WorldConfig,
+    world: World,
+    rec: Recording,
+    flight: Flight,
+    input: FrameInput,
+    x: f32,
+    z: f32,
+}
+
+fn paused_over_the_middle(dir: &std::path::Path) -> Paused {
+    generate(dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
     let config = WorldConfig::default();
-    let mut world = World::open(&dir, config).unwrap();
-    let mut rec = recording(&dir, config);
+    let mut world = World::open(dir, config).unwrap();
+    let mut rec = recording(dir, config);
     let flight = Flight::new(world.manifest(), 3);
     let [w, d] = world.manifest().extent;
     let (x, z) = (0.5 * w, 0.5 * d);
@@ -451,6 +458,34 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     assert!(world.ready(), "{:?}", world.waiting_on());
     world.set_terrain_meshing_paused(true);
     input.loading = false;
+    Paused {
+        config,
+        world,
+        rec,
+        flight,
+        input,
+        x,
+        z,
+    }
+}
+
+/// Issue 14: a base mesh is remade after an edit while the mesher is paused. With
+/// the background mesher paused, every edit's chunks (those drawing a published
+/// mesh and those drawing their base) draw, from the edit's own frame on, a base
+/// mesh equal to a fresh coarsest mesh of the edited grid: never the stale one, and
+/// never a hole. The run replays.
+#[test]
+fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
+    let dir = scratch("stale");
+    let Paused {
+        config,
+        mut world,
+        mut rec,
+        flight,
+        mut input,
+        x,
+        z,
+    } = paused_over_the_middle(&dir);
     let coarsest = farsight_terrain::LEVELS - 1;
     let mut mesher = farsight_terrain::ChunkMesher::new();
     let same = |a: &farsight_terrain::ChunkMesh, b: &farsight_terrain::ChunkMesh| {
@@ -492,7 +527,13 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
             rec.hashes.push(r.hashes);
             assert_eq!(r.holes(), 0, "edit {k}, frame {f}: a hole");
             // Issue 27 item 21: the bases an edit needs are made on the worker
-            // threads; the frame's own thread makes one at most.
+            // threads, a bounded number a frame; the frame's own thread makes one
+            // at most.
+            assert!(
+                r.terrain_bases_made as usize <= BASES_PER_FRAME,
+                "edit {k}, frame {f}: {} bases made",
+                r.terrain_bases_made
+            );
             assert!(
                 r.terrain_bases_made_on_frame <= 1,
                 "edit {k}, frame {f}: {} of {} bases made on the frame thread",
@@ -509,22 +550,31 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
                     finer += usize::from(changed[i] && level < coarsest);
                 }
             }
+            // Chunks in the stale queue (at most BASES_PER_FRAME are remade a
+            // frame) may draw their mesh from before the edit; none once it drained,
+            // which it does within the edit's five frames.
+            let mut old_drawn = 0;
             for (&(c, level), &changed) in near.iter().zip(&changed) {
                 let fresh = mesher.mesh(world.grid(), c, coarsest);
-                match world.terrain_drawn_base(c) {
-                    Some(drawn) => assert!(
-                        same(drawn, &fresh),
-                        "edit {k}, frame {f}: chunk {c} draws a stale base"
-                    ),
-                    None if changed => assert!(
+                let ok = match world.terrain_drawn_base(c) {
+                    Some(drawn) => same(drawn, &fresh),
+                    None if changed => {
                         fresh.is_empty()
-                            && world.terrain_levels().any(|(d, l)| d == c && l.is_none()),
-                        "edit {k}, frame {f}: chunk {c} draws its level {level} mesh from \
-                         before the edit"
-                    ),
-                    None => {}
-                }
+                            && world.terrain_levels().any(|(d, l)| d == c && l.is_none())
+                    }
+                    None => true,
+                };
+                assert!(
+                    ok || r.terrain_stale > 0,
+                    "edit {k}, frame {f}: chunk {c} draws its level {level} mesh from \
+                     before the edit, and no chunk waits in the stale queue"
+                );
+                old_drawn += u32::from(!ok);
                 checked += 1;
+            }
+            assert!(old_drawn <= r.terrain_stale, "edit {k}, frame {f}");
+            if f == 4 {
+                assert_eq!(r.terrain_stale, 0, "edit {k}: the stale queue drained");
             }
         }
     }
@@ -540,6 +590,90 @@ fn an_edit_with_the_mesher_paused_never_leaves_a_stale_mesh_drawn() {
     let mut replay = World::open_replay(&dir, config).unwrap();
     for (i, input) in rec.frames.iter().enumerate() {
         rec.compare(i, &replay.replay(input).hashes).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 27 item 21: an edit that makes many drawn meshes stale (a wide crater
+/// beside the camera) stalled its frame remaking every base at once. The frame
+/// remakes BASES_PER_FRAME of them at most, nearest the camera first, and the
+/// others within a few frames; no hole meanwhile, and the run replays to the same
+/// decisions on one worker thread and on four.
+#[test]
+fn a_wide_edit_remakes_its_stale_bases_a_few_a_frame_nearest_first() {
+    let dir = scratch("wide-edit");
+    let Paused {
+        config,
+        mut world,
+        mut rec,
+        flight,
+        mut input,
+        x,
+        z,
+    } = paused_over_the_middle(&dir);
+    let mut step = |world: &mut World, input: &mut FrameInput| {
+        let r = world.step(input);
+        rec.frames.push(input.clone());
+        rec.hashes.push(r.hashes);
+        r
+    };
+    // Craters along the seams of the chunks in view.
+    for k in 0..9 {
+        let (ex, ez) = (x + 32.0 * (k % 3) as f32, z + 32.0 * (k / 3) as f32 - 32.0);
+        input.edits.push(Edit {
+            center: [ex, flight.ground(ex, ez), ez],
+            radius: 24.0,
+            carve: k % 2 == 0,
+        });
+    }
+    let coarsest = farsight_terrain::LEVELS - 1;
+    let mut mesher = farsight_terrain::ChunkMesher::new();
+    let (mut most_stale, mut total, mut frames) = (0, 0, 0);
+    for f in 0..40 {
+        let r = step(&mut world, &mut input);
+        input.edits.clear();
+        assert_eq!(r.holes(), 0, "frame {f}: a hole");
+        assert!(
+            r.terrain_bases_made as usize <= BASES_PER_FRAME,
+            "frame {f}: {} bases made in one frame",
+            r.terrain_bases_made
+        );
+        most_stale = most_stale.max(r.terrain_stale);
+        total += r.terrain_bases_made;
+        frames = f;
+        if r.terrain_stale == 0 {
+            break;
+        }
+    }
+    assert!(
+        most_stale > 0 && total as usize > BASES_PER_FRAME,
+        "the edit made more stale meshes than one frame remakes: {most_stale} waited, {total} remade"
+    );
+    assert!(frames < 20, "the queue drained in {frames} frames");
+    // Drained: every chunk drawing its base draws the edited grid's.
+    for (c, level) in world.terrain_levels() {
+        if let (Some(drawn), Some(_)) = (world.terrain_drawn_base(c), level) {
+            let fresh = mesher.mesh(world.grid(), c, coarsest);
+            assert!(
+                drawn.vertices == fresh.vertices && drawn.indices == fresh.indices,
+                "chunk {c} draws a stale base"
+            );
+        }
+    }
+    // The same decisions whatever the worker count: replayed on one worker thread
+    // and on four.
+    for threads in [1, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut replay = World::open_replay(&dir, config).unwrap();
+            for (i, input) in rec.frames.iter().enumerate() {
+                rec.compare(i, &replay.replay(input).hashes)
+                    .unwrap_or_else(|m| panic!("{threads} threads: {m}"));
+            }
+        });
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

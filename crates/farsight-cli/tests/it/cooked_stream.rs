@@ -150,7 +150,7 @@ fn a_level_that_fails_its_checksum_fails_alone_and_a_truncated_cook_does_not_ope
 /// geometry past the last is refused by name.
 #[test]
 fn every_geometry_of_a_cooked_scene_streams_as_its_own_model() {
-    let d = temp("scene");
+    let d = temp("cooked-scene");
     let bytes = cook("cakeBirthday.glb");
     let path = d.join("cake.farsight");
     std::fs::write(&path, &bytes).unwrap();
