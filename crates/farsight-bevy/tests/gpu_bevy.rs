@@ -78,7 +78,8 @@ struct Picture(Arc<Mutex<Option<Vec<u8>>>>);
 /// blank) for `frames` frames, then reads the image back: RGBA rows of `W` pixels.
 /// Also returns whether the GPU path was chosen and whether any instance got a
 /// CPU-path mesh.
-fn render(file: &Path, frames: u32, skip_cut: bool) -> (Vec<u8>, bool, bool) {
+fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
+    let skip_cut = mode == "no-cut";
     let mut app = App::new();
     app.add_plugins((
         DefaultPlugins
@@ -118,12 +119,17 @@ fn render(file: &Path, frames: u32, skip_cut: bool) -> (Vec<u8>, bool, bool) {
         .error_bounds();
     let center = Vec3::new(x, y, z);
     // Three bunnies side by side, the camera back far enough for all of them.
+    let mut bunnies = Vec::new();
     for (i, dx) in [-2.2f32, 0.0, 2.2].into_iter().enumerate() {
-        world.spawn((
-            FarsightClusterModel::new(file),
-            Transform::from_translation(Vec3::new(dx * r, 0.0, 0.0) - center)
-                .with_rotation(Quat::from_rotation_y(i as f32 * 0.8)),
-        ));
+        bunnies.push(
+            world
+                .spawn((
+                    FarsightClusterModel::new(file),
+                    Transform::from_translation(Vec3::new(dx * r, 0.0, 0.0) - center)
+                        .with_rotation(Quat::from_rotation_y(i as f32 * 0.8)),
+                ))
+                .id(),
+        );
     }
     let mut meshes = world.resource_mut::<Assets<Mesh>>();
     let cube = meshes.add(Cuboid::new(0.3 * r, 0.3 * r, 0.3 * r));
@@ -157,6 +163,15 @@ fn render(file: &Path, frames: u32, skip_cut: bool) -> (Vec<u8>, bool, bool) {
     }
     for _ in 0..frames {
         app.update();
+    }
+    if mode == "despawn" {
+        // The left and middle bunnies go: the right one's row moves into slot 0
+        // and must be uploaded again there.
+        app.world_mut().despawn(bunnies[0]);
+        app.world_mut().despawn(bunnies[1]);
+        for _ in 0..frames {
+            app.update();
+        }
     }
     let sink = picture.0.clone();
     app.world_mut()
@@ -220,8 +235,7 @@ const CHILD: &str = "FARSIGHT_GPU_BEVY_CHILD";
 
 /// One picture in a process of its own (a second Bevy renderer in one process
 /// renders nothing): this test program again, told by [`CHILD`] what to draw.
-fn render_in_child(file: &Path, skip_cut: bool, out: &Path) -> Vec<u8> {
-    let mode = if skip_cut { "no-cut" } else { "cut" };
+fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
     let status = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "a_bevy_app_draws_cluster_models_through_the_gpu_path",
@@ -239,15 +253,16 @@ fn render_in_child(file: &Path, skip_cut: bool, out: &Path) -> Vec<u8> {
 }
 
 /// The model is drawn through the GPU path (and not the CPU one): at least 3% of
-/// the picture is the GPU path's grey; with the cut never dispatched, none is,
-/// while the red cube Bevy draws is there in both.
+/// the picture is the GPU path's grey; with two of the three instances despawned,
+/// only the right one is drawn; with the cut never dispatched, none is, while
+/// the red cube Bevy draws is there in every picture.
 #[test]
 fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     if let Ok(job) = std::env::var(CHILD) {
         let [file, mode, out] = job.splitn(3, '|').collect::<Vec<_>>()[..] else {
             panic!("bad {CHILD}: {job}");
         };
-        let (rgba, active, cpu) = render(Path::new(file), 30, mode == "no-cut");
+        let (rgba, active, cpu) = render(Path::new(file), 30, mode);
         assert!(
             active,
             "the GPU path was not chosen on a device that runs it"
@@ -262,7 +277,7 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     }
     let dir = farsight_testkit::scratch("gpu_bevy");
     let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
-    let rgba = render_in_child(&file, false, &dir.join("gpu_path.rgba"));
+    let rgba = render_in_child(&file, "cut", &dir.join("gpu_path.rgba"));
     let (grey, red) = (grey_share(&rgba), red_share(&rgba));
     eprintln!(
         "{}: grey {grey:.3}, red {red:.4}",
@@ -270,8 +285,24 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     );
     assert!(red > 0.002, "Bevy's cube is missing: red {red:.4}");
     assert!(grey > 0.03, "the models cover {grey:.4} of the picture");
+    let all = grey;
+    // Two instances despawned: one bunny left, on the right of the picture.
+    let rgba = render_in_child(&file, "despawn", &dir.join("gpu_path_despawn.rgba"));
+    let grey = grey_share(&rgba);
+    let left = grey_share(
+        &rgba[..]
+            .chunks_exact(W as usize * 4)
+            .flat_map(|row| row[..W as usize * 4 / 2].to_vec())
+            .collect::<Vec<u8>>(),
+    );
+    eprintln!("despawned two of three: grey {grey:.3}, in the left half {left:.4}");
+    assert!(
+        grey > 0.15 * all && grey < 0.5 * all,
+        "one bunny of three left should cover about a third: {grey:.4} of {all:.4}"
+    );
+    assert!(left < 0.001, "a despawned bunny is still drawn: {left:.4}");
     // Sabotaged: the cut is never dispatched, so its draw draws nothing.
-    let rgba = render_in_child(&file, true, &dir.join("gpu_path_no_cut.rgba"));
+    let rgba = render_in_child(&file, "no-cut", &dir.join("gpu_path_no_cut.rgba"));
     let (grey, red) = (grey_share(&rgba), red_share(&rgba));
     eprintln!(
         "{}: grey {grey:.3}, red {red:.4}",
