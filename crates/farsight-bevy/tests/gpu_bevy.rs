@@ -152,7 +152,11 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
             ..default()
         },
         Tonemapping::None,
-        Msaa::Off,
+        if mode == "msaa" {
+            Msaa::Sample4
+        } else {
+            Msaa::Off
+        },
         RenderTarget::Image(image.clone().into()),
         Transform::from_xyz(0.0, 0.6 * r, 4.5 * r).looking_at(Vec3::ZERO, Vec3::Y),
     ));
@@ -254,7 +258,7 @@ fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
 
 /// The model is drawn through the GPU path (and not the CPU one): at least 3% of
 /// the picture is the GPU path's grey; with two of the three instances despawned,
-/// only the right one is drawn; with the cut never dispatched, none is, while
+/// only the right one is drawn; with 4x MSAA they cover about as much; with the cut never dispatched, none is, while
 /// the red cube Bevy draws is there in every picture.
 #[test]
 fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
@@ -286,6 +290,14 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     assert!(red > 0.002, "Bevy's cube is missing: red {red:.4}");
     assert!(grey > 0.03, "the models cover {grey:.4} of the picture");
     let all = grey;
+    // With MSAA (Bevy's default) the draw's pipeline takes the view's samples.
+    let rgba = render_in_child(&file, "msaa", &dir.join("gpu_path_msaa.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!("with 4x MSAA: grey {grey:.3}");
+    assert!(
+        (grey - all).abs() < 0.2 * all,
+        "with MSAA the models cover {grey:.4}, without {all:.4}"
+    );
     // Two instances despawned: one bunny left, on the right of the picture.
     let rgba = render_in_child(&file, "despawn", &dir.join("gpu_path_despawn.rgba"));
     let grey = grey_share(&rgba);
