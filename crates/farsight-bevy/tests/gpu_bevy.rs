@@ -74,8 +74,8 @@ fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<Ready>) {
 #[derive(Resource, Clone, Default)]
 struct Picture(Arc<Mutex<Option<Vec<u8>>>>);
 
-/// Renders three instances of `file` (and a red cube, so the picture is never
-/// blank) for `frames` frames, then reads the image back: RGBA rows of `W` pixels.
+/// Renders three instances of `file` (and a red cube in front of the middle one,
+/// drawn by Bevy) for `frames` frames, then reads the image back: RGBA rows of `W` pixels.
 /// Also returns whether the GPU path was chosen and whether any instance got a
 /// CPU-path mesh.
 fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
@@ -143,7 +143,7 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
     world.spawn((
         Mesh3d(cube),
         MeshMaterial3d(red),
-        Transform::from_xyz(0.0, -1.2 * r, 0.0),
+        Transform::from_xyz(0.0, 0.0, 1.2 * r),
     ));
     world.spawn((
         Camera3d::default(),
@@ -259,7 +259,7 @@ fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
 /// The model is drawn through the GPU path (and not the CPU one): at least 3% of
 /// the picture is the GPU path's grey; with two of the three instances despawned,
 /// only the right one is drawn; with 4x MSAA they cover about as much; with the cut never dispatched, none is, while
-/// the red cube Bevy draws is there in every picture.
+/// the red cube Bevy draws in front of the middle one is whole in every picture.
 #[test]
 fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     if let Ok(job) = std::env::var(CHILD) {
@@ -288,6 +288,7 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         dir.join("gpu_path.png").display()
     );
     assert!(red > 0.002, "Bevy's cube is missing: red {red:.4}");
+    let cube = red;
     assert!(grey > 0.03, "the models cover {grey:.4} of the picture");
     let all = grey;
     // With MSAA (Bevy's default) the draw's pipeline takes the view's samples.
@@ -320,6 +321,11 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         "{}: grey {grey:.3}, red {red:.4}",
         dir.join("gpu_path_no_cut.png").display()
     );
-    assert!(red > 0.002, "Bevy's cube is missing: red {red:.4}");
     assert!(grey < 0.001, "models drawn without a cut: {grey:.4}");
+    // The cube is in front of the middle bunny: drawn over it or not, it covers
+    // as much (the clusters are depth-tested against Bevy's depth).
+    assert!(
+        (red - cube).abs() < 0.05 * red,
+        "the cube covers {cube:.4} in front of the bunny, {red:.4} alone"
+    );
 }
