@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bevy::app::ScheduleRunnerPlugin;
+use bevy::asset::AssetPlugin;
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
@@ -88,6 +89,10 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
                 exit_condition: ExitCondition::DontExit,
                 ..default()
             })
+            .set(AssetPlugin {
+                file_path: file.parent().unwrap().to_string_lossy().into_owned(),
+                ..default()
+            })
             .disable::<WinitPlugin>(),
         ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
         FarsightPlugin,
@@ -124,7 +129,12 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
         bunnies.push(
             world
                 .spawn((
-                    FarsightClusterModel::new(file),
+                    if mode == "asset" {
+                        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                        FarsightClusterModel::from_asset(world.resource::<AssetServer>().load(name))
+                    } else {
+                        FarsightClusterModel::new(file)
+                    },
                     Transform::from_translation(Vec3::new(dx * r, 0.0, 0.0) - center)
                         .with_rotation(Quat::from_rotation_y(i as f32 * 0.8)),
                 ))
@@ -258,7 +268,7 @@ fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
 
 /// The model is drawn through the GPU path (and not the CPU one): at least 3% of
 /// the picture is the GPU path's grey; with two of the three instances despawned,
-/// only the right one is drawn; with 4x MSAA they cover about as much; with the cut never dispatched, none is, while
+/// only the right one is drawn; given as an asset, the same; with 4x MSAA they cover about as much; with the cut never dispatched, none is, while
 /// the red cube Bevy draws in front of the middle one is whole in every picture.
 #[test]
 fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
@@ -298,6 +308,14 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     assert!(
         (grey - all).abs() < 0.2 * all,
         "with MSAA the models cover {grey:.4}, without {all:.4}"
+    );
+    // The model given as an asset (loaded through Bevy's asset server).
+    let rgba = render_in_child(&file, "asset", &dir.join("gpu_path_asset.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!("as an asset: grey {grey:.3}");
+    assert!(
+        (grey - all).abs() < 0.05 * all,
+        "given as an asset the models cover {grey:.4}, as a file {all:.4}"
     );
     // Two instances despawned: one bunny left, on the right of the picture.
     let rgba = render_in_child(&file, "despawn", &dir.join("gpu_path_despawn.rgba"));

@@ -33,7 +33,8 @@ use super::{
     GpuInstance, GpuUploader, InstanceTable, PoolSettings,
 };
 use crate::{
-    ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightLodCamera, FarsightSet,
+    ClusterModelAsset, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightLodCamera,
+    FarsightSet,
 };
 
 /// Draws [`FarsightClusterModel`]s through the GPU path (resident pools, the cut as
@@ -42,8 +43,8 @@ use crate::{
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
 /// elsewhere (WebGL2) the CPU path stays. Not yet: Bevy's PBR shading (the clusters
-/// are lit by one fixed light), prepass and shadow passes, models given as assets
-/// (only files), views other than the active camera's.
+/// are lit by one fixed light), prepass and shadow passes, reloaded assets, views
+/// other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
     /// The pools' sizes and the staging ring.
@@ -134,13 +135,31 @@ struct GpuMain {
 }
 
 impl GpuMain {
-    /// The model index of `model`, opening its file the first time.
-    fn open(&mut self, model: &FarsightClusterModel) -> Option<u32> {
-        if model.asset.is_some() {
-            if self.failed.insert(PathBuf::new()) {
-                warn!("farsight GPU path: models given as assets are not drawn yet (only files)");
+    /// The model index of `model`, opening its file the first time (a model given
+    /// as an asset: `None` until the asset has loaded).
+    fn open(
+        &mut self,
+        model: &FarsightClusterModel,
+        assets: Option<&Assets<ClusterModelAsset>>,
+    ) -> Option<u32> {
+        if let Some(handle) = &model.asset {
+            let asset = assets?.get(handle)?;
+            let key = (asset.path().to_owned(), model.geometry);
+            if let Some(&m) = self.by_key.get(&key) {
+                return Some(m);
             }
-            return None;
+            let Some(cooked) = asset.model(model.geometry) else {
+                if self.failed.insert(key.0.clone()) {
+                    error!(
+                        "cluster model {} not drawn: no geometry {} (the file has {})",
+                        key.0.display(),
+                        model.geometry,
+                        asset.geometry_count()
+                    );
+                }
+                return None;
+            };
+            return Some(self.add(key, cooked.clone()));
         }
         let key = (model.file.clone(), model.geometry);
         if let Some(&m) = self.by_key.get(&key) {
@@ -158,13 +177,7 @@ impl GpuMain {
                     .ok_or_else(|| format!("no geometry {} (the file has {n})", model.geometry))
             });
         match opened {
-            Ok(c) => {
-                let m = self.models.len() as u32;
-                self.models.push(c);
-                self.by_key.insert(key, m);
-                self.generation += 1;
-                Some(m)
-            }
+            Ok(c) => Some(self.add(key, c)),
             Err(e) => {
                 error!("cluster model {} not drawn: {e}", model.file.display());
                 self.failed.insert(model.file.clone());
@@ -174,11 +187,23 @@ impl GpuMain {
     }
 }
 
+impl GpuMain {
+    /// Adds a model (the render world restarts its streamer with it).
+    fn add(&mut self, key: (PathBuf, usize), model: CookedModel) -> u32 {
+        let m = self.models.len() as u32;
+        self.models.push(model);
+        self.by_key.insert(key, m);
+        self.generation += 1;
+        m
+    }
+}
+
 /// The instances' slots, marked where new or changed, and the active camera.
 #[allow(clippy::type_complexity)]
 fn gather(
     mut main: ResMut<GpuMain>,
     clusters: Option<Res<FarsightClusters>>,
+    assets: Option<Res<Assets<ClusterModelAsset>>>,
     cameras: Query<
         (
             Entity,
@@ -215,7 +240,7 @@ fn gather(
         }
         let m = match slot {
             Some(s) if !model.is_changed() => main.placed[s as usize].0,
-            _ => match main.open(&model) {
+            _ => match main.open(&model, assets.as_deref()) {
                 Some(m) => m,
                 None => continue,
             },
