@@ -73,6 +73,10 @@ impl Plugin for FarsightGpuClustersPlugin {
             world.get_resource::<RenderDevice>(),
             world.get_resource::<RenderQueue>(),
         ) else {
+            warn!(
+                "farsight: no render device when FarsightGpuClustersPlugin finished (add it \
+                 after DefaultPlugins); the CPU path draws"
+            );
             return;
         };
         let device = device.wgpu_device().clone();
