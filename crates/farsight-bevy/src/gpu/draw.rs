@@ -34,6 +34,20 @@ pub struct DrawCamera {
     pub tint_levels: bool,
 }
 
+/// What a [`DrawPipeline`] draws into: the colour and depth formats, the sample
+/// count and the depth comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DrawTarget {
+    /// The colour attachment's format.
+    pub color: wgpu::TextureFormat,
+    /// The depth attachment's format.
+    pub depth: wgpu::TextureFormat,
+    /// Samples per pixel (1 without MSAA).
+    pub samples: u32,
+    /// The depth test (`Less` for the tests' forward depth, `Greater` for Bevy's).
+    pub depth_compare: wgpu::CompareFunction,
+}
+
 /// The render pipeline of the clusters, for one colour and depth format.
 #[derive(Debug)]
 pub struct DrawPipeline {
@@ -76,6 +90,21 @@ impl DrawPipeline {
         color: wgpu::TextureFormat,
         depth: wgpu::TextureFormat,
     ) -> Self {
+        Self::for_target(
+            device,
+            &DrawTarget {
+                color,
+                depth,
+                samples: 1,
+                depth_compare: wgpu::CompareFunction::Less,
+            },
+        )
+    }
+
+    /// The pipeline for `target`'s formats, sample count and depth test (Bevy's
+    /// views: reversed depth, so `Greater`, and the camera's MSAA samples).
+    pub fn for_target(device: &wgpu::Device, target: &DrawTarget) -> Self {
+        let DrawTarget { color, depth, .. } = *target;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("farsight cluster draw"),
             source: wgpu::ShaderSource::Wgsl(DRAW_WGSL.into()),
@@ -115,11 +144,14 @@ impl DrawPipeline {
             depth_stencil: Some(wgpu::DepthStencilState {
                 format: depth,
                 depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
+                depth_compare: Some(target.depth_compare),
                 stencil: Default::default(),
                 bias: Default::default(),
             }),
-            multisample: Default::default(),
+            multisample: wgpu::MultisampleState {
+                count: target.samples,
+                ..Default::default()
+            },
             fragment: Some(wgpu::FragmentState {
                 module: &module,
                 entry_point: Some("fragment"),

@@ -7,6 +7,8 @@
 //! - [`staging`]: the staging ring of mappable slices the copies go through.
 //! - [`draw`]: the render pipeline that pulls vertices from the pools and draws
 //!   the cut's visible clusters with one indirect draw.
+//! - [`plugin`]: [`FarsightGpuClustersPlugin`], all of it hooked into Bevy's
+//!   render world (opt-in).
 //! - [`cut`]: the compute pass that asks every resident cluster of every instance
 //!   farsight-cluster's two questions and writes the visible list and indirect draw.
 //!
@@ -18,13 +20,15 @@ pub mod alloc;
 pub mod cut;
 pub mod draw;
 pub mod layout;
+pub mod plugin;
 pub mod pool;
 pub mod staging;
 
 pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
-pub use draw::{DrawCamera, DrawPipeline};
+pub use draw::{DrawCamera, DrawPipeline, DrawTarget};
 pub use layout::{GpuCluster, GpuModel, LevelLayout};
+pub use plugin::{FarsightGpuClustersPlugin, GpuClustersActive};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
 pub use staging::{RingAccount, StagingRing};
 

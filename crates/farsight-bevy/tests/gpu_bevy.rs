@@ -1,0 +1,388 @@
+//! The GPU path inside a Bevy app (issue 29): a headless app with
+//! `FarsightGpuClustersPlugin` renders instances of a cooked cluster model into an
+//! image, and the picture shows them; the same app with the cut's dispatch skipped
+//! must fail the same check. Skips with a reason where no adapter can run the GPU
+//! path, unless `FARSIGHT_REQUIRE_GPU=1`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bevy::app::ScheduleRunnerPlugin;
+use bevy::asset::AssetPlugin;
+use bevy::camera::RenderTarget;
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::prelude::*;
+use bevy::render::gpu_readback::{Readback, ReadbackComplete};
+use bevy::render::render_resource::{
+    CachedPipelineState, PipelineCache, PipelineDescriptor, TextureFormat, TextureUsages,
+};
+use bevy::render::{Render, RenderApp, RenderSystems};
+use bevy::window::ExitCondition;
+use bevy::winit::WinitPlugin;
+use farsight_bevy::gpu::{FarsightGpuClustersPlugin, GpuClustersActive};
+use farsight_bevy::prelude::*;
+use farsight_mesh::{cook_file, ClusterConfig, CookKind};
+
+const REQUIRE_GPU: &str = "FARSIGHT_REQUIRE_GPU";
+const W: u32 = 320;
+const H: u32 = 180;
+
+/// Whether this machine has an adapter for the GPU path (else says why, or fails
+/// when one is required).
+fn have_gpu() -> bool {
+    let required = std::env::var(REQUIRE_GPU).is_ok_and(|v| v == "1");
+    match farsight_bevy::gpu::headless_device() {
+        Ok((.., info)) => {
+            eprintln!("adapter: {info:?}");
+            true
+        }
+        Err(e) if !required => {
+            eprintln!("skipped: no GPU adapter with compute ({e}); set {REQUIRE_GPU}=1 to fail");
+            false
+        }
+        Err(e) => panic!("{REQUIRE_GPU}=1 but no GPU adapter: {e}"),
+    }
+}
+
+fn cook(mesh: &Path, dir: &Path) -> PathBuf {
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let bytes = cook_file(mesh, &kind)
+        .unwrap_or_else(|e| panic!("{}: {e}", mesh.display()))
+        .bytes;
+    let path = dir.join("bunny.farsight");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Whether the render world's pipeline cache has compiled every pipeline asked
+/// for, and at least one render pipeline.
+#[derive(Resource, Clone, Default)]
+struct Ready(Arc<AtomicBool>);
+
+fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<Ready>) {
+    let waiting = cache.waiting_pipelines().next().is_some();
+    let drawn = cache.pipelines().any(|p| {
+        matches!(
+            p.descriptor,
+            PipelineDescriptor::RenderPipelineDescriptor(_)
+        ) && matches!(p.state, CachedPipelineState::Ok(_))
+    });
+    ready.0.store(drawn && !waiting, Ordering::Relaxed);
+}
+
+/// The picture, once read back.
+#[derive(Resource, Clone, Default)]
+struct Picture(Arc<Mutex<Option<Vec<u8>>>>);
+
+/// Renders three instances of `file` (and a red cube in front of the middle one,
+/// drawn by Bevy) for `frames` frames, then reads the image back: RGBA rows of `W` pixels.
+/// Also returns whether the GPU path was chosen and whether any instance got a
+/// CPU-path mesh.
+fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
+    let skip_cut = mode == "no-cut";
+    let mut app = App::new();
+    app.add_plugins((
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: file.parent().unwrap().to_string_lossy().into_owned(),
+                ..default()
+            })
+            .disable::<WinitPlugin>(),
+        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
+        FarsightPlugin,
+    ));
+    if mode != "cpu" {
+        app.add_plugins(FarsightGpuClustersPlugin {
+            skip_cut,
+            ..default()
+        });
+    }
+    let image = {
+        let mut images = app.world_mut().resource_mut::<Assets<Image>>();
+        let mut img = Image::new_target_texture(W, H, TextureFormat::Rgba8UnormSrgb, None);
+        img.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        images.add(img)
+    };
+    let picture = Picture::default();
+    app.insert_resource(picture.clone());
+    // Bevy compiles its pipelines (the cube's) in the background: frames count
+    // from when none is waiting any more.
+    let ready = Ready::default();
+    app.get_sub_app_mut(RenderApp)
+        .unwrap()
+        .insert_resource(ready.clone())
+        .add_systems(Render, watch_pipelines.in_set(RenderSystems::Cleanup));
+    app.finish();
+    app.cleanup();
+    let world = app.world_mut();
+    let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(file)
+        .unwrap()
+        .error_bounds();
+    let center = Vec3::new(x, y, z);
+    // The CPU path's material: as light as the GPU path's lit side, unlit.
+    let white = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(StandardMaterial {
+            base_color: Color::srgb(0.8, 0.8, 0.8),
+            unlit: true,
+            ..default()
+        });
+    // Three bunnies side by side, the camera back far enough for all of them.
+    let mut bunnies = Vec::new();
+    for (i, dx) in [-2.2f32, 0.0, 2.2].into_iter().enumerate() {
+        bunnies.push(
+            world
+                .spawn((
+                    if mode == "asset" {
+                        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                        FarsightClusterModel::from_asset(world.resource::<AssetServer>().load(name))
+                    } else {
+                        FarsightClusterModel::new(file)
+                    },
+                    Transform::from_translation(Vec3::new(dx * r, 0.0, 0.0) - center)
+                        .with_rotation(Quat::from_rotation_y(i as f32 * 0.8)),
+                    MeshMaterial3d(white.clone()),
+                ))
+                .id(),
+        );
+    }
+    let mut meshes = world.resource_mut::<Assets<Mesh>>();
+    let cube = meshes.add(Cuboid::new(0.3 * r, 0.3 * r, 0.3 * r));
+    let red = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(StandardMaterial {
+            base_color: Color::srgb(1.0, 0.0, 0.0),
+            unlit: true,
+            ..default()
+        });
+    world.spawn((
+        Mesh3d(cube),
+        MeshMaterial3d(red),
+        Transform::from_xyz(0.0, 0.0, 1.2 * r),
+    ));
+    world.spawn((
+        Camera3d::default(),
+        Camera {
+            clear_color: ClearColorConfig::Custom(Color::BLACK),
+            ..default()
+        },
+        Tonemapping::None,
+        if mode == "msaa" {
+            Msaa::Sample4
+        } else {
+            Msaa::Off
+        },
+        RenderTarget::Image(image.clone().into()),
+        Transform::from_xyz(0.0, 0.6 * r, 4.5 * r).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let start = std::time::Instant::now();
+    while !ready.0.load(Ordering::Relaxed) {
+        assert!(start.elapsed().as_secs() < 300, "pipelines still compiling");
+        app.update();
+    }
+    let timed = std::time::Instant::now();
+    for _ in 0..frames {
+        app.update();
+    }
+    eprintln!(
+        "{mode}: {:.1} ms a frame ({frames} frames once the pipelines were ready)",
+        timed.elapsed().as_secs_f64() * 1000.0 / f64::from(frames)
+    );
+    if mode == "despawn" {
+        // The left and middle bunnies go: the right one's row moves into slot 0
+        // and must be uploaded again there.
+        app.world_mut().despawn(bunnies[0]);
+        app.world_mut().despawn(bunnies[1]);
+        for _ in 0..frames {
+            app.update();
+        }
+    }
+    let sink = picture.0.clone();
+    app.world_mut()
+        .spawn(Readback::texture(image))
+        .observe(move |ev: On<ReadbackComplete>| {
+            *sink.lock().unwrap() = Some(ev.data.clone());
+        });
+    for _ in 0..600 {
+        if picture.0.lock().unwrap().is_some() {
+            break;
+        }
+        app.update();
+    }
+    let data = picture.0.lock().unwrap().take().expect("never read back");
+    let active = app.world().contains_resource::<GpuClustersActive>();
+    let mut cpu_meshes = app
+        .world_mut()
+        .query_filtered::<(), (With<FarsightClusterModel>, With<Mesh3d>)>();
+    let cpu = cpu_meshes.iter(app.world()).next().is_some();
+    // Rows come padded to 256 bytes.
+    let stride = (W as usize * 4).div_ceil(256) * 256;
+    let rgba = (0..H as usize)
+        .flat_map(|row| data[row * stride..row * stride + W as usize * 4].to_vec())
+        .collect();
+    (rgba, active, cpu)
+}
+
+/// Share of pixels that are lit grey (the GPU path's lambert shading): neither
+/// the black clear colour nor the red cube.
+fn grey_share(rgba: &[u8]) -> f64 {
+    let grey = rgba
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            r > 40 && (r - g).abs() < 12 && (r - b).abs() < 12
+        })
+        .count();
+    grey as f64 / (rgba.len() / 4) as f64
+}
+
+fn save(path: &Path, rgba: &[u8]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut enc = png::Encoder::new(file, W, H);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header().unwrap().write_image_data(rgba).unwrap();
+}
+
+/// Per pixel: whether a model covers it (neither the clear colour nor the cube).
+fn silhouette(rgba: &[u8]) -> Vec<bool> {
+    rgba.chunks_exact(4)
+        .map(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            r + g + b > 60 && !(r > 200 && g < 40 && b < 40)
+        })
+        .collect()
+}
+
+/// Share of pixels of the red cube (drawn by Bevy's own pipeline: the frame was
+/// rendered at all).
+fn red_share(rgba: &[u8]) -> f64 {
+    let red = rgba
+        .chunks_exact(4)
+        .filter(|p| p[0] > 200 && p[1] < 40 && p[2] < 40)
+        .count();
+    red as f64 / (rgba.len() / 4) as f64
+}
+
+/// Set in the child process that renders one picture: `FILE|MODE|OUT`.
+const CHILD: &str = "FARSIGHT_GPU_BEVY_CHILD";
+
+/// One picture in a process of its own (a second Bevy renderer in one process
+/// renders nothing): this test program again, told by [`CHILD`] what to draw.
+fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_bevy_app_draws_cluster_models_through_the_gpu_path",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(
+            CHILD,
+            format!("{}|{mode}|{}", file.display(), out.display()),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success(), "the {mode} render failed");
+    std::fs::read(out).unwrap()
+}
+
+/// The model is drawn through the GPU path (and not the CPU one): at least 3% of
+/// the picture is the GPU path's grey; with two of the three instances despawned,
+/// the CPU path draws the same silhouettes (within 5% of the pixels); only the
+/// right one is drawn; given as an asset, the same; with 4x MSAA they cover about as much; with the cut never dispatched, none is, while
+/// the red cube Bevy draws in front of the middle one is whole in every picture.
+#[test]
+fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
+    if let Ok(job) = std::env::var(CHILD) {
+        let [file, mode, out] = job.splitn(3, '|').collect::<Vec<_>>()[..] else {
+            panic!("bad {CHILD}: {job}");
+        };
+        let (rgba, active, cpu) = render(Path::new(file), 30, mode);
+        assert_eq!(
+            active,
+            mode != "cpu",
+            "the GPU path chosen (or not) against the plugins given"
+        );
+        assert_eq!(cpu, mode == "cpu", "CPU-path meshes in the {mode} run");
+        std::fs::write(out, &rgba).unwrap();
+        save(&Path::new(out).with_extension("png"), &rgba);
+        return;
+    }
+    if !have_gpu() {
+        return;
+    }
+    let dir = farsight_testkit::scratch("gpu_bevy");
+    let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let rgba = render_in_child(&file, "cut", &dir.join("gpu_path.rgba"));
+    let (grey, red) = (grey_share(&rgba), red_share(&rgba));
+    eprintln!(
+        "{}: grey {grey:.3}, red {red:.4}",
+        dir.join("gpu_path.png").display()
+    );
+    assert!(red > 0.002, "Bevy's cube is missing: red {red:.4}");
+    let cube = red;
+    assert!(grey > 0.03, "the models cover {grey:.4} of the picture");
+    let all = grey;
+    // The same scene through the CPU path: the same silhouettes (the cut's metric
+    // is the CPU cut's; shading differs, so only coverage is compared).
+    let cpu = render_in_child(&file, "cpu", &dir.join("cpu_path.rgba"));
+    let (a, b) = (silhouette(&rgba), silhouette(&cpu));
+    let union = a.iter().zip(&b).filter(|(x, y)| **x || **y).count();
+    let differ = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+    eprintln!("GPU against CPU path: {differ} of {union} model pixels differ");
+    assert!(
+        union > 0 && differ * 20 < union,
+        "the paths' silhouettes differ in {differ} of {union} pixels"
+    );
+    // With MSAA (Bevy's default) the draw's pipeline takes the view's samples.
+    let rgba = render_in_child(&file, "msaa", &dir.join("gpu_path_msaa.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!("with 4x MSAA: grey {grey:.3}");
+    assert!(
+        (grey - all).abs() < 0.2 * all,
+        "with MSAA the models cover {grey:.4}, without {all:.4}"
+    );
+    // The model given as an asset (loaded through Bevy's asset server).
+    let rgba = render_in_child(&file, "asset", &dir.join("gpu_path_asset.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!("as an asset: grey {grey:.3}");
+    assert!(
+        (grey - all).abs() < 0.05 * all,
+        "given as an asset the models cover {grey:.4}, as a file {all:.4}"
+    );
+    // Two instances despawned: one bunny left, on the right of the picture.
+    let rgba = render_in_child(&file, "despawn", &dir.join("gpu_path_despawn.rgba"));
+    let grey = grey_share(&rgba);
+    let left = grey_share(
+        &rgba[..]
+            .chunks_exact(W as usize * 4)
+            .flat_map(|row| row[..W as usize * 4 / 2].to_vec())
+            .collect::<Vec<u8>>(),
+    );
+    eprintln!("despawned two of three: grey {grey:.3}, in the left half {left:.4}");
+    assert!(
+        grey > 0.15 * all && grey < 0.5 * all,
+        "one bunny of three left should cover about a third: {grey:.4} of {all:.4}"
+    );
+    assert!(left < 0.001, "a despawned bunny is still drawn: {left:.4}");
+    // Sabotaged: the cut is never dispatched, so its draw draws nothing.
+    let rgba = render_in_child(&file, "no-cut", &dir.join("gpu_path_no_cut.rgba"));
+    let (grey, red) = (grey_share(&rgba), red_share(&rgba));
+    eprintln!(
+        "{}: grey {grey:.3}, red {red:.4}",
+        dir.join("gpu_path_no_cut.png").display()
+    );
+    assert!(grey < 0.001, "models drawn without a cut: {grey:.4}");
+    // The cube is in front of the middle bunny: drawn over it or not, it covers
+    // as much (the clusters are depth-tested against Bevy's depth).
+    assert!(
+        (red - cube).abs() < 0.05 * red,
+        "the cube covers {cube:.4} in front of the bunny, {red:.4} alone"
+    );
+}
