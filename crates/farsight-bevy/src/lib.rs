@@ -176,13 +176,14 @@ pub use buildings::{
     ATTRIBUTE_CUT, LEVEL_TINTS,
 };
 pub use clusters::{
-    ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
+    ClusterCut, ClusterCutPart, ClusterSettings, FarsightClusterModel, FarsightClusters,
+    FarsightClustersPlugin,
 };
 pub use lod::{
     FarsightLod, FarsightLodCamera, FarsightLodChainParts, FarsightLodChanged, FarsightLodLevel,
     FarsightLodPlugin, FarsightSettings, FarsightStereo, FarsightWorld,
 };
-pub use materials::{affine, standard_material, MaterialAssets};
+pub use materials::{affine, standard_material, MaterialAssets, PendingImages};
 pub use regions::{
     FarsightRegions, FarsightRegionsPlugin, FarsightStreamingSource, QueueSink, RegionEntity,
     RegionModels,
