@@ -11,6 +11,11 @@
 //! here and added as a labelled `Image`. Each material becomes one labelled
 //! `StandardMaterial` that every level and instance of the file shares.
 //!
+//! A cluster model opened by its path has no asset loader: the plugin makes its
+//! file's materials once per file in a system (`MaterialAssets::create`), loading a
+//! texture through the asset server where the file lies under the asset folder and
+//! reading and decoding it on the async compute pool elsewhere ([`PendingImages`]).
+//!
 //! Bevy decodes a PNG or JPEG file only with its `png` / `jpeg` features; this
 //! crate does not turn them on (an app that wants textures does, as it would for
 //! Bevy's own glTF loader). What `StandardMaterial` has no field for is not kept:

@@ -111,8 +111,11 @@ fn cut_of(app: &App, e: Entity) -> ClusterCut {
     app.world().get::<ClusterCut>(e).unwrap().clone()
 }
 
+/// What [`mesh_data`] reads of a mesh: positions, tangents (if any), triangles.
+type MeshData = (Vec<[f32; 3]>, Option<Vec<[f32; 4]>>, usize);
+
 /// The positions and tangents (if any) of `mesh`, and its triangles.
-fn mesh_data(app: &App, mesh: &Handle<Mesh>) -> (Vec<[f32; 3]>, Option<Vec<[f32; 4]>>, usize) {
+fn mesh_data(app: &App, mesh: &Handle<Mesh>) -> MeshData {
     let meshes = app.world().resource::<Assets<Mesh>>();
     let m = meshes.get(mesh).unwrap();
     let Some(VertexAttributeValues::Float32x3(p)) = m.attribute(Mesh::ATTRIBUTE_POSITION) else {
