@@ -380,6 +380,7 @@ impl Uploader for LevelStore {
 /// Settings of the cluster plugin, read when the streamer is (re)built and each frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterSettings {
+    /// The streamer's budgets and chunking (farsight-stream).
     pub scheduler: SchedulerConfig,
     /// Reader threads.
     pub io_threads: usize,
@@ -404,6 +405,7 @@ impl Default for ClusterSettings {
 /// The cluster models and their streamer.
 #[derive(Resource)]
 pub struct FarsightClusters {
+    /// Read when the streamer is (re)built and each frame.
     pub settings: ClusterSettings,
     models: Vec<CookedModel>,
     /// Per model: its coarsest level, read when it was opened (`None` if that read
@@ -431,6 +433,7 @@ impl Default for FarsightClusters {
 }
 
 impl FarsightClusters {
+    /// No model yet, with these settings.
     pub fn new(settings: ClusterSettings) -> Self {
         Self {
             settings,
