@@ -150,6 +150,8 @@
 //! same place, so the shadow is their union, at most the finer level's small features
 //! a few metres longer.
 
+#![warn(missing_docs)]
+
 mod assets;
 mod buildings;
 mod clusters;
