@@ -1,7 +1,7 @@
-//! Seed 004's metropolis in Bevy: a kit's buildings baked with the default ladder
-//! (as authored to 60 m, simplified to 250 m, coarsest beyond), written as cooked
-//! building files and loaded back through `BuildingLoader`, each piece drawn in its
-//! band with Bevy's `VisibilityRange`.
+//! The metropolis of docs/design/baked-buildings.md in Bevy: a kit's buildings baked
+//! with the default ladder (as authored to 60 m, simplified to 250 m, coarsest
+//! beyond), written as cooked building files and loaded back through
+//! `BuildingLoader`, each piece drawn in its band with Bevy's `VisibilityRange`.
 //!
 //! `cargo run --release -p farsight-bevy --example buildings`
 //!
@@ -23,7 +23,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
 use farsight_bevy::{
@@ -235,13 +234,5 @@ fn setup(
         Vec3::new(e * 0.85, 0.0, e * 0.85),
         40.0,
     );
-    commands.spawn((
-        Camera3d::default(),
-        // A tonemapper without lookup tables: the examples build without `tonemapping_luts`.
-        Tonemapping::AcesFitted,
-        Msaa::Off,
-        t,
-        fly,
-        common::render_target(shot.as_deref()),
-    ));
+    commands.spawn(common::camera(fly, t, shot.as_deref()));
 }

@@ -1,5 +1,6 @@
-//! Seed 000's city block in Bevy: 500 buildings with three levels each (50 / 100 /
-//! 200 m) and street lamps, drawn through `FarsightPlugin`.
+//! The test city block of docs/design/entity-lod.md in Bevy: 500 buildings with
+//! three levels each (50 / 100 / 200 m) and street lamps, drawn through
+//! `FarsightPlugin`.
 //!
 //! `cargo run --release -p farsight-bevy --example city`
 //!
@@ -106,7 +107,7 @@ fn setup(
                     Plain(plain),
                     t,
                     FarsightLod::from_ranges(levels.iter().cloned().zip(ranges))
-                        .expect("seed 000's levels are ordered"),
+                        .expect("the test city's levels are ordered"),
                 ));
             }
             None => {

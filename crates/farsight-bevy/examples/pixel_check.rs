@@ -3,6 +3,13 @@
 //!
 //! `cargo run -p farsight-bevy --example pixel_check -- shot.png --expect green:0.02`
 //!
+//! `--compare REF.png --max-mean-diff D` compares the picture with another of the
+//! same size: per channel (R, G, B), the mean absolute difference in 0-255 steps over
+//! the pixels where either picture is not its background (its top-left pixel's
+//! colour), which must be at most `D` in every channel. `--montage OUT A.png B.png
+//! ...` writes the pictures side by side into `OUT` (for the README) and checks
+//! nothing.
+//!
 //! Tints are classified by hue, since lighting scales their brightness: `green`,
 //! `yellow`, `red`, `blue`, `brown` (dark orange, the terrain's soil) and `grey`.
 
@@ -39,24 +46,9 @@ fn classify([r, g, b]: [f32; 3]) -> Option<&'static str> {
     })
 }
 
-fn run() -> Result<(), String> {
-    let mut args = std::env::args().skip(1);
-    let path = args
-        .next()
-        .ok_or("usage: pixel_check PNG [--expect COLOR:SHARE]...")?;
-    let mut expect = Vec::new();
-    while let Some(a) = args.next() {
-        if a != "--expect" {
-            return Err(format!("unknown option {a:?}"));
-        }
-        let v = args.next().ok_or("--expect needs COLOR:SHARE")?;
-        let (c, s) = v
-            .split_once(':')
-            .and_then(|(c, s)| Some((c.to_string(), s.parse::<f64>().ok()?)))
-            .ok_or_else(|| format!("--expect wants COLOR:SHARE, found {v:?}"))?;
-        expect.push((c, s));
-    }
-    let file = std::fs::File::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
+/// An 8-bit RGBA PNG: width, height, pixels.
+fn read_png(path: &str) -> Result<(u32, u32, Vec<u8>), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
     let mut reader = png::Decoder::new(std::io::BufReader::new(file))
         .read_info()
         .map_err(|e| format!("{path} is not a PNG: {e}"))?;
@@ -67,7 +59,97 @@ fn run() -> Result<(), String> {
     if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
         return Err(format!("{path}: expected 8-bit RGBA"));
     }
-    let px = &buf[..info.buffer_size()];
+    buf.truncate(info.buffer_size());
+    Ok((info.width, info.height, buf))
+}
+
+/// Per channel, the mean absolute difference of `a` and `b` (same size) over the
+/// pixels where either is not its background, and how many pixels that is.
+fn mean_diff(a: &[u8], b: &[u8]) -> ([f64; 3], u64) {
+    let (bg_a, bg_b) = (&a[..4], &b[..4]);
+    let mut sum = [0u64; 3];
+    let mut n = 0u64;
+    for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        if p == bg_a && q == bg_b {
+            continue;
+        }
+        n += 1;
+        for k in 0..3 {
+            sum[k] += p[k].abs_diff(q[k]) as u64;
+        }
+    }
+    (sum.map(|s| s as f64 / n.max(1) as f64), n)
+}
+
+/// `--montage OUT A B ...`: the pictures side by side.
+fn montage(mut args: impl Iterator<Item = String>) -> Result<(), String> {
+    let out = args.next().ok_or("--montage needs OUT and pictures")?;
+    let pictures = args.map(|p| read_png(&p)).collect::<Result<Vec<_>, _>>()?;
+    let h = pictures
+        .iter()
+        .map(|p| p.1)
+        .max()
+        .ok_or("--montage needs pictures")?;
+    let w: u32 = pictures.iter().map(|p| p.0).sum();
+    let mut rgba = vec![0u8; (w * h * 4) as usize];
+    let mut x0 = 0;
+    for (pw, ph, px) in &pictures {
+        for y in 0..*ph {
+            let src = &px[(y * pw * 4) as usize..((y + 1) * pw * 4) as usize];
+            let at = ((y * w + x0) * 4) as usize;
+            rgba[at..at + src.len()].copy_from_slice(src);
+        }
+        x0 += pw;
+    }
+    let file = std::fs::File::create(&out).map_err(|e| format!("cannot write {out}: {e}"))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgba).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    println!("wrote {out} ({w}x{h})");
+    Ok(())
+}
+
+fn run() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().ok_or(
+        "usage: pixel_check PNG [--expect COLOR:SHARE]... [--compare REF --max-mean-diff D] \
+         | pixel_check --montage OUT PNG...",
+    )?;
+    if path == "--montage" {
+        return montage(args);
+    }
+    let mut expect = Vec::new();
+    let (mut compare, mut max_diff) = (None, None);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--expect" => {
+                let v = args.next().ok_or("--expect needs COLOR:SHARE")?;
+                let (c, s) = v
+                    .split_once(':')
+                    .and_then(|(c, s)| Some((c.to_string(), s.parse::<f64>().ok()?)))
+                    .ok_or_else(|| format!("--expect wants COLOR:SHARE, found {v:?}"))?;
+                expect.push((c, s));
+            }
+            "--compare" => compare = Some(args.next().ok_or("--compare needs a PNG")?),
+            "--max-mean-diff" => {
+                let v = args.next().ok_or("--max-mean-diff needs a number")?;
+                let d = v.parse::<f64>().ok().filter(|d| *d >= 0.0);
+                max_diff =
+                    Some(d.ok_or_else(|| format!("--max-mean-diff wants a number, found {v:?}"))?);
+            }
+            _ => return Err(format!("unknown option {a:?}")),
+        }
+    }
+    if compare.is_some() != max_diff.is_some() {
+        return Err("--compare and --max-mean-diff go together".into());
+    }
+    let (width, height, buf) = read_png(&path)?;
+    let info = (width, height);
+    let px = &buf[..];
     let n = (px.len() / 4) as f64;
     let mut counts = std::collections::BTreeMap::<&str, u64>::new();
     let (mut sum, mut sum2) = (0.0f64, 0.0f64);
@@ -88,11 +170,35 @@ fn run() -> Result<(), String> {
         .collect();
     println!(
         "{path}: {}x{}, luminance mean {mean:.3} std {std:.3}; {}",
-        info.width,
-        info.height,
+        info.0,
+        info.1,
         shares.join(", ")
     );
     let mut failed = Vec::new();
+    if let (Some(reference), Some(max)) = (&compare, max_diff) {
+        let (rw, rh, other) = read_png(reference)?;
+        if (rw, rh) != info {
+            return Err(format!(
+                "{path} is {}x{}, {reference} {rw}x{rh}",
+                info.0, info.1
+            ));
+        }
+        let (d, n) = mean_diff(px, &other);
+        println!(
+            "{path} against {reference}: mean absolute difference R {:.2} G {:.2} B {:.2} (of 255) over {n} pixels",
+            d[0], d[1], d[2]
+        );
+        if n == 0 {
+            failed.push("both pictures are background only".into());
+        }
+        for (k, c) in d.iter().zip(["R", "G", "B"]) {
+            if *k > max {
+                failed.push(format!(
+                    "{c} differs from {reference} by {k:.2} on average, at most {max} allowed"
+                ));
+            }
+        }
+    }
     if std < 0.02 {
         failed.push(format!("blank: luminance std {std:.4}"));
     }

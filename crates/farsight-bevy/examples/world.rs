@@ -7,7 +7,9 @@
 //!
 //! Fly with WASD, Q/E, Shift, the mouse with the right button held. T tints levels:
 //! model clusters, building pieces and props, green level 0, yellow level 1, red
-//! level 2 and coarser; with the tint off, building pieces wear their kit's materials.
+//! level 2 and coarser; with the tint off, building pieces wear their kit's materials
+//! and cluster models their files' materials and textures (a model spawned with the
+//! tint on keeps a plain material under its level colours).
 //!
 //! - `--dir DIR`: a folder written by `farsight world build -o DIR`. Without it, a
 //!   small world (`--grid 2`) is built into a temporary folder by the `farsight`
@@ -314,6 +316,7 @@ fn dress(
     tint: Res<Tint>,
     server: Res<AssetServer>,
     added: Query<(Entity, &RegionEntity), Added<RegionEntity>>,
+    mut has_materials: Local<std::collections::HashMap<PathBuf, bool>>,
 ) {
     let m = &world.manifest;
     for (e, r) in &added {
@@ -321,12 +324,22 @@ fn dress(
         match m.kind(r.record.model) {
             Some(EntityKind::Model(i)) if world.models => {
                 let entry = &m.models[i as usize];
-                let mut model = FarsightClusterModel::new(world.dir.join(&entry.file))
-                    .with_geometry(entry.geometry as usize);
+                let file = world.dir.join(&entry.file);
+                // A file without materials (an OBJ without its .mtl) wears the plain one.
+                let own = *has_materials.entry(file.clone()).or_insert_with(|| {
+                    CookedModel::open(&file)
+                        .is_ok_and(|m| !m.manifest().material_table.materials.is_empty())
+                });
+                let mut model =
+                    FarsightClusterModel::new(file).with_geometry(entry.geometry as usize);
                 if tint.on {
                     model = model.with_level_colors(model_colors());
                 }
-                ec.insert((model, MeshMaterial3d(tint.plain_model.clone())));
+                if tint.on || !own {
+                    ec.insert((model, MeshMaterial3d(tint.plain_model.clone())));
+                } else {
+                    ec.insert(model);
+                }
             }
             Some(EntityKind::Building(i)) => {
                 let b = &m.buildings[i as usize];

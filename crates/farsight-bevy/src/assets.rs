@@ -42,26 +42,37 @@ use crate::materials::MaterialAssets;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FarsightAssetError {
+    /// The file could not be read.
     #[error("could not read the file: {0}")]
     Io(#[from] std::io::Error),
     /// The file is a farsight file of another kind, or no farsight file.
     #[error("{found}, not {expected}")]
     WrongKind {
+        /// The kind the loader reads.
         expected: &'static str,
+        /// What the file is, in words ([`describe_kind`]).
         found: String,
     },
     /// The file's levels stream from disk: it must be in the file system.
     #[error("cluster models stream their levels from files; this one is in asset source {name}")]
-    NotAFile { name: String },
+    NotAFile {
+        /// The asset source it came from.
+        name: String,
+    },
+    /// The cluster file's head was refused.
     #[error(transparent)]
     Cluster(#[from] CookedModelError),
     /// A geometry's coarsest level failed its check.
     #[error("geometry {geometry}, coarsest level {level}: {reason}")]
     CoarsestLevel {
+        /// The geometry.
         geometry: usize,
+        /// Its coarsest level's number.
         level: usize,
+        /// Why the level was refused.
         reason: String,
     },
+    /// The chain file was refused by its reader.
     #[error("not a usable LOD chain: {0}")]
     Format(#[from] FormatError),
     /// A chain stored at full precision (`LOD1` records) is a bake-time file.
@@ -69,7 +80,12 @@ pub enum FarsightAssetError {
     FullPrecisionChain,
     /// A level whose sub-meshes hold more vertices than one mesh indexes.
     #[error("LOD chain level {level}: {vertices} vertices do not fit one mesh")]
-    TooManyVertices { level: usize, vertices: u64 },
+    TooManyVertices {
+        /// The level.
+        level: usize,
+        /// Its sub-meshes' vertices together.
+        vertices: u64,
+    },
 }
 
 /// What kind of farsight file `bytes` hold, in words ("a cluster model file", "a
@@ -287,6 +303,7 @@ pub struct LodChainLevel {
     pub max_distance: f32,
     /// The level's simplification error, in model units.
     pub error: f32,
+    /// Triangles the level draws.
     pub triangles: u32,
 }
 

@@ -53,7 +53,9 @@ pub struct BuildingAsset {
     pub pieces: Vec<BuildingPieceSpec>,
     /// Level zero's collision hulls, one per proxy per instance.
     pub colliders: Vec<PlacedCollider>,
+    /// The building's rooms.
     pub rooms: Vec<Room>,
+    /// The portals between its rooms.
     pub portals: Vec<Portal>,
 }
 
@@ -108,8 +110,10 @@ impl std::fmt::Debug for BuildingPieceSpec {
 /// Why a building file was refused by [`BuildingLoader`].
 #[derive(Debug, thiserror::Error)]
 pub enum BuildingLoadError {
+    /// The file could not be read.
     #[error("could not read the building file: {0}")]
     Io(#[from] std::io::Error),
+    /// The file was refused by its reader.
     #[error("not a usable building file: {0}")]
     File(#[from] FileError),
     /// The file is a sound farsight file of another kind (a cluster model, a LOD
@@ -122,9 +126,13 @@ pub enum BuildingLoadError {
     /// A piece's recorded box is not finite or inverted.
     #[error("level {level}, piece {piece}: the recorded box {min:?}..{max:?} is not a box")]
     Bounds {
+        /// The level.
         level: usize,
+        /// The piece within the level.
         piece: usize,
+        /// The recorded box's low corner.
         min: [f32; 3],
+        /// The recorded box's high corner.
         max: [f32; 3],
     },
 }
@@ -373,7 +381,9 @@ pub struct BuildingColliders(pub Vec<PlacedCollider>);
 /// The rooms and portals of a spawned building.
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct BuildingSpaces {
+    /// The building's rooms.
     pub rooms: Vec<Room>,
+    /// The portals between its rooms.
     pub portals: Vec<Portal>,
 }
 
@@ -394,6 +404,7 @@ pub struct BuildingSpawned(pub AssetId<BuildingAsset>);
 /// channel, where [`ATTRIBUTE_CUT`] is.
 #[derive(Resource, Clone, Debug)]
 pub struct BuildingPalette {
+    /// One `StandardMaterial` per material name the pieces use.
     pub materials: BTreeMap<String, Handle<StandardMaterial>>,
     /// The cut variant of each name, made from `materials` the first time a piece
     /// with cut faces wears it; insert your own to choose them.

@@ -1,5 +1,6 @@
-//! Cluster-LOD models (seed 003) in Bevy: cooked cluster files streamed level by
-//! level, each model drawn from the cut of its resident levels.
+//! Cluster-LOD models (docs/design/region-streaming-and-cluster-lod.md) in Bevy:
+//! cooked cluster files streamed level by level, each model drawn from the cut of
+//! its resident levels.
 //!
 //! A [`FarsightClusterModel`] names a cooked cluster file (`farsight cook mesh
 //! --clusters`). Its head is opened with farsight-stream's
@@ -51,14 +52,24 @@ use farsight_stream::cluster::{
 };
 
 use crate::assets::{ClusterModelAsset, ClusterModelLoader};
+use crate::materials::{finish_images, MaterialAssets, MaterialSink, PendingImages};
 use crate::FarsightSet;
 
 /// A cluster-LOD model drawn from its cooked file's streamed levels: a file path
 /// ([`FarsightClusterModel::new`]) or a loaded asset
-/// ([`FarsightClusterModel::from_asset`]). Give the entity a material
-/// (`MeshMaterial3d`); the plugin adds the `Mesh3d` in the frame the model is opened
-/// (its coarsest level is read then), and keeps the cut of the instance in
-/// [`ClusterCut`].
+/// ([`FarsightClusterModel::from_asset`]). The plugin keeps the cut of the instance
+/// in [`ClusterCut`] and draws it from the frame the model is opened (its coarsest
+/// level is read then):
+///
+/// - with the file's materials (one `StandardMaterial` per material of the file,
+///   shared by every instance and level, its textures loaded beside the file:
+///   [`MaterialAssets`]): a geometry of one material is drawn by the entity's own
+///   `Mesh3d`, one of several by a child entity per material ([`ClusterCut::parts`]),
+///   each cluster by the part of the material it names;
+/// - with the user's material where the entity has a `MeshMaterial3d<StandardMaterial>`
+///   when the model is opened: one `Mesh3d` on the entity draws every cluster.
+///
+/// A file without materials gets a `Mesh3d` and no material: give it one.
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, Visibility)]
 pub struct FarsightClusterModel {
@@ -143,20 +154,41 @@ impl FarsightClusterModel {
 pub struct ClusterCut {
     /// The streamer's model index, `None` while the file is not opened.
     pub model: Option<u32>,
-    /// The instance's mesh (the same asset for the instance's whole life).
+    /// The instance's mesh (the same asset for the instance's whole life); `None`
+    /// where the cut is drawn in [`ClusterCut::parts`].
     pub mesh: Option<Handle<Mesh>>,
+    /// One per material of a geometry of several drawn with the file's materials
+    /// (see [`FarsightClusterModel`]): the child entity drawing that material's
+    /// clusters of the cut. Empty where [`ClusterCut::mesh`] draws the cut.
+    pub parts: Vec<ClusterCutPart>,
     /// The finest resident level the cut was made over (`None`: nothing drawn yet).
     pub finest_resident: Option<u8>,
     /// The cut: (level, cluster index in that level's record), level-major.
     pub clusters: Vec<(u8, u32)>,
-    /// Vertices of each level in the mesh's vertex list (only those the cut uses).
+    /// Vertices of each level in the mesh's vertex list (only those the cut uses;
+    /// empty where the cut is drawn in [`ClusterCut::parts`]).
     pub vertex_ranges: Vec<(u8, Range<u32>)>,
-    /// Real triangles in the index buffer.
+    /// Real triangles the cut draws (in the mesh, or in all its parts).
     pub triangles: u32,
     /// Times the index buffer was rebuilt.
     pub rebuilds: u64,
     /// Cut clusters as the DAG numbers them, to see a change.
     dag_ids: Vec<u32>,
+}
+
+/// One material's clusters of an instance's cut (see [`ClusterCut::parts`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterCutPart {
+    /// The material: an index into the geometry's material names.
+    pub material: u16,
+    /// The child entity drawing it.
+    pub entity: Entity,
+    /// Its mesh (the same asset for the instance's whole life).
+    pub mesh: Handle<Mesh>,
+    /// Vertices of each level in the mesh's vertex list.
+    pub vertex_ranges: Vec<(u8, Range<u32>)>,
+    /// Real triangles in its index buffer.
+    pub triangles: u32,
 }
 
 impl ClusterCut {
@@ -175,13 +207,27 @@ pub struct ResidentLevel {
     normals: Vec<[f32; 3]>,
     uvs: Vec<[f32; 2]>,
     colors: Vec<[f32; 4]>,
+    /// Tangents (xyz, handedness), only for a model some of whose materials have a
+    /// normal map ([`needs_tangents`]); empty otherwise.
+    tangents: Vec<[f32; 4]>,
     clusters: Vec<ClusterInfo>,
     /// The record's slot indices (CLUSTER_SLOT_TRIANGLES triangles per cluster).
     indices: Vec<u32>,
 }
 
+/// True when a material `model`'s geometry names has a normal map: its meshes
+/// then carry tangents (the cook keeps or makes them for those materials).
+pub(crate) fn needs_tangents(model: &CookedModel) -> bool {
+    let table = &model.manifest().material_table;
+    model
+        .geometry()
+        .materials
+        .iter()
+        .any(|name| table.get(name).is_some_and(|m| m.normal_texture.is_some()))
+}
+
 impl ResidentLevel {
-    fn decode(level: &ClusterLevel<'_>) -> Self {
+    fn decode(level: &ClusterLevel<'_>, with_tangents: bool) -> Self {
         let h = &level.header;
         let n = level.vertices.len();
         let (mut positions, mut normals, mut uvs, mut colors) = (
@@ -190,18 +236,23 @@ impl ResidentLevel {
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
+        let mut tangents = Vec::with_capacity(if with_tangents { n } else { 0 });
         for v in level.vertices {
             let f = v.unpack(h.bounds_min, h.bounds_max);
             positions.push(f.position);
             normals.push(f.normal);
             uvs.push(f.uv);
             colors.push(v.color.map(|c| c as f32 / 255.0));
+            if with_tangents {
+                tangents.push(f.tangent);
+            }
         }
         Self {
             positions,
             normals,
             uvs,
             colors,
+            tangents,
             clusters: level.clusters.to_vec(),
             indices: level.indices.to_vec(),
         }
@@ -209,7 +260,7 @@ impl ResidentLevel {
 
     /// Reads level `level` of `model` from its file, checks it as the streamer's
     /// workers do and decodes it. The read is the level's recorded size, which the
-    /// file's head was checked to hold.
+    /// file's head was checked to hold. Tangents are kept where [`needs_tangents`].
     pub(crate) fn read(model: &CookedModel, level: usize) -> Result<Self, String> {
         let range = model
             .level(level)
@@ -234,7 +285,8 @@ impl ResidentLevel {
         let checked = |bytes: &[u8]| -> Result<Self, LevelFileError> {
             model.check_level(level, bytes)?;
             let copy = AlignedBytes::from(bytes);
-            Ok(Self::decode(&ClusterLevel::parse(copy.as_slice())?))
+            let parsed = ClusterLevel::parse(copy.as_slice())?;
+            Ok(Self::decode(&parsed, needs_tangents(model)))
         };
         checked(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
@@ -263,7 +315,8 @@ impl LevelCheck for CheckAndDecode {
         self.models.check(model, level, bytes)?;
         let copy = AlignedBytes::from(bytes);
         let parsed = ClusterLevel::parse(copy.as_slice())?;
-        let d = Arc::new(ResidentLevel::decode(&parsed));
+        let tangents = self.models.get(model as usize).is_some_and(needs_tangents);
+        let d = Arc::new(ResidentLevel::decode(&parsed, tangents));
         self.decoded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -327,10 +380,12 @@ impl Uploader for LevelStore {
 /// Settings of the cluster plugin, read when the streamer is (re)built and each frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterSettings {
+    /// The streamer's budgets and chunking (farsight-stream).
     pub scheduler: SchedulerConfig,
     /// Reader threads.
     pub io_threads: usize,
-    /// Largest error on screen, pixels (seed 003: one).
+    /// Largest error on screen, pixels (one: docs/design/region-streaming-and-cluster-lod.md,
+    /// "Choosing the cut").
     pub threshold_px: f32,
     /// Viewport height for screen errors; `None` takes the camera's.
     pub viewport_height: Option<f32>,
@@ -350,6 +405,7 @@ impl Default for ClusterSettings {
 /// The cluster models and their streamer.
 #[derive(Resource)]
 pub struct FarsightClusters {
+    /// Read when the streamer is (re)built and each frame.
     pub settings: ClusterSettings,
     models: Vec<CookedModel>,
     /// Per model: its coarsest level, read when it was opened (`None` if that read
@@ -366,6 +422,8 @@ pub struct FarsightClusters {
     requests: Vec<ModelRequest>,
     levels: Vec<Option<ModelLevels>>,
     stats: FrameStats,
+    /// Each opened file's materials (every geometry and instance of it shares them).
+    materials: HashMap<PathBuf, MaterialAssets>,
 }
 
 impl Default for FarsightClusters {
@@ -375,6 +433,7 @@ impl Default for FarsightClusters {
 }
 
 impl FarsightClusters {
+    /// No model yet, with these settings.
     pub fn new(settings: ClusterSettings) -> Self {
         Self {
             settings,
@@ -388,7 +447,14 @@ impl FarsightClusters {
             requests: Vec::new(),
             levels: Vec::new(),
             stats: FrameStats::default(),
+            materials: HashMap::new(),
         }
+    }
+
+    /// The materials of the file model `m` was opened from, once made (the first
+    /// frame it was opened in an app with `StandardMaterial` assets).
+    pub fn materials(&self, m: u32) -> Option<&MaterialAssets> {
+        self.materials.get(self.models.get(m as usize)?.path())
     }
 
     /// Opens a model file's head (once per path) and returns its model index. A new
@@ -437,6 +503,8 @@ impl FarsightClusters {
             self.dags[m] = None;
             self.streamer = None;
         }
+        // Its materials are made again from the new head.
+        self.materials.remove(asset.path());
     }
 
     /// Opens geometry `geometry` of a model file (once per file and geometry) and
@@ -607,13 +675,58 @@ fn asset_events(
     }
 }
 
-/// Opens the files of new or changed [`FarsightClusterModel`]s and gives them a
-/// [`ClusterCut`]. A model drawn from an asset that has not loaded yet gets a cut
-/// without a model; [`asset_events`] brings it back here once it has.
+/// The folder of Bevy's default asset source, in the file system: a cluster file's
+/// textures under it load through the asset server.
+#[derive(Resource, Clone, Debug)]
+pub(crate) struct AssetRoot(pub PathBuf);
+
+/// What [`register`] needs to make a file's materials (absent in an app without
+/// images or standard materials: models are then drawn without them).
+#[derive(bevy::ecs::system::SystemParam)]
+struct MaterialParams<'w> {
+    asset_server: Option<Res<'w, AssetServer>>,
+    root: Option<Res<'w, AssetRoot>>,
+    images: Option<ResMut<'w, Assets<Image>>>,
+    materials: Option<ResMut<'w, Assets<StandardMaterial>>>,
+    pending: ResMut<'w, PendingImages>,
+}
+
+impl MaterialParams<'_> {
+    /// Makes the materials of the file model `m` was opened from, once per file.
+    fn ensure(&mut self, clusters: &mut FarsightClusters, m: u32) {
+        let (Some(server), Some(images), Some(materials)) = (
+            self.asset_server.as_deref(),
+            self.images.as_deref_mut(),
+            self.materials.as_deref_mut(),
+        ) else {
+            return;
+        };
+        let model = &clusters.models[m as usize];
+        if clusters.materials.contains_key(model.path()) {
+            return;
+        }
+        let mut sink = MaterialSink {
+            asset_server: server,
+            asset_root: self.root.as_deref().map(|r| r.0.as_path()),
+            images,
+            materials,
+            pending: &mut self.pending,
+        };
+        let made =
+            MaterialAssets::create(&model.manifest().material_table, model.path(), &mut sink);
+        clusters.materials.insert(model.path().to_owned(), made);
+    }
+}
+
+/// Opens the files of new or changed [`FarsightClusterModel`]s, makes their
+/// materials and gives them a [`ClusterCut`]. A model drawn from an asset that has
+/// not loaded yet gets a cut without a model; [`asset_events`] brings it back here
+/// once it has.
 fn register(
     mut commands: Commands,
     mut clusters: ResMut<FarsightClusters>,
     assets: Res<Assets<ClusterModelAsset>>,
+    mut material_params: MaterialParams,
     mut q: Query<
         (Entity, &FarsightClusterModel, Option<&mut ClusterCut>),
         Changed<FarsightClusterModel>,
@@ -640,9 +753,16 @@ fn register(
                 None
             }
         };
+        if let Some(m) = m {
+            material_params.ensure(&mut clusters, m);
+        }
         match cut {
             Some(mut cut) => {
                 if cut.model != m {
+                    // Another file's parts are not this one's: made again.
+                    for p in &cut.parts {
+                        commands.entity(p.entity).despawn();
+                    }
                     *cut = ClusterCut {
                         mesh: cut.mesh.clone(),
                         ..ClusterCut::default()
@@ -696,7 +816,9 @@ fn stream_and_cut(
         &mut ClusterCut,
         &GlobalTransform,
         Option<&ViewVisibility>,
+        Has<MeshMaterial3d<StandardMaterial>>,
     )>,
+    parts_seen: Query<&ViewVisibility>,
 ) {
     let c = &mut *clusters;
     c.ensure_streamer();
@@ -727,7 +849,7 @@ fn stream_and_cut(
     c.requests.clear();
     c.requests
         .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
-    for (_, _, cut, gt, vis) in &instances {
+    for (_, _, cut, gt, vis, _) in &instances {
         let Some(m) = cut.model else { continue };
         let mu = m as usize;
         let inst = InstanceBounds::placed_geometry(&c.models[mu].geometry(), &gt.to_matrix());
@@ -737,7 +859,14 @@ fn stream_and_cut(
         let px = inst.radius * viewport_height * 0.5 * projection.p11 / d;
         let r = &mut c.requests[mu];
         r.screen_size = r.screen_size.max(px);
-        r.visible |= vis.is_none_or(|v| v.get());
+        // Drawn in parts, the instance itself has no mesh for Bevy to find visible.
+        r.visible |= if cut.parts.is_empty() {
+            vis.is_none_or(|v| v.get())
+        } else {
+            cut.parts
+                .iter()
+                .any(|p| parts_seen.get(p.entity).is_ok_and(|v| v.get()))
+        };
     }
     for (m, r) in c.requests.iter_mut().enumerate() {
         if let Some(l) = c.levels[m] {
@@ -751,7 +880,7 @@ fn stream_and_cut(
     // 2. Cuts over the resident chains, 3. meshes rewritten where a cut changed.
     let store = streamer.uploader();
     let mut out = Vec::new();
-    for (e, model, mut cut, gt, _) in &mut instances {
+    for (e, model, mut cut, gt, _, user_material) in &mut instances {
         let Some(m) = cut.model else { continue };
         let levels = c.models[m as usize].level_count() as u8;
         let Some(finest) = resident_chain(store, m, levels) else {
@@ -786,25 +915,93 @@ fn stream_and_cut(
             let b = &dag.clusters[i as usize];
             (finest + b.level as u8, b.index_in_level)
         }));
-        let mut mesh_new = None;
-        let handle = cut.mesh.get_or_insert_with(|| {
-            let h = meshes.add(Mesh::new(
-                PrimitiveTopology::TriangleList,
-                RenderAssetUsages::default(),
-            ));
-            mesh_new = Some(h.clone());
-            h
-        });
-        let Some(mut mesh) = meshes.get_mut(&*handle) else {
-            continue;
+        let opened = &c.models[m as usize];
+        if cut.mesh.is_none() && cut.parts.is_empty() {
+            let file = c.materials.get(opened.path());
+            attach_meshes(
+                &mut commands,
+                &mut meshes,
+                e,
+                cut,
+                opened,
+                file,
+                user_material,
+            );
+        }
+        let tint = model.level_colors.as_deref().filter(|c| !c.is_empty());
+        let w = MeshWrite {
+            store,
+            model: m,
+            tint,
+            tangents: needs_tangents(opened),
+            clusters: &cut.clusters,
         };
-        write_mesh(&mut mesh, store, m, model, cut, &mut remap);
+        if let Some(h) = &cut.mesh {
+            if let Some(mut mesh) = meshes.get_mut(h) {
+                cut.triangles = w.write(&mut mesh, None, &mut cut.vertex_ranges, &mut remap);
+            }
+        } else {
+            let mut triangles = 0;
+            for part in &mut cut.parts {
+                if let Some(mut mesh) = meshes.get_mut(&part.mesh) {
+                    let only = Some(part.material);
+                    part.triangles = w.write(&mut mesh, only, &mut part.vertex_ranges, &mut remap);
+                    triangles += part.triangles;
+                }
+            }
+            cut.triangles = triangles;
+        }
         cut.finest_resident = Some(finest);
         cut.rebuilds += 1;
-        if let Some(h) = mesh_new {
-            commands.entity(e).insert(Mesh3d(h));
-        }
     }
+}
+
+/// Gives a newly drawn instance `e` its mesh or meshes (see
+/// [`FarsightClusterModel`]): one child per material where the geometry has several
+/// and the file's materials draw it (`file`, the user gave none), else one `Mesh3d`
+/// on the entity, with the file's material where the user gave none.
+fn attach_meshes(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    e: Entity,
+    cut: &mut ClusterCut,
+    model: &CookedModel,
+    file: Option<&MaterialAssets>,
+    user_material: bool,
+) {
+    let names = model.geometry().materials;
+    let material = |i: usize| names.get(i).and_then(|n| file?.get(n)).cloned();
+    let mut new_mesh = || {
+        meshes.add(Mesh::new(
+            PrimitiveTopology::TriangleList,
+            RenderAssetUsages::default(),
+        ))
+    };
+    let file_drawn = !user_material && (0..names.len()).any(|i| material(i).is_some());
+    if file_drawn && names.len() > 1 {
+        for i in 0..names.len().min(u16::MAX as usize + 1) {
+            let mesh = new_mesh();
+            let mut child = commands.spawn((Mesh3d(mesh.clone()), ChildOf(e)));
+            if let Some(m) = material(i) {
+                child.insert(MeshMaterial3d(m));
+            }
+            cut.parts.push(ClusterCutPart {
+                material: i as u16,
+                entity: child.id(),
+                mesh,
+                vertex_ranges: Vec::new(),
+                triangles: 0,
+            });
+        }
+        return;
+    }
+    let mesh = new_mesh();
+    let mut ec = commands.entity(e);
+    ec.insert(Mesh3d(mesh.clone()));
+    if let (true, Some(m)) = (file_drawn, material(0)) {
+        ec.insert(MeshMaterial3d(m));
+    }
+    cut.mesh = Some(mesh);
 }
 
 /// The finest level of the resident chain down from the coarsest: levels
@@ -845,77 +1042,135 @@ fn chain_dag(store: &LevelStore, m: u32, finest: u8, levels: u8) -> Option<Clust
     }
 }
 
-/// Per level, the mesh vertex of each of the level's vertices this cut uses
-/// (`u32::MAX`: not used); kept between rewrites.
+/// Per level, the mesh vertex of each of the level's vertices the mesh being
+/// written uses (`u32::MAX`: not used), and the entries set since the last reset;
+/// kept between rewrites, every entry `u32::MAX` between two.
 #[derive(Default)]
-struct Remap(Vec<Vec<u32>>);
+struct Remap {
+    tables: Vec<Vec<u32>>,
+    touched: Vec<u32>,
+}
 
-/// Rewrites the instance's mesh from its cut: only the vertices the cut's clusters
-/// use (level by level, so each level's vertices are one range), and their real
-/// triangles.
-fn write_mesh(
-    mesh: &mut Mesh,
-    store: &LevelStore,
-    m: u32,
-    model: &FarsightClusterModel,
-    cut: &mut ClusterCut,
-    remap: &mut Remap,
-) {
-    let (mut p, mut n, mut uv, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut idx = match mesh.remove_indices() {
-        Some(Indices::U32(v)) => v,
-        _ => Vec::new(),
-    };
-    idx.clear();
-    cut.vertex_ranges.clear();
-    let mut current: Option<u8> = None;
-    for &(l, c) in &cut.clusters {
-        let Some(r) = store.get(m, l) else {
-            continue;
-        };
-        if current != Some(l) {
-            current = Some(l);
-            let start = p.len() as u32;
-            cut.vertex_ranges.push((l, start..start));
-            if remap.0.len() <= l as usize {
-                remap.0.resize_with(l as usize + 1, Vec::new);
-            }
-            let table = &mut remap.0[l as usize];
-            table.clear();
-            table.resize(r.positions.len(), u32::MAX);
+impl Remap {
+    /// Level `l`'s table, at least `len` long.
+    fn table(&mut self, l: u8, len: usize) {
+        if self.tables.len() <= l as usize {
+            self.tables.resize_with(l as usize + 1, Vec::new);
         }
-        let tint = model
-            .level_colors
-            .as_ref()
-            .filter(|c| !c.is_empty())
-            .map(|colors| {
+        let t = &mut self.tables[l as usize];
+        if t.len() < len {
+            t.resize(len, u32::MAX);
+        }
+    }
+
+    /// Clears the entries of level `l` set since the last reset.
+    fn reset(&mut self, l: Option<u8>) {
+        if let Some(t) = l.and_then(|l| self.tables.get_mut(l as usize)) {
+            for &i in &self.touched {
+                t[i as usize] = u32::MAX;
+            }
+        }
+        self.touched.clear();
+    }
+}
+
+/// What a mesh of an instance's cut is written from.
+struct MeshWrite<'a> {
+    store: &'a LevelStore,
+    model: u32,
+    /// Colours per level written instead of the file's vertex colours.
+    tint: Option<&'a [Color]>,
+    /// Write the levels' tangents (some material has a normal map).
+    tangents: bool,
+    /// The cut: (level, cluster), level-major.
+    clusters: &'a [(u8, u32)],
+}
+
+impl MeshWrite<'_> {
+    /// Rewrites `mesh` from the cut's clusters (those of material `only`, or all):
+    /// only the vertices they use, level by level (so each level's vertices are one
+    /// range, recorded in `ranges`), and their real triangles. Returns the
+    /// triangles written.
+    fn write(
+        &self,
+        mesh: &mut Mesh,
+        only: Option<u16>,
+        ranges: &mut Vec<(u8, Range<u32>)>,
+        remap: &mut Remap,
+    ) -> u32 {
+        let (mut p, mut n, mut uv, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut tan = Vec::new();
+        let mut idx = match mesh.remove_indices() {
+            Some(Indices::U32(v)) => v,
+            _ => Vec::new(),
+        };
+        idx.clear();
+        ranges.clear();
+        let mut current: Option<u8> = None;
+        for &(l, c) in self.clusters {
+            let Some(r) = self.store.get(self.model, l) else {
+                continue;
+            };
+            if only.is_some_and(|mat| r.clusters[c as usize].material != mat) {
+                continue;
+            }
+            if current != Some(l) {
+                remap.reset(current);
+                current = Some(l);
+                let start = p.len() as u32;
+                ranges.push((l, start..start));
+                remap.table(l, r.positions.len());
+            }
+            let tint = self.tint.map(|colors| {
                 colors[(l as usize).min(colors.len() - 1)]
                     .to_linear()
                     .to_f32_array()
             });
-        let table = &mut remap.0[l as usize];
-        for &i in r.cluster_indices(c) {
-            let slot = &mut table[i as usize];
-            if *slot == u32::MAX {
-                *slot = p.len() as u32;
-                let i = i as usize;
-                p.push(r.positions[i]);
-                n.push(r.normals[i]);
-                uv.push(r.uvs[i]);
-                col.push(tint.unwrap_or(r.colors[i]));
+            let Remap { tables, touched } = &mut *remap;
+            let table = &mut tables[l as usize];
+            for &i in r.cluster_indices(c) {
+                let slot = &mut table[i as usize];
+                if *slot == u32::MAX {
+                    *slot = p.len() as u32;
+                    touched.push(i);
+                    let i = i as usize;
+                    p.push(r.positions[i]);
+                    n.push(r.normals[i]);
+                    uv.push(r.uvs[i]);
+                    col.push(tint.unwrap_or(r.colors[i]));
+                    if self.tangents {
+                        tan.push(r.tangents.get(i).copied().unwrap_or([1.0, 0.0, 0.0, 1.0]));
+                    }
+                }
+                idx.push(*slot);
             }
-            idx.push(*slot);
+            if let Some((_, range)) = ranges.last_mut() {
+                range.end = p.len() as u32;
+            }
         }
-        if let Some((_, range)) = cut.vertex_ranges.last_mut() {
-            range.end = p.len() as u32;
+        remap.reset(current);
+        let triangles = (idx.len() / 3) as u32;
+        if p.is_empty() {
+            // No cluster of this material in the cut: one vertex and no triangle,
+            // so the mesh is never an empty buffer.
+            p.push([0.0; 3]);
+            n.push([0.0, 0.0, 1.0]);
+            uv.push([0.0; 2]);
+            col.push([1.0; 4]);
+            if self.tangents {
+                tan.push([1.0, 0.0, 0.0, 1.0]);
+            }
         }
+        mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, p);
+        mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, n);
+        mesh.insert_attribute(Mesh::ATTRIBUTE_UV_0, uv);
+        mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, col);
+        if self.tangents {
+            mesh.insert_attribute(Mesh::ATTRIBUTE_TANGENT, tan);
+        }
+        mesh.insert_indices(Indices::U32(idx));
+        triangles
     }
-    cut.triangles = (idx.len() / 3) as u32;
-    mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, p);
-    mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, n);
-    mesh.insert_attribute(Mesh::ATTRIBUTE_UV_0, uv);
-    mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, col);
-    mesh.insert_indices(Indices::U32(idx));
 }
 
 /// Cluster-LOD models. Added by [`crate::FarsightPlugin`]; it does nothing until an
@@ -938,8 +1193,10 @@ impl Plugin for FarsightClustersPlugin {
             .root_path()
             .clone();
         app.init_asset::<ClusterModelAsset>()
-            .register_asset_loader(ClusterModelLoader::new(root))
+            .register_asset_loader(ClusterModelLoader::new(root.clone()))
+            .insert_resource(AssetRoot(root))
             .init_resource::<FarsightClusters>()
+            .init_resource::<PendingImages>()
             .configure_sets(
                 PostUpdate,
                 FarsightSet::Clusters
@@ -951,6 +1208,7 @@ impl Plugin for FarsightClustersPlugin {
                 (asset_events, register, stream_and_cut)
                     .chain()
                     .in_set(FarsightSet::Clusters),
-            );
+            )
+            .add_systems(PreUpdate, finish_images);
     }
 }

@@ -150,6 +150,8 @@
 //! same place, so the shadow is their union, at most the finer level's small features
 //! a few metres longer.
 
+#![warn(missing_docs)]
+
 mod assets;
 mod buildings;
 mod clusters;
@@ -177,13 +179,14 @@ pub use buildings::{
     ATTRIBUTE_CUT, LEVEL_TINTS,
 };
 pub use clusters::{
-    ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightClustersPlugin,
+    ClusterCut, ClusterCutPart, ClusterSettings, FarsightClusterModel, FarsightClusters,
+    FarsightClustersPlugin,
 };
 pub use lod::{
     FarsightLod, FarsightLodCamera, FarsightLodChainParts, FarsightLodChanged, FarsightLodLevel,
     FarsightLodPlugin, FarsightSettings, FarsightStereo, FarsightWorld,
 };
-pub use materials::{affine, standard_material, MaterialAssets};
+pub use materials::{affine, standard_material, MaterialAssets, PendingImages};
 pub use regions::{
     FarsightRegions, FarsightRegionsPlugin, FarsightStreamingSource, QueueSink, RegionEntity,
     RegionModels,

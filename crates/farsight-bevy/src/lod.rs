@@ -33,6 +33,7 @@ use crate::{BuildingPiece, FarsightSet};
 /// One level of a [`FarsightLod`]: the mesh drawn and where it stops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FarsightLodLevel {
+    /// The mesh this level draws.
     pub mesh: Handle<Mesh>,
     /// Furthest distance this level draws at, for a 60-degree vertical field of view
     /// and bias 1 (a narrower field of view holds each level further out).
@@ -43,6 +44,7 @@ pub struct FarsightLodLevel {
 }
 
 impl FarsightLodLevel {
+    /// A level drawing `mesh` out to `max_distance`.
     pub fn new(mesh: Handle<Mesh>, max_distance: f32) -> Self {
         Self {
             mesh,
@@ -131,6 +133,7 @@ impl FarsightLod {
         Ok(self)
     }
 
+    /// The levels, finest first.
     pub fn levels(&self) -> &[FarsightLodLevel] {
         &self.levels
     }
@@ -171,6 +174,7 @@ pub struct FarsightSettings {
     pub cull_max_distance: f32,
     /// Viewport height for screen sizes; `None` takes the camera's physical viewport.
     pub viewport_height: Option<f32>,
+    /// The level selection rules (farsight-lod's settings).
     pub lod: farsight_lod::LodSettings,
     /// With fewer entities than this, farsight's pass runs on its system's own thread;
     /// with more, on rayon's pool. Bevy's executor keeps the cores busy, so handing a
@@ -195,8 +199,11 @@ impl Default for FarsightSettings {
 /// A drawn level changed on `entity` (seed 000's `EntityLODChangedEvent`).
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FarsightLodChanged {
+    /// The entity whose level changed.
     pub entity: Entity,
+    /// The level it drew before (`None`: none yet).
     pub from: Option<u8>,
+    /// The level it draws now.
     pub to: u8,
 }
 
@@ -283,6 +290,7 @@ impl FarsightWorld {
         self.mirrored
     }
 
+    /// True when no entity is mirrored.
     pub fn is_empty(&self) -> bool {
         self.mirrored == 0
     }
@@ -292,6 +300,7 @@ impl FarsightWorld {
         self.slots.get(object.0 as usize).and_then(|s| s.entity)
     }
 
+    /// The mirrored objects, as the pass reads them.
     pub fn store(&self) -> &ObjectStore {
         &self.store
     }
@@ -302,6 +311,7 @@ impl FarsightWorld {
         self.system.visibility()
     }
 
+    /// The last frame's pass counters.
     pub fn stats(&self) -> PassStats {
         self.system.stats()
     }

@@ -11,22 +11,32 @@
 //! here and added as a labelled `Image`. Each material becomes one labelled
 //! `StandardMaterial` that every level and instance of the file shares.
 //!
+//! A cluster model opened by its path has no asset loader: the plugin makes its
+//! file's materials once per file in a system (`MaterialAssets::create`), loading a
+//! texture through the asset server where the file lies under the asset folder and
+//! reading and decoding it on the async compute pool elsewhere ([`PendingImages`]).
+//!
 //! Bevy decodes a PNG or JPEG file only with its `png` / `jpeg` features; this
 //! crate does not turn them on (an app that wants textures does, as it would for
 //! Bevy's own glTF loader). What `StandardMaterial` has no field for is not kept:
 //! the normal map's scale and the occlusion strength.
 
 use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 use bevy::asset::{LoadContext, RenderAssetUsages};
 use bevy::image::{ImageAddressMode, ImageLoaderSettings, ImageSampler, ImageSamplerDescriptor};
 use bevy::math::Affine2;
 use bevy::mesh::UvChannel;
 use bevy::prelude::*;
+use bevy::tasks::futures::check_ready;
+use bevy::tasks::{AsyncComputeTaskPool, Task};
 use farsight_format::{
-    AlphaMode as FileAlphaMode, ImageFormat, Material, MaterialTable, RawFile, Texture,
-    TextureData, TextureSlot, UvTransform, Wrap,
+    AlphaMode as FileAlphaMode, ImageFormat, Material, MaterialTable, RawFile, RecordIndex,
+    Texture, TextureData, TextureSlot, UvTransform, Wrap,
 };
+use farsight_stream::cluster::read_head;
 
 /// The `StandardMaterial` showing `m`. `image(slot, srgb)` gives the image of a
 /// texture slot (sRGB or linear as asked), `None` where it has none: the material
@@ -188,6 +198,187 @@ impl MaterialAssets {
         }
         Self { materials }
     }
+
+    /// Every material of `table`, the table of the file `file` opened by its path
+    /// (a cluster model spawned with a path, not loaded as an asset), added to
+    /// `out.materials`. A texture beside the file is loaded through the asset
+    /// server when the file lies under the asset folder (`out.asset_root`: its path
+    /// taken relative to it, so it shares the asset with other loads of the same
+    /// image); elsewhere, and for a texture embedded in the file, its bytes are read
+    /// and decoded on Bevy's async compute pool into an `Image` whose handle the
+    /// material holds from the start ([`PendingImages`] fills it). A texture that
+    /// fails is reported and its slots draw nothing: the material keeps its factors.
+    pub(crate) fn create(table: &MaterialTable, file: &Path, out: &mut MaterialSink<'_>) -> Self {
+        let mut images: HashMap<(u32, bool), Option<Handle<Image>>> = HashMap::new();
+        let root = out.asset_root.and_then(|r| r.canonicalize().ok());
+        let dir = file
+            .parent()
+            .map(|d| d.canonicalize().unwrap_or_else(|_| d.to_owned()))
+            .unwrap_or_default();
+        let mut materials = Vec::with_capacity(table.materials.len());
+        for m in &table.materials {
+            let material = standard_material(m, |slot, srgb| {
+                images
+                    .entry((slot.texture, srgb))
+                    .or_insert_with(|| {
+                        let t = table.textures.get(slot.texture as usize)?;
+                        Some(out.texture(t, srgb, file, &dir, root.as_deref()))
+                    })
+                    .clone()
+            });
+            materials.push((m.name.clone(), out.materials.add(material)));
+        }
+        Self { materials }
+    }
+}
+
+/// Where [`MaterialAssets::create`] puts what it makes.
+pub(crate) struct MaterialSink<'a> {
+    pub asset_server: &'a AssetServer,
+    /// The default asset source's folder.
+    pub asset_root: Option<&'a Path>,
+    pub images: &'a mut Assets<Image>,
+    pub materials: &'a mut Assets<StandardMaterial>,
+    pub pending: &'a mut PendingImages,
+}
+
+impl MaterialSink<'_> {
+    /// Texture `t` of the file `file` (in folder `dir`) in the colour space asked for.
+    fn texture(
+        &mut self,
+        t: &Texture,
+        srgb: bool,
+        file: &Path,
+        dir: &Path,
+        root: Option<&Path>,
+    ) -> Handle<Image> {
+        let sampler = sampler(t);
+        let source = match &t.data {
+            TextureData::File(name) => {
+                let path = dir.join(name);
+                if let Some(rel) = root.and_then(|r| path.strip_prefix(r).ok()) {
+                    return self
+                        .asset_server
+                        .load_builder()
+                        .with_settings(move |s: &mut ImageLoaderSettings| {
+                            s.is_srgb = srgb;
+                            s.sampler = sampler.clone();
+                        })
+                        .load(rel.to_owned());
+                }
+                ImageSource::File(path)
+            }
+            TextureData::Embedded(record) => ImageSource::Record(file.to_owned(), *record),
+        };
+        let handle = self.images.reserve_handle();
+        let (name, format) = (t.name.clone(), t.format);
+        let task = AsyncComputeTaskPool::get().spawn(async move {
+            let bytes = source.read()?;
+            let img = decode(format, &bytes)?;
+            let mut image = Image::from_dynamic(img, srgb, RenderAssetUsages::default());
+            image.sampler = sampler;
+            Ok::<_, String>(image)
+        });
+        self.pending.0.push(PendingImage {
+            handle: handle.clone(),
+            name,
+            task,
+        });
+        handle
+    }
+}
+
+/// Where a texture decoded off the asset server lies.
+enum ImageSource {
+    /// An image file.
+    File(PathBuf),
+    /// A record of a streamed farsight file (found through its head).
+    Record(PathBuf, RecordIndex),
+}
+
+impl ImageSource {
+    /// The image's bytes, checked against the file's checksum for a record.
+    fn read(&self) -> Result<Vec<u8>, String> {
+        match self {
+            Self::File(path) => std::fs::read(path).map_err(|e| format!("{}: {e}", path.display())),
+            Self::Record(path, index) => {
+                let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+                let head = read_head(path).map_err(|e| at(&e))?;
+                let range = head.record(*index).map_err(|e| at(&e))?;
+                let mut f = std::fs::File::open(path).map_err(|e| at(&e))?;
+                let len = f.metadata().map_err(|e| at(&e))?.len();
+                if range
+                    .offset
+                    .checked_add(range.len)
+                    .is_none_or(|end| end > len)
+                {
+                    return Err(at(&format_args!(
+                        "record {} lies past the end of the file ({len} bytes)",
+                        index.0
+                    )));
+                }
+                f.seek(SeekFrom::Start(range.offset)).map_err(|e| at(&e))?;
+                let mut bytes = vec![0; range.len as usize];
+                f.read_exact(&mut bytes).map_err(|e| at(&e))?;
+                range.verify(&bytes).map_err(|e| at(&e))?;
+                Ok(bytes)
+            }
+        }
+    }
+}
+
+/// An image being read and decoded on the async compute pool.
+struct PendingImage {
+    handle: Handle<Image>,
+    /// The texture's name in the file, for the report if it fails.
+    name: String,
+    task: Task<Result<Image, String>>,
+}
+
+/// Images [`MaterialAssets::create`] decodes off the asset server; each is put in
+/// `Assets<Image>` under the handle its materials already hold once decoded
+/// ([`finish_images`]).
+#[derive(Resource, Default)]
+pub struct PendingImages(Vec<PendingImage>);
+
+impl PendingImages {
+    /// Images still being decoded.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no image is being decoded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Puts the images decoded since the last frame in `Assets<Image>`; one that
+/// failed is reported and left empty (its materials keep their factors).
+pub(crate) fn finish_images(
+    mut pending: ResMut<PendingImages>,
+    images: Option<ResMut<Assets<Image>>>,
+) {
+    let Some(mut images) = images else {
+        return;
+    };
+    pending.0.retain_mut(|p| {
+        let Some(done) = check_ready(&mut p.task) else {
+            return true;
+        };
+        match done {
+            Ok(image) => {
+                if let Err(e) = images.insert(&p.handle, image) {
+                    warn!("texture {:?}: {e}", p.name);
+                }
+            }
+            Err(e) => warn!(
+                "texture {:?}: not drawn, the material keeps its factors: {e}",
+                p.name
+            ),
+        }
+        false
+    });
 }
 
 /// Texture `index` of `table` as an image in the colour space asked for.

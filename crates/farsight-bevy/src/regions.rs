@@ -22,12 +22,14 @@ use crate::FarsightSet;
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 #[require(Transform)]
 pub struct FarsightStreamingSource {
+    /// How far around it regions are pulled in.
     pub radius: f32,
     /// What it raises the regions it reaches to (usually `Active`).
     pub target: RegionState,
 }
 
 impl FarsightStreamingSource {
+    /// A source raising the regions within `radius` to `Active`.
     pub fn active(radius: f32) -> Self {
         Self {
             radius,
@@ -39,7 +41,9 @@ impl FarsightStreamingSource {
 /// An entity a region created: which region, and its record.
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct RegionEntity {
+    /// The region that created it.
     pub region: u32,
+    /// Its record in the region file.
     pub record: EntityRecord,
 }
 

@@ -34,6 +34,7 @@ pub type TerrainMaterial = ExtendedMaterial<StandardMaterial, TerrainPalette>;
 /// sand, snow, mud).
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
 pub struct TerrainPalette {
+    /// The colour of each voxel material (linear RGBA).
     #[uniform(100)]
     pub colors: [Vec4; 8],
 }
@@ -125,6 +126,7 @@ fn waved(m: &WaterMesh, t: f32, w: &WaterWaves) -> Vec<[f32; 3]> {
 /// The water's wave shape.
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct WaterWaves {
+    /// Wave height, world units.
     pub amplitude: f32,
     /// Radians per world unit.
     pub wavenumber: f32,
@@ -147,7 +149,9 @@ impl Default for WaterWaves {
 /// [`TerrainEdited`].
 #[derive(Message, Clone, Copy, Debug, PartialEq)]
 pub struct TerrainEdit {
+    /// The terrain entity edited.
     pub terrain: Entity,
+    /// What the edit does.
     pub op: TerrainOp,
 }
 
@@ -156,16 +160,29 @@ pub struct TerrainEdit {
 pub enum TerrainOp {
     /// Add solid `material` in a sphere, or carve it with `Material::AIR`.
     Sphere {
+        /// The sphere's centre.
         center: Vec3,
+        /// The sphere's radius.
         radius: f32,
+        /// The material added (`Material::AIR` carves).
         material: VoxelMaterial,
     },
     /// Set every cell of a box.
-    SetBox { min: Vec3, max: Vec3, cell: Cell },
+    SetBox {
+        /// The box's low corner.
+        min: Vec3,
+        /// The box's high corner.
+        max: Vec3,
+        /// What every cell becomes.
+        cell: Cell,
+    },
     /// Repaint the solid cells of a box.
     Paint {
+        /// The box's low corner.
         min: Vec3,
+        /// The box's high corner.
         max: Vec3,
+        /// The material painted.
         material: VoxelMaterial,
     },
 }
@@ -173,7 +190,9 @@ pub enum TerrainOp {
 /// The outcome of one [`TerrainEdit`].
 #[derive(Message, Clone, Debug, PartialEq)]
 pub struct TerrainEdited {
+    /// The terrain entity edited.
     pub terrain: Entity,
+    /// What the edit changed, or why it was refused.
     pub result: Result<EditReport, EditError>,
 }
 
@@ -188,15 +207,20 @@ struct Shown {
 /// A chunk mesh entity of a terrain.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TerrainChunk {
+    /// Its terrain entity.
     pub terrain: Entity,
+    /// The chunk's coordinates.
     pub chunk: IVec3,
+    /// The chunk's level of detail.
     pub level: u8,
 }
 
 /// A water sheet entity of a terrain.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TerrainWater {
+    /// Its terrain entity.
     pub terrain: Entity,
+    /// The chunk's coordinates.
     pub chunk: IVec3,
 }
 
@@ -228,6 +252,7 @@ impl FarsightTerrain {
         }
     }
 
+    /// The terrain's voxels.
     pub fn grid(&self) -> &VoxelGrid {
         &self.grid
     }
@@ -259,6 +284,7 @@ impl FarsightTerrain {
         self.collision.colliders()
     }
 
+    /// The terrain's collision meshes.
     pub fn collision(&self) -> &CollisionCache {
         &self.collision
     }
@@ -275,7 +301,9 @@ impl FarsightTerrain {
 /// What the terrain's entities are drawn with.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct TerrainMaterials {
+    /// The material of the terrain's chunks.
     pub terrain: Option<Handle<TerrainMaterial>>,
+    /// The material of its water sheets.
     pub water: Option<Handle<StandardMaterial>>,
 }
 

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::png;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,18 +24,6 @@ use farsight_bevy::prelude::*;
 use farsight_bevy::{standard_material, FarsightLodChainParts, LodChainAsset};
 use farsight_mesh::{cook_file_with, ChainRecords, CookKind, LodChainConfig, TextureOptions};
 use farsight_testkit::scratch as temp;
-
-/// A PNG of `size` x `size` pixels, a gradient coloured by `seed`.
-fn png(size: u32, seed: u8) -> Vec<u8> {
-    let img = image::RgbaImage::from_fn(size, size, |x, y| {
-        image::Rgba([x as u8 * 16, y as u8 * 16, seed, 255])
-    });
-    let mut out = Vec::new();
-    image::DynamicImage::ImageRgba8(img)
-        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
-        .unwrap();
-    out
-}
 
 /// A quad of two materials (`bark`: textured, half transparent; `leaf`: a colour)
 /// written as OBJ + MTL + PNGs into `src`, cooked as a cooked LOD chain into

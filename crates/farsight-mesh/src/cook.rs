@@ -14,6 +14,7 @@ use crate::looks::{gather_looks, Looks, TextureOptions};
 use crate::mesh::{ImportOptions, ImportedScene, Mesh};
 use crate::pack::{cook_clusters, cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
+use crate::tangents::fit_tangents;
 use crate::{gltf_import, obj_import, Warning};
 
 /// Imports `.gltf`, `.glb` or `.obj` by extension.
@@ -114,7 +115,9 @@ pub fn cook_file_with(
 }
 
 /// The looks of `path` for the materials `meshes` use, with the uv transforms
-/// they share applied to `meshes`, and the warnings.
+/// they share applied to `meshes` and tangents kept or made exactly on the
+/// sub-meshes whose material has a normal texture ([`fit_tangents`]), and the
+/// warnings.
 fn looks_of(
     path: &Path,
     meshes: &mut [Mesh],
@@ -127,8 +130,15 @@ fn looks_of(
         }
     }
     let (looks, warnings) = gather_looks(path, &used, textures)?;
+    let normal_mapped = |name: &str| {
+        looks
+            .table
+            .get(name)
+            .is_some_and(|m| m.normal_texture.is_some())
+    };
     for m in meshes {
         looks.apply_uv_transforms(m);
+        fit_tangents(m, normal_mapped);
     }
     Ok((looks, warnings))
 }
@@ -215,6 +225,16 @@ fn cook_chains(
     };
     let (looks, more) = looks_of(path, &mut geometries, textures)?;
     warnings.extend(more);
+    // The sub-meshes that need tangents have them now (`looks_of`): cooked records
+    // make none of their own for the others.
+    let records = match *records {
+        ChainRecords::Cooked(options) => ChainRecords::Cooked(farsight_format::CookOptions {
+            generate_tangents: false,
+            ..options
+        }),
+        full => full,
+    };
+    let records = &records;
     let chains: Vec<LodChain> = geometries
         .par_iter()
         .map(|g| generate_lod_chain(g, config))

@@ -47,6 +47,7 @@ mod repair;
 mod skin;
 mod sort;
 mod split;
+mod tangents;
 mod validate;
 
 pub use chain_file::{
@@ -77,6 +78,7 @@ pub use pack::{cook_clusters, cook_clusters_encoded, stamp_levels, ClusterMesh, 
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};
 pub use skin::{load_skinned_meshes, SkinnedMesh};
 pub use split::{MaterialPart, MaterialSplit, RawInput};
+pub use tangents::{fit_tangents, generate_tangents};
 pub use validate::{check_cluster_levels, check_cluster_materials, uniform_cut};
 
 /// Attribute stream the DAG build hands the simplifier (normal xyz, uv): exposed

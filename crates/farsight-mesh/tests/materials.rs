@@ -571,8 +571,9 @@ fn an_obj_keeps_what_its_mtl_says() {
 /// FlightHelmet from the shared corpus, its 15 textures: six materials with
 /// base colour, normal and occlusion-roughness-metal maps, each image stored
 /// once, read back from cluster and chain files alike.
-#[test]
-fn flight_helmet_keeps_its_six_materials_and_fifteen_textures() {
+/// The corpus's FlightHelmet, `None` (where the corpus is not required) when its
+/// textures are not there.
+fn textured_helmet() -> Option<PathBuf> {
     let path = farsight_testkit::shared_meshes().join("FlightHelmet/FlightHelmet.gltf");
     if !path
         .parent()
@@ -586,8 +587,16 @@ fn flight_helmet_keeps_its_six_materials_and_fifteen_textures() {
             "{} has no textures",
             path.display()
         );
-        return;
+        return None;
     }
+    Some(path)
+}
+
+#[test]
+fn flight_helmet_keeps_its_six_materials_and_fifteen_textures() {
+    let Some(path) = textured_helmet() else {
+        return;
+    };
     let out = cook(&path, TextureOptions::default());
     let table = check_written(&out);
     assert_eq!(table.materials.len(), 6);
@@ -743,4 +752,136 @@ fn a_chain_file_with_a_damaged_material_table_is_refused() {
         l.table.textures[0].data = TextureData::File("sub/0123456789abcdef.png".into())
     }));
     assert_eq!(field(r), "texture file");
+}
+
+/// `path` cooked as a one-level chain of cooked records (which store tangents only
+/// for the sub-meshes that have them; full-precision records always hold the field).
+fn cook_cooked(path: &Path) -> CookOutput {
+    let config = LodChainConfig {
+        max_levels: 1,
+        ..LodChainConfig::default()
+    };
+    let kind = CookKind::LodChain(config, ChainRecords::Cooked(Default::default()));
+    cook_file_with(path, &kind, &TextureOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Level 0's sub-meshes of a cooked chain, decoded, with their material names.
+fn level0(out: &CookOutput) -> Vec<farsight_mesh::SubMesh> {
+    let bytes = AlignedBytes::from(&out.bytes[..]);
+    let file = read_lod_chain(&bytes).unwrap();
+    file.manifest().levels[0]
+        .submeshes
+        .iter()
+        .map(|s| decode_lod_entry(&file.record(s.record).unwrap(), s).unwrap())
+        .collect()
+}
+
+/// The cooked chain stores tangents on exactly the sub-meshes whose material has a
+/// normal map: made where the source had none (along +u on this quad, whose u
+/// runs along +x), and none on the other material.
+#[test]
+fn tangents_are_made_for_a_normal_map_and_left_out_without_one() {
+    let dir = temp_dir("tangents-made");
+    let path = quad_gltf(
+        &dir,
+        "bumpy.gltf",
+        r#"[{"name": "bumpy", "normalTexture": {"index": 0}}, {"name": "flat"}]"#,
+        r#"[{"source": 0}]"#,
+        r#"[{"bufferView": 3, "mimeType": "image/png"}]"#,
+        &png(4, 4, 1),
+    );
+    let out = cook_cooked(&path);
+    let subs = level0(&out);
+    let bumpy: Vec<_> = subs.iter().filter(|s| s.material == "bumpy").collect();
+    let flat: Vec<_> = subs.iter().filter(|s| s.material == "flat").collect();
+    assert!(!bumpy.is_empty() && !flat.is_empty());
+    for s in bumpy {
+        assert!(s.has_tangents, "the normal-mapped material has tangents");
+        for v in &s.vertices {
+            let [x, y, z, w] = v.tangent;
+            assert!(
+                (x - 1.0).abs() < 1e-2 && y.abs() < 1e-2 && z.abs() < 1e-2,
+                "{:?}",
+                v.tangent
+            );
+            assert_eq!(w, 1.0);
+        }
+    }
+    for s in flat {
+        assert!(!s.has_tangents, "no normal map, no tangents");
+    }
+}
+
+/// A source's tangents on materials without a normal map are dropped from the
+/// cooked chain and zeroed in the cluster file (LightsPunctualLamp has tangents and
+/// no normal map); FlightHelmet's, all normal-mapped, are kept as the source gave
+/// them.
+#[test]
+fn source_tangents_stay_only_where_a_normal_map_reads_them() {
+    let lamp = farsight_testkit::mesh("LightsPunctualLamp/LightsPunctualLamp.gltf");
+    let source = farsight_mesh::import(&lamp, &Default::default()).unwrap();
+    assert!(
+        source
+            .into_mesh()
+            .0
+            .submeshes
+            .iter()
+            .any(|s| s.has_tangents),
+        "the source has tangents"
+    );
+    let out = cook_cooked(&lamp);
+    for s in level0(&out) {
+        assert!(
+            !s.has_tangents,
+            "{}: tangents kept without a normal map",
+            s.material
+        );
+    }
+    let clusters = cook_file_with(
+        &lamp,
+        &CookKind::Clusters(Default::default()),
+        &TextureOptions::default(),
+    )
+    .unwrap();
+    let farsight_mesh::Cooked::Clusters(mesh) = &clusters.cooked else {
+        panic!("one cluster mesh")
+    };
+    let first = mesh.packed[0].tangent;
+    assert!(mesh
+        .packed
+        .iter()
+        .all(|v| v.tangent == first && v.flags == 0));
+
+    let Some(helmet) = textured_helmet() else {
+        return;
+    };
+    let out = cook_cooked(&helmet);
+    let (source, _) = farsight_mesh::import(&helmet, &Default::default())
+        .unwrap()
+        .into_mesh();
+    for s in level0(&out) {
+        assert!(
+            s.has_tangents,
+            "{}: normal-mapped, tangents lost",
+            s.material
+        );
+        // Level 0 keeps the source's vertices: each cooked tangent is one of the
+        // source tangents of its material (up to the cooked precision).
+        let src: Vec<[f32; 4]> = source
+            .submeshes
+            .iter()
+            .filter(|m| m.material == s.material)
+            .flat_map(|m| m.vertices.iter().map(|v| v.tangent))
+            .collect();
+        for v in s.vertices.iter().step_by(97) {
+            let near = src.iter().any(|t| {
+                t[3] == v.tangent[3] && (0..3).all(|k| (t[k] - v.tangent[k]).abs() < 2e-3)
+            });
+            assert!(
+                near,
+                "{}: tangent {:?} not the source's",
+                s.material, v.tangent
+            );
+        }
+    }
 }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::asset::{AssetLoadFailedEvent, AssetPlugin};
 use bevy::camera::RenderTarget;
+use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::prelude::*;
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
@@ -238,6 +239,20 @@ fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<PipelinesReady>) {
     ready.0.store(drawn && !waiting, Ordering::Relaxed);
 }
 
+/// The examples' camera at `t`, flown by `fly`: a tonemapper without lookup tables
+/// (the examples build without `tonemapping_luts`), no MSAA, rendering into the
+/// screenshot's image or the window.
+pub fn camera(fly: FlyCamera, t: Transform, shot: Option<&Screenshot>) -> impl Bundle {
+    (
+        Camera3d::default(),
+        Tonemapping::AcesFitted,
+        Msaa::Off,
+        t,
+        fly,
+        render_target(shot),
+    )
+}
+
 /// What a camera renders into: the screenshot's image, else the window.
 pub fn render_target(shot: Option<&Screenshot>) -> RenderTarget {
     match shot {
@@ -246,10 +261,20 @@ pub fn render_target(shot: Option<&Screenshot>) -> RenderTarget {
     }
 }
 
-fn count_frames(mut commands: Commands, mut shot: ResMut<Screenshot>, ready: Res<PipelinesReady>) {
+/// An example that loads what it draws in the background (textures) holds the
+/// screenshot's frame count at zero while this says `true`.
+#[derive(Resource, Default)]
+pub struct ScreenshotHold(pub bool);
+
+fn count_frames(
+    mut commands: Commands,
+    mut shot: ResMut<Screenshot>,
+    ready: Res<PipelinesReady>,
+    hold: Option<Res<ScreenshotHold>>,
+) {
     shot.updates += 1;
     if !shot.requested {
-        if !ready.0.load(Ordering::Relaxed) {
+        if !ready.0.load(Ordering::Relaxed) || hold.is_some_and(|h| h.0) {
             // A pipeline the scene asked for is still compiling: count again once
             // it is ready, so the last `frames` frames draw everything.
             shot.frame = 0;

@@ -25,3 +25,16 @@ pub fn asset_app(root: &Path) -> App {
     ));
     app
 }
+
+/// A PNG of `size` x `size` pixels, a gradient coloured by `seed`.
+#[allow(dead_code)] // Not every test program that shares this module draws textures.
+pub fn png(size: u32, seed: u8) -> Vec<u8> {
+    let img = image::RgbaImage::from_fn(size, size, |x, y| {
+        image::Rgba([x as u8 * 16, y as u8 * 16, seed, 255])
+    });
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgba8(img)
+        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}

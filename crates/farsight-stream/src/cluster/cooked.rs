@@ -355,8 +355,9 @@ fn parse_manifest(path: &Path, head: &FileHead) -> Result<ClusterMeshManifest, C
 }
 
 /// Reads and verifies a file's head: a first read of [`FileHead::MIN_PREFIX`]
-/// bytes, a second when the head is longer.
-fn read_head(path: &Path) -> Result<FileHead, CookedModelError> {
+/// bytes, a second when the head is longer. With it, a reader finds and checks any
+/// record of the file (a texture's bytes) without reading the rest.
+pub fn read_head(path: &Path) -> Result<FileHead, CookedModelError> {
     let io = |source| CookedModelError::Io {
         path: path.to_owned(),
         source,

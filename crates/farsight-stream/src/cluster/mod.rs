@@ -20,8 +20,8 @@ mod types;
 mod upload;
 
 pub use cooked::{
-    stream_inputs, CookedLevel, CookedModel, CookedModelError, LevelCheck, LevelFileError,
-    LevelSummary,
+    read_head, stream_inputs, CookedLevel, CookedModel, CookedModelError, LevelCheck,
+    LevelFileError, LevelSummary,
 };
 pub use driver::{ClusterStreamer, LevelFile};
 pub use scheduler::ClusterScheduler;
