@@ -10,8 +10,8 @@ mod format_common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use farsight_format::{
-    cook_mesh, cook_mesh_set, encode_full, Codec, CookOptions, CookedMesh, CookedSet,
-    DecodeScratch, MeshData,
+    cook_mesh, cook_mesh_set, encode_full, Codec, CookConfig, CookedMesh, CookedSet, DecodeScratch,
+    MeshData,
 };
 use format_common::{bench_meshes, triangles};
 
@@ -62,18 +62,18 @@ fn meshopt_floor(m: &CookedMesh<'_>) -> usize {
 }
 
 fn cook_all() -> Vec<Cooked> {
-    let opts = CookOptions::default();
-    let plain_opts = CookOptions {
+    let opts = CookConfig::default();
+    let plain_opts = CookConfig {
         entropy: false,
         ..opts
     };
-    let bare_opts = CookOptions {
+    let bare_opts = CookConfig {
         predict_positions: false,
         predict_uvs: false,
         predict_normals: false,
         ..plain_opts
     };
-    let normals_opts = CookOptions {
+    let normals_opts = CookConfig {
         predict_normals: true,
         ..bare_opts
     };
@@ -82,7 +82,7 @@ fn cook_all() -> Vec<Cooked> {
         .map(|(name, parts)| {
             let set = cook_mesh_set(&parts, &opts).unwrap();
             let set_tris = set_triangles(&set);
-            let by_size_opts = CookOptions {
+            let by_size_opts = CookConfig {
                 decode_budget: 0.0,
                 ..opts
             };

@@ -31,7 +31,7 @@ mod format_common;
 
 use std::process::Command;
 
-use farsight_format::{cook_mesh, cook_mesh_set, CookOptions, CookedSet, DecodeScratch};
+use farsight_format::{cook_mesh, cook_mesh_set, CookConfig, CookedSet, DecodeScratch};
 use format_common::{bench_meshes, glb_bin_chunk, triangles, write_gltf};
 
 fn main() {
@@ -41,14 +41,14 @@ fn main() {
         return;
     };
     let dir = std::env::temp_dir().join("farsight-gltfpack");
-    let opts = CookOptions {
+    let opts = CookConfig {
         tangent_bits: 8,
         generate_tangents: false,
         generate_normals: false,
         entropy: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
-    let cooked_opts = CookOptions {
+    let cooked_opts = CookConfig {
         entropy: true,
         ..opts
     };

@@ -15,7 +15,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use farsight_terrain::{
     reference_chunks, Cell, ChunkMesh, ChunkMesher, CollisionMesher, Material, SampleField,
-    SurfaceNets, TerrainParams, VoxelGrid,
+    SurfaceNets, TerrainGeneratorConfig, VoxelGrid,
 };
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
 use fast_surface_nets::{surface_nets, SurfaceNetsBuffer};
@@ -28,7 +28,7 @@ type PeerShape = ConstShape3u32<34, 34, 34>;
 fn sdf(name: &str, p: Vec3) -> f32 {
     match name {
         "terrain" => {
-            let params = TerrainParams::default();
+            let params = TerrainGeneratorConfig::default();
             // One sample per cell: world = sample * 4; height in samples.
             p.y - (params.height(p.x * 4.0, p.z * 4.0) - 60.0) / 4.0
         }

@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use farsight_geom::Aabb;
 use farsight_view::scenes::{city_block, street_camera};
 use farsight_view::{
-    CameraStore, EntityLod, FrameContext, ObjectDraw, ObjectStore, RenderSettings, VisibilitySystem,
+    CameraStore, EntityLod, FrameContext, ObjectDraw, ObjectStore, RenderConfig, VisibilitySystem,
 };
 use glam::Mat4;
 use rayon::prelude::*;
@@ -144,7 +144,7 @@ fn bench_pass(c: &mut Criterion) {
         let layout = city_block(&mut store, n, 9);
         let mut cams = CameraStore::new();
         cams.insert(street_camera(&layout));
-        let mut settings = RenderSettings {
+        let mut settings = RenderConfig {
             cull_min_pixels: 2.0,
             cull_max_distance: 1500.0,
             ..Default::default()

@@ -12,24 +12,24 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use farsight_view::scenes::city_block;
 use farsight_view::{
-    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
+    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderConfig, VisibilitySystem,
 };
 use farsight_world::{
-    generate, Flight, FrameInput, SyntheticSpec, SystemId, World, WorldConfig, SYSTEMS,
+    generate, Flight, FrameInput, SyntheticConfig, SystemId, World, WorldConfig, SYSTEMS,
 };
 use glam::Vec3;
 
-fn sizes() -> [(&'static str, SyntheticSpec); 2] {
-    let small = SyntheticSpec {
+fn sizes() -> [(&'static str, SyntheticConfig); 2] {
+    let small = SyntheticConfig {
         regions_side: 32,
         buildings: 100,
         objects: 10_000,
         models: 16,
-        ..SyntheticSpec::medium()
+        ..SyntheticConfig::medium()
     };
     [
         ("1k_regions_10k_objects", small),
-        ("10k_regions_100k_objects", SyntheticSpec::medium()),
+        ("10k_regions_100k_objects", SyntheticConfig::medium()),
     ]
 }
 
@@ -133,10 +133,10 @@ fn world_frame(c: &mut Criterion) {
         let eye = Vec3::new(0.0, 30.0, -20.0);
         let cam = Camera::looking_at(projection, eye, eye + Vec3::new(0.3, -0.2, 1.0));
         cams.insert(cam);
-        let settings = RenderSettings {
+        let settings = RenderConfig {
             cull_min_pixels: 1.0,
             cull_max_distance: 700.0,
-            ..RenderSettings::default()
+            ..RenderConfig::default()
         };
         let mut pass = VisibilitySystem::new();
         let _ = layout;

@@ -2,7 +2,7 @@
 //! checks, then every record through the describer (which parses known kinds).
 #![no_main]
 
-use farsight_format::{describe_record, Container, Manifest, RawFile, ReadOptions, RecordIndex, RecordTag};
+use farsight_format::{describe_record, Container, Manifest, RawFile, ReadConfig, RecordIndex, RecordTag};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -20,7 +20,7 @@ impl Manifest for Levels {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let opts = ReadOptions { verify_checksum: false };
+    let opts = ReadConfig { verify_checksum: false };
     if let Ok(raw) = RawFile::read_with(data, opts) {
         for r in raw.records() {
             let _ = describe_record(&r);

@@ -3,11 +3,11 @@
 //! pass its own validator.
 #![no_main]
 
-use farsight_format::ReadOptions;
+use farsight_format::ReadConfig;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let opts = ReadOptions { verify_checksum: false };
+    let opts = ReadConfig { verify_checksum: false };
     if let Ok(grid) = farsight_terrain::load_grid_with(data, opts) {
         if let Err(e) = grid.validate() {
             panic!("a loaded grid fails validation: {e}");

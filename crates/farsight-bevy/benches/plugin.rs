@@ -61,7 +61,7 @@ use bevy::mesh::{mark_3d_meshes_as_changed_if_their_assets_changed, MeshPlugin};
 use bevy::prelude::*;
 use bevy::transform::{TransformPlugin, TransformSystems};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use farsight_bevy::{FarsightLod, FarsightPlugin, FarsightSet, FarsightSettings};
+use farsight_bevy::{FarsightConfig, FarsightLod, FarsightPlugin, FarsightSet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -150,11 +150,11 @@ fn build(n: usize, side: Side) -> App {
     );
     if side == Side::Farsight {
         app.add_plugins(FarsightPlugin);
-        app.insert_resource(FarsightSettings {
+        app.insert_resource(FarsightConfig {
             cull_min_pixels: 2.0,
             cull_max_distance: 800.0,
             // The full LOD pass every frame, not every fourth (the default).
-            lod: farsight_lod::LodSettings {
+            lod: farsight_lod::LodConfig {
                 update_frame_interval: 1,
                 ..Default::default()
             },

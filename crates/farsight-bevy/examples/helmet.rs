@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use bevy::gltf::{Gltf, GltfMesh};
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot, ScreenshotHold};
-use farsight_bevy::farsight_format::CookOptions;
+use farsight_bevy::farsight_format::CookConfig;
 use farsight_bevy::{
     ClusterCut, FarsightClusterModel, FarsightLodChain, FarsightPlugin, LodChainAsset, LEVEL_TINTS,
 };
@@ -108,7 +108,7 @@ fn cook(gltf: &Path, source: Source) -> PathBuf {
     let kind = match source {
         Source::Chain => CookKind::LodChain(
             LodChainConfig::default(),
-            ChainRecords::Cooked(CookOptions::default()),
+            ChainRecords::Cooked(CookConfig::default()),
         ),
         _ => CookKind::Clusters(Default::default()),
     };

@@ -15,7 +15,7 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
 use farsight_bevy::{FarsightPlugin, FarsightTerrain, TerrainEdit, TerrainOp};
-use farsight_terrain::{generate, Material, TerrainParams, ViewSettings, VoxelGrid};
+use farsight_terrain::{generate, Material, TerrainGeneratorConfig, TerrainViewConfig, VoxelGrid};
 
 #[derive(Resource)]
 struct TerrainEntity(Entity);
@@ -32,7 +32,7 @@ fn main() {
 
 fn setup(mut commands: Commands, shot: Option<Res<Screenshot>>) {
     let lake = Vec3::new(300.0, 92.0, 260.0);
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         lake: Some((lake, 90.0)),
         ..Default::default()
     };
@@ -43,7 +43,7 @@ fn setup(mut commands: Commands, shot: Option<Res<Screenshot>>) {
         IVec3::new(-2, 0, -2),
         IVec3::new(6, 1, 6),
     );
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 1100.0,
         ..Default::default()
     };

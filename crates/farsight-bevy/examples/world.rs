@@ -34,7 +34,7 @@ use farsight_bevy::{
 };
 use farsight_stream::cluster::CookedModel;
 use farsight_stream::region::{read_region_file, Scene};
-use farsight_terrain::{read_grid, ViewSettings};
+use farsight_terrain::{read_grid, TerrainViewConfig};
 use farsight_world::{EntityKind, WorldManifest};
 
 fn fail(msg: String) -> ! {
@@ -227,7 +227,7 @@ fn setup(
     let terrain_path = world.dir.join(&m.terrain.file);
     let grid = read_grid(&terrain_path)
         .unwrap_or_else(|e| fail(format!("{}: {e}", terrain_path.display())));
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: m.extent[0].max(m.extent[1]) * 1.5,
         ..Default::default()
     };

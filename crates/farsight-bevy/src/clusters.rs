@@ -379,7 +379,7 @@ impl Uploader for LevelStore {
 
 /// Settings of the cluster plugin, read when the streamer is (re)built and each frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ClusterSettings {
+pub struct FarsightClusterConfig {
     /// The streamer's budgets and chunking (farsight-stream).
     pub scheduler: SchedulerConfig,
     /// Reader threads.
@@ -391,7 +391,7 @@ pub struct ClusterSettings {
     pub viewport_height: Option<f32>,
 }
 
-impl Default for ClusterSettings {
+impl Default for FarsightClusterConfig {
     fn default() -> Self {
         Self {
             scheduler: SchedulerConfig::default(),
@@ -406,7 +406,7 @@ impl Default for ClusterSettings {
 #[derive(Resource)]
 pub struct FarsightClusters {
     /// Read when the streamer is (re)built and each frame.
-    pub settings: ClusterSettings,
+    pub settings: FarsightClusterConfig,
     models: Vec<CookedModel>,
     /// Per model: its coarsest level, read when it was opened (`None` if that read
     /// failed: the streamer then brings it).
@@ -428,13 +428,13 @@ pub struct FarsightClusters {
 
 impl Default for FarsightClusters {
     fn default() -> Self {
-        Self::new(ClusterSettings::default())
+        Self::new(FarsightClusterConfig::default())
     }
 }
 
 impl FarsightClusters {
     /// No model yet, with these settings.
-    pub fn new(settings: ClusterSettings) -> Self {
+    pub fn new(settings: FarsightClusterConfig) -> Self {
         Self {
             settings,
             models: Vec::new(),

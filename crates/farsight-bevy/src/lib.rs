@@ -179,12 +179,12 @@ pub use buildings::{
     ATTRIBUTE_CUT, LEVEL_TINTS,
 };
 pub use clusters::{
-    ClusterCut, ClusterCutPart, ClusterSettings, FarsightClusterModel, FarsightClusters,
+    ClusterCut, ClusterCutPart, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
     FarsightClustersPlugin,
 };
 pub use lod::{
-    FarsightLod, FarsightLodCamera, FarsightLodChainParts, FarsightLodChanged, FarsightLodLevel,
-    FarsightLodPlugin, FarsightSettings, FarsightStereo, FarsightWorld,
+    FarsightConfig, FarsightLod, FarsightLodCamera, FarsightLodChainParts, FarsightLodChanged,
+    FarsightLodLevel, FarsightLodPlugin, FarsightStereo, FarsightWorld,
 };
 pub use materials::{affine, standard_material, MaterialAssets, PendingImages};
 pub use regions::{
@@ -210,12 +210,12 @@ pub use farsight_view;
 
 pub use farsight_building::{BakedBuilding, PlacedCollider, Portal, Room};
 pub use farsight_cluster::ModelLevels;
-pub use farsight_lod::LodSettings;
+pub use farsight_lod::LodConfig;
 pub use farsight_stream::cluster::{CookedModel, CookedModelError, FrameStats, SchedulerConfig};
 pub use farsight_stream::region::{EntityRecord, RegionState, RegionWorld, SceneError};
 pub use farsight_terrain::{
     CacheUpdate, Cell, ChunkCollider, ChunkMesh, CollisionCache, EditError, EditReport,
-    Material as VoxelMaterial, ViewSettings, ViewStats, VoxelGrid,
+    Material as VoxelMaterial, TerrainViewConfig, ViewStats, VoxelGrid,
 };
 pub use farsight_view::{LodComponentError, ObjectId, PassStats};
 
@@ -225,12 +225,12 @@ pub use farsight_view::{LodComponentError, ObjectId, PassStats};
 pub mod prelude {
     pub use crate::{
         BuildingAsset, BuildingLevelTint, BuildingLoadError, BuildingPalette, ClusterCut,
-        ClusterModelAsset, ClusterSettings, CookedModelError, FarsightAssetError, FarsightBuilding,
-        FarsightClusterModel, FarsightClusters, FarsightLod, FarsightLodCamera, FarsightLodChain,
-        FarsightLodChanged, FarsightLodLevel, FarsightPlugin, FarsightRegions, FarsightSet,
-        FarsightSettings, FarsightStereo, FarsightStreamingSource, FarsightTerrain, FarsightWorld,
-        LodChainAsset, LodComponentError, LodSettings, SchedulerConfig, TerrainEdit, TerrainEdited,
-        TerrainOp, TerrainPalette, ViewSettings, VoxelGrid,
+        ClusterModelAsset, CookedModelError, FarsightAssetError, FarsightBuilding,
+        FarsightClusterConfig, FarsightClusterModel, FarsightClusters, FarsightConfig, FarsightLod,
+        FarsightLodCamera, FarsightLodChain, FarsightLodChanged, FarsightLodLevel, FarsightPlugin,
+        FarsightRegions, FarsightSet, FarsightStereo, FarsightStreamingSource, FarsightTerrain,
+        FarsightWorld, LodChainAsset, LodComponentError, LodConfig, SchedulerConfig, TerrainEdit,
+        TerrainEdited, TerrainOp, TerrainPalette, TerrainViewConfig, VoxelGrid,
     };
 }
 

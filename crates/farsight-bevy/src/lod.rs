@@ -23,7 +23,7 @@ use bevy::transform::TransformSystems;
 use farsight_geom::Aabb;
 use farsight_view::{
     CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, HostView, LodComponentError,
-    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, PassStats, RenderSettings,
+    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, PassStats, RenderConfig,
     Residency, Visibility as FarsightVisibility, VisibilitySystem,
 };
 
@@ -61,7 +61,7 @@ impl FarsightLodLevel {
 /// never leave a hole.
 ///
 /// Past the last level the last level keeps drawing: making an entity vanish is the
-/// distance cull's job ([`FarsightSettings::cull_max_distance`]).
+/// distance cull's job ([`FarsightConfig::cull_max_distance`]).
 ///
 /// The plugin keeps the entity's `Aabb` itself: the box of the level it draws,
 /// computed once per mesh asset and written with the swap (and when the drawn mesh
@@ -166,7 +166,7 @@ pub struct FarsightStereo(pub [Mat4; 2]);
 
 /// The culling and LOD settings, read every frame (a live edit needs no push).
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
-pub struct FarsightSettings {
+pub struct FarsightConfig {
     /// Entities whose bounding sphere projects smaller than this many pixels are not
     /// drawn by the camera; 0 disables.
     pub cull_min_pixels: f32,
@@ -175,7 +175,7 @@ pub struct FarsightSettings {
     /// Viewport height for screen sizes; `None` takes the camera's physical viewport.
     pub viewport_height: Option<f32>,
     /// The level selection rules (farsight-lod's settings).
-    pub lod: farsight_lod::LodSettings,
+    pub lod: farsight_lod::LodConfig,
     /// With fewer entities than this, farsight's pass runs on its system's own thread;
     /// with more, on rayon's pool. Bevy's executor keeps the cores busy, so handing a
     /// few milliseconds of culling to rayon's workers costs more than it saves (the
@@ -183,9 +183,9 @@ pub struct FarsightSettings {
     pub serial_below: usize,
 }
 
-impl Default for FarsightSettings {
+impl Default for FarsightConfig {
     fn default() -> Self {
-        let r = RenderSettings::default();
+        let r = RenderConfig::default();
         Self {
             cull_min_pixels: r.cull_min_pixels,
             cull_max_distance: r.cull_max_distance,
@@ -663,7 +663,7 @@ fn mirror(
 #[allow(clippy::type_complexity)]
 fn pass(
     mut fw: ResMut<FarsightWorld>,
-    settings: Res<FarsightSettings>,
+    settings: Res<FarsightConfig>,
     cameras: Query<
         (
             Entity,
@@ -703,8 +703,8 @@ fn pass(
     let viewport_height = settings
         .viewport_height
         .or_else(|| bevy_cam.and_then(|(_, c, ..)| c.physical_viewport_size().map(|s| s.y as f32)))
-        .unwrap_or(RenderSettings::default().viewport_height);
-    let rs = RenderSettings {
+        .unwrap_or(RenderConfig::default().viewport_height);
+    let rs = RenderConfig {
         cull_min_pixels: settings.cull_min_pixels,
         cull_max_distance: settings.cull_max_distance,
         viewport_height,
@@ -920,7 +920,7 @@ impl Plugin for FarsightLodPlugin {
         app.init_asset::<LodChainAsset>()
             .register_asset_loader(LodChainLoader)
             .init_resource::<FarsightWorld>()
-            .init_resource::<FarsightSettings>()
+            .init_resource::<FarsightConfig>()
             .add_message::<FarsightLodChanged>()
             .configure_sets(
                 PostUpdate,

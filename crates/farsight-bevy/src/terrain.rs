@@ -20,7 +20,7 @@ use bevy::render::render_resource::AsBindGroup;
 use bevy::shader::ShaderRef;
 use farsight_terrain::{
     CacheUpdate, Cell, ChunkCollider, ChunkMesh, CollisionCache, EditError, EditReport,
-    Material as VoxelMaterial, TerrainView, ViewSettings, ViewStats, VoxelGrid, WaterMesh,
+    Material as VoxelMaterial, TerrainView, TerrainViewConfig, ViewStats, VoxelGrid, WaterMesh,
 };
 
 use crate::FarsightSet;
@@ -241,7 +241,7 @@ pub struct FarsightTerrain {
 
 impl FarsightTerrain {
     /// A terrain over `grid`, meshed by `threads` background workers.
-    pub fn new(grid: VoxelGrid, settings: ViewSettings, threads: usize) -> Self {
+    pub fn new(grid: VoxelGrid, settings: TerrainViewConfig, threads: usize) -> Self {
         Self {
             grid,
             view: Mutex::new(TerrainView::new(settings, threads)),

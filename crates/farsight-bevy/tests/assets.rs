@@ -11,7 +11,7 @@ use bevy::asset::LoadState;
 use bevy::prelude::*;
 use farsight_bevy::prelude::*;
 use farsight_bevy::{ClusterCut, FarsightClusters, LodChainAsset};
-use farsight_format::{AlignedBytes, CookOptions};
+use farsight_format::{AlignedBytes, CookConfig};
 use farsight_mesh::{
     cook_file, read_lod_chain, ChainRecords, ClusterConfig, CookKind, LodChainConfig,
 };
@@ -104,7 +104,7 @@ fn a_cluster_file_loads_as_an_asset_and_draws_from_its_handle() {
 #[test]
 fn a_cooked_lod_chain_loads_as_an_asset_and_becomes_the_entitys_lod() {
     let d = temp("chain");
-    let kind = chain(ChainRecords::Cooked(CookOptions::default()));
+    let kind = chain(ChainRecords::Cooked(CookConfig::default()));
     cook("bunny.obj", &kind, &d, "bunny.farsight");
     let mut app = app(&d);
     let handle: Handle<LodChainAsset> =
@@ -158,7 +158,7 @@ fn a_cooked_lod_chain_loads_as_an_asset_and_becomes_the_entitys_lod() {
 fn each_loader_refuses_another_kind_of_file_naming_what_it_found() {
     let d = temp("kinds");
     cook("bunny.obj", &clusters(), &d, "clusters.farsight");
-    let cooked = chain(ChainRecords::Cooked(CookOptions::default()));
+    let cooked = chain(ChainRecords::Cooked(CookConfig::default()));
     cook("bunny.obj", &cooked, &d, "chain.farsight");
     cook(
         "bunny.obj",

@@ -18,11 +18,11 @@ use bevy::mesh::UvChannel;
 use bevy::prelude::*;
 use bevy::render::render_resource::TextureFormat;
 use farsight_bevy::farsight_format::{
-    AlphaMode as FileAlphaMode, CookOptions, Material, MaterialExtras, TextureSlot, UvTransform,
+    AlphaMode as FileAlphaMode, CookConfig, Material, MaterialExtras, TextureSlot, UvTransform,
 };
 use farsight_bevy::prelude::*;
 use farsight_bevy::{standard_material, FarsightLodChainParts, LodChainAsset};
-use farsight_mesh::{cook_file_with, ChainRecords, CookKind, LodChainConfig, TextureOptions};
+use farsight_mesh::{cook_file_with, ChainRecords, CookKind, LodChainConfig, TextureConfig};
 use farsight_testkit::scratch as temp;
 
 /// A quad of two materials (`bark`: textured, half transparent; `leaf`: a colour)
@@ -45,11 +45,11 @@ fn cook_tree(src: &Path, out: &Path, embed: bool) {
     .unwrap();
     let kind = CookKind::LodChain(
         LodChainConfig::default(),
-        ChainRecords::Cooked(CookOptions::default()),
+        ChainRecords::Cooked(CookConfig::default()),
     );
-    let options = TextureOptions {
+    let options = TextureConfig {
         embed,
-        ..TextureOptions::default()
+        ..TextureConfig::default()
     };
     let cooked = cook_file_with(&src.join("tree.obj"), &kind, &options).unwrap();
     std::fs::create_dir_all(out).unwrap();

@@ -15,7 +15,7 @@ use bevy::mesh::{Indices, VertexAttributeValues};
 use bevy::prelude::*;
 use farsight_bevy::prelude::*;
 use farsight_bevy::{ClusterCut, ClusterModelAsset, PendingImages};
-use farsight_mesh::{cook_file_with, ClusterConfig, CookKind, TextureOptions};
+use farsight_mesh::{cook_file_with, ClusterConfig, CookKind, TextureConfig};
 use farsight_testkit::scratch as temp;
 
 /// Cells a side of the grid [`cook_grid`] writes.
@@ -59,9 +59,9 @@ fn cook_grid(src: &Path, out: &Path, embed: bool) -> PathBuf {
         }
     }
     std::fs::write(src.join("grid.obj"), obj).unwrap();
-    let options = TextureOptions {
+    let options = TextureConfig {
         embed,
-        ..TextureOptions::default()
+        ..TextureConfig::default()
     };
     let kind = CookKind::Clusters(ClusterConfig::default());
     let cooked = cook_file_with(&src.join("grid.obj"), &kind, &options).unwrap();

@@ -11,7 +11,7 @@ use bevy::mesh::{Indices, MeshPlugin, VertexAttributeValues};
 use bevy::prelude::*;
 use bevy::transform::TransformPlugin;
 use farsight_bevy::{
-    ClusterCut, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightPlugin,
+    ClusterCut, FarsightClusterConfig, FarsightClusterModel, FarsightClusters, FarsightPlugin,
 };
 use farsight_format::{AlignedBytes, ClusterLevel, CLUSTER_SLOT_TRIANGLES};
 use farsight_mesh::{cook_file, ClusterConfig, CookKind};
@@ -32,14 +32,14 @@ fn cook(mesh: &str, dir: &Path) -> PathBuf {
 /// most becomes ready in a frame, the finer ones over several.
 fn app(model: &CookedModel) -> App {
     let budget = model.level(model.level_count() - 1).unwrap().bytes;
-    let settings = ClusterSettings {
+    let settings = FarsightClusterConfig {
         scheduler: SchedulerConfig {
             upload_budget: budget,
             chunk_size: budget / 2,
             ..SchedulerConfig::default()
         },
         viewport_height: Some(720.0),
-        ..ClusterSettings::default()
+        ..FarsightClusterConfig::default()
     };
     let mut app = App::new();
     app.add_plugins((

@@ -9,7 +9,7 @@ use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
 use bevy::transform::TransformPlugin;
 use farsight_bevy::{
-    FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightSettings, FarsightWorld,
+    FarsightConfig, FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightWorld,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -314,7 +314,7 @@ fn distance_and_size_culled_entities_leave_the_cameras_list() {
     );
 
     {
-        let mut s = app.world_mut().resource_mut::<FarsightSettings>();
+        let mut s = app.world_mut().resource_mut::<FarsightConfig>();
         s.cull_max_distance = 200.0;
         s.cull_min_pixels = 4.0;
         s.viewport_height = Some(720.0);
@@ -331,7 +331,7 @@ fn distance_and_size_culled_entities_leave_the_cameras_list() {
 
     // Settings are live: lifting the cull brings them back next frame.
     app.world_mut()
-        .resource_mut::<FarsightSettings>()
+        .resource_mut::<FarsightConfig>()
         .cull_max_distance = 0.0;
     app.update();
     assert!(camera_sees(&app, cam, far));

@@ -38,7 +38,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy::transform::{TransformPlugin, TransformSystems};
 use farsight_bevy::{
-    FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightSet, FarsightSettings, FarsightWorld,
+    FarsightConfig, FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightSet, FarsightWorld,
 };
 use farsight_testkit::{CountingAlloc, Threads};
 
@@ -134,7 +134,7 @@ fn frames_of_the_plugin() {
         CameraPlugin,
         FarsightPlugin,
     ));
-    app.insert_resource(FarsightSettings {
+    app.insert_resource(FarsightConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 300.0,
         ..Default::default()

@@ -8,16 +8,16 @@ use farsight_bevy::{CookedModel, FrameStats, ModelLevels};
 #[test]
 fn the_types_the_api_names_come_through_the_bevy_crate() {
     // Settings an app writes: the cluster scheduler's budgets, the LOD rules.
-    let settings = ClusterSettings {
+    let settings = FarsightClusterConfig {
         scheduler: SchedulerConfig {
             upload_budget: 1 << 20,
             ..SchedulerConfig::default()
         },
-        ..ClusterSettings::default()
+        ..FarsightClusterConfig::default()
     };
     assert_eq!(settings.scheduler.upload_budget, 1 << 20);
-    let lod: LodSettings = FarsightSettings::default().lod;
-    let _ = FarsightSettings { lod, ..default() };
+    let lod: LodConfig = FarsightConfig::default().lod;
+    let _ = FarsightConfig { lod, ..default() };
     // Errors an app's setup meets, matched by type.
     let e: LodComponentError = FarsightLod::new(Vec::new()).unwrap_err();
     assert!(!e.to_string().is_empty());
@@ -31,5 +31,5 @@ fn the_types_the_api_names_come_through_the_bevy_crate() {
     let _: Option<ModelLevels> = FarsightClusters::default().levels(0);
     // The library crates themselves, for what the prelude leaves out.
     let _ = farsight_bevy::farsight_stream::cluster::MAX_LEVELS;
-    let _ = farsight_bevy::farsight_view::RenderSettings::default();
+    let _ = farsight_bevy::farsight_view::RenderConfig::default();
 }

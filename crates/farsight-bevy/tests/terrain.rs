@@ -11,7 +11,9 @@ use bevy::transform::TransformPlugin;
 use farsight_bevy::{
     FarsightPlugin, FarsightTerrain, TerrainChunk, TerrainEdit, TerrainEdited, TerrainOp,
 };
-use farsight_terrain::{generate, ChunkMesher, Material, TerrainParams, ViewSettings, VoxelGrid};
+use farsight_terrain::{
+    generate, ChunkMesher, Material, TerrainGeneratorConfig, TerrainViewConfig, VoxelGrid,
+};
 
 fn app() -> (App, Entity) {
     let mut app = App::new();
@@ -23,7 +25,7 @@ fn app() -> (App, Entity) {
         FarsightPlugin,
     ));
     let mut grid = VoxelGrid::new();
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         base_height: 40.0,
         hill_height: 30.0,
         caves: false,
@@ -35,7 +37,7 @@ fn app() -> (App, Entity) {
         IVec3::new(-1, 0, -1),
         IVec3::new(1, 0, 1),
     );
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 400.0,
         ..Default::default()
     };

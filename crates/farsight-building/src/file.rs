@@ -616,7 +616,7 @@ impl BakedBuilding {
         tangents: &(dyn Fn(&MeshData) -> Vec<[f32; 4]> + Sync),
         cache: Option<&RecordCache>,
     ) -> Result<Vec<u8>, FileError> {
-        let options = farsight_format::CookOptions {
+        let options = farsight_format::CookConfig {
             generate_tangents: false,
             ..Default::default()
         };

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use farsight_geom::transform_aabb;
 use farsight_view::scenes::CityLayout;
-use farsight_view::{ObjectId, ObjectStore, RenderSettings, Visibility};
+use farsight_view::{ObjectId, ObjectStore, RenderConfig, Visibility};
 use glam::Vec3;
 
 use crate::picture::{nice_length, Canvas, Rgb, WHITE};
@@ -36,7 +36,7 @@ pub fn draw(
     store: &ObjectStore,
     vis: &Visibility,
     layout: &CityLayout,
-    settings: &RenderSettings,
+    settings: &RenderConfig,
     fov_y: f32,
     aspect: f32,
     path: &Path,

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use farsight_mesh::{
     cook_file_with, write_atomically, ChainRecords, ClusterConfig, CookKind, CookOutput, Cooked,
-    LodChainConfig, TextureOptions,
+    LodChainConfig, TextureConfig,
 };
 
 #[derive(Args)]
@@ -118,7 +118,7 @@ fn outputs(a: &MeshArgs) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
 
 /// What `cook mesh` and a content list's items choose: the kind of file and its
 /// options, as [`CookKind`].
-pub(crate) struct KindOptions {
+pub(crate) struct KindConfig {
     pub lod_chain: bool,
     pub cooked: bool,
     pub cluster_triangles: u64,
@@ -126,7 +126,7 @@ pub(crate) struct KindOptions {
     pub max_levels: Option<u64>,
 }
 
-impl KindOptions {
+impl KindConfig {
     pub(crate) fn kind(&self) -> CookKind {
         if self.lod_chain {
             let mut config = LodChainConfig::default();
@@ -134,7 +134,7 @@ impl KindOptions {
                 config.max_levels = m as usize;
             }
             let records = if self.cooked {
-                ChainRecords::Cooked(farsight_format::CookOptions::default())
+                ChainRecords::Cooked(farsight_format::CookConfig::default())
             } else {
                 ChainRecords::Full
             };
@@ -158,7 +158,7 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         Some(CookWhat::Mesh(a)) => a,
         None => return manifest::run(args.content),
     };
-    let kind = KindOptions {
+    let kind = KindConfig {
         lod_chain: a.lod_chain,
         cooked: a.cooked,
         cluster_triangles: a.cluster_triangles,
@@ -166,7 +166,7 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
         max_levels: a.max_levels,
     }
     .kind();
-    let textures = TextureOptions {
+    let textures = TextureConfig {
         embed: a.embed_textures,
         max_size: a.max_texture_size,
         mips: a.mips,

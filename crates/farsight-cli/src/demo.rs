@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use farsight_view::scenes::{city_block, CityLayout};
 use farsight_view::{
-    Camera, CameraStore, FrameContext, ObjectId, ObjectStore, PassStats, Projection,
-    RenderSettings, Residency, VisibilitySystem,
+    Camera, CameraStore, FrameContext, ObjectId, ObjectStore, PassStats, Projection, RenderConfig,
+    Residency, VisibilitySystem,
 };
 use glam::{Mat4, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -121,7 +121,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         far: 5000.0,
     };
     let cam = cams.insert(Camera::new(projection, camera_at(&layout, 0.0)));
-    let settings = RenderSettings {
+    let settings = RenderConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 1500.0,
         ..Default::default()

@@ -403,8 +403,8 @@ fn describe(record: &Record<'_>) -> Result<Option<RecordSummary>, FormatError> {
 mod tests {
     use super::*;
     use farsight_format::{
-        cook_mesh, encode_full, CookOptions, FileWriter, Manifest, MeshData, RecordIndex,
-        RecordTag, Version,
+        cook_mesh, encode_full, CookConfig, FileWriter, Manifest, MeshData, RecordIndex, RecordTag,
+        Version,
     };
 
     #[derive(serde::Serialize, serde::Deserialize)]
@@ -471,7 +471,7 @@ mod tests {
         use farsight_stream::region::RegionState;
         use farsight_stream::tile::{write_tile_level, write_tile_manifest, TileManifest};
         let chain = farsight_mesh::generate_lod_chain(&grid_mesh(), &Default::default());
-        let cooked = farsight_mesh::ChainRecords::Cooked(CookOptions::default());
+        let cooked = farsight_mesh::ChainRecords::Cooked(CookConfig::default());
         let dir =
             std::env::temp_dir().join(format!("farsight-inspect-version-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -594,7 +594,7 @@ mod tests {
         let mut w = FileWriter::new(Version::Cooked);
         let a = w.add_record(
             RecordTag::MESH_COOKED,
-            &cook_mesh(&quad(), &CookOptions::default()).unwrap(),
+            &cook_mesh(&quad(), &CookConfig::default()).unwrap(),
         );
         let b = w.add_record(RecordTag::MESH_FULL, &encode_full(&quad()).unwrap());
         let bytes = w

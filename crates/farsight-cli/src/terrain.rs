@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use farsight_terrain::{
-    generate_chunk, read_grid, write_grid, CollisionCache, Material, TerrainParams, TerrainView,
-    ViewSettings, VoxelGrid, CELL_SIZE, CHUNK_CELLS, CHUNK_SIZE,
+    generate_chunk, read_grid, write_grid, CollisionCache, Material, TerrainGeneratorConfig,
+    TerrainView, TerrainViewConfig, VoxelGrid, CELL_SIZE, CHUNK_CELLS, CHUNK_SIZE,
 };
 use glam::{IVec2, IVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -77,7 +77,7 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         crate::output::check_output_file(p, "terrain save")?;
     }
     let half = args.size as f32 * CHUNK_SIZE * 0.5;
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         seed: args.seed,
         lake: Some((Vec3::new(half * 0.6, 110.0, half * 0.4), 140.0)),
         ..Default::default()
@@ -106,7 +106,7 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         t0.elapsed().as_secs_f64()
     );
 
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: args.draw_distance,
         ..Default::default()
     };
@@ -256,7 +256,7 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
 /// height, water in blue, the camera path in white.
 fn write_png(
     args: &TerrainArgs,
-    params: &TerrainParams,
+    params: &TerrainGeneratorConfig,
     view: &TerrainView,
     path: &[Vec3],
 ) -> Result<(), Box<dyn std::error::Error>> {

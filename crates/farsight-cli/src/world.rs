@@ -9,7 +9,7 @@ use farsight_building::bake::{bake, ManifoldKernel};
 use farsight_building::{block_origin, metropolis, Kit, LodPolicy};
 use farsight_stream::cluster::CookedModel;
 use farsight_stream::region::{write_scene, ActualState, EntityRecord, RegionSpec, RegionState};
-use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
+use farsight_terrain::{generate_chunk, write_grid, TerrainGeneratorConfig, VoxelGrid, CHUNK_SIZE};
 use farsight_world::{
     Budget, BuildingEntry, BuildingLevel, EntityKind, Flight, FrameInput, FrameReport, ModelEntry,
     Recording, SystemId, TerrainEntry, World, WorldConfig, WorldManifest, SYSTEMS, WORLD_VERSION,
@@ -227,7 +227,7 @@ fn generate(a: GenerateArgs) -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
     crate::output::create_dir(&a.out)?;
-    let spec = farsight_world::SyntheticSpec {
+    let spec = farsight_world::SyntheticConfig {
         regions_side: a.regions_side,
         buildings: a.buildings,
         objects: a.objects,
@@ -406,7 +406,7 @@ fn build_terrain(
     out: &Path,
     seed: u64,
     chunks_side: i32,
-) -> Result<(TerrainEntry, TerrainParams, usize), Box<dyn std::error::Error>> {
+) -> Result<(TerrainEntry, TerrainGeneratorConfig, usize), Box<dyn std::error::Error>> {
     let terrain = TerrainEntry {
         file: "terrain.farsight".into(),
         seed: seed as u32,
@@ -415,7 +415,7 @@ fn build_terrain(
         hill_scale: 500.0,
         chunks_side,
     };
-    let params: TerrainParams = terrain.params();
+    let params: TerrainGeneratorConfig = terrain.params();
     let mut grid = VoxelGrid::new();
     let b = bar((chunks_side * chunks_side) as u64, "generating terrain");
     for z in 0..chunks_side {
@@ -441,7 +441,7 @@ fn bake_city(
     a: &BuildArgs,
     out: &Path,
     city_origin: Vec3,
-    params: &TerrainParams,
+    params: &TerrainGeneratorConfig,
 ) -> Result<Vec<BuildingEntry>, Box<dyn std::error::Error>> {
     let block = block_side();
     let buildings = metropolis(kit, a.grid, a.seed);

@@ -5,7 +5,7 @@
 //! writes `OUT_PREFIX.full.farsight` and `OUT_PREFIX.cooked.farsight`.
 
 use farsight_format::{
-    cook_mesh, encode_full, CookOptions, FileWriter, Manifest, RecordIndex, RecordTag, Version,
+    cook_mesh, encode_full, CookConfig, FileWriter, Manifest, RecordIndex, RecordTag, Version,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (
                 Version::Cooked,
                 RecordTag::MESH_COOKED,
-                cook_mesh(&m, &CookOptions::default())?,
+                cook_mesh(&m, &CookConfig::default())?,
             )
         } else {
             (Version::Full, RecordTag::MESH_FULL, encode_full(&m)?)

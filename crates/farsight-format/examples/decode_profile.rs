@@ -7,10 +7,10 @@
 //! `no-normals` (predictions off) and `no-entropy`. IN may also be a `.parts` file
 //! (the format bench's `FARSIGHT_BENCH_DUMP`), cooked as one set (options
 //! `no-entropy`, `as-gltfpack`: cooked as the gltfpack comparison cooks,
-//! `growth=F`: [`CookOptions::speed_growth`] set to F, and `save=OUT.set`), or a
+//! `growth=F`: [`CookConfig::speed_growth`] set to F, and `save=OUT.set`), or a
 //! `.set` file saved so, decoded without cooking.
 
-use farsight_format::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+use farsight_format::{cook_mesh, CookConfig, CookedMesh, DecodeScratch, MeshData};
 
 #[path = "../tests/support/obj.rs"]
 mod obj;
@@ -32,12 +32,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let m = obj::obj_mesh(input)?;
     let off = |name: &str| flags.split(',').any(|f| f == name);
-    let cook = CookOptions {
+    let cook = CookConfig {
         predict_positions: !off("no-positions"),
         predict_uvs: !off("no-uvs"),
         predict_normals: !off("no-normals"),
         entropy: !off("no-entropy"),
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let record = cook_mesh(&m, &cook)?;
     let cooked = CookedMesh::parse(&record)?;
@@ -86,20 +86,20 @@ fn profile_set(path: &str, runs: usize, flags: &str) -> Result<(), Box<dyn std::
     // generated, 8-bit tangents), as `format_gltfpack` cooks.
     let like_gltfpack = flags.split(',').any(|f| f == "as-gltfpack");
     let base = if like_gltfpack {
-        CookOptions {
+        CookConfig {
             tangent_bits: 8,
             generate_tangents: false,
             generate_normals: false,
-            ..CookOptions::default()
+            ..CookConfig::default()
         }
     } else {
-        CookOptions::default()
+        CookConfig::default()
     };
     let growth = flags
         .split(',')
         .find_map(|f| f.strip_prefix("growth="))
         .map_or(Ok(base.speed_growth), str::parse)?;
-    let opts = CookOptions {
+    let opts = CookConfig {
         entropy: !off("no-entropy"),
         speed_growth: growth,
         ..base

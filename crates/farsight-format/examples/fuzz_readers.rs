@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use farsight_format::{
     describe_record, reference, AlignedBytes, ClusterLevel, ClusterMeshManifest, Container,
-    CookedMesh, CookedSet, DecodeScratch, FileHead, FullMesh, MeshData, RawFile, ReadOptions,
+    CookedMesh, CookedSet, DecodeScratch, FileHead, FullMesh, MeshData, RawFile, ReadConfig,
     RecordTag, Version, EXPANSION_SLACK, MAX_EXPANSION,
 };
 use rand::{Rng, SeedableRng};
@@ -114,7 +114,7 @@ fn read_all(kind: Kind, bytes: &[u8], out: &mut MeshData, scratch: &mut DecodeSc
                     }
                 }
             }
-            let options = ReadOptions {
+            let options = ReadConfig {
                 verify_checksum: false,
             };
             if let Ok(raw) = RawFile::read_with(&aligned, options) {

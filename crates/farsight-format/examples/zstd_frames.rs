@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release -p farsight-format --example zstd_frames -- RUNS A.parts B.parts ...`
 
-use farsight_format::{cook_mesh, CookOptions, CookedMesh};
+use farsight_format::{cook_mesh, CookConfig, CookedMesh};
 use zstd::zstd_safe::{CParameter, ParamSwitch};
 
 #[path = "support/parts.rs"]
@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get(1)
         .ok_or("usage: zstd_frames RUNS FILE.parts...")?
         .parse()?;
-    let opts = CookOptions::default();
+    let opts = CookConfig::default();
     let mut z = zstd::bulk::Decompressor::new()?;
     let mut out = Vec::with_capacity(1 << 24);
     for path in &args[2..] {

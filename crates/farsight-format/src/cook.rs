@@ -17,7 +17,7 @@ use crate::{FormatError, MeshData};
 /// How to cook. The defaults (`docs/design/baked-buildings.md#the-full-and-cooked-files`): 16-bit positions and uvs, 16-bit
 /// octahedral normals and tangents, tangents generated when the mesh has uvs.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CookOptions {
+pub struct CookConfig {
     /// Bits per position component, 1..=16 (on one grid over the mesh's largest extent).
     pub position_bits: u32,
     /// Bits per uv component, 1..=16 (over the uvs' bounds).
@@ -76,7 +76,7 @@ pub struct CookOptions {
     pub speed_growth: f64,
 }
 
-impl Default for CookOptions {
+impl Default for CookConfig {
     fn default() -> Self {
         Self {
             position_bits: 16,
@@ -99,7 +99,7 @@ impl Default for CookOptions {
     }
 }
 
-/// A corner as welding compares it at [`CookOptions::weld_normal_bits`]: its stored
+/// A corner as welding compares it at [`CookConfig::weld_normal_bits`]: its stored
 /// position (with the tangent sign) and uvs, its normal and tangent directions at
 /// the weld's precision.
 #[repr(C)]
@@ -139,11 +139,11 @@ struct QVertex {
 /// uvs and normals. Provenance is dropped: a cooked
 /// file carries what a renderer needs.
 ///
-/// Corners are welded at [`CookOptions::weld_normal_bits`]; when that weld merges
+/// Corners are welded at [`CookConfig::weld_normal_bits`]; when that weld merges
 /// corners an exact one keeps apart, both are cooked and the smaller record kept
 /// (the exact one on a tie: fewer vertices do not always code smaller, their
 /// order and the predictions change with them).
-pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatError> {
+pub fn cook_mesh(mesh: &MeshData, opts: &CookConfig) -> Result<Vec<u8>, FormatError> {
     let tris = [(mesh.indices.len() / 3) as u32];
     cook_ranges(mesh, &tris, opts)
 }
@@ -155,7 +155,7 @@ pub fn cook_mesh(mesh: &MeshData, opts: &CookOptions) -> Result<Vec<u8>, FormatE
 #[cfg(feature = "encode")]
 pub(crate) fn cook_mesh_parts(
     parts: &[&MeshData],
-    opts: &CookOptions,
+    opts: &CookConfig,
 ) -> Result<(Vec<u8>, Vec<u32>), FormatError> {
     let mut mesh = MeshData::default();
     let mut tris = Vec::with_capacity(parts.len());
@@ -177,13 +177,13 @@ pub(crate) fn cook_mesh_parts(
 fn cook_ranges(
     mesh: &MeshData,
     part_tris: &[u32],
-    opts: &CookOptions,
+    opts: &CookConfig,
 ) -> Result<Vec<u8>, FormatError> {
     let (welded, merged) = cook_mesh_welded(mesh, part_tris, opts)?;
     if !merged {
         return Ok(welded);
     }
-    let exact_opts = CookOptions {
+    let exact_opts = CookConfig {
         weld_normal_bits: 0,
         ..*opts
     };
@@ -201,7 +201,7 @@ fn cook_ranges(
 fn cook_mesh_welded(
     mesh: &MeshData,
     part_tris: &[u32],
-    opts: &CookOptions,
+    opts: &CookConfig,
 ) -> Result<(Vec<u8>, bool), FormatError> {
     check_options(mesh, part_tris, opts)?;
     let attributes = Attributes::of(mesh, opts);
@@ -226,11 +226,7 @@ fn cook_mesh_welded(
 }
 
 /// Phase 1, options: the part sizes add up and every bit count is in range.
-fn check_options(
-    mesh: &MeshData,
-    part_tris: &[u32],
-    opts: &CookOptions,
-) -> Result<(), FormatError> {
+fn check_options(mesh: &MeshData, part_tris: &[u32], opts: &CookConfig) -> Result<(), FormatError> {
     mesh.validate()?;
     let corners_in_parts: usize = part_tris.iter().map(|&t| 3 * t as usize).sum();
     if corners_in_parts != mesh.indices.len() {
@@ -274,7 +270,7 @@ struct Attributes {
 }
 
 impl Attributes {
-    fn of(mesh: &MeshData, opts: &CookOptions) -> Self {
+    fn of(mesh: &MeshData, opts: &CookConfig) -> Self {
         let normals: Option<Vec<[f32; 3]>> = if !mesh.normals.is_empty() {
             Some(mesh.normals.clone())
         } else if opts.generate_normals {
@@ -323,7 +319,7 @@ struct Quantised {
 
 /// Phase 2, quantise: each corner (tangents are per corner) on the position grid
 /// (cells over the largest extent), the uv grid and the octahedral codes.
-fn quantise(mesh: &MeshData, a: &Attributes, opts: &CookOptions) -> Quantised {
+fn quantise(mesh: &MeshData, a: &Attributes, opts: &CookConfig) -> Quantised {
     let (min, max) = bounds(&mesh.positions);
     let (uv_min, uv_max) = uv_bounds(&mesh.uvs);
     let (pb, ub, nb) = (opts.position_bits, opts.uv_bits, opts.normal_bits);
@@ -381,9 +377,9 @@ struct Welded {
 }
 
 /// Phase 3, weld: corners stored alike become one vertex; at
-/// [`CookOptions::weld_normal_bits`] also corners whose normals and tangents agree
+/// [`CookConfig::weld_normal_bits`] also corners whose normals and tangents agree
 /// at that precision.
-fn weld(mesh: &MeshData, corners: &[QVertex], a: &Attributes, opts: &CookOptions) -> Welded {
+fn weld(mesh: &MeshData, corners: &[QVertex], a: &Attributes, opts: &CookConfig) -> Welded {
     let (exact_unique, exact_remap) = meshopt::generate_vertex_remap(corners, None);
     let (unique, remap) = if opts.weld_normal_bits == 0 {
         (exact_unique, exact_remap)
@@ -508,7 +504,7 @@ struct Predicted {
 /// Phase 5, predict: the streams out of the ordered vertices, the geometric normal
 /// prediction, one walk giving every vertex its recipe, and the uvs' parallelogram
 /// residuals.
-fn predict(o: &Ordered, unique: usize, a: &Attributes, opts: &CookOptions) -> Predicted {
+fn predict(o: &Ordered, unique: usize, a: &Attributes, opts: &CookConfig) -> Predicted {
     let (vertices, indices) = (&o.vertices, &o.indices);
     let mut flags = 0;
     if a.normals.is_some() {
@@ -646,7 +642,7 @@ fn code_streams(
     p: &Predicted,
     o: &Ordered,
     q: &Quantised,
-    opts: &CookOptions,
+    opts: &CookConfig,
 ) -> Result<Coded, FormatError> {
     let mut flags = p.flags;
     let (positions, damping, shared) = code_positions(coder, p, &o.indices, &mut flags)?;
@@ -738,7 +734,7 @@ fn code_positions(
 fn code_normals(
     coder: &Coder,
     p: &Predicted,
-    opts: &CookOptions,
+    opts: &CookConfig,
     flags: &mut u8,
 ) -> Result<Codings, FormatError> {
     let mut best = coder.vertices(&p.normals, 4)?;
@@ -773,7 +769,7 @@ fn code_uvs(
     coder: &Coder,
     p: &Predicted,
     q: &Quantised,
-    opts: &CookOptions,
+    opts: &CookConfig,
     flags: &mut u8,
 ) -> Result<(Codings, u8), FormatError> {
     let mut best = coder.vertices(&p.uvs, 4)?;
@@ -804,9 +800,9 @@ fn code_uvs(
 }
 
 /// Phase 7, budget: where the record's estimated decode time is over
-/// [`CookOptions::decode_budget`], streams move to faster codings (see
+/// [`CookConfig::decode_budget`], streams move to faster codings (see
 /// [`fit_budget`]).
-fn fit_decode_budget(c: &mut Coded, unique: usize, triangles: usize, opts: &CookOptions) {
+fn fit_decode_budget(c: &mut Coded, unique: usize, triangles: usize, opts: &CookConfig) {
     if opts.decode_budget > 0.0 && triangles > 0 {
         let remap = c.shared.as_ref().map(|s| (s.0 as usize, s.1, s.2.len()));
         let fixed = crate::cost::passes_ns(unique, triangles, c.flags, remap);
@@ -827,7 +823,7 @@ fn assemble(
     unique: usize,
     index_count: usize,
     q: &Quantised,
-    opts: &CookOptions,
+    opts: &CookConfig,
 ) -> Vec<u8> {
     let shared = c.shared;
     let mut header = CookedHeader {
@@ -1110,7 +1106,7 @@ fn smooth_normals(mesh: &MeshData) -> Vec<[f32; 3]> {
 
 /// Cooks several meshes on the rayon pool; output order and bytes do not depend on
 /// the thread count.
-pub fn cook_meshes(meshes: &[MeshData], opts: &CookOptions) -> Vec<Result<Vec<u8>, FormatError>> {
+pub fn cook_meshes(meshes: &[MeshData], opts: &CookConfig) -> Vec<Result<Vec<u8>, FormatError>> {
     use rayon::prelude::*;
     meshes.par_iter().map(|m| cook_mesh(m, opts)).collect()
 }

@@ -2,8 +2,8 @@
 //! and the cook's use of it (feature `encode`): a stream can be stored several ways
 //! (raw, meshopt, an entropy layer over either) and a set's body raw or as one zstd
 //! frame; the smallest way is not always worth its decode time. Where a record's
-//! estimate is over [`crate::CookOptions::decode_budget`], the cook trades bytes for
-//! decode time, within [`crate::CookOptions::speed_growth`].
+//! estimate is over [`crate::CookConfig::decode_budget`], the cook trades bytes for
+//! decode time, within [`crate::CookConfig::speed_growth`].
 //!
 //! The estimate is linear: per stream a fixed cost per call (a zstd frame's table
 //! builds dominate small records) plus costs per stored and per decoded byte of its

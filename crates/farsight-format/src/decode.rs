@@ -525,7 +525,7 @@ mod test_tile;
 mod tests {
     use super::tiers::stages;
     use crate::simd::Tier;
-    use crate::{cook_mesh, CookOptions, CookedMesh, DecodeScratch, MeshData};
+    use crate::{cook_mesh, CookConfig, CookedMesh, DecodeScratch, MeshData};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -578,18 +578,18 @@ mod tests {
             noisy_sphere(&mut rng),
             super::test_tile::terrain_tile(40, 4.0),
         ];
-        let base = CookOptions::default();
+        let base = CookConfig::default();
         let variants = [
             base,
-            CookOptions {
+            CookConfig {
                 entropy: false,
                 ..base
             },
-            CookOptions {
+            CookConfig {
                 predict_positions: false,
                 ..base
             },
-            CookOptions {
+            CookConfig {
                 position_bits: 11,
                 normal_bits: 9,
                 uv_bits: 10,

@@ -79,7 +79,7 @@ pub use cluster::{
 };
 pub use container::FileWriter;
 #[cfg(feature = "encode")]
-pub use cook::{cook_mesh, cook_meshes, CookOptions};
+pub use cook::{cook_mesh, cook_meshes, CookConfig};
 #[cfg(feature = "encode")]
 pub use cooked::compact_record;
 pub use cooked::{
@@ -96,7 +96,7 @@ pub use material::{
     AlphaMode, ImageFormat, Material, MaterialExtras, MaterialTable, Texture, TextureData,
     TextureSlot, UvTransform, Wrap, TEXTURE_TAG,
 };
-pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadOptions, Record};
+pub use reader::{verify_record_crc, Container, Manifest, RawFile, ReadConfig, Record};
 #[cfg(feature = "encode")]
 pub use set::cook_mesh_set;
 pub use set::{CookedSet, CookedSetHeader, PartSpan, SetCodec, Spans, SET_VERSION};

@@ -41,13 +41,13 @@ impl Version {
 
 /// How strictly to read. The default verifies everything.
 #[derive(Clone, Copy, Debug)]
-pub struct ReadOptions {
+pub struct ReadConfig {
     /// Verify the CRC-32 over the file. Only fuzzers turn this off, to reach the
     /// structural checks behind it.
     pub verify_checksum: bool,
 }
 
-impl Default for ReadOptions {
+impl Default for ReadConfig {
     fn default() -> Self {
         Self {
             verify_checksum: true,
@@ -108,11 +108,11 @@ pub(crate) fn zeros(section: Section, bytes: &[u8], base: usize) -> Result<(), F
 impl<'a> RawFile<'a> {
     /// Validates `bytes` as a farsight file.
     pub fn read(bytes: &'a [u8]) -> Result<Self, FormatError> {
-        Self::read_with(bytes, ReadOptions::default())
+        Self::read_with(bytes, ReadConfig::default())
     }
 
     /// Validates `bytes` with the given options.
-    pub fn read_with(bytes: &'a [u8], options: ReadOptions) -> Result<Self, FormatError> {
+    pub fn read_with(bytes: &'a [u8], options: ReadConfig) -> Result<Self, FormatError> {
         let id_len = bytes.len().min(12);
         if bytes[..id_len] != IDENTIFIER[..id_len] {
             let mut found = [0; 12];
@@ -383,11 +383,11 @@ pub struct Container<'a, M> {
 impl<'a, M: Manifest> Container<'a, M> {
     /// Validates `bytes`, parses the manifest and checks every record it names.
     pub fn read(bytes: &'a [u8]) -> Result<Self, FormatError> {
-        Self::read_with(bytes, ReadOptions::default())
+        Self::read_with(bytes, ReadConfig::default())
     }
 
     /// As [`Container::read`] with options.
-    pub fn read_with(bytes: &'a [u8], options: ReadOptions) -> Result<Self, FormatError> {
+    pub fn read_with(bytes: &'a [u8], options: ReadConfig) -> Result<Self, FormatError> {
         let raw = RawFile::read_with(bytes, options)?;
         let manifest = raw.parse()?;
         Ok(Self { raw, manifest })

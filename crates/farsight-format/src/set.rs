@@ -23,7 +23,7 @@
 //! A slot is a range of one record's triangles, following those of the record's
 //! slots before it ([`PartSpan`]), so a renderer uploads each record once and draws
 //! a part as an index range of it. A record of several slots holds parts cooked
-//! together ([`crate::CookOptions::merge_parts`]): their positions share one grid
+//! together ([`crate::CookConfig::merge_parts`]): their positions share one grid
 //! over all of those parts' bounds (as a single mesh of that extent would), their
 //! uvs one range, and vertices they have alike are stored once (as glTF primitives
 //! share a vertex buffer). Parts that cook to the same bytes (a glTF mesh used by
@@ -127,7 +127,7 @@ pub struct CookedSetHeader {
 ///     }
 /// }
 ///
-/// # use farsight_format::{cook_mesh_set, CookOptions, FileWriter, MeshData};
+/// # use farsight_format::{cook_mesh_set, CookConfig, FileWriter, MeshData};
 /// # let quad = |x: f32| MeshData {
 /// #     positions: vec![[x, 0.0, 0.0], [x + 1.0, 0.0, 0.0], [x + 1.0, 1.0, 0.0], [x, 1.0, 0.0]],
 /// #     uvs: vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]],
@@ -135,7 +135,7 @@ pub struct CookedSetHeader {
 /// #     ..Default::default()
 /// # };
 /// # let mut w = FileWriter::new(Version::Cooked);
-/// # let set = cook_mesh_set(&[quad(0.0), quad(2.0)], &CookOptions::default())?;
+/// # let set = cook_mesh_set(&[quad(0.0), quad(2.0)], &CookConfig::default())?;
 /// # let record = w.add_record(RecordTag::MESH_COOKED_SET, &set);
 /// # let sub = |material: &str, part| SubMesh { material: material.into(), record, part };
 /// # let level = Level { max_distance: 50.0, submeshes: vec![sub("wood", 0), sub("iron", 1)] };
@@ -661,16 +661,13 @@ impl<'a> CookedSet<'a> {
 /// Cooks the parts of one model into a set record (see the module docs): identical
 /// parts stored once; the parts cooked apart (each as [`crate::cook_mesh`] would,
 /// parts that cook to the same bytes stored once) and, with
-/// [`crate::CookOptions::merge_parts`], cooked together (the distinct parts of each
+/// [`crate::CookConfig::merge_parts`], cooked together (the distinct parts of each
 /// vertex layout in one record), the smaller kept; the body stored the smallest
-/// way. Where the smaller is over [`crate::CookOptions::decode_budget`], the faster
-/// of each pair within [`crate::CookOptions::speed_growth`] is kept instead. Parts
+/// way. Where the smaller is over [`crate::CookConfig::decode_budget`], the faster
+/// of each pair within [`crate::CookConfig::speed_growth`] is kept instead. Parts
 /// are cooked on the rayon pool; the bytes do not depend on the thread count.
 #[cfg(feature = "encode")]
-pub fn cook_mesh_set(
-    parts: &[MeshData],
-    opts: &crate::CookOptions,
-) -> Result<Vec<u8>, FormatError> {
+pub fn cook_mesh_set(parts: &[MeshData], opts: &crate::CookConfig) -> Result<Vec<u8>, FormatError> {
     // Identical inputs cook alike: cook each distinct input once.
     let mut first_of: Vec<usize> = Vec::with_capacity(parts.len());
     for (i, p) in parts.iter().enumerate() {
@@ -757,12 +754,12 @@ fn layout_apart(
     parts: &[MeshData],
     first_of: &[usize],
     distinct: &[usize],
-    opts: &crate::CookOptions,
+    opts: &crate::CookConfig,
 ) -> Result<Layout, FormatError> {
     use rayon::prelude::*;
     use std::collections::HashMap;
 
-    let plain_opts = crate::CookOptions {
+    let plain_opts = crate::CookConfig {
         entropy: false,
         ..*opts
     };
@@ -819,7 +816,7 @@ fn layout_together(
     parts: &[MeshData],
     first_of: &[usize],
     distinct: &[usize],
-    opts: &crate::CookOptions,
+    opts: &crate::CookConfig,
 ) -> Result<Option<Layout>, FormatError> {
     use rayon::prelude::*;
 
@@ -853,13 +850,13 @@ fn layout_together(
             next += 1;
         }
     }
-    let plain_opts = crate::CookOptions {
+    let plain_opts = crate::CookConfig {
         entropy: false,
         ..*opts
     };
     // Each group's record and its slots' triangles.
     type Cooked = Vec<(Vec<u8>, Vec<u32>)>;
-    let cook = |o: &crate::CookOptions| -> Result<Cooked, FormatError> {
+    let cook = |o: &crate::CookConfig| -> Result<Cooked, FormatError> {
         groups
             .par_iter()
             .map(|g| {
@@ -894,13 +891,13 @@ fn record_triangles(record: &[u8]) -> f64 {
 }
 
 /// A layout written as a set record, its body the smallest of the candidates (see
-/// the module docs) or, over [`crate::CookOptions::decode_budget`], the fastest
-/// within [`crate::CookOptions::speed_growth`] of the smallest. Returns the record,
+/// the module docs) or, over [`crate::CookConfig::decode_budget`], the fastest
+/// within [`crate::CookConfig::speed_growth`] of the smallest. Returns the record,
 /// its estimated decode time and the triangles it decodes.
 #[cfg(feature = "encode")]
 fn encode_layout(
     layout: &Layout,
-    opts: &crate::CookOptions,
+    opts: &crate::CookConfig,
 ) -> Result<(Vec<u8>, f64, f64), FormatError> {
     let mut candidates = body_candidates(layout, opts)?;
     let (pick, triangles) = pick_body(&candidates, layout, opts);
@@ -920,7 +917,7 @@ type Candidate<'a> = (SetCodec, Vec<u8>, Vec<u32>, &'a Vec<Vec<u32>>, f64);
 #[cfg(feature = "encode")]
 fn body_candidates<'a>(
     layout: &'a Layout,
-    opts: &crate::CookOptions,
+    opts: &crate::CookConfig,
 ) -> Result<Vec<Candidate<'a>>, FormatError> {
     use rayon::prelude::*;
 
@@ -1009,7 +1006,7 @@ fn body_candidates<'a>(
 fn pick_body(
     candidates: &[Candidate<'_>],
     layout: &Layout,
-    opts: &crate::CookOptions,
+    opts: &crate::CookConfig,
 ) -> (usize, f64) {
     // By size, the first of the smallest; a body frame costs decode time over all
     // the records, so it must save a sixteenth (pirate's records, each stream

@@ -9,7 +9,7 @@ use std::path::Path;
 use farsight_format::reference::{self, RefLevel, RefSet, RefSpan};
 use farsight_format::{
     cook_mesh, cook_mesh_set, encode_cluster_level, encode_full, push_cluster_slot, AlignedBytes,
-    ClusterInfo, ClusterLevel, ClusterLevelHeader, ClusterVertex, CookOptions, CookedHeader,
+    ClusterInfo, ClusterLevel, ClusterLevelHeader, ClusterVertex, CookConfig, CookedHeader,
     CookedMesh, CookedSet, FileWriter, FloatVertex, FullMesh, Manifest, MeshData, RawFile,
     RecordIndex, RecordTag, Version,
 };
@@ -241,15 +241,15 @@ fn file(version: Version, records: &[(RecordTag, &[u8])]) -> Vec<u8> {
 /// of each stream), without the entropy layer (raw and meshopt streams), and
 /// without prediction at other depths (at a fast zstd level: cooking is most of
 /// the corpus test's time).
-fn variants() -> [CookOptions; 3] {
-    let base = CookOptions::default();
+fn variants() -> [CookConfig; 3] {
+    let base = CookConfig::default();
     [
         base,
-        CookOptions {
+        CookConfig {
             entropy: false,
             ..base
         },
-        CookOptions {
+        CookConfig {
             zstd_level: 3,
             predict_positions: false,
             predict_uvs: false,
@@ -316,16 +316,16 @@ fn every_corpus_mesh_decodes_as_the_reference() {
             assert!(check_full(&encode_full(part).unwrap(), &what));
             assert!(check_level(&cluster_level(part), &what));
         }
-        let fast = CookOptions {
+        let fast = CookConfig {
             zstd_level: 3,
-            ..CookOptions::default()
+            ..CookConfig::default()
         };
         let set = cook_mesh_set(parts, &fast).unwrap();
         assert!(
             check_set(&set, &format!("{name} set")),
             "{name}: set refused"
         );
-        let cooked = cook_mesh(&parts[0], &CookOptions::default()).unwrap();
+        let cooked = cook_mesh(&parts[0], &CookConfig::default()).unwrap();
         let level = cluster_level(&parts[0]);
         for version in [Version::Full, Version::Cooked, Version::Streamed] {
             let bytes = file(
@@ -457,7 +457,7 @@ fn damaged_records_read_alike_or_are_refused_by_both() {
         seeds.push((Kind::Set, cook_mesh_set(&parts, &opts).unwrap()));
     }
     let level = cluster_level(&crop(&meshes[1], 20));
-    let cooked = cook_mesh(&crop(&meshes[1], 20), &CookOptions::default()).unwrap();
+    let cooked = cook_mesh(&crop(&meshes[1], 20), &CookConfig::default()).unwrap();
     for version in [Version::Cooked, Version::Streamed] {
         let records = [
             (RecordTag::MESH_COOKED, &cooked[..]),

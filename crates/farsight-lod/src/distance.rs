@@ -213,7 +213,7 @@ impl Hysteresis {
 
 /// The global LOD settings (docs/design/entity-lod.md#the-throttle), read live by the callers.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LodSettings {
+pub struct LodConfig {
     /// `adjusted = distance * lod_bias`; above 1 coarsens everything.
     pub lod_bias: f32,
     /// The margin a transition to a finer level must clear.
@@ -228,7 +228,7 @@ pub struct LodSettings {
     pub fade_frames: u32,
 }
 
-impl Default for LodSettings {
+impl Default for LodConfig {
     fn default() -> Self {
         Self {
             lod_bias: 1.0,
@@ -292,16 +292,16 @@ pub struct LodSelector {
     pub inv_fov_scale: f32,
     /// The screen-size reach of the pass's view (or views, for stereo).
     pub reach: Reach,
-    /// [`LodSettings::lod_bias`] as the pass began.
+    /// [`LodConfig::lod_bias`] as the pass began.
     pub lod_bias: f32,
-    /// [`LodSettings::hysteresis`] as the pass began.
+    /// [`LodConfig::hysteresis`] as the pass began.
     pub hysteresis: Hysteresis,
 }
 
 impl LodSelector {
     /// The selector for one pass: the field-of-view scale from `projection`, the
     /// given screen-size `reach`, and the bias and hysteresis from `settings`.
-    pub fn new(projection: &Mat4, reach: Reach, settings: &LodSettings) -> Self {
+    pub fn new(projection: &Mat4, reach: Reach, settings: &LodConfig) -> Self {
         let fov_scale = fov_scale(projection);
         Self {
             fov_scale,
@@ -472,7 +472,7 @@ mod tests {
         );
         // A 30-degree view magnifies: p11 = 1/tan(15 deg), so levels hold further out.
         let narrow = Mat4::perspective_rh(30f32.to_radians(), 1.0, 0.1, 1e4);
-        let s = LodSelector::new(&narrow, Reach::None, &LodSettings::default());
+        let s = LodSelector::new(&narrow, Reach::None, &LodConfig::default());
         assert!(s.fov_scale < 0.5);
         assert_eq!(s.select(&l, 90.0, 1.0, None), 0, "50 / scale > 90");
         let reference = Mat4::perspective_rh(60f32.to_radians(), 1.7, 0.1, 1e4);

@@ -25,7 +25,7 @@
 //!   ([`scaled_segments`], [`round_band_end`], [`handover_push`], [`cell_of`]).
 //!
 //! ```
-//! use farsight_lod::{LodLevels, LodSelector, LodSettings, Reach};
+//! use farsight_lod::{LodLevels, LodSelector, LodConfig, Reach};
 //! use glam::Mat4;
 //!
 //! // Three levels: the finest out to 50 m, the next to 100 m, the coarsest beyond.
@@ -43,7 +43,7 @@
 //!
 //! // A 30-degree zoom magnifies, so the finest level holds about twice as far out.
 //! let zoom = Mat4::perspective_rh(30f32.to_radians(), 16.0 / 9.0, 0.1, 1000.0);
-//! let zoomed = LodSelector::new(&zoom, Reach::from_projection(&zoom), &LodSettings::default());
+//! let zoomed = LodSelector::new(&zoom, Reach::from_projection(&zoom), &LodConfig::default());
 //! assert_eq!(zoomed.select(&levels, 75.0, 1.0, None), 0);
 //! ```
 #![warn(missing_docs)]
@@ -62,8 +62,8 @@ pub use building::{
     cell_of, handover_push, round_band_end, scaled_segments, BAND_STEP, MIN_SEGMENTS,
 };
 pub use distance::{
-    fov_scale, walk_levels, walk_levels_by, Hysteresis, LevelSpec, LodError, LodLevels,
-    LodSelector, LodSettings, REFERENCE_P11,
+    fov_scale, walk_levels, walk_levels_by, Hysteresis, LevelSpec, LodConfig, LodError, LodLevels,
+    LodSelector, REFERENCE_P11,
 };
 pub use residency::{resolve_resident, Resolved};
 pub use scene_root::effective_camera_position;

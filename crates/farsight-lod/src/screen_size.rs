@@ -62,7 +62,7 @@ pub fn screen_size_switch_distance(world_radius: f32, reach: f32, screen_percent
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LevelSpec, LodLevels, LodSelector, LodSettings};
+    use crate::{LevelSpec, LodConfig, LodLevels, LodSelector};
 
     fn chain() -> LodLevels {
         LodLevels::new(vec![
@@ -89,11 +89,7 @@ mod tests {
 
     fn selector(fov_deg: f32) -> LodSelector {
         let proj = Mat4::perspective_rh(fov_deg.to_radians(), 1.0, 0.1, 1e4);
-        LodSelector::new(
-            &proj,
-            Reach::from_projection(&proj),
-            &LodSettings::default(),
-        )
+        LodSelector::new(&proj, Reach::from_projection(&proj), &LodConfig::default())
     }
 
     #[test]

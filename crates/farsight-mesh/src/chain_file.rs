@@ -14,7 +14,7 @@
 //! ```
 
 use farsight_format::{
-    check_instances, cook_mesh_set, Container, CookOptions, CookedMesh, CookedSet, FileWriter,
+    check_instances, cook_mesh_set, Container, CookConfig, CookedMesh, CookedSet, FileWriter,
     FormatError, Instance, Manifest, MaterialTable, MeshData, RawFile, Record, RecordIndex,
     RecordTag, Section, Version,
 };
@@ -30,7 +30,7 @@ pub enum ChainRecords {
     /// Full precision, `LOD1` records (48-byte vertices), file version 1.
     Full,
     /// Cooked records of farsight-format with these options, file version 2.
-    Cooked(CookOptions),
+    Cooked(CookConfig),
 }
 
 /// Record tag of one sub-mesh of one discrete LOD level.

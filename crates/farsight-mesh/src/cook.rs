@@ -10,15 +10,15 @@ use crate::dag::ClusterConfig;
 use crate::encode::encode_cluster_scene_with;
 use crate::error::{CookError, ImportError, ImportErrorKind};
 use crate::lod_chain::{generate_lod_chain, LodChain, LodChainConfig};
-use crate::looks::{gather_looks, Looks, TextureOptions};
-use crate::mesh::{ImportOptions, ImportedScene, Mesh};
+use crate::looks::{gather_looks, Looks, TextureConfig};
+use crate::mesh::{ImportConfig, ImportedScene, Mesh};
 use crate::pack::{cook_clusters, cook_clusters_encoded, ClusterMesh};
 use crate::prepare::{prepare, PreparedMesh};
 use crate::tangents::fit_tangents;
 use crate::{gltf_import, obj_import, Warning};
 
 /// Imports `.gltf`, `.glb` or `.obj` by extension.
-pub fn import(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
+pub fn import(path: &Path, options: &ImportConfig) -> Result<ImportedScene, ImportError> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -35,7 +35,7 @@ pub fn import(path: &Path, options: &ImportOptions) -> Result<ImportedScene, Imp
 
 /// Imports with node transforms applied and prepares the one resulting mesh.
 pub fn import_prepared(path: &Path) -> Result<(PreparedMesh, Vec<Warning>), ImportError> {
-    let (mesh, warnings) = import(path, &ImportOptions::default())?.into_mesh();
+    let (mesh, warnings) = import(path, &ImportConfig::default())?.into_mesh();
     Ok((prepare(&mesh), warnings))
 }
 
@@ -96,17 +96,17 @@ pub struct CookOutput {
 /// [`Cooked::Clusters`] with its `instances`).
 ///
 /// The file's materials and textures are kept ([`cook_file_with`] with the
-/// default [`TextureOptions`]: images to be stored beside the file, as the
+/// default [`TextureConfig`]: images to be stored beside the file, as the
 /// source gave them).
 pub fn cook_file(path: &Path, kind: &CookKind) -> Result<CookOutput, CookError> {
-    cook_file_with(path, kind, &TextureOptions::default())
+    cook_file_with(path, kind, &TextureConfig::default())
 }
 
 /// [`cook_file`] with textures stored as `textures` says.
 pub fn cook_file_with(
     path: &Path,
     kind: &CookKind,
-    textures: &TextureOptions,
+    textures: &TextureConfig,
 ) -> Result<CookOutput, CookError> {
     match kind {
         CookKind::LodChain(config, records) => cook_chains(path, config, records, textures),
@@ -121,7 +121,7 @@ pub fn cook_file_with(
 fn looks_of(
     path: &Path,
     meshes: &mut [Mesh],
-    textures: &TextureOptions,
+    textures: &TextureConfig,
 ) -> Result<(Looks, Vec<Warning>), ImportError> {
     let mut used: Vec<&str> = Vec::new();
     for s in meshes.iter().flat_map(|m| &m.submeshes) {
@@ -147,7 +147,7 @@ fn looks_of(
 fn cook_dag(
     path: &Path,
     config: &ClusterConfig,
-    textures: &TextureOptions,
+    textures: &TextureConfig,
 ) -> Result<CookOutput, CookError> {
     let Some((mut geometries, mut warnings, placements)) = scene_import(path)? else {
         let (prepared, mut warnings) = import_prepared(path)?;
@@ -214,7 +214,7 @@ fn cook_chains(
     path: &Path,
     config: &LodChainConfig,
     records: &ChainRecords,
-    textures: &TextureOptions,
+    textures: &TextureConfig,
 ) -> Result<CookOutput, CookError> {
     let (mut geometries, mut warnings, instances) = match scene_import(path)? {
         Some(scene) => scene,
@@ -228,7 +228,7 @@ fn cook_chains(
     // The sub-meshes that need tangents have them now (`looks_of`): cooked records
     // make none of their own for the others.
     let records = match *records {
-        ChainRecords::Cooked(options) => ChainRecords::Cooked(farsight_format::CookOptions {
+        ChainRecords::Cooked(options) => ChainRecords::Cooked(farsight_format::CookConfig {
             generate_tangents: false,
             ..options
         }),

@@ -13,7 +13,7 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::Mode;
 
 use crate::error::{ImportError, ImportErrorKind};
-use crate::mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
+use crate::mesh::{ImportConfig, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 use crate::repair::repair_submesh;
 
 /// What a required glTF extension means for a mesh import.
@@ -280,7 +280,7 @@ pub(crate) fn load_uri(base: &Path, uri: &str) -> Result<Vec<u8>, String> {
 
 /// Imports a glTF file: one sub-mesh per placed primitive (or per mesh primitive
 /// with [`TransformMode::KeepInstances`]), repaired and validated.
-pub fn import_gltf(path: &Path, options: &ImportOptions) -> Result<ImportedScene, ImportError> {
+pub fn import_gltf(path: &Path, options: &ImportConfig) -> Result<ImportedScene, ImportError> {
     let file = load_gltf(path)?;
     let mut warnings = Vec::new();
     if !file.ignored_extensions.is_empty() {

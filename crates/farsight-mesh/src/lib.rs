@@ -71,8 +71,8 @@ pub use lod_chain::{
     generate_lod_chain, one_pixel_distance, LodChain, LodChainConfig, LodChainLevel,
     REFERENCE_VIEWPORT_HEIGHT,
 };
-pub use looks::{gather_looks, Looks, StoredImage, TextureOptions};
-pub use mesh::{ImportOptions, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
+pub use looks::{gather_looks, Looks, StoredImage, TextureConfig};
+pub use mesh::{ImportConfig, ImportedScene, Instance, Mesh, SubMesh, TransformMode, Vertex};
 pub use obj_import::import_obj;
 pub use pack::{cook_clusters, cook_clusters_encoded, stamp_levels, ClusterMesh, PackedLevel};
 pub use prepare::{optimize_submesh, prepare, PreparedMesh};

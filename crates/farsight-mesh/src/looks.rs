@@ -28,7 +28,7 @@ use crate::Warning;
 
 /// How a cook stores textures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TextureOptions {
+pub struct TextureConfig {
     /// Inside the cooked file as records, rather than files beside it.
     pub embed: bool,
     /// Images larger than this on either side are scaled down to fit it.
@@ -133,7 +133,7 @@ impl Looks {
 pub fn gather_looks(
     path: &Path,
     used: &[&str],
-    options: &TextureOptions,
+    options: &TextureConfig,
 ) -> Result<(Looks, Vec<Warning>), ImportError> {
     let ext = path
         .extension()
@@ -156,7 +156,7 @@ enum Source {
 
 /// Collects materials, their textures and the images behind them.
 struct Builder {
-    options: TextureOptions,
+    options: TextureConfig,
     materials: Vec<Material>,
     /// (image key, wrap u, wrap v) of each texture, in table order.
     textures: Vec<(usize, Wrap, Wrap)>,
@@ -178,7 +178,7 @@ struct Processed {
 }
 
 impl Builder {
-    fn new(options: TextureOptions) -> Self {
+    fn new(options: TextureConfig) -> Self {
         Builder {
             options,
             materials: Vec::new(),
@@ -310,7 +310,7 @@ fn hash_name(bytes: &[u8], format: ImageFormat) -> String {
 
 /// Reads one image: its format and size, and the bytes to store (the source's,
 /// or resampled ones where the options ask for them).
-fn process_image(bytes: &[u8], options: &TextureOptions) -> Result<Processed, String> {
+fn process_image(bytes: &[u8], options: &TextureConfig) -> Result<Processed, String> {
     let Some(format) = ImageFormat::sniff(bytes) else {
         return Err("not a PNG, JPEG, KTX2 or WebP image".into());
     };

@@ -144,7 +144,7 @@ pub enum TransformMode {
 
 /// Import options.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ImportOptions {
+pub struct ImportConfig {
     /// What becomes of node transforms.
     pub transforms: TransformMode,
 }

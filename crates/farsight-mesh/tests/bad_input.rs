@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use farsight_mesh::{
-    cook_clusters, import, ClusterConfig, CookError, ImportErrorKind, ImportOptions, Warning,
+    cook_clusters, import, ClusterConfig, CookError, ImportConfig, ImportErrorKind, Warning,
 };
 
 fn dir() -> PathBuf {
@@ -22,7 +22,7 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn import_err(path: &Path) -> ImportErrorKind {
-    let e = import(path, &ImportOptions::default()).expect_err("bad input must fail");
+    let e = import(path, &ImportConfig::default()).expect_err("bad input must fail");
     assert_eq!(e.path, path, "the error names the file");
     assert!(e.to_string().contains(&path.display().to_string()));
     e.kind
@@ -56,7 +56,7 @@ fn gltf_text(patch: impl Fn(String) -> String) -> String {
 #[test]
 fn a_valid_minimal_gltf_imports_and_generates_normals() {
     let p = write("ok.gltf", gltf_text(|s| s).as_bytes());
-    let scene = import(&p, &ImportOptions::default()).unwrap();
+    let scene = import(&p, &ImportConfig::default()).unwrap();
     assert_eq!(scene.meshes[0].triangle_count(), 1);
     assert!(scene
         .warnings
@@ -237,7 +237,7 @@ fn empty_and_degenerate_inputs() {
         "degen.obj",
         b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 2 0 0\nf 1 2 3\nf 1 2 4\n",
     );
-    let scene = import(&p, &ImportOptions::default()).unwrap();
+    let scene = import(&p, &ImportConfig::default()).unwrap();
     assert_eq!(scene.meshes[0].triangle_count(), 1);
     assert!(scene
         .warnings

@@ -3,7 +3,7 @@
 
 mod common;
 
-use farsight_format::{AlignedBytes, CookOptions, RecordTag, Version};
+use farsight_format::{AlignedBytes, CookConfig, RecordTag, Version};
 use farsight_lod::{screen_space_error_px, ProjectionInfo};
 use farsight_mesh::{
     decode_lod_entry, decode_lod_submesh, encode_lod_chain, encode_lod_chain_as,
@@ -105,7 +105,7 @@ fn cooked_chains_read_back_within_the_cooked_precision() {
     for m in common::REAL {
         let (prepared, _) = import_prepared(&common::mesh_path(m)).unwrap();
         let chain = generate_lod_chain(&prepared.mesh, &LodChainConfig::default());
-        let records = ChainRecords::Cooked(CookOptions::default());
+        let records = ChainRecords::Cooked(CookConfig::default());
         let bytes = encode_lod_chain_as(&prepared.mesh.name, &chain, &records).unwrap();
         let full = encode_lod_chain(&prepared.mesh.name, &chain).unwrap();
         assert!(
@@ -119,7 +119,7 @@ fn cooked_chains_read_back_within_the_cooked_precision() {
         assert_eq!(file.version(), Version::Cooked);
         assert!(file.manifest().cooked);
         for (entry, level) in file.manifest().levels.iter().zip(&chain.levels) {
-            // A level's sub-meshes are cooked together (`CookOptions::merge_parts`)
+            // A level's sub-meshes are cooked together (`CookConfig::merge_parts`)
             // when that is smaller: their positions share a grid over the level.
             let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
             for sub in &level.mesh.submeshes {

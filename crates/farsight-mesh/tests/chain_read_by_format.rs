@@ -6,7 +6,7 @@
 mod common;
 
 use farsight_format::{
-    AlignedBytes, Container, CookOptions, CookedSet, Manifest, RecordIndex, RecordTag, Version,
+    AlignedBytes, Container, CookConfig, CookedSet, Manifest, RecordIndex, RecordTag, Version,
 };
 use farsight_mesh::{
     decode_lod_entry, encode_lod_chain_as, generate_lod_chain, read_lod_chain, ChainRecords,
@@ -64,7 +64,7 @@ fn three_materials() -> Mesh {
 #[test]
 fn a_cooked_chain_reads_with_farsight_format_alone() {
     let chain = generate_lod_chain(&three_materials(), &LodChainConfig::default());
-    let records = ChainRecords::Cooked(CookOptions::default());
+    let records = ChainRecords::Cooked(CookConfig::default());
     let bytes = encode_lod_chain_as("sphere", &chain, &records).unwrap();
     let bytes = AlignedBytes::from(&bytes[..]);
     let file = Container::<Chain>::read(&bytes).unwrap();

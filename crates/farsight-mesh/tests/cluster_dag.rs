@@ -913,7 +913,7 @@ fn every_corpus_mesh_cooks_as_a_dag_the_first_time_and_as_a_cooked_chain() {
     let dag = CookKind::Clusters(ClusterConfig::default());
     let chain = CookKind::LodChain(
         LodChainConfig::default(),
-        ChainRecords::Cooked(farsight_format::CookOptions::default()),
+        ChainRecords::Cooked(farsight_format::CookConfig::default()),
     );
     let mut cooked = 0;
     for path in common::corpus() {

@@ -4,17 +4,17 @@
 mod common;
 
 use farsight_geom::transform_aabb;
-use farsight_mesh::{import, prepare, ImportOptions, TransformMode};
+use farsight_mesh::{import, prepare, ImportConfig, TransformMode};
 
 #[test]
 fn flight_helmet_transforms_applied_or_kept_as_instances() {
     let path = common::mesh_path("FlightHelmet/FlightHelmet.gltf");
-    let applied = import(&path, &ImportOptions::default()).unwrap();
+    let applied = import(&path, &ImportConfig::default()).unwrap();
     assert!(applied.instances.is_empty());
     assert_eq!(applied.meshes.len(), 1);
     let kept = import(
         &path,
-        &ImportOptions {
+        &ImportConfig {
             transforms: TransformMode::KeepInstances,
         },
     )
@@ -56,7 +56,7 @@ fn flight_helmet_transforms_applied_or_kept_as_instances() {
 
 #[test]
 fn obj_files_split_by_material_and_report_the_missing_library() {
-    let scene = import(&common::mesh_path("pirate.obj"), &ImportOptions::default()).unwrap();
+    let scene = import(&common::mesh_path("pirate.obj"), &ImportConfig::default()).unwrap();
     let mesh = &scene.meshes[0];
     let names: Vec<_> = mesh
         .submeshes
@@ -72,7 +72,7 @@ fn obj_files_split_by_material_and_report_the_missing_library() {
         .warnings
         .iter()
         .any(|w| matches!(w, farsight_mesh::Warning::MaterialLibraryUnreadable { .. })));
-    let bunny = import(&common::mesh_path("bunny.obj"), &ImportOptions::default()).unwrap();
+    let bunny = import(&common::mesh_path("bunny.obj"), &ImportConfig::default()).unwrap();
     assert_eq!(bunny.meshes[0].triangle_count(), 4968);
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use farsight_format::{
-    AlignedBytes, CookOptions, FileWriter, FormatError, Instance, Manifest, RecordIndex, RecordTag,
+    AlignedBytes, CookConfig, FileWriter, FormatError, Instance, Manifest, RecordIndex, RecordTag,
     Section, Version,
 };
 use farsight_mesh::{
@@ -22,7 +22,7 @@ use glam::{Mat4, Quat, Vec3};
 fn chain_kind() -> CookKind {
     CookKind::LodChain(
         LodChainConfig::default(),
-        ChainRecords::Cooked(CookOptions::default()),
+        ChainRecords::Cooked(CookConfig::default()),
     )
 }
 
@@ -387,7 +387,7 @@ fn readers_refuse_bad_instance_tables_by_kind() {
         farsight_mesh::encode_lod_chains(
             &[("sphere", &chain)],
             &[bad],
-            &ChainRecords::Cooked(CookOptions::default())
+            &ChainRecords::Cooked(CookConfig::default())
         ),
         Err(FormatError::NonFinite { .. })
     ));

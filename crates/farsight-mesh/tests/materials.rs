@@ -11,7 +11,7 @@ use farsight_format::{
 };
 use farsight_mesh::{
     cook_file_with, decode_lod_entry, read_lod_chain, ChainRecords, CookKind, CookOutput,
-    LodChainConfig, TextureOptions, Warning,
+    LodChainConfig, TextureConfig, Warning,
 };
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -32,14 +32,14 @@ fn chain_kind() -> CookKind {
 }
 
 /// Images scaled down to at most `n` pixels a side, stored beside the file.
-fn at_most(n: u32) -> TextureOptions {
-    TextureOptions {
+fn at_most(n: u32) -> TextureConfig {
+    TextureConfig {
         max_size: Some(n),
         ..Default::default()
     }
 }
 
-fn cook(path: &Path, options: TextureOptions) -> CookOutput {
+fn cook(path: &Path, options: TextureConfig) -> CookOutput {
     cook_file_with(path, &chain_kind(), &options).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -223,7 +223,7 @@ fn every_material_field_and_texture_source_is_kept() {
         r#"[{{"uri": "base.png"}}, {{"bufferView": 3, "mimeType": "image/png"}}, {{"uri": "{data_uri}"}}]"#
     );
     let path = quad_gltf(&dir, "fields.gltf", materials, textures, &images, &view);
-    let out = cook(&path, TextureOptions::default());
+    let out = cook(&path, TextureConfig::default());
     assert!(
         out.warnings.iter().all(|w| !matches!(
             w,
@@ -310,7 +310,7 @@ fn every_material_field_and_texture_source_is_kept() {
     // Embedded: the same table with each image a record of the file.
     let embedded = cook(
         &path,
-        TextureOptions {
+        TextureConfig {
             embed: true,
             ..Default::default()
         },
@@ -338,8 +338,8 @@ fn an_image_used_by_two_models_is_written_once() {
     let one = quad_gltf(&dir, "one.gltf", materials, textures, images, &[]);
     let two = quad_gltf(&dir, "two.gltf", materials, textures, images, &[]);
     let out_dir = temp_dir("dedup-out");
-    let a = cook(&one, TextureOptions::default());
-    let b = cook(&two, TextureOptions::default());
+    let a = cook(&one, TextureConfig::default());
+    let b = cook(&two, TextureConfig::default());
     assert_eq!(a.looks.images.len(), 1);
     assert_eq!(a.looks.table.textures.len(), 2);
     assert_eq!(a.looks.images, b.looks.images);
@@ -382,7 +382,7 @@ fn max_texture_size_scales_down_and_mips_halve_to_one_pixel() {
         .any(|i| i.bytes == std::fs::read(dir.join("small.jpg")).unwrap()));
     let mips = cook(
         &path,
-        TextureOptions {
+        TextureConfig {
             max_size: Some(256),
             mips: true,
             embed: true,
@@ -511,7 +511,7 @@ fn a_texture_transform_every_texture_shares_goes_into_the_uvs() {
         r#"[{"uri": "t.png"}]"#,
         &[],
     );
-    let out = cook(&path, TextureOptions::default());
+    let out = cook(&path, TextureConfig::default());
     let table = check_written(&out);
     let shared = table.get("shared").unwrap();
     assert_eq!(shared.base_color_texture.unwrap().transform, None);
@@ -550,7 +550,7 @@ fn an_obj_keeps_what_its_mtl_says() {
          usemtl bark\nf 1/1 2/2 3/3\nusemtl leaf\nf 1/1 3/3 4/4\n",
     )
     .unwrap();
-    let out = cook(&dir.join("tree.obj"), TextureOptions::default());
+    let out = cook(&dir.join("tree.obj"), TextureConfig::default());
     let table = check_written(&out);
     let bark = table.get("bark").unwrap();
     assert_eq!(bark.base_color, [0.4, 0.3, 0.2, 0.5]);
@@ -597,7 +597,7 @@ fn flight_helmet_keeps_its_six_materials_and_fifteen_textures() {
     let Some(path) = textured_helmet() else {
         return;
     };
-    let out = cook(&path, TextureOptions::default());
+    let out = cook(&path, TextureConfig::default());
     let table = check_written(&out);
     assert_eq!(table.materials.len(), 6);
     assert_eq!(table.textures.len(), 15);
@@ -632,7 +632,7 @@ fn flight_helmet_keeps_its_six_materials_and_fifteen_textures() {
 fn every_corpus_mesh_reads_back_its_materials() {
     let mut textured = 0;
     for path in farsight_testkit::corpus() {
-        let out = cook(&path, TextureOptions::default());
+        let out = cook(&path, TextureConfig::default());
         let table = check_written(&out);
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if !matches!(ext, "gltf" | "glb") {
@@ -718,7 +718,7 @@ fn a_chain_file_with_a_damaged_material_table_is_refused() {
         r#"[{"uri": "t.png"}]"#,
         &[],
     );
-    let out = cook(&path, TextureOptions::default());
+    let out = cook(&path, TextureConfig::default());
     let farsight_mesh::Cooked::LodChain { chains, instances } = &out.cooked else {
         panic!("a chain")
     };
@@ -762,7 +762,7 @@ fn cook_cooked(path: &Path) -> CookOutput {
         ..LodChainConfig::default()
     };
     let kind = CookKind::LodChain(config, ChainRecords::Cooked(Default::default()));
-    cook_file_with(path, &kind, &TextureOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    cook_file_with(path, &kind, &TextureConfig::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Level 0's sub-meshes of a cooked chain, decoded, with their material names.
@@ -840,7 +840,7 @@ fn source_tangents_stay_only_where_a_normal_map_reads_them() {
     let clusters = cook_file_with(
         &lamp,
         &CookKind::Clusters(Default::default()),
-        &TextureOptions::default(),
+        &TextureConfig::default(),
     )
     .unwrap();
     let farsight_mesh::Cooked::Clusters(mesh) = &clusters.cooked else {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use farsight_mesh::{import, ImportErrorKind, ImportOptions, Warning};
+use farsight_mesh::{import, ImportConfig, ImportErrorKind, Warning};
 use farsight_testkit::scratch as dir;
 
 /// Rewrites the JSON so the file requires `names` (and lists them as used, in
@@ -42,7 +42,7 @@ fn ignored(warnings: &[Warning]) -> Vec<String> {
 fn a_lamp_with_required_lights_imports_with_a_warning() {
     // The Khronos lamp uses lights and transmission; here it also requires them.
     let src = common::mesh_path("LightsPunctualLamp/LightsPunctualLamp.gltf");
-    let plain = import(&src, &ImportOptions::default()).expect("the lamp imports");
+    let plain = import(&src, &ImportConfig::default()).expect("the lamp imports");
     assert!(ignored(&plain.warnings).is_empty());
     let d = dir("lamp");
     std::fs::copy(
@@ -54,7 +54,7 @@ fn a_lamp_with_required_lights_imports_with_a_warning() {
     let names = ["KHR_lights_punctual", "KHR_materials_transmission"];
     let patched = d.join("LightsPunctualLamp.gltf");
     std::fs::write(&patched, require(&json, &names)).unwrap();
-    let scene = import(&patched, &ImportOptions::default()).expect("ignorable extensions");
+    let scene = import(&patched, &ImportConfig::default()).expect("ignorable extensions");
     assert_eq!(ignored(&scene.warnings), names);
     let w = scene
         .warnings
@@ -96,8 +96,7 @@ fn crafted_files_ignore_texture_extensions_and_refuse_geometry_ones() {
     ];
     let p = d.join("textures.gltf");
     std::fs::write(&p, require(&json, &ok)).unwrap();
-    let scene =
-        import(&p, &ImportOptions::default()).expect("texture extensions carry no geometry");
+    let scene = import(&p, &ImportConfig::default()).expect("texture extensions carry no geometry");
     assert_eq!(ignored(&scene.warnings), ok);
 
     for (name, geometry) in [
@@ -108,7 +107,7 @@ fn crafted_files_ignore_texture_extensions_and_refuse_geometry_ones() {
     ] {
         let p = d.join(format!("{name}.gltf"));
         std::fs::write(&p, require(&json, &["KHR_lights_punctual", name])).unwrap();
-        let e = import(&p, &ImportOptions::default()).expect_err(name);
+        let e = import(&p, &ImportConfig::default()).expect_err(name);
         assert_eq!(e.path, p);
         match (&e.kind, geometry) {
             (ImportErrorKind::GeometryExtensionUnsupported { name: n }, true)

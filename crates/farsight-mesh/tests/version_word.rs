@@ -3,7 +3,7 @@
 
 mod common;
 
-use farsight_format::{AlignedBytes, CookOptions, FormatError, Version};
+use farsight_format::{AlignedBytes, CookConfig, FormatError, Version};
 use farsight_mesh::{
     encode_lod_chain_as, generate_lod_chain, read_lod_chain, ChainRecords, LodChainConfig,
 };
@@ -20,10 +20,7 @@ fn chains_refuse_a_version_word_other_than_their_records() {
     let chain = generate_lod_chain(&common::sphere(6), &LodChainConfig::default());
     let cases = [
         (ChainRecords::Full, Version::Full),
-        (
-            ChainRecords::Cooked(CookOptions::default()),
-            Version::Cooked,
-        ),
+        (ChainRecords::Cooked(CookConfig::default()), Version::Cooked),
     ];
     for (records, written) in cases {
         let bytes = encode_lod_chain_as("sphere", &chain, &records).unwrap();

@@ -285,7 +285,7 @@ pub fn surface_impossible(src: &impl CellSource, chunk: IVec3, level: u8) -> boo
 mod tests {
     use super::*;
     use crate::cell::Material;
-    use crate::generate::{generate, TerrainParams};
+    use crate::generate::{generate, TerrainGeneratorConfig};
     use crate::grid::VoxelGrid;
     use glam::Vec3;
 
@@ -294,7 +294,7 @@ mod tests {
         // Hills with caves and a lake (dense, water), a solid uniform block, an air
         // uniform chunk and unwritten chunks around.
         let mut g = VoxelGrid::new();
-        let params = TerrainParams {
+        let params = TerrainGeneratorConfig {
             lake: Some((Vec3::new(150.0, 100.0, 150.0), 60.0)),
             ..Default::default()
         };

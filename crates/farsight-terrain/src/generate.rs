@@ -43,7 +43,7 @@ pub fn value_noise(p: Vec3, seed: u32) -> f32 {
 
 /// Parameters of [`generate`]. Heights are world units.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TerrainParams {
+pub struct TerrainGeneratorConfig {
     /// Seed of the noise: the same seed gives the same terrain, cell for cell.
     pub seed: u32,
     /// Height of the lowest ground (before the lake's bowl), world units.
@@ -59,7 +59,7 @@ pub struct TerrainParams {
     pub lake: Option<(Vec3, f32)>,
 }
 
-impl Default for TerrainParams {
+impl Default for TerrainGeneratorConfig {
     fn default() -> Self {
         Self {
             seed: 7,
@@ -72,7 +72,7 @@ impl Default for TerrainParams {
     }
 }
 
-impl TerrainParams {
+impl TerrainGeneratorConfig {
     /// Terrain height at world `(x, z)`.
     pub fn height(&self, x: f32, z: f32) -> f32 {
         let mut h = 0.0;
@@ -132,7 +132,7 @@ impl TerrainParams {
 }
 
 /// Write the terrain into the chunks `min..=max` of `grid` (one revision per chunk).
-pub fn generate(grid: &mut VoxelGrid, params: &TerrainParams, min: IVec3, max: IVec3) {
+pub fn generate(grid: &mut VoxelGrid, params: &TerrainGeneratorConfig, min: IVec3, max: IVec3) {
     for z in min.z..=max.z {
         for y in min.y..=max.y {
             for x in min.x..=max.x {
@@ -143,7 +143,7 @@ pub fn generate(grid: &mut VoxelGrid, params: &TerrainParams, min: IVec3, max: I
 }
 
 /// Write one chunk of the terrain.
-pub fn generate_chunk(grid: &mut VoxelGrid, params: &TerrainParams, chunk: IVec3) {
+pub fn generate_chunk(grid: &mut VoxelGrid, params: &TerrainGeneratorConfig, chunk: IVec3) {
     let o = chunk_origin(chunk);
     grid.edit_region(CellBox::new(o, o + CHUNK_CELLS), |c, _| params.cell(c));
 }
@@ -155,7 +155,7 @@ pub fn reference_chunks() -> Vec<(&'static str, VoxelGrid, IVec3)> {
     let mut hills = VoxelGrid::new();
     generate(
         &mut hills,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::ZERO,
         IVec3::splat(2),
     );

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use farsight_format::{
-    AlignedBytes, Container, FileWriter, FormatError, Manifest, ReadOptions, RecordIndex,
-    RecordTag, Version,
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, ReadConfig, RecordIndex, RecordTag,
+    Version,
 };
 use glam::IVec3;
 use serde::{Deserialize, Serialize};
@@ -229,12 +229,12 @@ pub fn read_grid(path: impl AsRef<Path>) -> Result<VoxelGrid, TerrainFileError> 
 
 /// Parse and validate a terrain file into a new grid (fresh generation).
 pub fn load_grid(bytes: &[u8]) -> Result<VoxelGrid, TerrainFileError> {
-    load_grid_with(bytes, ReadOptions::default())
+    load_grid_with(bytes, ReadConfig::default())
 }
 
 /// [`load_grid`] with container options (fuzzers turn the checksum off to reach
 /// the checks behind it).
-pub fn load_grid_with(bytes: &[u8], options: ReadOptions) -> Result<VoxelGrid, TerrainFileError> {
+pub fn load_grid_with(bytes: &[u8], options: ReadConfig) -> Result<VoxelGrid, TerrainFileError> {
     let file = Container::<TerrainManifest>::read_with(bytes, options)?;
     let m = file.manifest();
     if m.kind != TERRAIN_KIND || m.format != TERRAIN_FORMAT {

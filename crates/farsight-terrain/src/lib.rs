@@ -72,7 +72,7 @@ pub use collision::{
 pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
 pub use field::LEVELS;
 pub use flat::CollisionMesh;
-pub use generate::{generate, generate_chunk, TerrainParams};
+pub use generate::{generate, generate_chunk, TerrainGeneratorConfig};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};
 pub use io::{
     load_grid, load_grid_with, read_grid, save_grid, write_grid, ChunkRef, TerrainFileError,
@@ -81,7 +81,7 @@ pub use io::{
 pub use mesh::{skirt_depth, ChunkMesh, ChunkMesher, TerrainVertex};
 #[cfg(feature = "rapier")]
 pub use rapier::{RapierTerrain, SolverSync, GRASS_FRICTION, GRASS_RESTITUTION};
-pub use view::{chunk_distance, TerrainView, ViewSettings, ViewStats};
+pub use view::{chunk_distance, TerrainView, TerrainViewConfig, ViewStats};
 pub use view_query::{Clock, PickHit};
 pub use water::{mesh_water, WaterMesh, WaterVertex};
 

@@ -23,7 +23,7 @@ use crate::workers::{MeshRequest, MeshResult, MeshWorkers};
 
 /// The seed's numbers; every field is public so a game can tune them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ViewSettings {
+pub struct TerrainViewConfig {
     /// Boundaries between levels 0|1, 1|2, 2|3 (distance to the bounding sphere).
     pub thresholds: [f32; 3],
     /// Level-dependent hysteresis band around each threshold.
@@ -49,7 +49,7 @@ pub struct ViewSettings {
     pub picking: bool,
 }
 
-impl Default for ViewSettings {
+impl Default for TerrainViewConfig {
     fn default() -> Self {
         Self {
             thresholds: [320.0, 720.0, 1500.0],
@@ -122,7 +122,7 @@ pub struct ViewStats {
 #[derive(Debug)]
 pub struct TerrainView {
     /// The live settings; changes take effect at the next update.
-    pub settings: ViewSettings,
+    pub settings: TerrainViewConfig,
     pub(crate) chunks: ChunkMap<ChunkState>,
     pub(crate) workers: MeshWorkers,
     next_serial: u64,
@@ -153,7 +153,7 @@ pub fn chunk_distance(camera: Vec3, chunk: IVec3) -> f32 {
 impl TerrainView {
     /// A view with nothing published, meshing on `threads` worker threads (at
     /// least one), measuring its publication budget in wall time.
-    pub fn new(settings: ViewSettings, threads: usize) -> Self {
+    pub fn new(settings: TerrainViewConfig, threads: usize) -> Self {
         Self {
             settings,
             chunks: ChunkMap::default(),

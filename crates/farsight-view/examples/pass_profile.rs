@@ -3,7 +3,7 @@
 //! then `perf record` the binary. Prints the mean time per frame.
 
 use farsight_view::scenes::{city_block, street_camera};
-use farsight_view::{CameraStore, FrameContext, ObjectStore, RenderSettings, VisibilitySystem};
+use farsight_view::{CameraStore, FrameContext, ObjectStore, RenderConfig, VisibilitySystem};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -16,7 +16,7 @@ fn main() {
     let layout = city_block(&mut store, n, 9);
     let mut cams = CameraStore::new();
     cams.insert(street_camera(&layout));
-    let mut settings = RenderSettings {
+    let mut settings = RenderConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 1500.0,
         ..Default::default()

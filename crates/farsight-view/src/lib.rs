@@ -21,7 +21,7 @@
 //! use farsight_geom::Aabb;
 //! use farsight_view::{
 //!     Camera, CameraStore, FrameContext, MaterialHandle, MeshHandle, ObjectDesc, ObjectStore,
-//!     Projection, RenderSettings, VisibilitySystem,
+//!     Projection, RenderConfig, VisibilitySystem,
 //! };
 //! use glam::{Mat4, Vec3};
 //!
@@ -38,7 +38,7 @@
 //! let mut cameras = CameraStore::new();
 //! cameras.insert(Camera::looking_at(lens, Vec3::ZERO, Vec3::NEG_Z));
 //!
-//! let settings = RenderSettings::default();
+//! let settings = RenderConfig::default();
 //! let mut pass = VisibilitySystem::new();
 //! let ctx = FrameContext {
 //!     frame: 1,
@@ -71,5 +71,5 @@ pub use objects::{
     MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Transform, INVALID_HANDLE,
 };
 pub use output::{FadeDraw, ObjectDraw, RenderObjects, Visibility};
-pub use pass::{FrameContext, PassStats, RenderSettings, VisibilitySystem};
+pub use pass::{FrameContext, PassStats, RenderConfig, VisibilitySystem};
 pub use skin::{PoseSlice, Skin};

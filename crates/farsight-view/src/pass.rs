@@ -1,7 +1,7 @@
 //! The per-frame pass: view, parallel cull with LOD inside, gather, LOD apply.
 
 use farsight_geom::{transform_center_extent, Aabb, Frustum};
-use farsight_lod::{resolve_resident, LodSelector, LodSettings, LodThrottle, Reach};
+use farsight_lod::{resolve_resident, LodConfig, LodSelector, LodThrottle, Reach};
 use glam::{Mat4, Vec3A};
 use rayon::prelude::*;
 
@@ -18,7 +18,7 @@ const CHUNK: usize = 1024;
 /// The culling and LOD settings: the engine's one copy, read live each frame through
 /// [`FrameContext::settings`]; the system keeps none of its own.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RenderSettings {
+pub struct RenderConfig {
     /// Objects whose bounding sphere projects smaller than this many pixels are
     /// culled; 0 disables.
     pub cull_min_pixels: f32,
@@ -27,16 +27,16 @@ pub struct RenderSettings {
     /// Viewport height in pixels, for the screen-size cull.
     pub viewport_height: f32,
     /// Bias, hysteresis, full-pass throttle and fades of the entity LOD.
-    pub lod: LodSettings,
+    pub lod: LodConfig,
 }
 
-impl Default for RenderSettings {
+impl Default for RenderConfig {
     fn default() -> Self {
         Self {
             cull_min_pixels: 0.0,
             cull_max_distance: 0.0,
             viewport_height: 1080.0,
-            lod: LodSettings::default(),
+            lod: LodConfig::default(),
         }
     }
 }
@@ -53,7 +53,7 @@ pub struct FrameContext<'a> {
     /// Changes when the world is replaced: the held camera is looked up again.
     pub world_epoch: u64,
     /// The live culling and LOD settings.
-    pub settings: &'a RenderSettings,
+    pub settings: &'a RenderConfig,
     /// Stereo: the two eyes' projections from the frame rendered last.
     pub stereo_eyes: Option<[Mat4; 2]>,
 }

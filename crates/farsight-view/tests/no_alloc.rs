@@ -4,7 +4,7 @@
 use farsight_testkit::{CountingAlloc, Threads};
 use farsight_view::scenes::city_block;
 use farsight_view::{
-    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderSettings, VisibilitySystem,
+    Camera, CameraStore, FrameContext, ObjectStore, Projection, RenderConfig, VisibilitySystem,
 };
 use glam::Vec3;
 
@@ -23,7 +23,7 @@ fn steady_state_update_allocates_nothing() {
         far: 3000.0,
     };
     let cam = cams.insert(Camera::looking_at(projection, Vec3::ZERO, Vec3::X));
-    let mut settings = RenderSettings {
+    let mut settings = RenderConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 800.0,
         ..Default::default()

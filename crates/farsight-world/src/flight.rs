@@ -29,7 +29,7 @@ pub struct FlightFrame {
 #[derive(Clone, Debug)]
 pub struct Flight {
     extent: [f32; 2],
-    params: farsight_terrain::TerrainParams,
+    params: farsight_terrain::TerrainGeneratorConfig,
     frames: u32,
     /// An edit every this many frames (0: none).
     pub edit_every: u32,

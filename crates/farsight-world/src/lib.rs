@@ -36,5 +36,5 @@ pub use manifest::{
     WorldError, WorldManifest, MANIFEST_FILE, MAX_LEVEL_BYTES, WORLD_VERSION,
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
-pub use synthetic::{default_props, generate, SyntheticSpec};
+pub use synthetic::{default_props, generate, SyntheticConfig};
 pub use world::{FrameReport, SystemFrame, TerrainSplit, World, WorldConfig, BASES_PER_FRAME};

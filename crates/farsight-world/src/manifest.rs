@@ -98,8 +98,8 @@ pub struct TerrainEntry {
 
 impl TerrainEntry {
     /// The generator that made the terrain, from these fields.
-    pub fn params(&self) -> farsight_terrain::TerrainParams {
-        farsight_terrain::TerrainParams {
+    pub fn params(&self) -> farsight_terrain::TerrainGeneratorConfig {
+        farsight_terrain::TerrainGeneratorConfig {
             seed: self.seed,
             base_height: self.base_height,
             hill_height: self.hill_height,

@@ -10,7 +10,7 @@ use farsight_format::NO_PARENT_ERROR;
 use farsight_geom::Aabb;
 use farsight_stream::cluster::{encode_cluster_file, synthetic_level};
 use farsight_stream::region::{write_scene, EntityRecord, RegionSpec, RegionState};
-use farsight_terrain::{generate_chunk, write_grid, TerrainParams, VoxelGrid, CHUNK_SIZE};
+use farsight_terrain::{generate_chunk, write_grid, TerrainGeneratorConfig, VoxelGrid, CHUNK_SIZE};
 use glam::{IVec3, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,7 +22,7 @@ use crate::manifest::{
 
 /// The size of a generated world.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SyntheticSpec {
+pub struct SyntheticConfig {
     /// The world is `regions_side x regions_side` regions (plus region 0, the base).
     pub regions_side: u32,
     /// Buildings (generated box sizes, no files), each in a region of its own spot.
@@ -39,7 +39,7 @@ pub struct SyntheticSpec {
     pub seed: u64,
 }
 
-impl SyntheticSpec {
+impl SyntheticConfig {
     /// Issue 14's scale: 100k regions, 10k buildings, 1M objects, 1,875 terrain chunks.
     pub fn scale() -> Self {
         Self {
@@ -123,7 +123,7 @@ fn write_terrain(dir: &Path, terrain: &TerrainEntry) -> Result<(), WorldError> {
 /// entries, and the radius each reaches.
 fn write_models(
     dir: &Path,
-    spec: &SyntheticSpec,
+    spec: &SyntheticConfig,
     rng: &mut ChaCha8Rng,
 ) -> Result<(Vec<ModelEntry>, Vec<f32>), WorldError> {
     let mut models = Vec::with_capacity(spec.models as usize);
@@ -211,7 +211,7 @@ fn region_cells(side: f32, per: u32) -> Vec<RegionSpec> {
 fn random_building(
     b: u32,
     side: f32,
-    params: &TerrainParams,
+    params: &TerrainGeneratorConfig,
     rng: &mut ChaCha8Rng,
 ) -> BuildingEntry {
     let (x, z) = (rng.random_range(0.0..side), rng.random_range(0.0..side));
@@ -246,7 +246,7 @@ fn random_building(
 /// `progress(step)` is told each step as it starts.
 pub fn generate(
     dir: &Path,
-    spec: &SyntheticSpec,
+    spec: &SyntheticConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<WorldManifest, WorldError> {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);

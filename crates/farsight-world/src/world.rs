@@ -20,11 +20,11 @@ use farsight_stream::region::{
 use farsight_terrain::{
     affected_chunks, chunk_bounds, chunk_distance, read_grid, removal_affected, CacheUpdate,
     Changes, ChunkCells, ChunkMesh, ChunkMesher, ChunkSet, CollisionCache, Material, TerrainView,
-    ViewSettings, VoxelGrid, CHUNK_SIZE,
+    TerrainViewConfig, VoxelGrid, CHUNK_SIZE,
 };
 use farsight_view::{
     Camera, CameraId, CameraStore, EntityLod, EntityLodLevel, FrameContext, MaterialHandle,
-    MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings, Residency,
+    MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderConfig, Residency,
     VisibilitySystem,
 };
 use glam::{IVec3, Mat4, Vec3};
@@ -418,7 +418,7 @@ struct Visibility {
     cameras: CameraStore,
     camera: CameraId,
     pass: VisibilitySystem,
-    settings: RenderSettings,
+    settings: RenderConfig,
     in_view: Vec<bool>,
     prop_lods: Vec<EntityLod>,
 }
@@ -654,11 +654,11 @@ impl World {
         let prop_lods = prop_lods(dir, &manifest)?;
         let n_models = manifest.models.len();
         let n_buildings = manifest.buildings.len();
-        let settings = RenderSettings {
+        let settings = RenderConfig {
             cull_min_pixels: 1.0,
             cull_max_distance: config.draw_distance,
             viewport_height: VIEWPORT_HEIGHT,
-            ..RenderSettings::default()
+            ..RenderConfig::default()
         };
         let n_regions = streamer.len();
         Ok(Self {
@@ -2722,9 +2722,9 @@ fn open_io(
         )
         .with_level_check(Arc::new(cooked));
         let view = TerrainView::new(
-            ViewSettings {
+            TerrainViewConfig {
                 draw_distance: config.draw_distance,
-                ..ViewSettings::default()
+                ..TerrainViewConfig::default()
             },
             config.mesh_threads.max(1),
         );

@@ -33,8 +33,8 @@ use super::{
     GpuInstance, GpuUploader, InstanceTable, PoolSettings,
 };
 use crate::{
-    ClusterModelAsset, ClusterSettings, FarsightClusterModel, FarsightClusters, FarsightLodCamera,
-    FarsightSet,
+    ClusterModelAsset, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
+    FarsightLodCamera, FarsightSet,
 };
 
 /// Draws [`FarsightClusterModel`]s through the GPU path (resident pools, the cut as
@@ -135,7 +135,7 @@ struct GpuMain {
     /// Slots written this frame (new, changed, moved by a removal).
     changed: Vec<u32>,
     camera: Option<ViewData>,
-    settings: ClusterSettings,
+    settings: FarsightClusterConfig,
 }
 
 impl GpuMain {
@@ -306,7 +306,7 @@ struct GpuRender {
     cut: CutPipeline,
     draws: HashMap<DrawTarget, DrawPipeline>,
     view: Option<ViewData>,
-    settings: ClusterSettings,
+    settings: FarsightClusterConfig,
     requests: Vec<ModelRequest>,
 }
 
@@ -329,7 +329,7 @@ impl GpuRender {
             pending: Vec::new(),
             draws: HashMap::new(),
             view: None,
-            settings: ClusterSettings::default(),
+            settings: FarsightClusterConfig::default(),
             requests: Vec::new(),
         }
     }

@@ -102,7 +102,7 @@ mod tests {
         let clusters = CookKind::Clusters(ClusterConfig::default());
         let chain = CookKind::LodChain(
             LodChainConfig::default(),
-            ChainRecords::Cooked(farsight_format::CookOptions::default()),
+            ChainRecords::Cooked(farsight_format::CookConfig::default()),
         );
         for (kind, other) in [(clusters, chain), (chain, clusters)] {
             let good = cook_file(&input, &kind).unwrap().bytes;

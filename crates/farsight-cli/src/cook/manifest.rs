@@ -39,7 +39,7 @@ use serde::Deserialize;
 
 use farsight_mesh::{cook_file, cook_inputs, ClusterConfig, CookKind};
 
-use super::KindOptions;
+use super::KindConfig;
 
 #[derive(Args)]
 pub struct ContentArgs {
@@ -197,7 +197,7 @@ fn read_list(list: &Path) -> Result<Vec<Job>, Box<dyn std::error::Error>> {
             )
             .into());
         }
-        let kind = KindOptions {
+        let kind = KindConfig {
             lod_chain,
             cooked: item.cooked,
             cluster_triangles: item
@@ -398,7 +398,7 @@ mod tests {
         let job = |max_levels| Job {
             index: 0,
             input: d.join("craft_speederD.gltf"),
-            kind: KindOptions {
+            kind: KindConfig {
                 lod_chain: false,
                 cooked: false,
                 cluster_triangles: 128,

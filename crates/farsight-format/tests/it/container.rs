@@ -1,7 +1,7 @@
 //! The container attacked: every prefix, every bit flip, each named corruption.
 
 use farsight_format::{
-    AlignedBytes, Container, FileWriter, FormatError, Manifest, RawFile, ReadOptions, RecordIndex,
+    AlignedBytes, Container, FileWriter, FormatError, Manifest, RawFile, ReadConfig, RecordIndex,
     RecordTag, Section, Version, IDENTIFIER,
 };
 use serde::{Deserialize, Serialize};
@@ -300,7 +300,7 @@ fn directory_corruptions_are_refused_even_without_checksum() {
     let a = AlignedBytes::from(&bytes[..]);
     let raw = RawFile::read(&a).unwrap();
     let table_start = bytes.len() - raw.table_len();
-    let opts = ReadOptions {
+    let opts = ReadConfig {
         verify_checksum: false,
     };
     // Record count past the directory space.

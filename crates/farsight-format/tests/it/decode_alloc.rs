@@ -5,7 +5,7 @@
 
 use crate::GLOBAL;
 use farsight_format::{
-    cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch, MeshData,
+    cook_mesh, cook_mesh_set, CookConfig, CookedMesh, CookedSet, DecodeScratch, MeshData,
 };
 
 use crate::obj;
@@ -17,8 +17,8 @@ fn load_obj(name: &str) -> MeshData {
 
 #[test]
 fn decoding_records_in_turn_allocates_nothing_once_buffers_have_grown() {
-    let opts = CookOptions::default();
-    let bare = CookOptions {
+    let opts = CookConfig::default();
+    let bare = CookConfig {
         predict_positions: false,
         predict_uvs: false,
         predict_normals: false,
@@ -80,14 +80,14 @@ fn decoding_sets_in_turn_allocates_nothing_once_buffers_have_grown() {
     let bunny = load_obj("bunny.obj");
     let mut small = bunny.clone();
     small.indices.truncate(300);
-    let raw = CookOptions {
+    let raw = CookConfig {
         entropy: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let sets = [
         cook_mesh_set(
             &[small.clone(), bunny.clone(), small.clone()],
-            &CookOptions::default(),
+            &CookConfig::default(),
         )
         .unwrap(),
         cook_mesh_set(&[small, bunny], &raw).unwrap(),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use farsight_format::{
     cook_mesh, cook_meshes, encode_full, max_extent, quant::quantize_cells, AlignedBytes,
-    Container, CookOptions, CookedHeader, CookedMesh, DecodeScratch, FileWriter, FormatError,
+    Container, CookConfig, CookedHeader, CookedMesh, DecodeScratch, FileWriter, FormatError,
     FullMesh, Manifest, MeshData, RecordIndex, RecordTag, Version,
 };
 use rand::{Rng, SeedableRng};
@@ -159,7 +159,7 @@ fn full_precision_round_trip_on_pirate() {
 fn cooked_round_trip_within_precision_and_keeps_tangent_sign() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let m = grid(40, &mut rng);
-    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let rec = cook_mesh(&m, &CookConfig::default()).unwrap();
     let out = CookedMesh::parse(&rec).unwrap().decode().unwrap();
     let worst = check_cooked(&m, &out, 16, true);
     assert!(
@@ -188,7 +188,7 @@ fn cooked_round_trip_on_real_meshes_at_several_bit_depths() {
     for name in ["bunny.obj", "pirate.obj"] {
         let m = load_obj(name);
         for bits in [16, 12] {
-            let opts = CookOptions {
+            let opts = CookConfig {
                 position_bits: bits,
                 uv_bits: bits,
                 ..Default::default()
@@ -224,7 +224,7 @@ fn cooking_is_deterministic_across_runs_and_thread_counts() {
         load_obj("pirate.obj"),
         grid(20, &mut ChaCha8Rng::seed_from_u64(1)),
     ];
-    let opts = CookOptions::default();
+    let opts = CookConfig::default();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -255,7 +255,7 @@ impl Manifest for Lods {
 #[test]
 fn cooked_file_round_trip_and_shared_levels() {
     let m = load_obj("bunny.obj");
-    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let rec = cook_mesh(&m, &CookConfig::default()).unwrap();
     let mut w = FileWriter::new(Version::Cooked);
     let a = w.add_record(RecordTag::MESH_COOKED, &rec);
     let b = w.add_record(RecordTag::MESH_COOKED, &rec);
@@ -273,7 +273,7 @@ fn cooked_file_round_trip_and_shared_levels() {
 fn cooked_record_prefixes_and_bit_flips_never_panic() {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let m = grid(6, &mut rng);
-    let rec = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let rec = cook_mesh(&m, &CookConfig::default()).unwrap();
     for n in 0..rec.len() {
         assert!(CookedMesh::parse(&rec[..n]).is_err(), "prefix {n} parsed");
     }
@@ -298,7 +298,7 @@ fn cooked_record_prefixes_and_bit_flips_never_panic() {
 #[test]
 fn cooked_reader_refuses_impossible_expansion() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let rec = cook_mesh(&grid(4, &mut rng), &CookOptions::default()).unwrap();
+    let rec = cook_mesh(&grid(4, &mut rng), &CookConfig::default()).unwrap();
     let mut b = rec.clone();
     // Claim 200 M vertices, keeping the declared stream sizes consistent with it.
     let n: u32 = 200_000_000;
@@ -361,7 +361,7 @@ fn full_record_attacks() {
     let mut nan = m;
     nan.positions[3][1] = f32::NAN;
     assert!(matches!(
-        cook_mesh(&nan, &CookOptions::default()),
+        cook_mesh(&nan, &CookConfig::default()),
         Err(FormatError::NonFinite { .. })
     ));
 }
@@ -371,7 +371,7 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     let m = load_obj("pirate.obj");
     // One weld for both (each cook keeps the smaller of its welds, which may differ),
     // codings chosen by size alone.
-    let exact = CookOptions {
+    let exact = CookConfig {
         weld_normal_bits: 0,
         decode_budget: 0.0,
         ..Default::default()
@@ -379,7 +379,7 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     let with = cook_mesh(&m, &exact).unwrap();
     let without = cook_mesh(
         &m,
-        &CookOptions {
+        &CookConfig {
             predict_normals: false,
             ..exact
         },
@@ -398,7 +398,7 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     // Tangents at 8 bits decode with their own bit depth, signs kept.
     let t8 = cook_mesh(
         &m,
-        &CookOptions {
+        &CookConfig {
             tangent_bits: 8,
             ..Default::default()
         },
@@ -417,7 +417,7 @@ fn normal_prediction_is_lossless_and_options_are_kept() {
     let bunny = load_obj("bunny.obj");
     let r = cook_mesh(
         &bunny,
-        &CookOptions {
+        &CookConfig {
             generate_normals: false,
             ..Default::default()
         },
@@ -452,9 +452,9 @@ fn smooth_normals_off_the_surface_are_predicted_by_the_walk() {
                 .extend([i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]);
         }
     }
-    let opts = CookOptions {
+    let opts = CookConfig {
         generate_tangents: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let with = cook_mesh(&m, &opts).unwrap();
     let cooked = CookedMesh::parse(&with).unwrap();
@@ -468,7 +468,7 @@ fn smooth_normals_off_the_surface_are_predicted_by_the_walk() {
     assert_eq!(h.flags & CookedHeader::PREDICTED_NORMALS, 0);
     let without = cook_mesh(
         &m,
-        &CookOptions {
+        &CookConfig {
             predict_normals: false,
             ..opts
         },
@@ -522,9 +522,9 @@ fn split_quads(n: u32) -> MeshData {
 fn vertices_sharing_positions_store_each_once() {
     let n = 20;
     let m = split_quads(n);
-    let opts = CookOptions {
+    let opts = CookConfig {
         generate_tangents: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let rec = cook_mesh(&m, &opts).unwrap();
     let c = CookedMesh::parse(&rec).unwrap();
@@ -604,9 +604,9 @@ fn shared_positions_keep_the_geometric_normal_prediction_exact() {
             m.uvs.push(quads.uvs[i as usize]);
         }
     }
-    let opts = CookOptions {
+    let opts = CookConfig {
         generate_tangents: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let rec = cook_mesh(&m, &opts).unwrap();
     let c = CookedMesh::parse(&rec).unwrap();
@@ -616,7 +616,7 @@ fn shared_positions_keep_the_geometric_normal_prediction_exact() {
     let out = c.decode().unwrap();
     let plain = cook_mesh(
         &m,
-        &CookOptions {
+        &CookConfig {
             predict_normals: false,
             ..opts
         },
@@ -673,10 +673,10 @@ fn corners_whose_normals_differ_in_their_last_bits_weld_and_a_crease_stays() {
     }
     m.provenance = (0..m.indices.len() as u32 / 3).collect();
     let cook = |weld| {
-        let opts = CookOptions {
+        let opts = CookConfig {
             weld_normal_bits: weld,
             generate_tangents: false,
-            ..CookOptions::default()
+            ..CookConfig::default()
         };
         let rec = cook_mesh(&m, &opts).unwrap();
         let cm = CookedMesh::parse(&rec).unwrap();
@@ -712,9 +712,9 @@ fn corners_whose_normals_differ_in_their_last_bits_weld_and_a_crease_stays() {
         matches!(
             cook_mesh(
                 &m,
-                &CookOptions {
+                &CookConfig {
                     weld_normal_bits: 1,
-                    ..CookOptions::default()
+                    ..CookConfig::default()
                 }
             ),
             Err(FormatError::BadInput { .. })

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use farsight_format::{
     cook_mesh, cook_mesh_set, describe_record, encode_cluster_level, encode_full,
     push_cluster_slot, AlignedBytes, ClusterInfo, ClusterLevel, ClusterLevelHeader, ClusterVertex,
-    CookOptions, CookedMesh, CookedSet, DecodeScratch, FileWriter, FullMesh, Manifest, MeshData,
-    RawFile, ReadOptions, RecordIndex, RecordTag, Version,
+    CookConfig, CookedMesh, CookedSet, DecodeScratch, FileWriter, FullMesh, Manifest, MeshData,
+    RawFile, ReadConfig, RecordIndex, RecordTag, Version,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -35,18 +35,18 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
             m.indices.extend([i, i + 6, i + 1, i + 1, i + 6, i + 7]);
         }
     }
-    let cooked = cook_mesh(&m, &CookOptions::default()).unwrap();
+    let cooked = cook_mesh(&m, &CookConfig::default()).unwrap();
     // A set of the mesh twice and a small distinct part: one record referenced twice,
     // the body as one zstd frame; and the same set with its body stored raw.
     let mut small = m.clone();
     small.indices.truncate(12);
     let set_parts = [m.clone(), small, m.clone()];
-    let set = cook_mesh_set(&set_parts, &CookOptions::default()).unwrap();
+    let set = cook_mesh_set(&set_parts, &CookConfig::default()).unwrap();
     let raw_set = cook_mesh_set(
         &set_parts,
-        &CookOptions {
+        &CookConfig {
             entropy: false,
-            ..CookOptions::default()
+            ..CookConfig::default()
         },
     )
     .unwrap();
@@ -122,7 +122,7 @@ fn run_reader(
         RecordTag::CLUSTER_LEVEL => ClusterLevel::parse(&aligned).is_ok(),
         _ => match RawFile::read_with(
             &aligned,
-            ReadOptions {
+            ReadConfig {
                 verify_checksum: false,
             },
         ) {

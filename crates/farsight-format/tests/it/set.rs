@@ -2,7 +2,7 @@
 //! own records, determinism across thread counts, and attacks on the set reader.
 
 use farsight_format::{
-    compact_record, cook_mesh, cook_mesh_set, CookOptions, CookedMesh, CookedSet, DecodeScratch,
+    compact_record, cook_mesh, cook_mesh_set, CookConfig, CookedMesh, CookedSet, DecodeScratch,
     FormatError, MeshData, SetCodec, SET_VERSION,
 };
 use rand::{Rng, SeedableRng};
@@ -41,10 +41,10 @@ fn parts() -> Vec<MeshData> {
 }
 
 /// Cooked apart: no part merged with another.
-fn apart() -> CookOptions {
-    CookOptions {
+fn apart() -> CookConfig {
+    CookConfig {
         merge_parts: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     }
 }
 
@@ -108,7 +108,7 @@ fn parts_cooked_together_share_one_record_and_keep_their_ranges() {
     let mut bare = patch(3, 3, [0.0, 2.0, 0.0]);
     bare.uvs.clear();
     parts.push(bare);
-    let opts = CookOptions::default();
+    let opts = CookConfig::default();
     let set = cook_mesh_set(&parts, &opts).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!((s.part_count(), s.record_count()), (14, 2));
@@ -154,7 +154,7 @@ fn parts_sharing_vertices_store_them_once_when_cooked_together() {
     a.indices.truncate(half);
     let mut b = whole.clone();
     b.indices.drain(..half);
-    let set = cook_mesh_set(&[a.clone(), b.clone()], &CookOptions::default()).unwrap();
+    let set = cook_mesh_set(&[a.clone(), b.clone()], &CookConfig::default()).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!(s.record_count(), 1);
     let m = s.decode().unwrap().remove(0);
@@ -170,7 +170,7 @@ fn one_geometry_placed_many_times_costs_a_run_of_the_part_table() {
     let b = patch(2, 3, [1.0, 0.0, 0.0]);
     let mut parts = vec![a.clone(); 40];
     parts.extend(vec![b; 10]);
-    let set = cook_mesh_set(&parts, &CookOptions::default()).unwrap();
+    let set = cook_mesh_set(&parts, &CookConfig::default()).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!(s.header.part_width, 0, "runs");
     assert_eq!(s.part_count(), 50);
@@ -221,7 +221,7 @@ fn small_parts_share_one_frame() {
 #[test]
 fn set_bytes_do_not_depend_on_the_thread_count() {
     let parts = parts();
-    let opts = CookOptions::default();
+    let opts = CookConfig::default();
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -237,7 +237,7 @@ fn set_bytes_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn an_empty_set_round_trips() {
-    let set = cook_mesh_set(&[], &CookOptions::default()).unwrap();
+    let set = cook_mesh_set(&[], &CookConfig::default()).unwrap();
     let s = CookedSet::parse(&set).unwrap();
     assert_eq!((s.part_count(), s.record_count()), (0, 0));
     assert!(s.decode().unwrap().is_empty());
@@ -374,9 +374,9 @@ fn compact_records_read_back_to_the_full_records() {
     no_normals.normals.clear();
     for m in [patch(5, 4, [0.0; 3]), bare, no_normals] {
         for entropy in [true, false] {
-            let opts = CookOptions {
+            let opts = CookConfig {
                 entropy,
-                ..CookOptions::default()
+                ..CookConfig::default()
             };
             let full = cook_mesh(&m, &opts).unwrap();
             let compact = compact_record(&full).unwrap().expect("compact form");
@@ -408,10 +408,10 @@ fn set_prefixes_and_bit_flips_never_panic() {
     let small: Vec<MeshData> = (0..6).map(|i| patch(2, 2, [i as f32, 0.0, 0.0])).collect();
     for parts in [parts(), small] {
         for (entropy, merge_parts) in [(true, true), (false, true), (true, false)] {
-            let opts = CookOptions {
+            let opts = CookConfig {
                 entropy,
                 merge_parts,
-                ..CookOptions::default()
+                ..CookConfig::default()
             };
             let set = cook_mesh_set(&parts, &opts).unwrap();
             for n in 0..set.len() {
@@ -477,18 +477,18 @@ fn a_decode_budget_trades_at_most_the_growth_allowed_for_decode_time() {
     // one every coding meets (nothing traded).
     let meshes = [vec![real("pirate.obj")], parts()];
     for (i, parts) in meshes.iter().enumerate() {
-        let by_size = CookOptions {
+        let by_size = CookConfig {
             decode_budget: 0.0,
-            ..CookOptions::default()
+            ..CookConfig::default()
         };
         let smallest = cook_mesh_set(parts, &by_size).unwrap();
-        let roomy = CookOptions {
+        let roomy = CookConfig {
             decode_budget: 1e9,
             ..by_size
         };
         assert_eq!(cook_mesh_set(parts, &roomy).unwrap(), smallest, "set {i}");
         for growth in [0.0, 1.0 / 16.0, 0.25] {
-            let tight = CookOptions {
+            let tight = CookConfig {
                 decode_budget: 0.01,
                 speed_growth: growth,
                 ..by_size
@@ -528,14 +528,14 @@ fn a_tight_budget_moves_a_slow_record_to_faster_codings() {
     // budget and a quarter more bytes allowed, some stream must give its entropy
     // layer up, and the estimate falls.
     let parts = vec![real("pirate.obj")];
-    let by_size = CookOptions {
+    let by_size = CookConfig {
         decode_budget: 0.0,
-        ..CookOptions::default()
+        ..CookConfig::default()
     };
     let smallest = cook_mesh_set(&parts, &by_size).unwrap();
     let fast = cook_mesh_set(
         &parts,
-        &CookOptions {
+        &CookConfig {
             decode_budget: 0.01,
             speed_growth: 0.25,
             ..by_size

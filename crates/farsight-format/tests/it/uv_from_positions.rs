@@ -4,15 +4,15 @@
 //! sets, and that a reader refuses a `uv_axes` no writer produces.
 
 use farsight_format::{
-    cook_mesh, cook_mesh_set, CookOptions, CookedHeader, CookedMesh, CookedSet, MeshData,
+    cook_mesh, cook_mesh_set, CookConfig, CookedHeader, CookedMesh, CookedSet, MeshData,
 };
 
 use crate::tile;
 
-fn opts() -> CookOptions {
-    CookOptions {
+fn opts() -> CookConfig {
+    CookConfig {
         generate_tangents: false,
-        ..CookOptions::default()
+        ..CookConfig::default()
     }
 }
 
@@ -70,12 +70,12 @@ fn predicted_uvs_decode_to_the_stored_codes() {
             // Positions as fine as the uvs or finer predict them within a cell; at
             // 11 bits against 16 a position cell spans 32 uv cells, and the walk may
             // store them smaller (the round trip holds either way).
-            let o = CookOptions {
+            let o = CookConfig {
                 position_bits: pb,
                 uv_bits: ub,
                 ..opts()
             };
-            let plain = CookOptions {
+            let plain = CookConfig {
                 predict_uvs: false,
                 ..o
             };
@@ -95,7 +95,7 @@ fn predicted_uvs_decode_to_the_stored_codes() {
     let parts = [base.clone(), swapped.clone()];
     let set = cook_mesh_set(&parts, &opts()).unwrap();
     let set = CookedSet::parse(&set).unwrap();
-    let plain = CookOptions {
+    let plain = CookConfig {
         predict_uvs: false,
         ..opts()
     };

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 
 fn hills(max: IVec3) -> VoxelGrid {
     let mut g = VoxelGrid::new();
-    let p = TerrainParams {
+    let p = TerrainGeneratorConfig {
         base_height: 40.0,
         hill_height: 60.0,
         caves: false,
@@ -19,8 +19,8 @@ fn hills(max: IVec3) -> VoxelGrid {
     g
 }
 
-fn settings(draw: f32) -> ViewSettings {
-    ViewSettings {
+fn settings(draw: f32) -> TerrainViewConfig {
+    TerrainViewConfig {
         draw_distance: draw,
         ..Default::default()
     }

@@ -60,7 +60,7 @@ fn curved_terrain_collision_is_watertight_between_patches() {
     let mut g = VoxelGrid::new();
     generate(
         &mut g,
-        &TerrainParams {
+        &TerrainGeneratorConfig {
             caves: false,
             ..Default::default()
         },
@@ -207,7 +207,7 @@ fn query_shapes() -> Vec<ChunkShape> {
     let mut hills = VoxelGrid::new();
     generate(
         &mut hills,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::new(0, 0, 0),
         IVec3::new(0, 1, 0),
     );
@@ -317,7 +317,7 @@ fn collision_meshes_have_unique_vertices_and_no_degenerate_triangles() {
     let mut g = VoxelGrid::new();
     generate(
         &mut g,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::new(-1, 0, -1),
         IVec3::new(0, 1, 0),
     );
@@ -343,7 +343,7 @@ fn collision_builds_are_deterministic_serial_or_parallel() {
     let mut g = VoxelGrid::new();
     generate(
         &mut g,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::new(-1, 0, -1),
         IVec3::new(1, 1, 1),
     );
@@ -384,7 +384,7 @@ fn collider_memory_stays_within_the_cells_memory() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(6);
     let half = size as f32 * CHUNK_SIZE * 0.5;
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         lake: Some((Vec3::new(half * 0.6, 110.0, half * 0.4), 140.0)),
         ..Default::default()
     };
@@ -439,7 +439,7 @@ fn rounded_positions_stay_on_the_mesh_and_agree_across_chunk_seams() {
     let mut g = VoxelGrid::new();
     generate(
         &mut g,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::new(0, 0, 0),
         IVec3::new(1, 1, 1),
     );
@@ -509,7 +509,7 @@ fn a_ranged_cache_holds_what_it_built_and_refreshes_it_after_an_edit() {
     let mut g = VoxelGrid::new();
     generate(
         &mut g,
-        &TerrainParams::default(),
+        &TerrainGeneratorConfig::default(),
         IVec3::new(-2, -1, -2),
         IVec3::new(2, 1, 2),
     );
@@ -539,7 +539,7 @@ fn a_ranged_cache_holds_what_it_built_and_refreshes_it_after_an_edit() {
 
     // Carve at a held chunk's corner: every held chunk it reaches is rebuilt (equal
     // to a fresh full cache), the unheld neighbours stay unheld.
-    let ground = TerrainParams::default().height(0.0, 0.0);
+    let ground = TerrainGeneratorConfig::default().height(0.0, 0.0);
     g.set_sphere(Vec3::new(0.0, ground, 0.0), 40.0, Material::AIR)
         .unwrap();
     let held = ranged.held().count();

@@ -31,7 +31,7 @@ fn ticking(step: Duration) -> (Clock, Arc<AtomicU64>) {
 /// A view whose finished results all wait for publication (`publish_max` 0 while
 /// the workers run), with more than 32 of them.
 fn view_with_ready_results(grid: &VoxelGrid, cam: Vec3) -> TerrainView {
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 500.0,
         publish_max: 0,
         ..Default::default()
@@ -107,7 +107,7 @@ fn publication_stops_once_the_budget_has_passed_checked_between_results() {
 fn scans_run_on_8_units_of_camera_movement_or_a_new_draw_distance() {
     let grid = flat_world();
     let cam = Vec3::new(64.0, 100.0, 64.0);
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 500.0,
         ..Default::default()
     };
@@ -147,7 +147,7 @@ fn one_large_edit_never_exceeds_the_publication_limits() {
         let mut grid = flat_world();
         let cam = Vec3::new(64.0, 100.0, 64.0);
         let mut view = TerrainView::new(
-            ViewSettings {
+            TerrainViewConfig {
                 draw_distance: 500.0,
                 ..Default::default()
             },

@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 
 fn sample_grid() -> VoxelGrid {
     let mut g = VoxelGrid::new();
-    let p = TerrainParams {
+    let p = TerrainGeneratorConfig {
         lake: Some((Vec3::new(100.0, 90.0, 100.0), 60.0)),
         ..Default::default()
     };
@@ -276,7 +276,7 @@ fn random_inputs(rounds: Option<usize>, secs: u64) -> usize {
         std::fs::write(format!("{dir}/sample.farsight"), &bytes).unwrap();
         std::fs::write(format!("{dir}/sphere.farsight"), &small).unwrap();
     }
-    let opts = farsight_format::ReadOptions {
+    let opts = farsight_format::ReadConfig {
         verify_checksum: false,
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use farsight_terrain::*;
 use glam::{IVec3, Vec3};
 
-fn hills() -> TerrainParams {
-    TerrainParams {
+fn hills() -> TerrainGeneratorConfig {
+    TerrainGeneratorConfig {
         base_height: 40.0,
         hill_height: 70.0,
         hill_scale: 150.0,
@@ -15,7 +15,7 @@ fn hills() -> TerrainParams {
     }
 }
 
-fn world(params: &TerrainParams, max: IVec3) -> VoxelGrid {
+fn world(params: &TerrainGeneratorConfig, max: IVec3) -> VoxelGrid {
     let mut g = VoxelGrid::new();
     generate(&mut g, params, IVec3::ZERO, max);
     g
@@ -27,7 +27,7 @@ fn key(p: [f32; 3]) -> [u32; 3] {
 
 #[test]
 fn no_crack_between_equal_level_neighbours() {
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         caves: true,
         base_height: 70.0,
         ..hills()

@@ -22,7 +22,7 @@ fn count<R>(f: impl FnOnce() -> R) -> (u64, R) {
 
 fn hills() -> VoxelGrid {
     let mut g = VoxelGrid::new();
-    let p = TerrainParams {
+    let p = TerrainGeneratorConfig {
         base_height: 40.0,
         hill_height: 60.0,
         ..Default::default()
@@ -40,7 +40,7 @@ fn counting_sees_allocations() {
 #[test]
 fn steady_frames_allocate_nothing_while_scanning_and_publishing() {
     let grid = hills();
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 600.0,
         ..Default::default()
     };

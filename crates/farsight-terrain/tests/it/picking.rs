@@ -1,4 +1,4 @@
-//! The editor's CPU picking copy: kept only when `ViewSettings::picking` is on,
+//! The editor's CPU picking copy: kept only when `TerrainViewConfig::picking` is on,
 //! the displayed surface at its displayed level, skirts omitted.
 
 use std::time::Duration;
@@ -9,7 +9,7 @@ use glam::{IVec3, Vec3};
 use crate::common::flat_world;
 
 fn view(grid: &VoxelGrid, cam: Vec3, picking: bool) -> TerrainView {
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 400.0,
         picking,
         ..Default::default()

@@ -159,7 +159,7 @@ fn write_ppm(img: &[Px], marks: &[(usize, usize)], path: &str) {
 
 fn example_grid() -> (VoxelGrid, Vec3, Vec3) {
     let lake = Vec3::new(300.0, 92.0, 260.0);
-    let params = TerrainParams {
+    let params = TerrainGeneratorConfig {
         lake: Some((lake, 90.0)),
         ..Default::default()
     };
@@ -176,7 +176,7 @@ fn example_grid() -> (VoxelGrid, Vec3, Vec3) {
 #[test]
 fn example_view_has_no_crack() {
     let (grid, eye, target) = example_grid();
-    let settings = ViewSettings {
+    let settings = TerrainViewConfig {
         draw_distance: 1100.0,
         ..Default::default()
     };

@@ -9,7 +9,7 @@ use rapier3d::prelude::{ColliderBuilder, PhysicsWorld, RigidBodyBuilder, Vector}
 
 fn hills() -> VoxelGrid {
     let mut g = VoxelGrid::new();
-    let p = TerrainParams {
+    let p = TerrainGeneratorConfig {
         base_height: 40.0,
         hill_height: 30.0,
         caves: false,

@@ -142,7 +142,7 @@ fn open_sides_face_out_and_share_the_sheet_edge_fade() {
 fn lod_changes_reuse_water_and_edits_rebuild_it() {
     let mut g = pool();
     let mut view = TerrainView::new(
-        ViewSettings {
+        TerrainViewConfig {
             draw_distance: 800.0,
             ..Default::default()
         },
@@ -176,7 +176,7 @@ fn lod_changes_reuse_water_and_edits_rebuild_it() {
 fn a_pure_lod_request_keeps_water_dirtied_by_an_earlier_edit() {
     let mut g = pool();
     let mut view = TerrainView::new(
-        ViewSettings {
+        TerrainViewConfig {
             draw_distance: 800.0,
             ..Default::default()
         },

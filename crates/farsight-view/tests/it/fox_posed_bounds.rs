@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use farsight_geom::Aabb;
 use farsight_view::{
     Camera, CameraStore, MaterialHandle, MeshHandle, ObjectDesc, ObjectStore, PoseSlice,
-    Projection, RenderSettings, Skin, VisibilitySystem,
+    Projection, RenderConfig, Skin, VisibilitySystem,
 };
 use glam::{EulerRot, Mat4, Quat, Vec3};
 use rand::{Rng, SeedableRng};
@@ -53,7 +53,7 @@ fn fox_posed_bounds_contain_every_posed_vertex_through_the_pass() {
     });
     let id = store.insert(d);
     let cams = one_camera(Vec3::new(3.0, 1.0, 2.0), Vec3::new(3.0, 0.0, -5.0));
-    let settings = RenderSettings::default();
+    let settings = RenderConfig::default();
     let mut sys = VisibilitySystem::new();
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let joints = fox.joint_nodes.len();
@@ -125,7 +125,7 @@ fn an_invalid_posed_box_makes_the_object_invalid_for_that_frame() {
     });
     let id = store.insert(d);
     let cams = one_camera(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO);
-    let settings = RenderSettings::default();
+    let settings = RenderConfig::default();
     let mut sys = VisibilitySystem::new();
     let poses = [
         // Inverted on x by less than the pad: padding would hide it.

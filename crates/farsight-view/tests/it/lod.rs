@@ -4,7 +4,7 @@ use farsight_geom::Aabb;
 use farsight_lod::LodError;
 use farsight_view::{
     Camera, CameraStore, EntityLod, EntityLodLevel, FrameContext, LodChanged, LodComponentError,
-    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderSettings,
+    MaterialHandle, MeshHandle, ObjectDesc, ObjectId, ObjectStore, Projection, RenderConfig,
     Residency, Transform, VisibilitySystem,
 };
 use glam::{Mat4, Vec3};
@@ -34,7 +34,7 @@ struct Rig {
     store: ObjectStore,
     cams: CameraStore,
     sys: VisibilitySystem,
-    settings: RenderSettings,
+    settings: RenderConfig,
     frame: u64,
     id: ObjectId,
 }
@@ -56,8 +56,8 @@ impl Rig {
             Vec3::new(0.0, 0.0, 300.0),
             Vec3::ZERO,
         ));
-        let settings = RenderSettings {
-            lod: farsight_lod::LodSettings {
+        let settings = RenderConfig {
+            lod: farsight_lod::LodConfig {
                 update_frame_interval: 1,
                 ..Default::default()
             },
@@ -345,7 +345,7 @@ fn non_finite_objects_are_skipped_counted_and_do_not_disturb_neighbours() {
         Vec3::new(100.0, 10.0, 30.0),
         Vec3::new(100.0, 0.0, -100.0),
     ));
-    let settings = RenderSettings {
+    let settings = RenderConfig {
         cull_min_pixels: 2.0,
         ..Default::default()
     };
@@ -392,7 +392,7 @@ fn a_transform_or_bounds_set_bad_later_is_skipped_and_set_good_again_is_drawn() 
     let id = store.insert(ObjectDesc::new(world, b, MeshHandle(1), MaterialHandle(1)));
     let mut cams = CameraStore::new();
     cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::NEG_Z));
-    let settings = RenderSettings::default();
+    let settings = RenderConfig::default();
     let mut sys = VisibilitySystem::new();
     let mut frame = 0;
     let mut run = |store: &mut ObjectStore| {
@@ -499,7 +499,7 @@ fn fly_two_systems(
     city_block(&mut b_store, 5_000, 9);
     let mut cams = CameraStore::new();
     let cam = cams.insert(Camera::looking_at(persp(60.0), Vec3::ZERO, Vec3::X));
-    let settings = RenderSettings {
+    let settings = RenderConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 600.0,
         ..Default::default()

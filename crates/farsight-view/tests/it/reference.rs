@@ -3,7 +3,7 @@
 use farsight_geom::{Aabb, Frustum};
 use farsight_view::{
     Camera, CameraStore, EntityLod, EntityLodLevel, MaterialHandle, MeshHandle, ObjectDesc,
-    ObjectId, ObjectStore, Projection, RenderSettings, Transform, VisibilitySystem,
+    ObjectId, ObjectStore, Projection, RenderConfig, Transform, VisibilitySystem,
 };
 use glam::{Mat4, Quat, Vec3};
 use rand::{Rng, SeedableRng};
@@ -79,7 +79,7 @@ fn reference(
     cam: Vec3,
     p11: f32,
     ortho: bool,
-    settings: &RenderSettings,
+    settings: &RenderConfig,
 ) -> Option<Option<bool>> {
     if !s.is_visible(id) || s.mesh(id) == MeshHandle::NONE || s.material(id) == MaterialHandle::NONE
     {
@@ -163,7 +163,7 @@ fn visible_and_scene_lists_match_brute_force_at_every_thread_count() {
             }
         };
         let cam_id = cams.insert(Camera::looking_at(projection, eye, target));
-        let settings = RenderSettings {
+        let settings = RenderConfig {
             cull_min_pixels: [0.0, 4.0, 40.0][scene % 3],
             cull_max_distance: [0.0, 250.0][scene % 2],
             viewport_height: 1080.0,
@@ -274,11 +274,11 @@ fn kept_world_boxes_decide_bit_for_bit_as_boxes_made_each_frame() {
             Vec3::new(0.0, 10.0, 0.0),
             Vec3::new(100.0, 0.0, [50.0, -80.0, 10.0][scene]),
         ));
-        let settings = RenderSettings {
+        let settings = RenderConfig {
             cull_min_pixels: 4.0,
             cull_max_distance: 250.0,
             viewport_height: 1080.0,
-            lod: farsight_lod::LodSettings {
+            lod: farsight_lod::LodConfig {
                 update_frame_interval: 1,
                 ..Default::default()
             },

@@ -11,7 +11,7 @@ use farsight_building::{uv_gradient_tangents, BakedBuilding, Kit, LodPolicy};
 use farsight_testkit::scratch;
 use farsight_testkit::world::recording;
 use farsight_world::{
-    generate, BuildingLevel, EntityKind, Flight, FrameReport, Recording, SyntheticSpec, SystemId,
+    generate, BuildingLevel, EntityKind, Flight, FrameReport, Recording, SyntheticConfig, SystemId,
     World, WorldConfig, WorldManifest,
 };
 
@@ -28,7 +28,7 @@ fn cooked_building() -> (BakedBuilding, Vec<u8>) {
 /// building file (its own name, the file's id and level count).
 fn world_with_building_files(dir: &Path) -> WorldManifest {
     let (baked, bytes) = cooked_building();
-    generate(dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    generate(dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     let mut m = WorldManifest::read(dir).unwrap();
     std::fs::create_dir_all(dir.join("buildings")).unwrap();
     let n = baked.level_count();

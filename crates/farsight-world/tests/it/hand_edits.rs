@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use farsight_testkit::scratch;
 use farsight_world::{
-    generate, BadField, FrameInput, RecordError, Recording, SyntheticSpec, World, WorldConfig,
+    generate, BadField, FrameInput, RecordError, Recording, SyntheticConfig, World, WorldConfig,
     WorldError, WorldManifest, MANIFEST_FILE,
 };
 
@@ -28,7 +28,7 @@ fn refused(dir: &Path, m: &WorldManifest, edit: impl FnOnce(&mut WorldManifest))
 
 fn world(name: &str) -> (PathBuf, WorldManifest) {
     let dir = scratch(name);
-    let m = generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    let m = generate(&dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     (dir, m)
 }
 

@@ -11,7 +11,9 @@
 use std::time::Duration;
 
 use farsight_testkit::{scratch, CountingAlloc};
-use farsight_world::{generate, Flight, FrameInput, Recording, SyntheticSpec, World, WorldConfig};
+use farsight_world::{
+    generate, Flight, FrameInput, Recording, SyntheticConfig, World, WorldConfig,
+};
 
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc::new();
@@ -36,7 +38,7 @@ fn pose(flight: &Flight, span: u32, i: u32, input: &mut FrameInput) {
 #[test]
 fn steady_frames_of_the_loop_allocate_nothing_with_the_recording_on_and_off() {
     let dir = scratch("steady");
-    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    generate(&dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     let config = WorldConfig::default();
     let mut world = World::open(&dir, config).unwrap();
     let flight = Flight::new(world.manifest(), 300);

@@ -9,7 +9,7 @@ use farsight_terrain::{chunk_bounds, CollisionCache};
 use farsight_testkit::scratch;
 use farsight_testkit::world::recording;
 use farsight_world::{
-    generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticSpec, SystemId,
+    generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticConfig, SystemId,
     TerrainPublication, World, WorldConfig, WorldError, WorldManifest, BASES_PER_FRAME,
     MANIFEST_FILE, SYSTEMS,
 };
@@ -43,7 +43,7 @@ fn fly_with(
 #[test]
 fn a_generated_world_flies_without_holes_and_replays_to_the_same_decisions() {
     let dir = scratch("fly");
-    let spec = SyntheticSpec::small();
+    let spec = SyntheticConfig::small();
     let m = generate(&dir, &spec, &mut |_| {}).unwrap();
     assert_eq!(m.buildings.len(), spec.buildings as usize);
     let config = WorldConfig::default();
@@ -85,7 +85,7 @@ fn a_generated_world_flies_without_holes_and_replays_to_the_same_decisions() {
 #[test]
 fn a_tight_budget_raises_the_bias_and_is_still_held() {
     let dir = scratch("tight");
-    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    generate(&dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     let mut config = WorldConfig::default();
     config.budget.upload = 96 << 10;
     config.budget.memory = 64 << 20;
@@ -106,7 +106,7 @@ fn bad_manifests_are_refused_with_the_path() {
     std::fs::write(dir.join(MANIFEST_FILE), "not ron at all (").unwrap();
     let e = WorldManifest::read(&dir).unwrap_err();
     assert!(matches!(e, WorldError::Manifest { .. }), "{e}");
-    generate(&dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    generate(&dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     let mut m = WorldManifest::read(&dir).unwrap();
     m.version = 99;
     m.write(&dir).unwrap();
@@ -133,10 +133,10 @@ fn one_system_wanting_the_whole_pool_leaves_every_other_its_coarsest_levels() {
     let dir = scratch("pool");
     // Many models, many instances, all near the camera on a small ground: their
     // finest levels alone want more than the whole pool.
-    let spec = SyntheticSpec {
+    let spec = SyntheticConfig {
         models: 120,
         objects: 6_000,
-        ..SyntheticSpec::small()
+        ..SyntheticConfig::small()
     };
     let m = generate(&dir, &spec, &mut |_| {}).unwrap();
     let demand: u64 = m
@@ -210,9 +210,9 @@ fn a_paused_terrain_mesher_leaves_no_hole_and_the_flight_still_replays() {
     let dir = scratch("paused");
     // Ground much larger than the draw distance: chunks come into range all along
     // the flight, and the mesher is paused after the first loading screen.
-    let spec = SyntheticSpec {
+    let spec = SyntheticConfig {
         chunks_side: 12,
-        ..SyntheticSpec::small()
+        ..SyntheticConfig::small()
     };
     generate(&dir, &spec, &mut |_| {}).unwrap();
     let config = WorldConfig {
@@ -308,9 +308,9 @@ fn chunks_near(world: &World, source: Vec3, radius: f32) -> Vec<IVec3> {
 #[test]
 fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
     let dir = scratch("colliders");
-    let spec = SyntheticSpec {
+    let spec = SyntheticConfig {
         chunks_side: 18,
-        ..SyntheticSpec::small()
+        ..SyntheticConfig::small()
     };
     let m = generate(&dir, &spec, &mut |_| {}).unwrap();
     let mut config = WorldConfig {
@@ -432,7 +432,7 @@ struct Paused {
 }
 
 fn paused_over_the_middle(dir: &std::path::Path) -> Paused {
-    generate(dir, &SyntheticSpec::small(), &mut |_| {}).unwrap();
+    generate(dir, &SyntheticConfig::small(), &mut |_| {}).unwrap();
     let config = WorldConfig::default();
     let mut world = World::open(dir, config).unwrap();
     let mut rec = recording(dir, config);
@@ -689,9 +689,9 @@ fn a_wide_edit_remakes_its_stale_bases_a_few_a_frame_nearest_first() {
 #[test]
 fn colliders_built_at_once_never_exceed_a_pool_full_of_meshes() {
     let dir = scratch("full-pool");
-    let spec = SyntheticSpec {
+    let spec = SyntheticConfig {
         chunks_side: 12,
-        ..SyntheticSpec::small()
+        ..SyntheticConfig::small()
     };
     generate(&dir, &spec, &mut |_| {}).unwrap();
     let mut config = WorldConfig::default();
