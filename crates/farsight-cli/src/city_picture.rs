@@ -32,6 +32,31 @@ fn window(layout: &CityLayout, camera: Vec3) -> (f32, f32, f32, f32) {
     (x0, x1, -half_depth, half_depth)
 }
 
+/// The world window drawn and its scale: world x and z map to pixels.
+#[derive(Clone, Copy)]
+struct Frame {
+    x0: f32,
+    x1: f32,
+    z0: f32,
+    z1: f32,
+    /// Pixels per metre.
+    ppm: f32,
+}
+
+impl Frame {
+    fn to_px(&self, p: Vec3) -> (f32, f32) {
+        ((p.x - self.x0) * self.ppm, (p.z - self.z0) * self.ppm)
+    }
+}
+
+/// How many objects drew at each level, on a fallback, and culled, in the window.
+#[derive(Default)]
+struct Counts {
+    levels: [usize; 3],
+    fallbacks: usize,
+    culled: usize,
+}
+
 pub fn draw(
     store: &ObjectStore,
     vis: &Visibility,
@@ -46,14 +71,34 @@ pub fn draw(
     let width = 1400u32;
     let ppm = width as f32 / (x1 - x0);
     let height = (((z1 - z0) * ppm).round() as u32).max(200);
-    let to_px = |p: Vec3| ((p.x - x0) * ppm, (p.z - z0) * ppm);
+    let frame = Frame {
+        x0,
+        x1,
+        z0,
+        z1,
+        ppm,
+    };
     let mut img = Canvas::new(width, height, GROUND);
-    let (_, sy0) = to_px(Vec3::new(0.0, 0.0, -layout.street_half_width));
-    let (_, sy1) = to_px(Vec3::new(0.0, 0.0, layout.street_half_width));
+    let (_, sy0) = frame.to_px(Vec3::new(0.0, 0.0, -layout.street_half_width));
+    let (_, sy1) = frame.to_px(Vec3::new(0.0, 0.0, layout.street_half_width));
     img.fill(0, sy0 as i64, width as i64, sy1 as i64, STREET);
+    draw_rings(&mut img, &frame, cam);
+    let counts = draw_objects(&mut img, &frame, store, vis);
+    draw_camera(
+        &mut img,
+        &frame,
+        vis,
+        settings.cull_max_distance,
+        fov_y,
+        aspect,
+    );
+    write_with_key(img, &frame, &counts, path)
+}
 
-    // LOD distance rings around the camera (levels end at 50, 100, 200 m).
-    let (cx, cy) = to_px(cam);
+/// LOD distance rings around the camera (levels end at 50, 100, 200 m).
+fn draw_rings(img: &mut Canvas, frame: &Frame, cam: Vec3) {
+    let ppm = frame.ppm;
+    let (cx, cy) = frame.to_px(cam);
     for r in [50.0f32, 100.0, 200.0] {
         let steps = 720;
         for s in 0..steps {
@@ -74,14 +119,19 @@ pub fn draw(
             RING,
         );
     }
+}
 
+/// Every live object in the window, coloured by the level it draws (grey when culled),
+/// outlined when it draws a resident fallback.
+fn draw_objects(img: &mut Canvas, frame: &Frame, store: &ObjectStore, vis: &Visibility) -> Counts {
+    let Frame { x0, x1, z0, z1, .. } = *frame;
     let mut visible = vec![false; store.len()];
     for &i in &vis.objects.visible {
         if let Some(v) = visible.get_mut(i as usize) {
             *v = true;
         }
     }
-    let (mut counts, mut fallbacks, mut culled) = ([0usize; 3], 0usize, 0usize);
+    let mut counts = Counts::default();
     for i in 0..store.len() as u32 {
         let id = ObjectId(i);
         if !store.is_alive(id) {
@@ -98,27 +148,39 @@ pub fn draw(
         let seen = visible[i as usize];
         let colour = match (seen, lod.and_then(|l| l.current())) {
             (false, _) => {
-                culled += 1;
+                counts.culled += 1;
                 CULLED
             }
             (true, Some(level)) => {
-                counts[level.min(2) as usize] += 1;
+                counts.levels[level.min(2) as usize] += 1;
                 LEVEL[level.min(2) as usize]
             }
             (true, None) => LAMP,
         };
-        let (px0, py0) = to_px(b.min);
-        let (px1, py1) = to_px(b.max);
+        let (px0, py0) = frame.to_px(b.min);
+        let (px1, py1) = frame.to_px(b.max);
         let (px0, py0, px1, py1) = (px0 as i64, py0 as i64, px1 as i64 + 1, py1 as i64 + 1);
         img.fill(px0, py0, px1, py1, colour);
         if seen && lod.is_some_and(|l| l.using_fallback()) {
-            fallbacks += 1;
+            counts.fallbacks += 1;
             img.frame(px0 - 1, py0 - 1, px1 + 1, py1 + 1, FALLBACK);
             img.frame(px0 - 2, py0 - 2, px1 + 2, py1 + 2, FALLBACK);
         }
     }
+    counts
+}
 
-    // The camera and its frustum, out to the cull distance or the picture's edge.
+/// The camera and its frustum, out to the cull distance or the picture's edge.
+fn draw_camera(
+    img: &mut Canvas,
+    frame: &Frame,
+    vis: &Visibility,
+    cull_max_distance: f32,
+    fov_y: f32,
+    aspect: f32,
+) {
+    let cam = vis.camera_position;
+    let (cx, cy) = frame.to_px(cam);
     let forward = {
         let cam_to_world = vis.view.inverse();
         let f = -cam_to_world.z_axis.truncate();
@@ -126,7 +188,7 @@ pub fn draw(
         f.normalize_or(Vec3::X)
     };
     let half_h = ((fov_y * 0.5).tan() * aspect).atan();
-    let reach = settings.cull_max_distance.min(2.0 * (x1 - x0));
+    let reach = cull_max_distance.min(2.0 * (frame.x1 - frame.x0));
     for side in [-1.0f32, 1.0] {
         let (s, c) = (side * half_h).sin_cos();
         let dir = Vec3::new(
@@ -134,7 +196,7 @@ pub fn draw(
             0.0,
             forward.x * s + forward.z * c,
         );
-        let (ex, ey) = to_px(cam + dir * reach);
+        let (ex, ey) = frame.to_px(cam + dir * reach);
         img.line(cx, cy, ex, ey, CAMERA);
     }
     img.fill(
@@ -144,11 +206,15 @@ pub fn draw(
         cy as i64 + 5,
         CAMERA,
     );
+}
 
+/// Adds the legend and the scale, writes the PNG and says what it shows.
+fn write_with_key(img: Canvas, frame: &Frame, counts: &Counts, path: &Path) -> Result<(), String> {
+    let (levels, fallbacks, culled) = (counts.levels, counts.fallbacks, counts.culled);
     let labels = [
-        format!("LOD0 (UNDER 50 M): {}", counts[0]),
-        format!("LOD1 (50-100 M): {}", counts[1]),
-        format!("LOD2 (OVER 100 M): {}", counts[2]),
+        format!("LOD0 (UNDER 50 M): {}", levels[0]),
+        format!("LOD1 (50-100 M): {}", levels[1]),
+        format!("LOD2 (OVER 100 M): {}", levels[2]),
         format!("ON A FALLBACK (OUTLINED): {fallbacks}"),
         format!("CULLED: {culled}"),
         "STREET LAMP (NO LOD)".to_string(),
@@ -160,11 +226,11 @@ pub fn draw(
         .copied()
         .zip(labels.iter().map(String::as_str))
         .collect();
-    let bar = nice_length(x1 - x0);
+    let bar = nice_length(frame.x1 - frame.x0);
     let img = img.with_key(
         "CITY BLOCK FROM ABOVE AT FRAME 0: THE LEVEL EACH BUILDING DRAWS",
         &entries,
-        ppm,
+        frame.ppm,
         bar,
         &format!("{bar:.0} M"),
     );
@@ -172,9 +238,9 @@ pub fn draw(
     println!(
         "wrote {} (the block from above at frame 0: {} LOD0, {} LOD1, {} LOD2, {} on a fallback, {} culled; legend and scale in the picture)",
         path.display(),
-        counts[0],
-        counts[1],
-        counts[2],
+        levels[0],
+        levels[1],
+        levels[2],
         fallbacks,
         culled
     );

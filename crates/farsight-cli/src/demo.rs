@@ -5,7 +5,7 @@
 //! bands and levels, then per-frame visible and caster counts, LOD switches, the pass
 //! time and the memory held per object; draws the first frame from above.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use farsight_view::scenes::{city_block, CityLayout};
@@ -113,6 +113,34 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         threads
     );
 
+    let flight = fly_city(&args, &pool, &mut store, &layout, &outputs.city_png)?;
+    print_flight(&args, &flight, objects);
+    print_memory(&store, objects);
+    if args.city_only {
+        return Ok(());
+    }
+    run_terrain_and_streaming(&outputs)
+}
+
+/// What the flight along the street measured, frame by frame.
+struct CityFlight {
+    /// Pass time per frame.
+    times: Vec<Duration>,
+    /// (frame, camera x, the pass's statistics) per frame.
+    per_frame: Vec<(u64, f32, PassStats)>,
+    /// LOD switches over the whole flight.
+    total_switches: u64,
+}
+
+/// Flies the camera along the street, running the visibility pass each frame on the
+/// pool; LOD0 arrives at frame [`LOD0_ARRIVES_AT_FRAME`]. Draws the first frame's picture.
+fn fly_city(
+    args: &DemoArgs,
+    pool: &rayon::ThreadPool,
+    store: &mut ObjectStore,
+    layout: &CityLayout,
+    city_png: &Path,
+) -> Result<CityFlight, Box<dyn std::error::Error>> {
     let mut cams = CameraStore::new();
     let projection = Projection::Perspective {
         fov_y: FOV_Y_DEGREES.to_radians(),
@@ -120,7 +148,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         near: 0.1,
         far: 5000.0,
     };
-    let cam = cams.insert(Camera::new(projection, camera_at(&layout, 0.0)));
+    let cam = cams.insert(Camera::new(projection, camera_at(layout, 0.0)));
     let settings = RenderConfig {
         cull_min_pixels: 2.0,
         cull_max_distance: 1500.0,
@@ -144,10 +172,10 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut total_switches = 0u64;
     for f in 0..args.frames as u64 {
         if f == LOD0_ARRIVES_AT_FRAME {
-            set_lod0_residency(&mut store, Residency::Resident);
+            set_lod0_residency(store, Residency::Resident);
         }
         let t = f as f32 / (args.frames.max(2) - 1) as f32;
-        cams.get_mut(cam).expect("camera").world = Some(camera_at(&layout, t));
+        cams.get_mut(cam).expect("camera").world = Some(camera_at(layout, t));
         let ctx = FrameContext {
             frame: f,
             host_view: None,
@@ -158,24 +186,24 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         };
         let start = Instant::now();
         pool.install(|| {
-            sys.update(&mut store, &ctx);
+            sys.update(store, &ctx);
         });
         let dt = start.elapsed();
         times.push(dt);
         let stats = sys.stats();
         total_switches += stats.lod_switches as u64;
-        per_frame.push((f, camera_x(&layout, t), stats));
+        per_frame.push((f, camera_x(layout, t), stats));
         if f == 0 {
-            print_seed_table(&store, &sys);
+            print_seed_table(store, &sys);
             let vis = sys.visibility();
             crate::city_picture::draw(
-                &store,
+                store,
                 vis,
-                &layout,
+                layout,
                 &settings,
                 FOV_Y_DEGREES.to_radians(),
                 ASPECT,
-                &outputs.city_png,
+                city_png,
             )?;
         }
         bar.inc(1);
@@ -183,6 +211,16 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     bar.finish_and_clear();
 
+    Ok(CityFlight {
+        times,
+        per_frame,
+        total_switches,
+    })
+}
+
+/// Prints every few frames of the flight, the pass time statistics and the LOD switches.
+fn print_flight(args: &DemoArgs, flight: &CityFlight, objects: usize) {
+    let (times, per_frame) = (&flight.times, &flight.per_frame);
     println!(
         "\nFlight along the street ({} frames, every {}th shown):",
         args.frames,
@@ -223,15 +261,14 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let last = per_frame.last().expect("frames").2;
     println!(
         "LOD switches: {} in total, {:.1} per frame; invalid objects skipped: {}",
-        total_switches,
-        total_switches as f64 / args.frames as f64,
+        flight.total_switches,
+        flight.total_switches as f64 / args.frames as f64,
         last.invalid
     );
-    print_memory(&store, objects);
-    if args.city_only {
-        return Ok(());
-    }
+}
 
+/// The terrain and streaming demos at a small size, writing their pictures to `outputs`.
+fn run_terrain_and_streaming(outputs: &Outputs) -> Result<(), Box<dyn std::error::Error>> {
     println!("\n== Voxel terrain: `farsight terrain` at demo size");
     crate::terrain::run(crate::terrain::TerrainArgs {
         size: 8,

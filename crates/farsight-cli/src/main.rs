@@ -8,6 +8,25 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+/// Every command's `println!`: this one shadows the standard macro in every module
+/// below (they are declared after it), so a reader that closes stdout early
+/// (`farsight cook mesh ... | head -1`) ends the command quietly instead of panicking.
+macro_rules! println {
+    () => {
+        $crate::output::print_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::print_line(format_args!($($arg)*))
+    };
+}
+
+/// Every command's `print!`, for the same reason as `println!`.
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::output::print_text(format_args!($($arg)*))
+    };
+}
+
 mod bake_buildings;
 mod city_picture;
 mod cook;
@@ -61,6 +80,18 @@ fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
         .mut_subcommands(allow_negative_numbers)
 }
 
+fn dispatch(command: Command) -> Result<(), Box<dyn std::error::Error>> {
+    match command {
+        Command::Demo(args) => demo::run(args),
+        Command::Bake(args) => bake_buildings::run(args),
+        Command::Cook(args) => cook::run(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Terrain(args) => terrain::run(args),
+        Command::StreamSim(args) => stream_sim::run(args),
+        Command::World(args) => world::run(args),
+    }
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // Negative numbers are values, not flags (`--x -5` as well as `--x=-5`), in every
@@ -70,14 +101,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
-        Command::Demo(args) => demo::run(args),
-        Command::Bake(args) => bake_buildings::run(args),
-        Command::Cook(args) => cook::run(args),
-        Command::Inspect(args) => inspect::run(args),
-        Command::Terrain(args) => terrain::run(args),
-        Command::StreamSim(args) => stream_sim::run(args),
-        Command::World(args) => world::run(args),
+    // A closed stdout unwinds out of the command (its destructors run) and ends it
+    // with success, as `inspect` always did; any other panic goes on as it was.
+    let result = match std::panic::catch_unwind(|| dispatch(cli.command)) {
+        Ok(result) => result,
+        Err(payload) if payload.is::<output::StdoutClosed>() => return ExitCode::SUCCESS,
+        Err(payload) => std::panic::resume_unwind(payload),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -213,3 +213,35 @@ mod tests {
         assert!(!s.contains("os error"), "{s}");
     }
 }
+
+/// The panic payload that ends a command whose stdout reader went away
+/// (`farsight ... | head -1`): `main` catches it and exits with success, quietly,
+/// after the command's destructors ran (a temporary world folder is removed).
+pub struct StdoutClosed;
+
+/// Writes `args` and a newline to stdout: what the crate's `println!` does. A closed
+/// pipe unwinds with [`StdoutClosed`] (no panic message: `resume_unwind` skips the
+/// panic hook); any other write error panics as `std::println!` does.
+pub fn print_line(args: std::fmt::Arguments) {
+    write_stdout(args, true);
+}
+
+/// Writes `args` to stdout without a newline: what the crate's `print!` does.
+pub fn print_text(args: std::fmt::Arguments) {
+    write_stdout(args, false);
+}
+
+fn write_stdout(args: std::fmt::Arguments, newline: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_fmt(args)
+        .and_then(|()| if newline { out.write_all(b"\n") } else { Ok(()) });
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::panic::resume_unwind(Box::new(StdoutClosed))
+        }
+        Err(e) => panic!("failed printing to stdout: {e}"),
+    }
+}

@@ -130,40 +130,7 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
     spinner.enable_steady_tick(std::time::Duration::from_millis(100));
     let index = generate(&config, &cooked)?;
     spinner.finish_and_clear();
-    let disk: u64 = cooked.iter().map(CookedModel::total_bytes).sum();
-    let levels: usize = cooked.iter().map(CookedModel::level_count).sum();
-    let (file_count, file_bytes) = crate::output::tree_size(&dir);
-    println!(
-        "world: {} regions, {} cooked models ({levels} levels, {:.1} MiB of levels, {}) in {:.2} s",
-        args.regions_side * args.regions_side,
-        cooked.len(),
-        disk as f64 / MIB,
-        match &source {
-            Source::Cooked(d) => format!("from {}", d.display()),
-            Source::Meshes(m) => format!("cooked on the fly from {}", m.label),
-        },
-        t.elapsed().as_secs_f64()
-    );
-    for m in &cooked {
-        let tris: Vec<String> = m.levels().map(|l| l.triangles.to_string()).collect();
-        println!(
-            "  {:<28} {:>2} levels, {:>8.1} KiB, triangles per level {}",
-            m.geometry().name,
-            m.level_count(),
-            m.total_bytes() as f64 / 1024.0,
-            tris.join(" ")
-        );
-    }
-    println!(
-        "  wrote {file_count} files, {} to {}{}",
-        crate::output::mib(file_bytes),
-        dir.display(),
-        if args.out.is_some() {
-            " (kept)"
-        } else {
-            " (a temporary folder, removed at exit; --out DIR keeps it)"
-        }
-    );
+    print_world(&args, &source, &cooked, &dir, t);
     let budget = scheduler.upload_budget as f64;
     let mut sim = Sim::new(config.clone(), cooked, &index)?;
     let t = Instant::now();
@@ -183,6 +150,50 @@ pub fn run(args: StreamSimArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.png.display()
     );
     Ok(())
+}
+
+/// What was written: the regions, each cooked model's levels, the files and where.
+fn print_world(
+    args: &StreamSimArgs,
+    source: &Source,
+    cooked: &[CookedModel],
+    dir: &Path,
+    t: Instant,
+) {
+    let disk: u64 = cooked.iter().map(CookedModel::total_bytes).sum();
+    let levels: usize = cooked.iter().map(CookedModel::level_count).sum();
+    let (file_count, file_bytes) = crate::output::tree_size(dir);
+    println!(
+        "world: {} regions, {} cooked models ({levels} levels, {:.1} MiB of levels, {}) in {:.2} s",
+        args.regions_side * args.regions_side,
+        cooked.len(),
+        disk as f64 / MIB,
+        match source {
+            Source::Cooked(d) => format!("from {}", d.display()),
+            Source::Meshes(m) => format!("cooked on the fly from {}", m.label),
+        },
+        t.elapsed().as_secs_f64()
+    );
+    for m in cooked {
+        let tris: Vec<String> = m.levels().map(|l| l.triangles.to_string()).collect();
+        println!(
+            "  {:<28} {:>2} levels, {:>8.1} KiB, triangles per level {}",
+            m.geometry().name,
+            m.level_count(),
+            m.total_bytes() as f64 / 1024.0,
+            tris.join(" ")
+        );
+    }
+    println!(
+        "  wrote {file_count} files, {} to {}{}",
+        crate::output::mib(file_bytes),
+        dir.display(),
+        if args.out.is_some() {
+            " (kept)"
+        } else {
+            " (a temporary folder, removed at exit; --out DIR keeps it)"
+        }
+    );
 }
 
 /// The values `stream-sim` refuses, refused before any work.

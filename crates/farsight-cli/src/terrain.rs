@@ -6,7 +6,7 @@
 //! frames, collider rebuilds and memory. Writes a PNG seen from above with chunks
 //! coloured by their render level, and optionally saves the grid and reads it back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use farsight_terrain::{
@@ -61,6 +61,35 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
+    check_args(&args)?;
+    let (mut grid, params) = generate(&args);
+    let mut view = TerrainView::new(
+        TerrainViewConfig {
+            draw_distance: args.draw_distance,
+            ..Default::default()
+        },
+        args.threads as usize,
+    );
+    let mut collision = build_colliders(&grid);
+    let flight = fly(&args, &params, &mut grid, &mut view, &mut collision)?;
+    print_flight(&args, &flight, &collision);
+    println!(
+        "memory: cells {:.1} MiB ({} chunks, {} uniform), render+water meshes {:.1} MiB, colliders {:.1} MiB",
+        grid.heap_bytes() as f64 / (1 << 20) as f64,
+        grid.chunk_count(),
+        grid.uniform_chunk_count(),
+        view.mesh_bytes() as f64 / (1 << 20) as f64,
+        collision.heap_bytes() as f64 / (1 << 20) as f64
+    );
+    write_png(&args, &params, &view, &flight.path)?;
+    if let Some(p) = &args.save {
+        save_and_read_back(&grid, p)?;
+    }
+    Ok(())
+}
+
+/// Checks the arguments and the output paths before any work.
+fn check_args(args: &TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.size < 1 || args.frames == 0 || args.threads == 0 {
         return Err("--size, --frames and --threads must be at least 1".into());
     }
@@ -76,13 +105,17 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(p) = &args.save {
         crate::output::check_output_file(p, "terrain save")?;
     }
+    Ok(())
+}
+
+/// Generates the terrain (heights in 0..2 chunks, caves below) and prints its size.
+fn generate(args: &TerrainArgs) -> (VoxelGrid, TerrainGeneratorConfig) {
     let half = args.size as f32 * CHUNK_SIZE * 0.5;
     let params = TerrainGeneratorConfig {
         seed: args.seed,
         lake: Some((Vec3::new(half * 0.6, 110.0, half * 0.4), 140.0)),
         ..Default::default()
     };
-    // Generate: heights lie in 0..2 chunks; caves below.
     let t0 = Instant::now();
     let mut grid = VoxelGrid::new();
     let columns: Vec<IVec2> = (0..args.size)
@@ -105,18 +138,17 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         grid.heap_bytes() as f64 / (1 << 20) as f64,
         t0.elapsed().as_secs_f64()
     );
+    (grid, params)
+}
 
-    let settings = TerrainViewConfig {
-        draw_distance: args.draw_distance,
-        ..Default::default()
-    };
-    let mut view = TerrainView::new(settings, args.threads as usize);
+/// Builds a collider for every chunk and prints how long that took.
+fn build_colliders(grid: &VoxelGrid) -> CollisionCache {
     let mut collision = CollisionCache::new(1);
     let t = Instant::now();
     let spinner = ProgressBar::new_spinner();
     spinner.set_message("building colliders for every chunk");
     spinner.enable_steady_tick(Duration::from_millis(100));
-    let first = collision.update(&grid);
+    let first = collision.update(grid);
     spinner.finish_and_clear();
     println!(
         "collision: {} colliders built in {:.0} ms ({})",
@@ -124,19 +156,44 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         t.elapsed().as_secs_f64() * 1e3,
         if first.parallel { "parallel" } else { "serial" }
     );
+    collision
+}
 
-    // Fly a diagonal at 60 units above the ground, a chunk in from the edges (a
-    // quarter of the side on terrains too small for that, so start and end differ).
+/// What the flight counted, for the report.
+#[derive(Default)]
+struct Flight {
+    /// Camera position per frame.
+    path: Vec<Vec3>,
+    /// Edits not yet visible: (revision, frame applied).
+    pending: Vec<(u64, u32)>,
+    /// Frames from each visible edit to its publication.
+    edit_frames: Vec<u32>,
+    /// Chunks published per level.
+    published: [usize; 4],
+    dispatched: usize,
+    stale: usize,
+    mesh_time: Duration,
+    publish_max: Duration,
+    publish_sum: Duration,
+    rebuilds: usize,
+    rebuild_time: Duration,
+}
+
+/// Flies a diagonal at 60 units above the ground, a chunk in from the edges (a quarter
+/// of the side on terrains too small for that, so start and end differ), editing the
+/// ground ahead, meshing in the background and updating the colliders.
+fn fly(
+    args: &TerrainArgs,
+    params: &TerrainGeneratorConfig,
+    grid: &mut VoxelGrid,
+    view: &mut TerrainView,
+    collision: &mut CollisionCache,
+) -> Result<Flight, Box<dyn std::error::Error>> {
+    let half = args.size as f32 * CHUNK_SIZE * 0.5;
     let margin = CHUNK_SIZE.min(half * 0.5);
     let start = Vec3::new(margin, 0.0, margin);
     let end = Vec3::new(2.0 * half - margin, 0.0, 2.0 * half - margin);
-    let mut path = Vec::new();
-    let mut edits: Vec<(u64, u32)> = Vec::new(); // (revision, frame applied)
-    let mut edit_frames: Vec<u32> = Vec::new();
-    let (mut published, mut dispatched, mut stale) = ([0usize; 4], 0usize, 0usize);
-    let mut mesh_time = Duration::ZERO;
-    let (mut publish_max, mut publish_sum) = (Duration::ZERO, Duration::ZERO);
-    let (mut rebuilds, mut rebuild_time) = (0usize, Duration::ZERO);
+    let mut out = Flight::default();
     let frame = Duration::from_millis(args.frame_ms);
     let fly = bar(args.frames as u64, "flying");
     for f in 0..args.frames {
@@ -144,35 +201,25 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
         let s = f as f32 / (args.frames - 1).max(1) as f32;
         let mut cam = start.lerp(end, s);
         cam.y = params.height(cam.x, cam.z) + 60.0;
-        path.push(cam);
+        out.path.push(cam);
         if args.edit_every > 0 && f % args.edit_every == 0 {
-            // Alternate craters and boulders on the ground ahead, some on chunk corners.
             let ahead = cam + (end - start).normalize_or(Vec3::X) * 80.0;
-            let mut p = Vec3::new(ahead.x, params.height(ahead.x, ahead.z), ahead.z);
-            if (f / args.edit_every) % 3 == 0 {
-                p.x = (p.x / CHUNK_SIZE).round() * CHUNK_SIZE;
-                p.z = (p.z / CHUNK_SIZE).round() * CHUNK_SIZE;
-            }
-            let m = if (f / args.edit_every) % 2 == 0 {
-                Material::AIR
-            } else {
-                Material::ROCK
-            };
-            if let Some(rev) = grid.set_sphere(p, 14.0, m)?.revision {
-                edits.push((rev, f));
+            if let Some(rev) = edit_ahead(grid, params, ahead, f / args.edit_every)? {
+                out.pending.push((rev, f));
             }
         }
-        let stats = view.update(&grid, cam);
-        for (a, b) in published.iter_mut().zip(stats.published_per_level) {
+        let stats = view.update(grid, cam);
+        for (a, b) in out.published.iter_mut().zip(stats.published_per_level) {
             *a += b;
         }
-        dispatched += stats.dispatched;
-        stale += stats.stale_dropped;
-        mesh_time += stats.mesh_time;
-        publish_max = publish_max.max(stats.publish_time);
-        publish_sum += stats.publish_time;
+        out.dispatched += stats.dispatched;
+        out.stale += stats.stale_dropped;
+        out.mesh_time += stats.mesh_time;
+        out.publish_max = out.publish_max.max(stats.publish_time);
+        out.publish_sum += stats.publish_time;
         let visible = view.visible_revision();
-        edits.retain(|&(rev, at)| {
+        let edit_frames = &mut out.edit_frames;
+        out.pending.retain(|&(rev, at)| {
             if rev <= visible {
                 edit_frames.push(f - at);
                 false
@@ -181,19 +228,46 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
         });
         let t = Instant::now();
-        let up = collision.update(&grid);
-        rebuild_time += t.elapsed();
-        rebuilds += up.rebuilt;
+        let up = collision.update(grid);
+        out.rebuild_time += t.elapsed();
+        out.rebuilds += up.rebuilt;
         fly.inc(1);
         if let Some(rest) = frame.checked_sub(t_frame.elapsed()) {
             std::thread::sleep(rest);
         }
     }
     fly.finish_and_clear();
+    Ok(out)
+}
+
+/// Edit number `n` on the ground at `ahead`: craters and boulders alternate, every third
+/// on a chunk corner. Returns the grid revision when the edit changed anything.
+fn edit_ahead(
+    grid: &mut VoxelGrid,
+    params: &TerrainGeneratorConfig,
+    ahead: Vec3,
+    n: u32,
+) -> Result<Option<u64>, Box<dyn std::error::Error>> {
+    let mut p = Vec3::new(ahead.x, params.height(ahead.x, ahead.z), ahead.z);
+    if n % 3 == 0 {
+        p.x = (p.x / CHUNK_SIZE).round() * CHUNK_SIZE;
+        p.z = (p.z / CHUNK_SIZE).round() * CHUNK_SIZE;
+    }
+    let m = if n % 2 == 0 {
+        Material::AIR
+    } else {
+        Material::ROCK
+    };
+    Ok(grid.set_sphere(p, 14.0, m)?.revision)
+}
+
+/// Prints what the flight published, how edits became visible, and collider rebuilds.
+fn print_flight(args: &TerrainArgs, flight: &Flight, collision: &CollisionCache) {
+    let published = &flight.published;
     let total: usize = published.iter().sum();
     println!(
         "flight: {} frames, {} chunks dispatched, {} published, {} stale results dropped",
-        args.frames, dispatched, total, stale
+        args.frames, flight.dispatched, total, flight.stale
     );
     println!(
         "  published per level (32/16/8/4 samples): {} / {} / {} / {}",
@@ -201,13 +275,14 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "  meshing: {:.0} us per chunk on the workers; publication: mean {:.3} ms, max {:.3} ms per frame",
-        mesh_time.as_secs_f64() * 1e6 / total.max(1) as f64,
-        publish_sum.as_secs_f64() * 1e3 / args.frames as f64,
-        publish_max.as_secs_f64() * 1e3
+        flight.mesh_time.as_secs_f64() * 1e6 / total.max(1) as f64,
+        flight.publish_sum.as_secs_f64() * 1e3 / args.frames as f64,
+        flight.publish_max.as_secs_f64() * 1e3
     );
-    if edit_frames.is_empty() {
+    if flight.edit_frames.is_empty() {
         println!("  edits: none became visible during the flight");
     } else {
+        let mut edit_frames = flight.edit_frames.clone();
         edit_frames.sort_unstable();
         println!(
             "  edits: {} visible, edit-to-visible frames min {} median {} max {}; {} still pending at the end",
@@ -215,40 +290,32 @@ pub fn run(args: TerrainArgs) -> Result<(), Box<dyn std::error::Error>> {
             edit_frames[0],
             edit_frames[edit_frames.len() / 2],
             edit_frames[edit_frames.len() - 1],
-            edits.len()
+            flight.pending.len()
         );
     }
     println!(
         "  collision: {} collider rebuilds, {:.1} ms total; {} colliders",
-        rebuilds,
-        rebuild_time.as_secs_f64() * 1e3,
+        flight.rebuilds,
+        flight.rebuild_time.as_secs_f64() * 1e3,
         collision.len()
     );
-    println!(
-        "memory: cells {:.1} MiB ({} chunks, {} uniform), render+water meshes {:.1} MiB, colliders {:.1} MiB",
-        grid.heap_bytes() as f64 / (1 << 20) as f64,
-        grid.chunk_count(),
-        grid.uniform_chunk_count(),
-        view.mesh_bytes() as f64 / (1 << 20) as f64,
-        collision.heap_bytes() as f64 / (1 << 20) as f64
-    );
+}
 
-    write_png(&args, &params, &view, &path)?;
-    if let Some(p) = &args.save {
-        let t = Instant::now();
-        write_grid(&grid, p)?;
-        let back = read_grid(p)?;
-        let len = std::fs::metadata(p)
-            .map_err(|e| crate::output::io_error(p, &e))?
-            .len();
-        println!(
-            "saved {} ({:.1} MiB) and read it back in {:.0} ms: {} chunks",
-            p.display(),
-            len as f64 / (1 << 20) as f64,
-            t.elapsed().as_secs_f64() * 1e3,
-            back.chunk_count()
-        );
-    }
+/// Saves the final grid as a container, reads it back and prints its size.
+fn save_and_read_back(grid: &VoxelGrid, p: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    write_grid(grid, p)?;
+    let back = read_grid(p)?;
+    let len = std::fs::metadata(p)
+        .map_err(|e| crate::output::io_error(p, &e))?
+        .len();
+    println!(
+        "saved {} ({:.1} MiB) and read it back in {:.0} ms: {} chunks",
+        p.display(),
+        len as f64 / (1 << 20) as f64,
+        t.elapsed().as_secs_f64() * 1e3,
+        back.chunk_count()
+    );
     Ok(())
 }
 

@@ -300,78 +300,21 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
 
     // Regions: region 0 the base, then a grid of cells holding what stands in them.
-    let per_side = (side / a.region_size).ceil() as u32;
-    let cell = |p: Vec3| -> usize {
-        let x = ((p.x / a.region_size) as u32).min(per_side - 1);
-        let z = ((p.z / a.region_size) as u32).min(per_side - 1);
-        1 + (z * per_side + x) as usize
+    let cells = Cells::new(side, a.region_size);
+    let mut placing = Placing {
+        regions: region_grid(side, a.region_size, cells.per_side),
+        placer: Placer::default(),
+        rng: ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d),
     };
-    let mut regions = region_grid(side, a.region_size, per_side);
-    let mut placer = Placer::default();
     for (i, b) in manifest.buildings.iter().enumerate() {
         let (lo, hi) = (Vec3::from(b.min), Vec3::from(b.max));
         let m = manifest.index_of(EntityKind::Building(i as u32));
         let c = (lo + hi) * 0.5;
-        placer.place(&mut regions, cell(c), m, c, 1.0, (lo, hi));
+        placing.place(cells.cell(c), m, c, 1.0, (lo, hi));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x5eed_3001d);
-    let blocks = a.grid * a.grid;
-    let ground = |x: f32, z: f32| params.height(x, z);
-    // Models keep their authored size (times --model-scale) and stand on ground
-    // clear of the buildings; one wider than a region cell goes to the base region,
-    // which spans the world, and one wider than the world is left out.
-    let scale = a.model_scale;
-    let taken: Vec<Footprint> = manifest
-        .buildings
-        .iter()
-        .map(|b| Footprint::new([b.min[0], b.min[2]], [b.max[0], b.max[2]]))
-        .collect();
-    let mut fates = vec![ModelFate::default(); manifest.models.len()];
-    for _ in 0..blocks * a.models_per_block + 4 {
-        let k = rng.random_range(0..manifest.models.len()) as u32;
-        let fate = &mut fates[k as usize];
-        let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
-        let size = [(hi[0] - lo[0]) * scale, (hi[2] - lo[2]) * scale];
-        let Some(spot) = models::free_spot(&mut rng, size, side, &taken) else {
-            match size[0].max(size[1]) > side {
-                true => fate.too_wide += 1,
-                false => fate.no_room += 1,
-            }
-            continue;
-        };
-        let (x, z) = (spot.min[0] - lo[0] * scale, spot.min[1] - lo[2] * scale);
-        let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
-        let position = Vec3::new(x, y, z);
-        let w = position + Vec3::new(cx, cy, cz) * scale;
-        let r = Vec3::splat(radius * scale);
-        let region = if size[0].max(size[1]) > a.region_size {
-            fate.in_base += 1;
-            0
-        } else {
-            let [mx, mz] = spot.centre();
-            cell(Vec3::new(mx, 0.0, mz))
-        };
-        let m = manifest.index_of(EntityKind::Model(k));
-        placer.place(&mut regions, region, m, position, scale, (w - r, w + r));
-    }
-    for _ in 0..blocks * a.props_per_block {
-        let k = rng.random_range(0..manifest.props.len()) as u32;
-        let (x, z) = (
-            rng.random_range(0.02..0.98) * side,
-            rng.random_range(0.02..0.98) * side,
-        );
-        let position = Vec3::new(x, ground(x, z), z);
-        let r = Vec3::splat(manifest.props[k as usize].radius);
-        let m = manifest.index_of(EntityKind::Prop(k));
-        placer.place(
-            &mut regions,
-            cell(position),
-            m,
-            position,
-            1.0,
-            (position - r, position + r),
-        );
-    }
+    let fates = place_models(&a, &manifest, &model_bounds, &params, &cells, &mut placing);
+    place_props(&a, &manifest, &params, &cells, &mut placing);
+    let regions = placing.regions;
     let entity_count: usize = regions.iter().map(|r| r.entities.len()).sum();
     let index = write_scene(&out.join("scene"), &regions)?;
     manifest.scene = index
@@ -397,6 +340,124 @@ fn build(a: BuildArgs) -> Result<(), Box<dyn std::error::Error>> {
         start,
     });
     Ok(())
+}
+
+/// `world build`'s grid of region cells over a world `side` units wide.
+struct Cells {
+    side: f32,
+    region_size: f32,
+    per_side: u32,
+}
+
+impl Cells {
+    fn new(side: f32, region_size: f32) -> Self {
+        Cells {
+            side,
+            region_size,
+            per_side: (side / region_size).ceil() as u32,
+        }
+    }
+
+    /// The region (1 + cell index) holding the point `p`.
+    fn cell(&self, p: Vec3) -> usize {
+        let x = ((p.x / self.region_size) as u32).min(self.per_side - 1);
+        let z = ((p.z / self.region_size) as u32).min(self.per_side - 1);
+        1 + (z * self.per_side + x) as usize
+    }
+}
+
+/// The regions being filled, the entity ids, and the placements' random stream.
+struct Placing {
+    regions: Vec<RegionSpec>,
+    placer: Placer,
+    rng: ChaCha8Rng,
+}
+
+impl Placing {
+    fn place(&mut self, region: usize, model: u32, position: Vec3, scale: f32, b: (Vec3, Vec3)) {
+        self.placer
+            .place(&mut self.regions, region, model, position, scale, b);
+    }
+}
+
+/// Places `--models-per-block` model instances per block (and four more). Models keep
+/// their authored size (times --model-scale) and stand on ground clear of the
+/// buildings; one wider than a region cell goes to the base region, which spans the
+/// world, and one wider than the world is left out. Returns what became of each model.
+fn place_models(
+    a: &BuildArgs,
+    manifest: &WorldManifest,
+    model_bounds: &[([f32; 4], Corners)],
+    params: &TerrainGeneratorConfig,
+    cells: &Cells,
+    p: &mut Placing,
+) -> Vec<ModelFate> {
+    let side = cells.side;
+    let blocks = a.grid * a.grid;
+    let ground = |x: f32, z: f32| params.height(x, z);
+    let scale = a.model_scale;
+    let taken: Vec<Footprint> = manifest
+        .buildings
+        .iter()
+        .map(|b| Footprint::new([b.min[0], b.min[2]], [b.max[0], b.max[2]]))
+        .collect();
+    let mut fates = vec![ModelFate::default(); manifest.models.len()];
+    for _ in 0..blocks * a.models_per_block + 4 {
+        let k = p.rng.random_range(0..manifest.models.len()) as u32;
+        let fate = &mut fates[k as usize];
+        let ([cx, cy, cz, radius], (lo, hi)) = model_bounds[k as usize];
+        let size = [(hi[0] - lo[0]) * scale, (hi[2] - lo[2]) * scale];
+        let Some(spot) = models::free_spot(&mut p.rng, size, side, &taken) else {
+            match size[0].max(size[1]) > side {
+                true => fate.too_wide += 1,
+                false => fate.no_room += 1,
+            }
+            continue;
+        };
+        let (x, z) = (spot.min[0] - lo[0] * scale, spot.min[1] - lo[2] * scale);
+        let y = stand_on_ground(&ground, x, z, (lo, hi), scale);
+        let position = Vec3::new(x, y, z);
+        let w = position + Vec3::new(cx, cy, cz) * scale;
+        let r = Vec3::splat(radius * scale);
+        let region = if size[0].max(size[1]) > a.region_size {
+            fate.in_base += 1;
+            0
+        } else {
+            let [mx, mz] = spot.centre();
+            cells.cell(Vec3::new(mx, 0.0, mz))
+        };
+        let m = manifest.index_of(EntityKind::Model(k));
+        p.place(region, m, position, scale, (w - r, w + r));
+    }
+    fates
+}
+
+/// Places `--props-per-block` props per block anywhere on the ground.
+fn place_props(
+    a: &BuildArgs,
+    manifest: &WorldManifest,
+    params: &TerrainGeneratorConfig,
+    cells: &Cells,
+    p: &mut Placing,
+) {
+    let side = cells.side;
+    for _ in 0..a.grid * a.grid * a.props_per_block {
+        let k = p.rng.random_range(0..manifest.props.len()) as u32;
+        let (x, z) = (
+            p.rng.random_range(0.02..0.98) * side,
+            p.rng.random_range(0.02..0.98) * side,
+        );
+        let position = Vec3::new(x, params.height(x, z), z);
+        let r = Vec3::splat(manifest.props[k as usize].radius);
+        let m = manifest.index_of(EntityKind::Prop(k));
+        p.place(
+            cells.cell(position),
+            m,
+            position,
+            1.0,
+            (position - r, position + r),
+        );
+    }
 }
 
 /// The terrain of `world build`: rolling ground over `chunks_side` x `chunks_side`
@@ -580,18 +641,14 @@ fn print_build_summary(w: &BuildSummary) {
         a,
         out,
         manifest,
-        inputs,
-        sources,
-        model_bounds,
-        fates,
         regions,
         entity_count,
         terrain_chunks,
         chunks_side,
         side,
         start,
+        ..
     } = *w;
-    let scale = a.model_scale;
     let size = |p: &str| crate::output::tree_size(&out.join(p));
     let (_, terrain_bytes) = size(&manifest.terrain.file);
     let (bf, bb) = size("buildings");
@@ -617,6 +674,33 @@ fn print_build_summary(w: &BuildSummary) {
         a.grid,
         crate::output::mib(bb)
     );
+    print_models_summary(w, mf, mb);
+    println!(
+        "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
+        regions,
+        crate::output::mib(sb)
+    );
+    println!(
+        "  total      {files:>7} files  {:>10}",
+        crate::output::mib(total)
+    );
+}
+
+/// The models' lines of `world build`'s summary: how many were cooked from where,
+/// their sizes, and what became of the instances that could not stand in a cell.
+fn print_models_summary(w: &BuildSummary, mf: u64, mb: u64) {
+    let BuildSummary {
+        a,
+        out,
+        manifest,
+        inputs,
+        sources,
+        model_bounds,
+        fates,
+        side,
+        ..
+    } = *w;
+    let scale = a.model_scale;
     let levels: usize = manifest
         .models
         .iter()
@@ -676,15 +760,6 @@ fn print_build_summary(w: &BuildSummary) {
             );
         }
     }
-    println!(
-        "  regions    {:>7} (region 0 the base), {entity_count} entities, {sf} files  {:>10}",
-        regions,
-        crate::output::mib(sb)
-    );
-    println!(
-        "  total      {files:>7} files  {:>10}",
-        crate::output::mib(total)
-    );
 }
 
 /// Per-frame figures kept for the report and the plot.
@@ -768,8 +843,21 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
             String::new()
         }
     );
-    let budget = config.budget;
     print_system_table(&flown);
+    print_loop_and_memory(&world, &config, &frames, &flown, (rss_before, rss_open));
+    print_flight_lines(&a, &config.budget, &recording, &flown);
+    write_flight_outputs(&a, &world, &config.budget, &recording, &frames, &flown)
+}
+
+/// The loop's time per frame, the objects, the memory after opening and at the end,
+/// and the colliders.
+fn print_loop_and_memory(
+    world: &World,
+    config: &WorldConfig,
+    frames: &[Frame],
+    flown: &[&Frame],
+    (rss_before, rss_open): (Option<u64>, Option<u64>),
+) {
     let loop_ms: Vec<f64> = flown
         .iter()
         .map(|f| {
@@ -789,7 +877,7 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.iter().map(|f| f.report.objects).max().unwrap_or(0),
         frames.iter().map(|f| f.report.visible).max().unwrap_or(0),
     );
-    print_frame_times(&flown);
+    print_frame_times(flown);
     let regions = world.streamer().len() as u64;
     if let (Some(a0), Some(a1), Some(a2)) = (rss_before, rss_open, crate::output::resident_bytes())
     {
@@ -809,6 +897,11 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
         frames.iter().map(|f| f.report.collider_bytes).max().unwrap_or(0) as f64 / MIB,
         frames.iter().map(|f| f.report.colliders_built as u64).sum::<u64>(),
     );
+}
+
+/// The flight's frames, teleports and edits against the budget, and the frames where
+/// a system had a hole or a terrain chunk drew its base mesh.
+fn print_flight_lines(a: &FlyArgs, budget: &Budget, recording: &Recording, flown: &[&Frame]) {
     let edits: usize = recording.frames.iter().map(|f| f.edits.len()).sum();
     println!(
         "flight: {} frames, 2 teleports, {edits} terrain edits; budget {:.1} MiB resident, {:.2} MiB per frame uploaded",
@@ -839,6 +932,18 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or(0)
         );
     }
+}
+
+/// Writes the recording (with --record), the picture from above and the budget plot,
+/// then prints the frames with a hole and over budget.
+fn write_flight_outputs(
+    a: &FlyArgs,
+    world: &World,
+    budget: &Budget,
+    recording: &Recording,
+    frames: &[Frame],
+    flown: &[&Frame],
+) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &a.record {
         recording.write(path)?;
         println!(
@@ -847,12 +952,12 @@ fn fly(a: FlyArgs) -> Result<(), Box<dyn std::error::Error>> {
             path.display()
         );
     }
-    draw_above(&world, &flown, &a.png)?;
+    draw_above(world, flown, &a.png)?;
     println!(
         "wrote {} (the world from above at the last frame; legend in the picture)",
         a.png.display()
     );
-    draw_plot(&frames, &budget, &a.plot)?;
+    draw_plot(frames, budget, &a.plot)?;
     println!(
         "wrote {} (memory and uploads per frame per system against the budget)",
         a.plot.display()
@@ -1050,9 +1155,46 @@ fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), Strin
     let side = m.extent[0].max(m.extent[1]);
     let size = 1024u32;
     let scale = size as f32 / side;
-    let params = m.terrain.params();
     let mut img = Canvas::new(size, size, [0, 0, 0]);
-    // Terrain shaded by height and slope.
+    shade_terrain(&mut img, &m.terrain.params(), size, scale);
+    draw_chunk_levels(&mut img, world, scale);
+    draw_region_states(&mut img, world, scale);
+    draw_objects_above(&mut img, world, scale);
+    for w in frames.windows(2) {
+        let (p, q) = (w[0].camera * scale, w[1].camera * scale);
+        if p.distance(q) < 40.0 {
+            img.line(p.x, p.z, q.x, q.z, WHITE);
+        }
+    }
+    let bar = crate::picture::nice_length(side);
+    let entries: Vec<(Rgb, &str)> = vec![
+        (LEVEL_COLOURS[0], "LEVEL 0 (FINEST)"),
+        (LEVEL_COLOURS[1], "LEVEL 1"),
+        (LEVEL_COLOURS[2], "LEVEL 2"),
+        (LEVEL_COLOURS[3], "LEVEL 3"),
+        (LEVEL_COLOURS[4], "LEVEL 4+"),
+        ([90, 90, 90], "NOTHING DRAWN"),
+        ([150, 150, 150], "BUILDING NOT LOADED (OUTLINE)"),
+        ([100, 140, 90], "TERRAIN (SHADED)"),
+        ([20, 20, 20], "CHUNK NOT UPLOADED (HATCHED)"),
+        ([90, 230, 120], "REGION ACTIVE"),
+        ([80, 130, 240], "REGION RESIDENT"),
+        ([240, 220, 60], "REGION LOADING"),
+        ([250, 250, 250], "PROP"),
+        (WHITE, "CAMERA PATH"),
+    ];
+    let key = img.with_key(
+        "WORLD FROM ABOVE: BOXES BUILDINGS, DIAMONDS MODELS, CORNER DOTS CHUNK LEVELS",
+        &entries,
+        scale,
+        bar,
+        &format!("{bar:.0} UNITS"),
+    );
+    key.write_png(path)
+}
+
+/// Terrain shaded by height and slope, one sample per pixel.
+fn shade_terrain(img: &mut Canvas, params: &TerrainGeneratorConfig, size: u32, scale: f32) {
     let (lo, hi) = (
         params.base_height - params.hill_height,
         params.base_height + params.hill_height,
@@ -1077,8 +1219,12 @@ fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), Strin
             );
         }
     }
-    // Terrain chunks without an uploaded mesh are darkened; each uploaded chunk's
-    // level is a dot in its corner.
+}
+
+/// Terrain chunks without an uploaded mesh are darkened; each uploaded chunk's level
+/// is a dot in its corner.
+fn draw_chunk_levels(img: &mut Canvas, world: &World, scale: f32) {
+    let m = world.manifest();
     let mut drawn = std::collections::HashMap::new();
     for (c, level) in world.terrain_levels() {
         let e = drawn.entry((c.x, c.z)).or_insert(None);
@@ -1110,7 +1256,10 @@ fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), Strin
             }
         }
     }
-    // Regions: loaded cells outlined by state.
+}
+
+/// Regions: loaded cells outlined by state.
+fn draw_region_states(img: &mut Canvas, world: &World, scale: f32) {
     let streamer = world.streamer();
     for (r, b) in streamer.bounds().iter().enumerate().skip(1) {
         let c: Rgb = match streamer.actual(r as u32) {
@@ -1128,8 +1277,12 @@ fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), Strin
             c,
         );
     }
-    // Every building of the world, loaded or not, outlined; loaded objects by kind
-    // and level on top.
+}
+
+/// Every building of the world, loaded or not, outlined; loaded objects by kind and
+/// level on top.
+fn draw_objects_above(img: &mut Canvas, world: &World, scale: f32) {
+    let m = world.manifest();
     for b in &m.buildings {
         img.frame(
             (b.min[0] * scale) as i64,
@@ -1164,37 +1317,6 @@ fn draw_above(world: &World, frames: &[&Frame], path: &Path) -> Result<(), Strin
             EntityKind::Prop(_) => img.fill(x0, y0, x0 + 2, y0 + 2, [250, 250, 250]),
         }
     }
-    for w in frames.windows(2) {
-        let (p, q) = (w[0].camera * scale, w[1].camera * scale);
-        if p.distance(q) < 40.0 {
-            img.line(p.x, p.z, q.x, q.z, WHITE);
-        }
-    }
-    let bar = crate::picture::nice_length(side);
-    let entries: Vec<(Rgb, &str)> = vec![
-        (LEVEL_COLOURS[0], "LEVEL 0 (FINEST)"),
-        (LEVEL_COLOURS[1], "LEVEL 1"),
-        (LEVEL_COLOURS[2], "LEVEL 2"),
-        (LEVEL_COLOURS[3], "LEVEL 3"),
-        (LEVEL_COLOURS[4], "LEVEL 4+"),
-        ([90, 90, 90], "NOTHING DRAWN"),
-        ([150, 150, 150], "BUILDING NOT LOADED (OUTLINE)"),
-        ([100, 140, 90], "TERRAIN (SHADED)"),
-        ([20, 20, 20], "CHUNK NOT UPLOADED (HATCHED)"),
-        ([90, 230, 120], "REGION ACTIVE"),
-        ([80, 130, 240], "REGION RESIDENT"),
-        ([240, 220, 60], "REGION LOADING"),
-        ([250, 250, 250], "PROP"),
-        (WHITE, "CAMERA PATH"),
-    ];
-    let key = img.with_key(
-        "WORLD FROM ABOVE: BOXES BUILDINGS, DIAMONDS MODELS, CORNER DOTS CHUNK LEVELS",
-        &entries,
-        scale,
-        bar,
-        &format!("{bar:.0} UNITS"),
-    );
-    key.write_png(path)
 }
 
 const SYSTEM_COLOURS: [Rgb; 5] = [

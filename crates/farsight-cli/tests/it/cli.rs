@@ -742,3 +742,34 @@ fn inspect_manifest_prints_a_buildings_structure_the_same_for_two_bakes() {
     assert_plain_error(&o, "missing.farsight");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A reader that goes away before the report (`farsight cook mesh ... | head -1`)
+/// ends the command quietly: success, no panic message, for every command that
+/// prints (here one that prints at the end and one that prints before its work).
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::process::Stdio;
+    let d = temp("closed-stdout");
+    let bunny = meshes().join("bunny.obj");
+    let runs: [&[&str]; 2] = [
+        &["cook", "mesh", bunny.to_str().expect("utf-8 path"), "-o", "b.farsight"],
+        &["terrain", "--size", "1", "--frames", "2", "--frame-ms", "0"],
+    ];
+    for args in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_farsight"))
+            .args(args)
+            .current_dir(&d)
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        // Close the read end before the command writes anything.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("the binary ends");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert!(o.status.success(), "{args:?}: {:?} {stderr}", o.status);
+    }
+}
