@@ -44,7 +44,7 @@ struct Frame {
 }
 
 impl Frame {
-    fn to_px(&self, p: Vec3) -> (f32, f32) {
+    fn to_px(self, p: Vec3) -> (f32, f32) {
         ((p.x - self.x0) * self.ppm, (p.z - self.z0) * self.ppm)
     }
 }

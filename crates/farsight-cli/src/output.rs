@@ -191,29 +191,6 @@ pub fn resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_must_be_finite_and_positive() {
-        assert_eq!(positive_f32("2.5"), Ok(2.5));
-        for bad in ["nan", "NaN", "inf", "-5", "0", "x"] {
-            assert!(positive_f32(bad).is_err(), "{bad}");
-        }
-        assert_eq!(non_negative_f64("0"), Ok(0.0));
-        assert!(non_negative_f64("-1").is_err());
-    }
-
-    #[test]
-    fn io_errors_say_the_os_words_once() {
-        let e = std::io::Error::from_raw_os_error(17);
-        let s = io_error(Path::new("a/b"), &e);
-        assert!(s.starts_with("a/b: "), "{s}");
-        assert!(!s.contains("os error"), "{s}");
-    }
-}
-
 /// The panic payload that ends a command whose stdout reader went away
 /// (`farsight ... | head -1`): `main` catches it and exits with success, quietly,
 /// after the command's destructors ran (a temporary world folder is removed).
@@ -234,14 +211,41 @@ pub fn print_text(args: std::fmt::Arguments) {
 fn write_stdout(args: std::fmt::Arguments, newline: bool) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let written = out
-        .write_fmt(args)
-        .and_then(|()| if newline { out.write_all(b"\n") } else { Ok(()) });
+    let written = out.write_fmt(args).and_then(|()| {
+        if newline {
+            out.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
     match written {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             std::panic::resume_unwind(Box::new(StdoutClosed))
         }
         Err(e) => panic!("failed printing to stdout: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_must_be_finite_and_positive() {
+        assert_eq!(positive_f32("2.5"), Ok(2.5));
+        for bad in ["nan", "NaN", "inf", "-5", "0", "x"] {
+            assert!(positive_f32(bad).is_err(), "{bad}");
+        }
+        assert_eq!(non_negative_f64("0"), Ok(0.0));
+        assert!(non_negative_f64("-1").is_err());
+    }
+
+    #[test]
+    fn io_errors_say_the_os_words_once() {
+        let e = std::io::Error::from_raw_os_error(17);
+        let s = io_error(Path::new("a/b"), &e);
+        assert!(s.starts_with("a/b: "), "{s}");
+        assert!(!s.contains("os error"), "{s}");
     }
 }

@@ -752,7 +752,13 @@ fn a_closed_stdout_ends_the_command_quietly() {
     let d = temp("closed-stdout");
     let bunny = meshes().join("bunny.obj");
     let runs: [&[&str]; 2] = [
-        &["cook", "mesh", bunny.to_str().expect("utf-8 path"), "-o", "b.farsight"],
+        &[
+            "cook",
+            "mesh",
+            bunny.to_str().expect("utf-8 path"),
+            "-o",
+            "b.farsight",
+        ],
         &["terrain", "--size", "1", "--frames", "2", "--frame-ms", "0"],
     ];
     for args in runs {
