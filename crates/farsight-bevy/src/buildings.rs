@@ -1,4 +1,4 @@
-//! Baked buildings (seed 004) in Bevy: an asset loader for the full and the cooked
+//! Baked buildings (docs/design/baked-buildings.md) in Bevy: an asset loader for the full and the cooked
 //! building files, and a component that spawns a building's pieces with the draw
 //! bands farsight-building computes, as Bevy `VisibilityRange`s.
 //!

@@ -142,10 +142,10 @@
 //! (both levels cast full shadows while they fade), so this plugin never crossfades:
 //! a level swap is instant (farsight's `enable_fade_transitions` is left off), and
 //! exactly one level casts. An entity the camera culls by distance or size still
-//! casts, as seed 002's scene list says, because shadow views keep their own lists.
+//! casts, as the scene list of docs/design/visibility-pass.md says, because shadow views keep their own lists.
 //!
 //! Building pieces are the exception: they crossfade, because their levels are bands
-//! (seed 004). Over a crossfade margin (a tenth of the boundary distance) both levels
+//! (docs/design/baked-buildings.md, "Draw bands"). Over a crossfade margin (a tenth of the boundary distance) both levels
 //! of a piece cast their full shadow; they are two versions of the same solid at the
 //! same place, so the shadow is their union, at most the finer level's small features
 //! a few metres longer.

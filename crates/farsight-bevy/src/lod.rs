@@ -196,7 +196,7 @@ impl Default for FarsightConfig {
     }
 }
 
-/// A drawn level changed on `entity` (seed 000's `EntityLODChangedEvent`).
+/// A drawn level changed on `entity` (docs/design/entity-lod.md, "Applying a level").
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FarsightLodChanged {
     /// The entity whose level changed.
@@ -785,7 +785,7 @@ fn apply(
 
 /// Takes the entities farsight culled (distance, size, nothing resident) out of the
 /// camera's visible list after Bevy's frustum cull filled it. Shadow views keep their
-/// own lists: a caster the camera does not draw still casts (seed 002's scene list).
+/// own lists: a caster the camera does not draw still casts (the scene list of docs/design/visibility-pass.md).
 fn restrict_visible(fw: Res<FarsightWorld>, mut views: Query<&mut VisibleEntities>) {
     let Some(cam) = fw.camera() else { return };
     let Ok(mut ve) = views.get_mut(cam) else {

@@ -1,4 +1,4 @@
-//! Region streaming (seed 003) in Bevy: farsight-stream's `RegionWorld` reads region
+//! Region streaming (docs/design/region-streaming-and-cluster-lod.md) in Bevy: farsight-stream's `RegionWorld` reads region
 //! files on its own loader threads; what it decides arrives through an
 //! [`EntitySink`] and becomes spawned, shown, hidden and despawned entities.
 //! Streaming sources are entities with a [`FarsightStreamingSource`].

@@ -1,4 +1,4 @@
-//! Voxel terrain (seed 001) in Bevy: a [`FarsightTerrain`] component over
+//! Voxel terrain (docs/design/voxel-terrain.md) in Bevy: a [`FarsightTerrain`] component over
 //! farsight-terrain's `VoxelGrid`, `TerrainView` and its background mesh workers.
 //! Every chunk mesh the view publishes becomes, or replaces, one Bevy mesh entity
 //! under the terrain; the view's serials mean a stale result is never published, so
@@ -65,7 +65,7 @@ impl MaterialExtension for TerrainPalette {
 
 /// How a terrain vertex carries its materials to the shader: the four material ids
 /// in the two UV channels (`UV_0 = (m0, m1)`, `UV_1 = (m2, m3)`, constant across a
-/// triangle, as seed 001 sorts one set per quad) and their weights in `COLOR`. Bevy's
+/// triangle, as docs/design/voxel-terrain.md sorts one set per quad) and their weights in `COLOR`. Bevy's
 /// own vertex shader, prepass and shadow passes then carry them unchanged.
 pub fn chunk_mesh_to_bevy(m: &ChunkMesh) -> Mesh {
     let n = m.vertices.len();

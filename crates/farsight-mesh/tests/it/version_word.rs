@@ -1,7 +1,7 @@
 //! A LOD chain file whose version word was swapped (the checksum does not cover it)
 //! is refused with the version found and the one its manifest is written with.
 
-mod common;
+use crate::common;
 
 use farsight_format::{AlignedBytes, CookConfig, FormatError, Version};
 use farsight_mesh::{

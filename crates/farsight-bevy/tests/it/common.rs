@@ -1,4 +1,4 @@
-//! Setup the asset tests share (a module of each test program that uses it).
+//! Setup the asset tests share.
 
 use std::path::Path;
 
@@ -27,7 +27,6 @@ pub fn asset_app(root: &Path) -> App {
 }
 
 /// A PNG of `size` x `size` pixels, a gradient coloured by `seed`.
-#[allow(dead_code)] // Not every test program that shares this module draws textures.
 pub fn png(size: u32, seed: u8) -> Vec<u8> {
     let img = image::RgbaImage::from_fn(size, size, |x, y| {
         image::Rgba([x as u8 * 16, y as u8 * 16, seed, 255])

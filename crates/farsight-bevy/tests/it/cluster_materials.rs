@@ -4,9 +4,7 @@
 //! folder, read and decoded from the file or its folder elsewhere; tangents where a
 //! normal map reads them; a material the user gives wins. No window, no GPU.
 
-mod common;
-
-use common::png;
+use crate::common::{self, png};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! cluster DAG files (one mesh placed many times, or several meshes: one DAG each);
 //! readers refuse bad instance tables by kind.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

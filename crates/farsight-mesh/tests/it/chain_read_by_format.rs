@@ -3,7 +3,7 @@
 //! farsight-mesh): every sub-mesh's part range draws the triangles farsight-mesh's
 //! own reader gives for it.
 
-mod common;
+use crate::common;
 
 use farsight_format::{
     AlignedBytes, Container, CookConfig, CookedSet, Manifest, RecordIndex, RecordTag, Version,

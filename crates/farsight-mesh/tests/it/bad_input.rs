@@ -1,7 +1,7 @@
 //! Every bad-input case of issue 4 returns its typed error naming the file; what
 //! can be repaired comes back as a warning.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

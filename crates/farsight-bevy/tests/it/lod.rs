@@ -177,7 +177,8 @@ fn camera_sees(app: &App, cam: Entity, e: Entity) -> bool {
         .contains(&e)
 }
 
-/// Seed 000's three levels (50 / 100 / 200 m), the finest not loaded yet.
+/// Three levels of the test city's buildings (50 / 100 / 200 m:
+/// docs/design/entity-lod.md, "The test city"), the finest not loaded yet.
 #[test]
 fn lod_swaps_mesh3d_and_falls_back_while_a_level_is_not_loaded() {
     let mut app = app();
@@ -325,7 +326,7 @@ fn distance_and_size_culled_entities_leave_the_cameras_list() {
     assert!(!camera_sees(&app, cam, tiny), "under 4 pixels");
     let fw = app.world().resource::<FarsightWorld>();
     assert!(fw.is_visible(near) && !fw.is_visible(far) && !fw.is_visible(tiny));
-    // Culled by the camera, still a shadow caster (seed 002's scene list).
+    // Culled by the camera, still a shadow caster (the scene list of docs/design/visibility-pass.md).
     let scene = &fw.visibility().objects.scene;
     assert!(scene.contains(&fw.object(far).unwrap().0));
 

@@ -4,9 +4,7 @@
 //! asset server) or from its own records (decoded into `Image` assets); a material
 //! the user gives wins. No window, no GPU.
 
-mod common;
-
-use common::png;
+use crate::common::{self, png};
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Headless `App` tests of the buildings plugin: the loader on full, cooked and
-//! corrupt files, the spawn, and seed 004's band sweep run through Bevy's own
+//! corrupt files, the spawn, and the band sweep of docs/design/baked-buildings.md run through Bevy's own
 //! visibility-range cull.
 
 use std::collections::{BTreeMap, BTreeSet};

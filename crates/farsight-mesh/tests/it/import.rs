@@ -1,7 +1,7 @@
 //! Import of the real files: sub-meshes per primitive and material, transforms
 //! applied or kept as instances, preparation keeps every triangle.
 
-mod common;
+use crate::common;
 
 use farsight_geom::transform_aabb;
 use farsight_mesh::{import, prepare, ImportConfig, TransformMode};

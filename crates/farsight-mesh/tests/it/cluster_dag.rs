@@ -1,7 +1,7 @@
 //! Section 6 of issue 4 on the real meshes and a generated one: cook, write, read
 //! back through the run-time crates, and check the DAG from the file alone.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

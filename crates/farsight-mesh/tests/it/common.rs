@@ -1,4 +1,5 @@
-#![allow(dead_code)]
+//! Meshes the tests share: the corpus files and a generated sphere.
+
 use std::path::PathBuf;
 
 /// A test mesh: the vendored copy in `testdata/meshes`, else the shared corpus's.
@@ -6,6 +7,7 @@ pub fn mesh_path(rel: &str) -> PathBuf {
     farsight_testkit::mesh(rel)
 }
 
+/// The real meshes most tests run over.
 pub const REAL: [&str; 3] = ["bunny.obj", "pirate.obj", "FlightHelmet/FlightHelmet.gltf"];
 
 /// A closed, bumpy sphere-like grid (UV sphere) with `n` segments.

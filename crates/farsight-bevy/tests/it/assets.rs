@@ -2,7 +2,7 @@
 //! drawn from their handle, and each loader refusing the other kinds of farsight file
 //! with a message naming what it found. No window, no GPU.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

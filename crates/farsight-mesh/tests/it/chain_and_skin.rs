@@ -1,7 +1,7 @@
 //! Discrete LOD chains (docs/design/visibility-pass.md#generated-lod-chains) on the real
 //! meshes, and Fox.glb's skin.
 
-mod common;
+use crate::common;
 
 use farsight_format::{AlignedBytes, CookConfig, RecordTag, Version};
 use farsight_lod::{screen_space_error_px, ProjectionInfo};

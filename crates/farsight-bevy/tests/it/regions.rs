@@ -61,7 +61,9 @@ fn regions_spawn_around_a_source_and_despawn_when_it_leaves() {
     let dir = std::env::temp_dir().join(format!("farsight-bevy-regions-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    // Region 0 is seed 003's always-resident base region; the streamed ones follow.
+    // Region 0 is the base region, resident whenever another is loaded
+    // (docs/design/region-streaming-and-cluster-lod.md, "Region states"); the
+    // streamed ones follow.
     let index = write_scene(
         &dir,
         &[

@@ -276,12 +276,11 @@ const CHILD: &str = "FARSIGHT_GPU_BEVY_CHILD";
 /// One picture in a process of its own (a second Bevy renderer in one process
 /// renders nothing): this test program again, told by [`CHILD`] what to draw.
 fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
+    // The test's name in this program: its module path less the program's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let test = format!("{module}::a_bevy_app_draws_cluster_models_through_the_gpu_path");
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "a_bevy_app_draws_cluster_models_through_the_gpu_path",
-            "--exact",
-            "--nocapture",
-        ])
+        .args([test.as_str(), "--exact", "--nocapture"])
         .env(
             CHILD,
             format!("{}|{mode}|{}", file.display(), out.display()),

@@ -2,7 +2,7 @@
 //! textures) are ignored with a warning naming them; those that change the geometry
 //! and that farsight cannot read, and unknown ones, are typed errors.
 
-mod common;
+use crate::common;
 
 use farsight_mesh::{import, ImportConfig, ImportErrorKind, Warning};
 use farsight_testkit::scratch as dir;

@@ -1,0 +1,23 @@
+//! farsight-bevy's integration tests, one program (one link of Bevy) with a module
+//! per area. `tests/no_alloc.rs` is the other program: its counting allocator would
+//! see the allocations of the tests beside it (Bevy's task pools are shared by every
+//! app in a process), so it runs alone.
+//!
+//! The GPU tests (`gpu_cut`, `gpu_bevy`) skip where no adapter can run the GPU path;
+//! `.ci/screenshots` runs them with `FARSIGHT_REQUIRE_GPU=1` through the filter
+//! `gpu_`. `gpu_bevy` renders each picture in a child process (this program again,
+//! filtered to its one test), so no Bevy renderer shares a process with another.
+
+mod common;
+
+mod assets;
+mod buildings;
+mod chain_materials;
+mod cluster_materials;
+mod clusters;
+mod gpu_bevy;
+mod gpu_cut;
+mod lod;
+mod prelude;
+mod regions;
+mod terrain;
