@@ -335,9 +335,9 @@ struct PendingImage {
     task: Task<Result<Image, String>>,
 }
 
-/// Images [`MaterialAssets::create`] decodes off the asset server; each is put in
+/// Images `MaterialAssets::create` decodes off the asset server; each is put in
 /// `Assets<Image>` under the handle its materials already hold once decoded
-/// ([`finish_images`]).
+/// (`finish_images`).
 #[derive(Resource, Default)]
 pub struct PendingImages(Vec<PendingImage>);
 
