@@ -508,6 +508,7 @@ fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportE
         }
         names_seen.push(name.clone());
         let mut out = Material::named(name.clone());
+        let raw = raw_material(doc, index);
         let pbr = m.pbr_metallic_roughness();
         out.base_color = pbr.base_color_factor();
         out.metallic = pbr.metallic_factor();
@@ -516,25 +517,50 @@ fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportE
         let mut slots: Vec<(usize, TextureSlot, Option<UvTransform>)> = Vec::new();
         let tt = "KHR_texture_transform";
         if let Some(i) = pbr.base_color_texture() {
-            let (s, t) = slot(b, i.texture(), i.tex_coord(), i.extension_value(tt));
+            let (s, t) = slot(
+                b,
+                i.texture(),
+                i.tex_coord(),
+                ext_at(&raw, "/pbrMetallicRoughness/baseColorTexture", tt),
+            );
             slots.push((0, s, t));
         }
         if let Some(i) = pbr.metallic_roughness_texture() {
-            let (s, t) = slot(b, i.texture(), i.tex_coord(), i.extension_value(tt));
+            let (s, t) = slot(
+                b,
+                i.texture(),
+                i.tex_coord(),
+                ext_at(&raw, "/pbrMetallicRoughness/metallicRoughnessTexture", tt),
+            );
             slots.push((1, s, t));
         }
         if let Some(n) = m.normal_texture() {
             out.normal_scale = n.scale();
-            let (s, t) = slot(b, n.texture(), n.tex_coord(), n.extension_value(tt));
+            let (s, t) = slot(
+                b,
+                n.texture(),
+                n.tex_coord(),
+                ext_at(&raw, "/normalTexture", tt),
+            );
             slots.push((2, s, t));
         }
         if let Some(o) = m.occlusion_texture() {
             out.occlusion_strength = o.strength();
-            let (s, t) = slot(b, o.texture(), o.tex_coord(), o.extension_value(tt));
+            let (s, t) = slot(
+                b,
+                o.texture(),
+                o.tex_coord(),
+                ext_at(&raw, "/occlusionTexture", tt),
+            );
             slots.push((3, s, t));
         }
         if let Some(i) = m.emissive_texture() {
-            let (s, t) = slot(b, i.texture(), i.tex_coord(), i.extension_value(tt));
+            let (s, t) = slot(
+                b,
+                i.texture(),
+                i.tex_coord(),
+                ext_at(&raw, "/emissiveTexture", tt),
+            );
             slots.push((4, s, t));
         }
         // One transform shared by every texture goes into the uvs; otherwise each
@@ -560,7 +586,7 @@ fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportE
         };
         out.alpha_cutoff = m.alpha_cutoff().unwrap_or(0.5);
         out.double_sided = m.double_sided();
-        read_extensions(&m, &mut out, b);
+        read_extensions(&raw, &mut out, b);
         sanitize(&mut out, b);
         b.materials.push(out);
     }
@@ -635,16 +661,35 @@ fn sanitize(m: &mut Material, b: &mut Builder) {
     }
 }
 
+/// A material's glTF JSON as written in the file, extensions included. The gltf
+/// crate moves an extension it knows (a feature of that crate, which any other crate
+/// of the build may turn on: Bevy's glTF loader does) out of `extension_value` into a
+/// typed field; serialising the material puts every extension back under its name,
+/// so what the cook reads does not depend on the features of the build.
+fn raw_material(doc: &gltf::Document, index: Option<usize>) -> Value {
+    index
+        .and_then(|i| doc.as_json().materials.get(i))
+        .and_then(|m| gltf::json::serialize::to_value(m).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The extension `name` of the texture reference at `pointer` in a material's JSON.
+fn ext_at<'v>(raw: &'v Value, pointer: &str, name: &str) -> Option<&'v Value> {
+    raw.pointer(pointer)?.get("extensions")?.get(name)
+}
+
 /// The material extensions Bevy's standard material can show, from the raw JSON;
 /// the rest named as dropped.
-fn read_extensions(m: &gltf::Material<'_>, out: &mut Material, b: &mut Builder) {
-    let Some(exts) = m.extensions() else { return };
+fn read_extensions(raw: &Value, out: &mut Material, b: &mut Builder) {
+    let Some(exts) = raw.get("extensions").and_then(Value::as_object) else {
+        return;
+    };
     for name in exts.keys() {
         if !KEPT_EXTENSIONS.contains(&name.as_str()) {
             b.drop_feature(name.clone());
         }
     }
-    let ext = |name: &str| m.extension_value(name);
+    let ext = |name: &str| exts.get(name);
     let textures_dropped = |b: &mut Builder, name: &str, keys: &[&str]| {
         if let Some(e) = ext(name) {
             for k in keys {
