@@ -47,8 +47,8 @@ use farsight_format::{
 };
 use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{
-    ClusterStreamer, CookedModel, CookedModelError, FrameStats, LevelCheck, LevelFile,
-    LevelFileError, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
+    ClusterScheduler, ClusterStreamer, CookedModel, CookedModelError, FrameStats, LevelCheck,
+    LevelFile, LevelFileError, ModelDesc, ModelRequest, SchedulerConfig, Uploader,
 };
 
 use crate::assets::{ClusterModelAsset, ClusterModelLoader};
@@ -794,30 +794,42 @@ fn active_camera<'a>(
         .map(|(c, t, p, _)| (c, t, p))
 }
 
+/// The cameras the cluster models may follow (the active one is chosen).
+type ClusterCameras<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Camera,
+        &'static GlobalTransform,
+        &'static Projection,
+        Has<crate::FarsightLodCamera>,
+    ),
+    With<Camera3d>,
+>;
+
+/// Every cluster model instance, with what its cut and requests read.
+type ClusterInstances<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static FarsightClusterModel,
+        &'static mut ClusterCut,
+        &'static GlobalTransform,
+        Option<&'static ViewVisibility>,
+        Has<MeshMaterial3d<StandardMaterial>>,
+    ),
+>;
+
 /// The streamer's frame, then each instance's cut and mesh.
-#[allow(clippy::type_complexity)]
 fn stream_and_cut(
     mut commands: Commands,
     mut clusters: ResMut<FarsightClusters>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut remap: Local<Remap>,
-    cameras: Query<
-        (
-            &Camera,
-            &GlobalTransform,
-            &Projection,
-            Has<crate::FarsightLodCamera>,
-        ),
-        With<Camera3d>,
-    >,
-    mut instances: Query<(
-        Entity,
-        &FarsightClusterModel,
-        &mut ClusterCut,
-        &GlobalTransform,
-        Option<&ViewVisibility>,
-        Has<MeshMaterial3d<StandardMaterial>>,
-    )>,
+    mut out: Local<Vec<u32>>,
+    cameras: ClusterCameras,
+    mut instances: ClusterInstances,
     parts_seen: Query<&ViewVisibility>,
 ) {
     let c = &mut *clusters;
@@ -830,97 +842,162 @@ fn stream_and_cut(
         return;
     };
     let projection = ProjectionInfo::from_matrix(&proj.get_clip_from_view());
-    let viewport_height = c
-        .settings
-        .viewport_height
-        .or_else(|| cam.physical_viewport_size().map(|s| s.y as f32))
-        .unwrap_or(720.0);
     let view = LevelView {
         camera: cam_t.translation(),
         projection,
-        viewport_height,
+        viewport_height: c
+            .settings
+            .viewport_height
+            .or_else(|| cam.physical_viewport_size().map(|s| s.y as f32))
+            .unwrap_or(720.0),
         threshold_px: c.settings.threshold_px,
         bias: streamer.scheduler().bias() as u32,
     };
     // 1. Requests: the finest answer over every instance of a model.
-    let n = c.models.len();
-    c.levels.clear();
-    c.levels.resize(n, None);
-    c.requests.clear();
-    c.requests
-        .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
-    for (_, _, cut, gt, vis, _) in &instances {
-        let Some(m) = cut.model else { continue };
-        let mu = m as usize;
-        let inst = InstanceBounds::placed_geometry(&c.models[mu].geometry(), &gt.to_matrix());
-        let l = model_levels(LevelMetric::ParentErrors(&c.metrics[mu]), &inst, &view);
-        c.levels[mu] = Some(c.levels[mu].map_or(l, |o| o.finest(l)));
-        let d = (inst.center.distance(view.camera) - inst.radius).max(1e-3);
-        let px = inst.radius * viewport_height * 0.5 * projection.p11 / d;
-        let r = &mut c.requests[mu];
-        r.screen_size = r.screen_size.max(px);
-        // Drawn in parts, the instance itself has no mesh for Bevy to find visible.
-        r.visible |= if cut.parts.is_empty() {
-            vis.is_none_or(|v| v.get())
-        } else {
-            cut.parts
-                .iter()
-                .any(|p| parts_seen.get(p.entity).is_ok_and(|v| v.get()))
-        };
-    }
-    for (m, r) in c.requests.iter_mut().enumerate() {
-        if let Some(l) = c.levels[m] {
-            let coarsest = streamer.scheduler().coarsest(m as u32);
-            r.fit = l.fit as u8;
-            r.keep = l.keep as u8;
-            r.wanted = ModelRequest::wanted_for(l.fit as u8, view.bias as u8, coarsest);
-        }
-    }
+    let requests = Requests {
+        models: &c.models,
+        metrics: &c.metrics,
+        levels: &mut c.levels,
+        requests: &mut c.requests,
+    };
+    requests.gather(streamer.scheduler(), &view, &instances, &parts_seen);
     c.stats = streamer.frame(&c.requests);
     // 2. Cuts over the resident chains, 3. meshes rewritten where a cut changed.
-    let store = streamer.uploader();
-    let mut out = Vec::new();
+    let mut recut = Recut {
+        store: streamer.uploader(),
+        models: &c.models,
+        dags: &mut c.dags,
+        materials: &c.materials,
+        view: &view,
+        commands: &mut commands,
+        meshes: &mut meshes,
+        remap: &mut remap,
+        out: &mut out,
+    };
     for (e, model, mut cut, gt, _, user_material) in &mut instances {
-        let Some(m) = cut.model else { continue };
-        let levels = c.models[m as usize].level_count() as u8;
-        let Some(finest) = resident_chain(store, m, levels) else {
+        recut.instance(e, model, &mut cut, gt, user_material);
+    }
+}
+
+/// Step 1 of a frame: what every model's instances ask of the streamer.
+struct Requests<'a> {
+    models: &'a [CookedModel],
+    metrics: &'a [Vec<f32>],
+    levels: &'a mut Vec<Option<ModelLevels>>,
+    requests: &'a mut Vec<ModelRequest>,
+}
+
+impl Requests<'_> {
+    /// The finest levels any instance of each model needs, its largest size on
+    /// screen and whether any of it is seen, as the streamer's requests.
+    fn gather(
+        self,
+        scheduler: &ClusterScheduler,
+        view: &LevelView,
+        instances: &ClusterInstances,
+        parts_seen: &Query<&ViewVisibility>,
+    ) {
+        let n = self.models.len();
+        self.levels.clear();
+        self.levels.resize(n, None);
+        self.requests.clear();
+        self.requests
+            .extend((0..n).map(|m| ModelRequest::unseen(scheduler.coarsest(m as u32))));
+        for (_, _, cut, gt, vis, _) in instances {
+            let Some(m) = cut.model else { continue };
+            let mu = m as usize;
+            let inst =
+                InstanceBounds::placed_geometry(&self.models[mu].geometry(), &gt.to_matrix());
+            let l = model_levels(LevelMetric::ParentErrors(&self.metrics[mu]), &inst, view);
+            self.levels[mu] = Some(self.levels[mu].map_or(l, |o| o.finest(l)));
+            let d = (inst.center.distance(view.camera) - inst.radius).max(1e-3);
+            let px = inst.radius * view.viewport_height * 0.5 * view.projection.p11 / d;
+            let r = &mut self.requests[mu];
+            r.screen_size = r.screen_size.max(px);
+            // Drawn in parts, the instance itself has no mesh for Bevy to find visible.
+            r.visible |= if cut.parts.is_empty() {
+                vis.is_none_or(|v| v.get())
+            } else {
+                cut.parts
+                    .iter()
+                    .any(|p| parts_seen.get(p.entity).is_ok_and(|v| v.get()))
+            };
+        }
+        for (m, r) in self.requests.iter_mut().enumerate() {
+            if let Some(l) = self.levels[m] {
+                let coarsest = scheduler.coarsest(m as u32);
+                r.fit = l.fit as u8;
+                r.keep = l.keep as u8;
+                r.wanted = ModelRequest::wanted_for(l.fit as u8, view.bias as u8, coarsest);
+            }
+        }
+    }
+}
+
+/// Steps 2 and 3 of a frame: each instance's cut over its model's resident chain,
+/// and its mesh rewritten where the cut changed.
+struct Recut<'a, 'w, 's> {
+    store: &'a LevelStore,
+    models: &'a [CookedModel],
+    dags: &'a mut [Option<(u8, ClusterDag)>],
+    materials: &'a HashMap<PathBuf, MaterialAssets>,
+    view: &'a LevelView,
+    commands: &'a mut Commands<'w, 's>,
+    meshes: &'a mut Assets<Mesh>,
+    remap: &'a mut Remap,
+    out: &'a mut Vec<u32>,
+}
+
+impl Recut<'_, '_, '_> {
+    /// Instance `e`'s cut this frame, and its meshes when the cut changed.
+    fn instance(
+        &mut self,
+        e: Entity,
+        model: &FarsightClusterModel,
+        cut: &mut ClusterCut,
+        gt: &GlobalTransform,
+        user_material: bool,
+    ) {
+        let Some(m) = cut.model else { return };
+        let levels = self.models[m as usize].level_count() as u8;
+        let Some(finest) = resident_chain(self.store, m, levels) else {
             // Nothing resident (the coarsest level could not be read when the
             // model opened and has not streamed in, or failed): nothing to draw.
-            continue;
+            return;
         };
-        let slot = &mut c.dags[m as usize];
+        let slot = &mut self.dags[m as usize];
         if slot.as_ref().is_none_or(|(l, _)| *l != finest) {
-            *slot = chain_dag(store, m, finest, levels).map(|d| (finest, d));
+            *slot = chain_dag(self.store, m, finest, levels).map(|d| (finest, d));
         }
         let Some((_, dag)) = slot.as_ref() else {
-            continue;
+            return;
         };
         let world = gt.to_matrix();
         let cut_view = CutView {
-            camera_local: world.inverse().transform_point3(view.camera),
-            scale: InstanceBounds::placed_geometry(&c.models[m as usize].geometry(), &world).scale,
-            projection,
-            viewport_height,
-            threshold_px: view.threshold_px,
+            camera_local: world.inverse().transform_point3(self.view.camera),
+            scale: InstanceBounds::placed_geometry(&self.models[m as usize].geometry(), &world)
+                .scale,
+            projection: self.view.projection,
+            viewport_height: self.view.viewport_height,
+            threshold_px: self.view.threshold_px,
         };
-        dag.cut(&cut_view, &mut out);
+        dag.cut(&cut_view, self.out);
         let chain_changed = cut.finest_resident != Some(finest);
-        if !chain_changed && out == cut.dag_ids {
-            continue;
+        if !chain_changed && *self.out == cut.dag_ids {
+            return;
         }
-        let cut = &mut *cut;
-        cut.dag_ids.clone_from(&out);
+        cut.dag_ids.clone_from(self.out);
         cut.clusters.clear();
-        cut.clusters.extend(out.iter().map(|&i| {
+        cut.clusters.extend(self.out.iter().map(|&i| {
             let b = &dag.clusters[i as usize];
             (finest + b.level as u8, b.index_in_level)
         }));
-        let opened = &c.models[m as usize];
+        let opened = &self.models[m as usize];
         if cut.mesh.is_none() && cut.parts.is_empty() {
-            let file = c.materials.get(opened.path());
+            let file = self.materials.get(opened.path());
             attach_meshes(
-                &mut commands,
-                &mut meshes,
+                self.commands,
+                self.meshes,
                 e,
                 cut,
                 opened,
@@ -928,24 +1005,23 @@ fn stream_and_cut(
                 user_material,
             );
         }
-        let tint = model.level_colors.as_deref().filter(|c| !c.is_empty());
         let w = MeshWrite {
-            store,
+            store: self.store,
             model: m,
-            tint,
+            tint: model.level_colors.as_deref().filter(|c| !c.is_empty()),
             tangents: needs_tangents(opened),
             clusters: &cut.clusters,
         };
         if let Some(h) = &cut.mesh {
-            if let Some(mut mesh) = meshes.get_mut(h) {
-                cut.triangles = w.write(&mut mesh, None, &mut cut.vertex_ranges, &mut remap);
+            if let Some(mut mesh) = self.meshes.get_mut(h) {
+                cut.triangles = w.write(&mut mesh, None, &mut cut.vertex_ranges, self.remap);
             }
         } else {
             let mut triangles = 0;
             for part in &mut cut.parts {
-                if let Some(mut mesh) = meshes.get_mut(&part.mesh) {
+                if let Some(mut mesh) = self.meshes.get_mut(&part.mesh) {
                     let only = Some(part.material);
-                    part.triangles = w.write(&mut mesh, only, &mut part.vertex_ranges, &mut remap);
+                    part.triangles = w.write(&mut mesh, only, &mut part.vertex_ranges, self.remap);
                     triangles += part.triangles;
                 }
             }
