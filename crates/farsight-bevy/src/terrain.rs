@@ -409,30 +409,14 @@ fn update_terrain(
                 }
             }
             let sh = t.shown.get_mut(&chunk).expect("inserted above");
-            match (&mut sh.water, water) {
-                (Some((_, old, _)), Some(w)) if Arc::ptr_eq(old, &w) => {}
-                (slot, Some(w)) => {
-                    let h = meshes.add(water_mesh_to_bevy(&w, time.elapsed_secs(), &waves));
-                    if let Some((e, _, _)) = slot.take() {
-                        commands.entity(e).despawn();
-                    }
-                    let mut e = commands.spawn((
-                        Mesh3d(h.clone()),
-                        TerrainWater { terrain: te, chunk },
-                        Transform::IDENTITY,
-                        ChildOf(te),
-                    ));
-                    if let Some(m) = &materials.water {
-                        e.insert(MeshMaterial3d(m.clone()));
-                    }
-                    *slot = Some((e.id(), w, h));
-                }
-                (slot, None) => {
-                    if let Some((e, _, _)) = slot.take() {
-                        commands.entity(e).despawn();
-                    }
-                }
-            }
+            let sheet = WaterSheet {
+                terrain: te,
+                chunk,
+                material: materials.water.as_ref(),
+                seconds: time.elapsed_secs(),
+                waves: &waves,
+            };
+            sheet.show(&mut commands, &mut meshes, &mut sh.water, water);
         }
         keep.sort_unstable_by_key(|c| c.to_array());
         t.shown.retain(|c, sh| {
@@ -447,6 +431,55 @@ fn update_terrain(
             }
             alive
         });
+    }
+}
+
+/// One chunk's water sheet as the terrain view publishes it.
+struct WaterSheet<'a> {
+    terrain: Entity,
+    chunk: IVec3,
+    material: Option<&'a Handle<StandardMaterial>>,
+    seconds: f32,
+    waves: &'a WaterWaves,
+}
+
+impl WaterSheet<'_> {
+    /// Makes `slot` (the chunk's shown sheet) follow `water`: a new sheet is
+    /// spawned in place of a replaced one, a dropped one is despawned.
+    fn show(
+        &self,
+        commands: &mut Commands,
+        meshes: &mut Assets<Mesh>,
+        slot: &mut Option<(Entity, Arc<WaterMesh>, Handle<Mesh>)>,
+        water: Option<Arc<WaterMesh>>,
+    ) {
+        match (slot.as_ref(), water) {
+            (Some((_, old, _)), Some(w)) if Arc::ptr_eq(old, &w) => {}
+            (_, Some(w)) => {
+                let h = meshes.add(water_mesh_to_bevy(&w, self.seconds, self.waves));
+                if let Some((e, _, _)) = slot.take() {
+                    commands.entity(e).despawn();
+                }
+                let mut e = commands.spawn((
+                    Mesh3d(h.clone()),
+                    TerrainWater {
+                        terrain: self.terrain,
+                        chunk: self.chunk,
+                    },
+                    Transform::IDENTITY,
+                    ChildOf(self.terrain),
+                ));
+                if let Some(m) = self.material {
+                    e.insert(MeshMaterial3d(m.clone()));
+                }
+                *slot = Some((e.id(), w, h));
+            }
+            (_, None) => {
+                if let Some((e, _, _)) = slot.take() {
+                    commands.entity(e).despawn();
+                }
+            }
+        }
     }
 }
 
