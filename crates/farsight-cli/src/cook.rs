@@ -230,9 +230,12 @@ pub fn run(args: CookArgs) -> Result<(), Box<dyn std::error::Error>> {
                 // Import errors name the file themselves; name it once.
                 let text = e.to_string();
                 if text.contains(&input.display().to_string()) {
-                    eprintln!("{text} (nothing written)");
+                    crate::output::say(format_args!("{text} (nothing written)"));
                 } else {
-                    eprintln!("{}: {text} (nothing written)", input.display());
+                    crate::output::say(format_args!(
+                        "{}: {text} (nothing written)",
+                        input.display()
+                    ));
                 }
             }
         }

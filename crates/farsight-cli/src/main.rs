@@ -114,12 +114,12 @@ fn main() -> ExitCode {
             // Errors that already quote their source (an I/O error after its path)
             // are printed once: a cause is shown only when it adds words.
             let mut said = e.to_string();
-            eprintln!("error: {said}");
+            output::say(format_args!("error: {said}"));
             let mut source = e.source();
             while let Some(s) = source {
                 let text = s.to_string();
                 if !said.contains(&text) {
-                    eprintln!("  caused by: {text}");
+                    output::say(format_args!("  caused by: {text}"));
                     said.push_str(&text);
                 }
                 source = s.source();

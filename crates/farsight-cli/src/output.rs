@@ -3,6 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// Writes one line to standard error. Unlike `eprintln!`, a closed or failing
+/// stderr is ignored rather than a panic: the exit code still says how the
+/// command ended.
+pub fn say(line: std::fmt::Arguments) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// `path: what went wrong`, the OS error said once in words.
 pub fn io_error(path: &Path, e: &std::io::Error) -> String {
     format!("{}: {}", path.display(), plain_io(e))

@@ -349,7 +349,7 @@ pub fn run(args: ContentArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("{e} (nothing written)");
+                crate::output::say(format_args!("{e} (nothing written)"));
                 continue;
             }
         };

@@ -228,7 +228,7 @@ pub(super) fn cook_models(inputs: &[ModelInput], out: &Path) -> Result<Vec<Cooke
     for r in results {
         match r {
             Ok(c) => cooked.extend(c),
-            Err(e) => eprintln!("warning: model skipped: {e}"),
+            Err(e) => crate::output::say(format_args!("warning: model skipped: {e}")),
         }
     }
     if cooked.is_empty() {

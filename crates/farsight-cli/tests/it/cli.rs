@@ -779,3 +779,22 @@ fn a_closed_stdout_ends_the_command_quietly() {
         assert!(o.status.success(), "{args:?}: {:?} {stderr}", o.status);
     }
 }
+
+#[test]
+fn a_closed_stderr_still_ends_with_the_commands_exit_code() {
+    use std::process::Stdio;
+    let d = temp("closed-stderr");
+    // An error (a missing input) is said on stderr, which nobody reads any more.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_farsight"))
+        .args(["cook", "mesh", "no-such-mesh.obj", "-o", "b.farsight"])
+        .current_dir(&d)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stderr.take());
+    let o = child.wait_with_output().expect("the binary ends");
+    // A panic would end with 101; the error's own exit code is 1.
+    assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
+}
