@@ -9,7 +9,10 @@
 //! model clusters, building pieces and props, green level 0, yellow level 1, red
 //! level 2 and coarser; with the tint off, building pieces wear their kit's materials
 //! and cluster models their files' materials and textures (a model spawned with the
-//! tint on keeps a plain material under its level colours).
+//! tint on keeps a plain material under its level colours). The cluster models
+//! draw through the GPU path (`FarsightGpuClustersPlugin`: the cut in a compute
+//! pass, tinted green, yellow, red by level through `GpuClusterTint`) where the
+//! device has compute shaders, and through the CPU path elsewhere.
 //!
 //! - `--dir DIR`: a folder written by `farsight world build -o DIR`. Without it, a
 //!   small world (`--grid 2`) is built into a temporary folder by the `farsight`
@@ -27,6 +30,9 @@ use std::time::Duration;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use common::{Args, FlyCamera, Screenshot};
+use farsight_bevy::gpu::{
+    FarsightGpuClustersPlugin, GpuClusterStats, GpuClusterTint, GpuClustersActive,
+};
 use farsight_bevy::{
     BuildingAsset, BuildingLevelTint, BuildingPalette, FarsightBuilding, FarsightClusterModel,
     FarsightClusters, FarsightLod, FarsightLodChanged, FarsightPlugin, FarsightRegions,
@@ -83,7 +89,9 @@ fn main() {
     let manifest = WorldManifest::read(&dir).unwrap_or_else(|e| fail(e.to_string()));
     let (eye, target) = viewpoint(&dir, &manifest).unwrap_or_else(|e| fail(e));
     let mut app = common::app_with_assets(&args, "farsight: world", Some(&dir));
-    app.add_plugins(FarsightPlugin)
+    // Cluster models draw through the GPU path where the device runs it, else
+    // through the CPU path (the plugin chooses; see the README).
+    app.add_plugins((FarsightPlugin, FarsightGpuClustersPlugin::default()))
         .insert_resource(ClearColor(Color::srgb(0.55, 0.7, 0.95)))
         .insert_resource(WorldDir {
             dir: dir.clone(),
@@ -94,6 +102,7 @@ fn main() {
         })
         .insert_resource(StartTint(!args.has("--no-tint")))
         .insert_resource(BuildingLevelTint::new(!args.has("--no-tint")))
+        .insert_resource(GpuClusterTint::new(!args.has("--no-tint")))
         .add_systems(Startup, setup)
         .add_systems(
             Update,
@@ -375,10 +384,12 @@ fn toggle_tint(
     keys: Res<ButtonInput<KeyCode>>,
     mut tint: ResMut<Tint>,
     mut pieces: ResMut<BuildingLevelTint>,
+    mut gpu: ResMut<GpuClusterTint>,
 ) {
     if keys.just_pressed(KeyCode::KeyT) {
         tint.on = !tint.on;
         pieces.on = tint.on;
+        gpu.on = tint.on;
     }
 }
 
@@ -419,6 +430,8 @@ fn report_clusters(
     mut frame: Local<u32>,
     clusters: Res<FarsightClusters>,
     cuts: Query<&farsight_bevy::ClusterCut>,
+    gpu: Option<Res<GpuClustersActive>>,
+    stats: Res<GpuClusterStats>,
 ) {
     *frame += 1;
     if std::env::var_os("FARSIGHT_TRACE").is_some() {
@@ -429,6 +442,19 @@ fn report_clusters(
         );
     }
     if *frame % 40 != 0 {
+        return;
+    }
+    if gpu.is_some() {
+        println!(
+            "frame {}: GPU path, {} cluster model instances: {} clusters tested, {} drawn \
+             (frame {}); {:.1} MiB resident in the pools",
+            *frame,
+            stats.instances,
+            stats.clusters_tested,
+            stats.clusters_drawn,
+            stats.drawn_frame,
+            stats.resident_bytes as f64 / (1 << 20) as f64
+        );
         return;
     }
     let (mut n, mut tris, mut rebuilds) = (0, 0u64, 0);

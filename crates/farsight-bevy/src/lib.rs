@@ -223,6 +223,7 @@ pub use farsight_view::{LodComponentError, ObjectId, PassStats};
 /// the resources and messages it reads, and the errors its setup can meet.
 /// `use farsight_bevy::prelude::*;` beside Bevy's own prelude.
 pub mod prelude {
+    pub use crate::gpu::{FarsightGpuClustersPlugin, GpuClusterStats, GpuClusterTint};
     pub use crate::{
         BuildingAsset, BuildingLevelTint, BuildingLoadError, BuildingPalette, ClusterCut,
         ClusterModelAsset, CookedModelError, FarsightAssetError, FarsightBuilding,

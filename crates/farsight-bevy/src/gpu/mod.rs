@@ -9,6 +9,8 @@
 //!   the cut's visible clusters with one indirect draw.
 //! - [`plugin`]: [`FarsightGpuClustersPlugin`], all of it hooked into Bevy's
 //!   render world (opt-in).
+//! - [`stats`]: [`GpuClusterStats`], the figures read in the main world, and
+//!   [`GpuClusterTint`], the level tint switch.
 //! - [`cut`]: the compute pass that asks every resident cluster of every instance
 //!   farsight-cluster's two questions and writes the visible list and indirect draw.
 //!
@@ -23,6 +25,7 @@ pub mod layout;
 pub mod plugin;
 pub mod pool;
 pub mod staging;
+pub mod stats;
 
 pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
@@ -31,6 +34,7 @@ pub use layout::{GpuCluster, GpuModel, LevelLayout};
 pub use plugin::{FarsightGpuClustersPlugin, GpuClustersActive};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
 pub use staging::{RingAccount, StagingRing};
+pub use stats::{GpuClusterStats, GpuClusterTint, PlacementFailure, PoolKind};
 
 /// A device on the first adapter wgpu finds, without a window (tests, benches and
 /// tools: the plugin uses Bevy's device), when it can run the GPU path

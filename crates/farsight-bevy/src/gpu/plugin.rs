@@ -28,6 +28,7 @@ use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, ModelRequest};
 use glam::{Affine3A, Mat4};
 
+use super::stats::{self, GpuClusterStats, GpuClusterTint, RenderStats, SharedStats};
 use super::{
     gpu_path_supported, CutCamera, CutOutputs, CutPipeline, DrawCamera, DrawPipeline, DrawTarget,
     GpuInstance, GpuUploader, InstanceTable, PoolSettings,
@@ -52,6 +53,11 @@ pub struct FarsightGpuClustersPlugin {
     /// For tests of the pictures: the cut's compute pass is never dispatched, so
     /// nothing is drawn (a sabotaged run a pixel check must fail).
     pub skip_cut: bool,
+    /// Most visible clusters the cut's list holds; `None`: every resident cluster
+    /// of every instance, up to the device's storage binding limit. Visible
+    /// clusters past it are not drawn and are counted in
+    /// [`GpuClusterStats::visible_overflow`].
+    pub visible_capacity: Option<u32>,
 }
 
 /// Present in the main world when [`FarsightGpuClustersPlugin`] chose the GPU path.
@@ -59,8 +65,10 @@ pub struct FarsightGpuClustersPlugin {
 pub struct GpuClustersActive;
 
 impl Plugin for FarsightGpuClustersPlugin {
-    fn build(&self, _app: &mut App) {
-        // Everything waits for `finish`: the device is known only then.
+    fn build(&self, app: &mut App) {
+        // Everything else waits for `finish`: the device is known only then.
+        app.init_resource::<GpuClusterTint>()
+            .init_resource::<GpuClusterStats>();
     }
 
     fn finish(&self, app: &mut App) {
@@ -89,11 +97,17 @@ impl Plugin for FarsightGpuClustersPlugin {
             return;
         }
         let queue = wgpu::Queue::clone(queue);
-        let state = GpuRender::new(device, queue, self.pools, self.skip_cut);
+        let shared = SharedStats::default();
+        let stats = RenderStats::new(&device, shared.clone());
+        let mut state = GpuRender::new(device, queue, self.pools, self.skip_cut);
+        state.visible_capacity = self.visible_capacity;
         render_app
             .insert_resource(state)
-            .add_systems(ExtractSchedule, extract)
+            .insert_resource(stats)
+            .init_resource::<GpuClusterTint>()
+            .add_systems(ExtractSchedule, (extract, stats::extract_tint))
             .add_systems(Render, prepare.in_set(RenderSystems::PrepareResources))
+            .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
             .add_systems(
                 Core3d,
                 cut_and_draw
@@ -101,6 +115,8 @@ impl Plugin for FarsightGpuClustersPlugin {
                     .in_set(Core3dSystems::MainPass),
             );
         app.insert_resource(GpuClustersActive)
+            .insert_resource(shared)
+            .add_systems(First, stats::publish)
             .init_resource::<GpuMain>()
             .configure_sets(
                 PostUpdate,
@@ -308,6 +324,7 @@ struct GpuRender {
     view: Option<ViewData>,
     settings: FarsightClusterConfig,
     requests: Vec<ModelRequest>,
+    visible_capacity: Option<u32>,
 }
 
 impl GpuRender {
@@ -331,6 +348,7 @@ impl GpuRender {
             view: None,
             settings: FarsightClusterConfig::default(),
             requests: Vec::new(),
+            visible_capacity: None,
         }
     }
 
@@ -377,7 +395,7 @@ fn extract(main: Extract<Res<GpuMain>>, mut r: ResMut<GpuRender>) {
 }
 
 /// The streamer's frame (its copies go into the pools) and the instance rows.
-fn prepare(mut r: ResMut<GpuRender>) {
+fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
     let r = &mut *r;
     if r.streamer.is_none() && !r.models.is_empty() {
         r.start_streamer();
@@ -441,12 +459,16 @@ fn prepare(mut r: ResMut<GpuRender>) {
     // The visible list: room for every resident cluster of every instance.
     let up = streamer.uploader();
     let limit = (r.device.limits().max_storage_buffer_binding_size / 8).min(u64::from(u32::MAX));
+    let limit = r
+        .visible_capacity
+        .map_or(limit, |c| limit.min(u64::from(c.max(1))));
     let need = (u64::from(len) * u64::from(up.max_resident())).min(limit) as u32;
-    if need > r.outputs.capacity {
+    if need > r.outputs.capacity || u64::from(r.outputs.capacity) > limit {
         r.outputs = r
             .cut
             .outputs(&r.device, need.next_power_of_two().min(limit as u32));
     }
+    stats.prepared(up, &r.placed, r.outputs.capacity);
 }
 
 /// The cut for the active camera's view, then its visible clusters drawn into the
@@ -454,6 +476,8 @@ fn prepare(mut r: ResMut<GpuRender>) {
 fn cut_and_draw(
     view: ViewQuery<(&ExtractedView, &ViewTarget, &ViewDepthTexture, &Msaa)>,
     mut r: ResMut<GpuRender>,
+    mut stats: ResMut<RenderStats>,
+    tint: Res<GpuClusterTint>,
     mut ctx: RenderContext,
 ) {
     let (extracted, target, depth, msaa) = view.into_inner();
@@ -495,6 +519,7 @@ fn cut_and_draw(
             &r.outputs,
         );
     }
+    stats.copy_counters(encoder, &r.outputs);
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("farsight clusters"),
         color_attachments: &[Some(target.get_color_attachment())],
@@ -513,7 +538,7 @@ fn cut_and_draw(
         &DrawCamera {
             clip_from_world: v.clip_from_world,
             light: Vec3::new(0.4, 1.0, 0.6).normalize(),
-            tint_levels: false,
+            tint_levels: tint.on,
         },
     );
 }

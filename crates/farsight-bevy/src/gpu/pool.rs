@@ -31,6 +31,7 @@ use super::layout::{
     VERTEX_BYTES,
 };
 use super::staging::StagingRing;
+use super::stats::{PlacementFailure, PoolKind};
 
 /// Sizes of the pools, in their units. The defaults fit wgpu's default limits
 /// (128 MiB a storage binding).
@@ -130,6 +131,9 @@ pub struct UploadStats {
     /// Copies that found the frame's staging slice full and went through
     /// `Queue::write_buffer` instead (the budget should keep this at zero).
     pub staging_full: u64,
+    /// The last level that could not be placed: which pool refused it, and
+    /// whether that pool was full or only too fragmented.
+    pub last_placement_failure: Option<PlacementFailure>,
 }
 
 /// Why a model could not be added.
@@ -310,6 +314,40 @@ impl GpuUploader {
         let i = self.index_alloc.alloc(layout.index_count());
         let r = self.row_alloc.alloc(u64::from(layout.clusters));
         let (Some(v), Some(i), Some(r)) = (v.clone(), i.clone(), r.clone()) else {
+            // Say which pool refused it (its own range is `None`, so its free
+            // units are as they were), and whether it was full or fragmented.
+            let refused = [
+                (
+                    PoolKind::Vertices,
+                    &self.vertex_alloc,
+                    &v,
+                    u64::from(layout.vertices),
+                ),
+                (
+                    PoolKind::Indices,
+                    &self.index_alloc,
+                    &i,
+                    layout.index_count(),
+                ),
+                (
+                    PoolKind::ClusterRows,
+                    &self.row_alloc,
+                    &r,
+                    u64::from(layout.clusters),
+                ),
+            ]
+            .into_iter()
+            .find(|(.., got, _)| got.is_none());
+            if let Some((pool, a, _, needed)) = refused {
+                self.stats.last_placement_failure = Some(PlacementFailure {
+                    model,
+                    level,
+                    pool,
+                    needed,
+                    free: a.free_units(),
+                    largest_free: a.largest_free(),
+                });
+            }
             // Give back what was placed: the level stays unplaced.
             for (a, got) in [
                 (&mut self.vertex_alloc, v),
@@ -424,10 +462,13 @@ impl Uploader for GpuUploader {
         };
         if !self.place(model, level) {
             self.stats.placement_failures += 1;
-            bevy::log::error!(
-                "farsight: no room in the GPU pools for model {model} level {level}; \
-                 its coarser level stays drawn"
-            );
+            match self.stats.last_placement_failure {
+                Some(f) => bevy::log::error!("farsight: {f}; its coarser level stays drawn"),
+                None => bevy::log::error!(
+                    "farsight: no room in the GPU pools for model {model} level {level}; \
+                     its coarser level stays drawn"
+                ),
+            }
             return;
         }
         let Some(p) = self.models[model as usize].levels.get_mut(&level) else {

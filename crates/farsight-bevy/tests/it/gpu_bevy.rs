@@ -20,7 +20,10 @@ use bevy::render::render_resource::{
 use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
-use farsight_bevy::gpu::{FarsightGpuClustersPlugin, GpuClustersActive};
+use farsight_bevy::gpu::{
+    FarsightGpuClustersPlugin, GpuClusterStats, GpuClusterTint, GpuClustersActive, LevelLayout,
+    PoolKind, PoolSettings,
+};
 use farsight_bevy::prelude::*;
 use farsight_mesh::{cook_file, ClusterConfig, CookKind};
 
@@ -77,9 +80,9 @@ struct Picture(Arc<Mutex<Option<Vec<u8>>>>);
 
 /// Renders three instances of `file` (and a red cube in front of the middle one,
 /// drawn by Bevy) for `frames` frames, then reads the image back: RGBA rows of `W` pixels.
-/// Also returns whether the GPU path was chosen and whether any instance got a
-/// CPU-path mesh.
-fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
+/// Also returns whether the GPU path was chosen, whether any instance got a
+/// CPU-path mesh, and the GPU path's figures at the end.
+fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool, GpuClusterStats) {
     let skip_cut = mode == "no-cut";
     let mut app = App::new();
     app.add_plugins((
@@ -100,8 +103,21 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
     if mode != "cpu" {
         app.add_plugins(FarsightGpuClustersPlugin {
             skip_cut,
-            ..default()
+            // Room for a few visible clusters only: the rest overflow.
+            visible_capacity: (mode == "overflow").then_some(OVERFLOW_CAPACITY),
+            // A vertex pool too small for the bunny's finer levels.
+            pools: if mode == "tiny-pools" {
+                PoolSettings {
+                    vertices: coarser_vertices(file),
+                    ..default()
+                }
+            } else {
+                default()
+            },
         });
+    }
+    if mode == "tint" {
+        app.insert_resource(GpuClusterTint::new(true));
     }
     let image = {
         let mut images = app.world_mut().resource_mut::<Assets<Image>>();
@@ -221,12 +237,96 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool) {
         .world_mut()
         .query_filtered::<(), (With<FarsightClusterModel>, With<Mesh3d>)>();
     let cpu = cpu_meshes.iter(app.world()).next().is_some();
+    let stats = app
+        .world()
+        .get_resource::<GpuClusterStats>()
+        .copied()
+        .unwrap_or_default();
     // Rows come padded to 256 bytes.
     let stride = (W as usize * 4).div_ceil(256) * 256;
     let rgba = (0..H as usize)
         .flat_map(|row| data[row * stride..row * stride + W as usize * 4].to_vec())
         .collect();
-    (rgba, active, cpu)
+    (rgba, active, cpu, stats)
+}
+
+/// The visible list's capacity in the `overflow` run.
+const OVERFLOW_CAPACITY: u32 = 8;
+/// The vertex pool's size in the `tiny-pools` run: the coarsest level fits, the
+/// next finer one (which the view wants) does not.
+fn coarser_vertices(file: &Path) -> u64 {
+    let model = farsight_stream::cluster::CookedModel::open(file).unwrap();
+    let v: Vec<u64> = model
+        .levels()
+        .map(|l| u64::from(LevelLayout::new(l.clusters, l.bytes).unwrap().vertices))
+        .collect();
+    let n = v.len();
+    assert!(n >= 2, "the test model has one level");
+    v[n - 1] + v[n - 2] - 1
+}
+
+/// The figures a run of `mode` must show in the main world's [`GpuClusterStats`].
+fn check_stats(mode: &str, s: &GpuClusterStats, instances: u32) {
+    eprintln!("{mode}: {s:?}");
+    if mode == "cpu" {
+        assert_eq!(
+            *s,
+            GpuClusterStats::default(),
+            "GPU figures on the CPU path"
+        );
+        return;
+    }
+    assert_eq!(s.instances, instances);
+    assert!(s.resident_clusters > 0, "nothing resident");
+    // One model: every instance tests its every resident cluster.
+    assert_eq!(
+        s.clusters_tested,
+        u64::from(instances) * s.resident_clusters,
+        "clusters tested against instances x resident clusters"
+    );
+    assert!(s.resident_bytes > 0 && s.resident_bytes <= s.pool_bytes);
+    assert!(s.uploaded_total >= s.resident_bytes / 2, "uploads {s:?}");
+    if mode == "no-cut" {
+        // The cut never ran: its counters were never written.
+        assert_eq!(s.clusters_drawn, 0);
+        return;
+    }
+    // Read back a frame or two late, never ahead.
+    assert!(s.drawn_frame > 0, "no count read back");
+    assert!(
+        s.drawn_frame <= s.frame && s.frame - s.drawn_frame <= 4,
+        "the drawn count is of frame {} at frame {}",
+        s.drawn_frame,
+        s.frame
+    );
+    assert!(s.clusters_drawn > 0, "no cluster drawn");
+    assert!(
+        u64::from(s.clusters_drawn) <= s.clusters_tested,
+        "more drawn than tested"
+    );
+    match mode {
+        "overflow" => {
+            assert_eq!(s.visible_capacity, OVERFLOW_CAPACITY);
+            assert!(s.visible_overflow > 0, "the overflow is not reported");
+            assert_eq!(s.clusters_drawn, OVERFLOW_CAPACITY);
+        }
+        _ => {
+            assert_eq!(s.visible_overflow, 0, "an overflow without a small list");
+            assert!(s.visible_capacity >= s.clusters_drawn);
+        }
+    }
+    match mode {
+        "tiny-pools" => {
+            let f = s
+                .last_placement_failure
+                .expect("the full pool is not reported");
+            assert!(s.placement_failures > 0);
+            assert_eq!(f.pool, PoolKind::Vertices);
+            assert!(!f.fragmented(), "an empty pool reported fragmented: {f}");
+            assert!(f.needed > f.free);
+        }
+        _ => assert_eq!(s.placement_failures, 0, "{:?}", s.last_placement_failure),
+    }
 }
 
 /// Share of pixels that are lit grey (the GPU path's lambert shading): neither
@@ -302,7 +402,8 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         let [file, mode, out] = job.splitn(3, '|').collect::<Vec<_>>()[..] else {
             panic!("bad {CHILD}: {job}");
         };
-        let (rgba, active, cpu) = render(Path::new(file), 30, mode);
+        let (rgba, active, cpu, stats) = render(Path::new(file), 30, mode);
+        check_stats(mode, &stats, if mode == "despawn" { 1 } else { 3 });
         assert_eq!(
             active,
             mode != "cpu",
@@ -384,4 +485,50 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         (red - cube).abs() < 0.05 * red,
         "the cube covers {cube:.4} in front of the bunny, {red:.4} alone"
     );
+}
+
+/// Share of pixels in the draw's level tints (green, yellow, red): hued, bright.
+fn tinted_share(rgba: &[u8]) -> f64 {
+    let tinted = rgba
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+            max > 40 && (max - min) * 2 > max && !(r > 200 && g < 40 && b < 40)
+        })
+        .count();
+    tinted as f64 / (rgba.len() / 4) as f64
+}
+
+/// The GPU path's figures in the main world (each child run checks them:
+/// `check_stats`): clusters tested are instances x resident clusters, the drawn
+/// count is read back a frame or two late; a visible list made too small reports
+/// its overflow and draws what it holds; a vertex pool too small reports a full
+/// pool (the coarser levels still draw). `GpuClusterTint` turns the level tint on:
+/// the grey of the plain shading gives way to the levels' colours.
+#[test]
+fn the_gpu_path_reports_its_figures_and_tints_by_level() {
+    if std::env::var(CHILD).is_ok() || !have_gpu() {
+        return;
+    }
+    let dir = farsight_testkit::scratch("gpu_bevy_stats");
+    let file = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let rgba = render_in_child(&file, "overflow", &dir.join("overflow.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!(
+        "{} clusters drawn of the overflowing list: grey {grey:.4}",
+        OVERFLOW_CAPACITY
+    );
+    let rgba = render_in_child(&file, "tiny-pools", &dir.join("tiny_pools.rgba"));
+    let grey = grey_share(&rgba);
+    eprintln!("with a vertex pool too small for the finest levels: grey {grey:.4}");
+    assert!(grey > 0.03, "a full pool leaves holes: grey {grey:.4}");
+    let rgba = render_in_child(&file, "tint", &dir.join("tint.rgba"));
+    let (grey, tinted) = (grey_share(&rgba), tinted_share(&rgba));
+    eprintln!(
+        "{}: tinted {tinted:.3}, grey {grey:.4}",
+        dir.join("tint.png").display()
+    );
+    assert!(tinted > 0.03, "the level tint is not drawn: {tinted:.4}");
+    assert!(grey < 0.005, "grey clusters with the tint on: {grey:.4}");
 }

@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use farsight_bevy::gpu::{
-    CutCamera, CutPipeline, GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+    CutCamera, CutPipeline, GpuInstance, GpuUploader, InstanceTable, LevelLayout, PoolKind,
+    PoolSettings,
 };
 use farsight_cluster::{ClusterDag, CutView};
 use farsight_format::{ClusterInfo, ClusterLevelHeader};
@@ -759,4 +760,58 @@ fn the_draw_pulls_the_files_vertices_and_draws_the_cut() {
     let share = covered as f64 / f64::from(size * size);
     eprintln!("{n} clusters drawn, {checked} vertices checked, the bunny covers {share:.3} of the picture");
     assert!((0.05..0.9).contains(&share), "coverage {share}");
+}
+
+/// A level the pools cannot place is reported with the pool that refused it and
+/// whether that pool was full (too few free units) or too fragmented (enough free
+/// units, no range long enough).
+#[test]
+fn a_full_and_a_fragmented_pool_are_told_apart() {
+    let Some((device, queue)) = device() else {
+        return;
+    };
+    let level = |vertices| {
+        let l = LevelLayout {
+            clusters: 1,
+            vertices,
+        };
+        (1, l.record_bytes())
+    };
+    let settings = PoolSettings {
+        vertices: 300,
+        ..PoolSettings::default()
+    };
+    let mut up = GpuUploader::new(&device, queue, settings);
+    // Three models of one 100-vertex level fill the vertex pool; a fourth of 150
+    // vertices finds it full.
+    for _ in 0..3 {
+        up.add_model(&[level(100)]).unwrap();
+    }
+    let big = up.add_model(&[level(150)]).unwrap();
+    for m in 0..3 {
+        up.queue_copy(m, 0, 0, &[]);
+    }
+    assert_eq!(up.free_units()[0], 0);
+    up.queue_copy(big, 0, 0, &[]);
+    let f = up
+        .stats()
+        .last_placement_failure
+        .expect("the full pool is not told");
+    assert_eq!((f.model, f.level, f.pool), (big, 0, PoolKind::Vertices));
+    assert_eq!((f.needed, f.free, f.largest_free), (150, 0, 0));
+    assert!(!f.fragmented(), "{f}");
+    // The first and third evicted: 200 free, in two ranges of 100.
+    up.evict(0, 0);
+    up.evict(2, 0);
+    up.queue_copy(big, 0, 0, &[]);
+    let f = up.stats().last_placement_failure.unwrap();
+    assert_eq!((f.needed, f.free, f.largest_free), (150, 200, 100));
+    assert!(f.fragmented(), "{f}");
+    assert!(f.to_string().contains("too fragmented"), "{f}");
+    assert_eq!(up.stats().placement_failures, 2);
+    // The middle one evicted too: the ranges merge and the level fits.
+    up.evict(1, 0);
+    up.queue_copy(big, 0, 0, &[]);
+    assert_eq!(up.stats().placement_failures, 2);
+    assert!(up.level_rows(big, 0).is_some());
 }

@@ -29,6 +29,12 @@ fn the_types_the_api_names_come_through_the_bevy_crate() {
     // What the resources report.
     let _: FrameStats = FarsightClusters::default().stats();
     let _: Option<ModelLevels> = FarsightClusters::default().levels(0);
+    // The GPU path's switch and figures.
+    let _ = (
+        FarsightGpuClustersPlugin::default(),
+        GpuClusterTint::new(true),
+    );
+    let _: u64 = GpuClusterStats::default().clusters_tested;
     // The library crates themselves, for what the prelude leaves out.
     let _ = farsight_bevy::farsight_stream::cluster::MAX_LEVELS;
     let _ = farsight_bevy::farsight_view::RenderConfig::default();
