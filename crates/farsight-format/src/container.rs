@@ -292,14 +292,7 @@ impl FileWriter {
         // known), then the file taken zeroed from the allocator (fresh pages come
         // zeroed from the system: no zeroing pass; calloc often knows a block
         // fresh from the heap's top is zero too) and the text copied in.
-        // ron's pretty printer with its default configuration: the text every farsight
-        // file has had (a hand-written printer of the same bytes was 1-4 us faster
-        // per file; BENCHMARKS.md "Manifest text").
-        let text = ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
-            .map_err(|e| FormatError::ManifestWrite {
-                message: e.to_string(),
-            })?
-            .into_bytes();
+        let text = manifest_text(manifest)?;
         let manifest_len = text.len();
         let length_word = table_length_word_at(MANIFEST_START + manifest_len);
         let table_start = length_word + 8;
@@ -328,29 +321,73 @@ impl FileWriter {
         // The head is written in place (its gaps and reserved words are the zeros
         // already there), then each record's piece cut off the rest.
         let (head, rest) = out.split_at_mut(head_len);
+        self.write_head(head, manifest_len, table_start, first_record, table_len);
+        if let Some(append) = appending {
+            self.append_records(&mut out, append, first_record, table_start, table_len)?;
+        } else {
+            self.fill_records(head, rest, fill, first_record, table_start, parallel)?;
+        }
+
+        self.write_checksum(&mut out, head_len, table_start, first_record, table_len);
+        debug_assert_eq!(out.len(), table_start + table_len);
+        debug_assert!(
+            self.version == Version::Streamed
+                || u32::from_le_bytes([out[16], out[17], out[18], out[19]])
+                    == crc32fast::hash(&out[20..])
+        );
+        Ok(out)
+    }
+
+    /// The head's words in place (its gaps and reserved words are the zeros
+    /// already there): identifier, version, manifest length, table length, record
+    /// count and each record's directory entry (with its CRC while the file is
+    /// written, a filled record's once it is filled; a version other than
+    /// [`Version::Streamed`] zeroes them again in [`Self::write_checksum`]).
+    fn write_head(
+        &self,
+        head: &mut [u8],
+        manifest_len: usize,
+        table_start: usize,
+        first_record: usize,
+        table_len: usize,
+    ) {
         let mut put = |at: usize, bytes: &[u8]| head[at..at + bytes.len()].copy_from_slice(bytes);
         put(0, &IDENTIFIER);
         put(12, &(self.version as u32).to_le_bytes());
-        // 16..24: checksum (below) and reserved.
+        // 16..24: checksum (written last) and reserved.
         put(24, &(manifest_len as u64).to_le_bytes());
-        put(length_word, &(table_len as u64).to_le_bytes());
+        put(table_start - 8, &(table_len as u64).to_le_bytes());
         put(table_start, &(self.records.len() as u32).to_le_bytes());
         let mut offset = first_record;
         for (i, r) in self.records.iter().enumerate() {
             let entry = table_start + 8 + ENTRY_SIZE * i;
             put(entry, &r.tag.0);
-            // Each record's CRC in the entry's reserved word while the file is
-            // written (a filled record's once it is filled); a version other than
-            // [`Version::Streamed`] zeroes them again below.
             put(entry + 4, &r.crc.to_le_bytes());
             put(entry + 8, &(offset as u64).to_le_bytes());
             put(entry + 16, &(r.len() as u64).to_le_bytes());
             offset = align_up(offset + r.len(), RECORD_ALIGN);
         }
+    }
+
+    /// The records written into `rest` (the table past the head, zeroed): reserved
+    /// records filled whole by `fill` (then hashed, each CRC put in its directory
+    /// entry in `head`), stored records copied in chunks (so one large record also
+    /// spreads over the cores). A small file, or one thread (not `parallel`), does
+    /// it in order here (no list of tasks).
+    fn fill_records<E, F>(
+        &self,
+        head: &mut [u8],
+        rest: &mut [u8],
+        fill: &F,
+        first_record: usize,
+        table_start: usize,
+        parallel: bool,
+    ) -> Result<(), E>
+    where
+        E: From<FormatError> + Send,
+        F: Fn(RecordIndex, &mut [u8]) -> Result<(), E> + Sync,
+    {
         let crc_at = |index: RecordIndex| crc_word_at(table_start, index);
-        // The work: reserved records filled whole (then hashed), stored records
-        // copied in chunks (so one large record also spreads over the cores). A
-        // small file, or one thread, does it in order here (no list of tasks).
         let run = |task: Task<'_>| -> Result<Option<(RecordIndex, u32)>, E> {
             match task {
                 Task::Fill(index, piece) => {
@@ -363,9 +400,7 @@ impl FileWriter {
                 }
             }
         };
-        if let Some(append) = appending {
-            self.append_records(&mut out, append, first_record, table_start, table_len)?;
-        } else if parallel {
+        if parallel {
             #[cfg(feature = "encode")]
             {
                 use rayon::prelude::*;
@@ -384,24 +419,15 @@ impl FileWriter {
                     head[at..at + 4].copy_from_slice(&crc.to_le_bytes());
                 }
             }
-        } else {
-            record_tasks(&self.records, first_record, rest, |task| {
-                if let Some((index, crc)) = run(task)? {
-                    let at = crc_at(index);
-                    head[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-                }
-                Ok::<(), E>(())
-            })?;
+            return Ok(());
         }
-
-        self.write_checksum(&mut out, head_len, table_start, first_record, table_len);
-        debug_assert_eq!(out.len(), table_start + table_len);
-        debug_assert!(
-            self.version == Version::Streamed
-                || u32::from_le_bytes([out[16], out[17], out[18], out[19]])
-                    == crc32fast::hash(&out[20..])
-        );
-        Ok(out)
+        record_tasks(&self.records, first_record, rest, |task| {
+            if let Some((index, crc)) = run(task)? {
+                let at = crc_at(index);
+                head[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+            }
+            Ok::<(), E>(())
+        })
     }
 
     /// The records of a small file appended in order after the head (each after its
@@ -490,6 +516,17 @@ impl FileWriter {
         crc.combine(&record_crcs);
         out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
     }
+}
+
+/// The manifest's RON text: ron's pretty printer with its default configuration,
+/// the text every farsight file has had (a hand-written printer of the same bytes
+/// was 1-4 us faster per file; BENCHMARKS.md "Manifest text").
+fn manifest_text<M: Manifest>(manifest: &M) -> Result<Vec<u8>, FormatError> {
+    ron::ser::to_string_pretty(manifest, ron::ser::PrettyConfig::default())
+        .map(String::into_bytes)
+        .map_err(|e| FormatError::ManifestWrite {
+            message: e.to_string(),
+        })
 }
 
 /// Where record `index`'s CRC word (its directory entry's reserved word) lies in a

@@ -101,6 +101,17 @@ fn entropy<'s>(
     Ok(&buf[..])
 }
 
+/// Which tables the decoder's walk restores from residuals (positions, uvs, normals
+/// by the parallelogram), and whether the normals are residuals against the face
+/// normals it sums.
+#[derive(Clone, Copy)]
+struct Walk {
+    positions: bool,
+    uvs: bool,
+    predicted_normals: bool,
+    parallelogram_normals: bool,
+}
+
 impl CookedMesh<'_> {
     /// Decodes into `out` (cleared first, capacity kept): f32 positions, unit normals,
     /// tangents with handedness, f32 uvs and u32 indices, i.e. what a renderer uploads.
@@ -129,6 +140,11 @@ impl CookedMesh<'_> {
     /// size of the last one writes each byte once (no zero fill first). `WIDE`:
     /// compiled for AVX2 or wider, where the portable per-vertex loops vectorise
     /// better than the 4-lane SSE2 forms.
+    ///
+    /// Phases, each inlined here (so each runs the instruction set of the tier that
+    /// compiled this): the streams the walk needs ([`Self::walk_inputs`]), the walk
+    /// and the uvs from positions ([`Self::restore_codes`]), then one dequantising
+    /// pass per attribute.
     #[inline(always)]
     pub(crate) fn stages<const WIDE: bool>(
         &self,
@@ -136,9 +152,28 @@ impl CookedMesh<'_> {
         scratch: &mut DecodeScratch,
     ) -> Result<(), FormatError> {
         out.provenance.clear();
+        let n = self.header.vertex_count as usize;
+        let walk = self.walk_inputs::<WIDE>(out, scratch)?;
+        self.restore_codes(walk, &out.indices, scratch);
+        self.positions_out::<WIDE>(&scratch.positions[..n], out);
+        self.normals_out::<WIDE>(walk.parallelogram_normals, out, scratch)?;
+        self.tangents_out::<WIDE>(out, scratch)?;
+        self.uvs_out::<WIDE>(out, scratch);
+        Ok(())
+    }
+
+    /// The indices (checked against the vertex count), the positions (shared
+    /// positions restored to each vertex's already), the uvs and the normals the
+    /// walk restores, each table with its zero element at `n`; says which tables
+    /// the walk restores.
+    #[inline(always)]
+    fn walk_inputs<const WIDE: bool>(
+        &self,
+        out: &mut MeshData,
+        s: &mut DecodeScratch,
+    ) -> Result<Walk, FormatError> {
         let h = &self.header;
         let n = h.vertex_count as usize;
-        let s = scratch;
         // Indices first: the walk and the normal prediction follow the triangles.
         set_len(&mut out.indices, h.index_count as usize);
         self.index_stream(&mut out.indices, &mut s.bytes, &mut s.zstd)?;
@@ -146,20 +181,25 @@ impl CookedMesh<'_> {
 
         let has = |f: u8| h.flags & f != 0;
         let has_uvs = has(CookedHeader::HAS_UVS);
-        let (mut pp, pu) = (
-            has(CookedHeader::PREDICTED_POSITIONS),
-            has(CookedHeader::PREDICTED_UVS) && has_uvs,
-        );
+        let mut walk = Walk {
+            positions: has(CookedHeader::PREDICTED_POSITIONS),
+            uvs: has(CookedHeader::PREDICTED_UVS) && has_uvs,
+            // The walk sums face normals as it goes when it restores positions.
+            predicted_normals: has(CookedHeader::HAS_NORMALS)
+                && has(CookedHeader::PREDICTED_NORMALS),
+            parallelogram_normals: has(CookedHeader::HAS_NORMALS)
+                && has(CookedHeader::PARALLELOGRAM_NORMALS),
+        };
         // One element past the end, zero: the walk's `Zero` prediction.
         set_len(&mut s.positions, n + 1);
         if has(CookedHeader::SHARED_POSITIONS) {
             // The distinct positions, restored by the walk over the triangles of
             // positions, then each vertex's.
             #[cfg(simd_x86)]
-            tiers::shared_positions::<WIDE>(self, &out.indices, pp, s)?;
+            tiers::shared_positions::<WIDE>(self, &out.indices, walk.positions, s)?;
             #[cfg(not(simd_x86))]
-            self.shared_positions(&out.indices, pp, s)?;
-            pp = false;
+            self.shared_positions(&out.indices, walk.positions, s)?;
+            walk.positions = false;
         } else {
             self.vertex_stream(0, &mut s.positions[..n], &mut s.bytes, &mut s.zstd)?;
         }
@@ -170,72 +210,89 @@ impl CookedMesh<'_> {
             s.uvs[n] = [0; 2];
         }
         // Normals predicted by the walk are restored in it: decode them first.
-        let pnp = has(CookedHeader::HAS_NORMALS) && has(CookedHeader::PARALLELOGRAM_NORMALS);
-        if pnp {
+        if walk.parallelogram_normals {
             set_len(&mut s.normals, n + 1);
             self.vertex_stream(1, &mut s.normals[..n], &mut s.bytes, &mut s.zstd)?;
             s.normals[n] = [0; 2];
         }
-        let (idx, pos, uvs, walk) = (&out.indices, &mut s.positions, &mut s.uvs, &mut s.walk);
+        Ok(walk)
+    }
+
+    /// The walk's instance for the tables `w` names (restoring residuals, summing
+    /// face normals on the way where the normals are predicted from them), the face
+    /// normal sums where no walk ran, then the uvs predicted from the final
+    /// positions.
+    #[inline(always)]
+    fn restore_codes(&self, w: Walk, indices: &[u32], s: &mut DecodeScratch) {
+        let h = &self.header;
+        let n = h.vertex_count as usize;
+        let (idx, pos, uvs, walk) = (indices, &mut s.positions, &mut s.uvs, &mut s.walk);
         let nor: &mut [[u16; 2]] = bytemuck::cast_slice_mut(&mut s.normals[..]);
-        let w = 8 - h.position_damping as i32;
-        // The walk sums face normals as it goes when it restores positions.
-        let pn = has(CookedHeader::HAS_NORMALS) && has(CookedHeader::PREDICTED_NORMALS);
+        let pw = 8 - h.position_damping as i32;
         let sums = &mut s.sums;
-        match (pp, pu, pn, pnp) {
+        match (
+            w.positions,
+            w.uvs,
+            w.predicted_normals,
+            w.parallelogram_normals,
+        ) {
             (true, true, true, _) => {
-                unpredict::<true, true, true, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, true, true, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (true, false, true, _) => {
-                unpredict::<true, false, true, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, false, true, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (true, true, false, false) => {
-                unpredict::<true, true, false, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, true, false, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (true, true, false, true) => {
-                unpredict::<true, true, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, true, false, true>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (true, false, false, false) => {
-                unpredict::<true, false, false, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, false, false, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (true, false, false, true) => {
-                unpredict::<true, false, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<true, false, false, true>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             // Positions already final (shared positions restored them): the uv walk
             // sums the face normals as it goes.
             (false, true, true, _) => {
-                unpredict::<false, true, true, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<false, true, true, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (false, true, false, false) => {
-                unpredict::<false, true, false, false>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<false, true, false, false>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (false, true, false, true) => {
-                unpredict::<false, true, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<false, true, false, true>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (false, false, _, true) => {
-                unpredict::<false, false, false, true>(idx, n, w, pos, uvs, nor, walk, sums)
+                unpredict::<false, false, false, true>(idx, n, pw, pos, uvs, nor, walk, sums)
             }
             (false, false, _, false) => {}
         }
-        if pn && !pp && !pu {
-            normal_sums(&s.positions[..n], &out.indices, &mut s.sums);
+        if w.predicted_normals && !w.positions && !w.uvs {
+            normal_sums(&s.positions[..n], indices, &mut s.sums);
         }
-        if has_uvs && h.uv_axes != 0 {
+        if h.flags & CookedHeader::HAS_UVS != 0 && h.uv_axes != 0 {
             // Uvs predicted from the positions, now final.
             let (pb, ub) = (h.position_bits as u32, h.uv_bits as u32);
             UvFromPositions::new(h.uv_axes, h.bounds_min, h.bounds_max, pb, ub)
                 .restore(&s.positions[..n], &mut s.uvs[..n]);
         }
-        let positions = &s.positions[..n];
+    }
 
-        // Positions sit on one cubic grid over the largest extent (see `max_extent`).
+    /// Positions sit on one cubic grid over the largest extent (see `max_extent`):
+    /// `out.positions` dequantised from the final codes.
+    #[inline(always)]
+    fn positions_out<const WIDE: bool>(&self, positions: &[[u16; 4]], out: &mut MeshData) {
+        let h = &self.header;
         let step = unorm_step(
             0.0,
             max_extent(h.bounds_min, h.bounds_max),
             h.position_bits as u32,
         );
         let min = h.bounds_min;
-        set_len(&mut out.positions, n);
+        set_len(&mut out.positions, positions.len());
         #[cfg(simd_x86)]
         let done = if WIDE {
             0
@@ -251,91 +308,125 @@ impl CookedMesh<'_> {
                 dequantize_unorm(q[2], min[2], step),
             ];
         }
+    }
 
-        if has(CookedHeader::HAS_NORMALS) {
-            let nb = h.normal_bits as u32;
-            if !pnp {
-                set_len(&mut s.normals, n);
-                self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.zstd)?;
-            }
-            let inv = 1.0 / oct_scale(nb);
-            set_len(&mut out.normals, n);
-            let q = &s.normals[..n];
-            if has(CookedHeader::PREDICTED_NORMALS) {
-                let scale = oct_code_scale(nb);
-                #[cfg(simd_x86)]
-                let done = if WIDE {
-                    0
-                } else {
-                    crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals)
-                };
-                #[cfg(not(simd_x86))]
-                let done = 0;
-                let rest = q[done..].iter().zip(&s.sums[done..]);
-                for (o, (q, &sum)) in out.normals[done..].iter_mut().zip(rest) {
-                    let p = predicted_code(sum, scale);
-                    *o = oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv);
-                }
-            } else {
-                #[cfg(simd_x86)]
-                let done = if WIDE {
-                    0
-                } else {
-                    crate::simd::oct_decode_all(q, inv, &mut out.normals)
-                };
-                #[cfg(not(simd_x86))]
-                let done = 0;
-                for (o, &q) in out.normals[done..].iter_mut().zip(&q[done..]) {
-                    *o = oct_decode_inv(q, inv);
-                }
-            }
-        } else {
+    /// `out.normals`: the normals stream (unless the walk restored it,
+    /// `parallelogram`), the geometric prediction added where the normals are its
+    /// residuals, then the octahedral decode.
+    #[inline(always)]
+    fn normals_out<const WIDE: bool>(
+        &self,
+        parallelogram: bool,
+        out: &mut MeshData,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        let h = &self.header;
+        if h.flags & CookedHeader::HAS_NORMALS == 0 {
             out.normals.clear();
+            return Ok(());
         }
-        if has(CookedHeader::HAS_TANGENTS) {
-            set_len(&mut s.tangents, n);
-            self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
-            let inv = 1.0 / oct_scale(h.tangent_bits as u32);
-            set_len(&mut out.tangents, n);
+        let n = h.vertex_count as usize;
+        let nb = h.normal_bits as u32;
+        if !parallelogram {
+            set_len(&mut s.normals, n);
+            self.vertex_stream(1, &mut s.normals, &mut s.bytes, &mut s.zstd)?;
+        }
+        let inv = 1.0 / oct_scale(nb);
+        set_len(&mut out.normals, n);
+        let q = &s.normals[..n];
+        if h.flags & CookedHeader::PREDICTED_NORMALS != 0 {
+            let scale = oct_code_scale(nb);
             #[cfg(simd_x86)]
             let done = if WIDE {
                 0
             } else {
-                crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents)
+                crate::simd::predicted_normals(q, &s.sums, scale, inv, &mut out.normals)
             };
             #[cfg(not(simd_x86))]
             let done = 0;
-            let rest = s.tangents[done..].iter().zip(&positions[done..]);
-            for (o, (&q, p)) in out.tangents[done..].iter_mut().zip(rest) {
-                let t = oct_decode_inv(q, inv);
-                *o = [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }];
+            let rest = q[done..].iter().zip(&s.sums[done..]);
+            for (o, (q, &sum)) in out.normals[done..].iter_mut().zip(rest) {
+                let p = predicted_code(sum, scale);
+                *o = oct_decode_inv([q[0].wrapping_add(p[0]), q[1].wrapping_add(p[1])], inv);
             }
         } else {
-            out.tangents.clear();
-        }
-        if has_uvs {
-            let ub = h.uv_bits as u32;
-            let (lo, hi) = (h.uv_min, h.uv_max);
-            let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
-            set_len(&mut out.uvs, n);
             #[cfg(simd_x86)]
             let done = if WIDE {
                 0
             } else {
-                crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs)
+                crate::simd::oct_decode_all(q, inv, &mut out.normals)
             };
             #[cfg(not(simd_x86))]
             let done = 0;
-            for (o, q) in out.uvs[done..].iter_mut().zip(&s.uvs[done..n]) {
-                *o = [
-                    dequantize_unorm(q[0], lo[0], st[0]),
-                    dequantize_unorm(q[1], lo[1], st[1]),
-                ];
+            for (o, &q) in out.normals[done..].iter_mut().zip(&q[done..]) {
+                *o = oct_decode_inv(q, inv);
             }
-        } else {
-            out.uvs.clear();
         }
         Ok(())
+    }
+
+    /// `out.tangents`: the tangents stream decoded, each with the handedness its
+    /// vertex's position word 3 holds.
+    #[inline(always)]
+    fn tangents_out<const WIDE: bool>(
+        &self,
+        out: &mut MeshData,
+        s: &mut DecodeScratch,
+    ) -> Result<(), FormatError> {
+        let h = &self.header;
+        if h.flags & CookedHeader::HAS_TANGENTS == 0 {
+            out.tangents.clear();
+            return Ok(());
+        }
+        let n = h.vertex_count as usize;
+        let positions = &s.positions[..n];
+        set_len(&mut s.tangents, n);
+        self.vertex_stream(2, &mut s.tangents, &mut s.bytes, &mut s.zstd)?;
+        let inv = 1.0 / oct_scale(h.tangent_bits as u32);
+        set_len(&mut out.tangents, n);
+        #[cfg(simd_x86)]
+        let done = if WIDE {
+            0
+        } else {
+            crate::simd::tangents(&s.tangents, positions, inv, &mut out.tangents)
+        };
+        #[cfg(not(simd_x86))]
+        let done = 0;
+        let rest = s.tangents[done..].iter().zip(&positions[done..]);
+        for (o, (&q, p)) in out.tangents[done..].iter_mut().zip(rest) {
+            let t = oct_decode_inv(q, inv);
+            *o = [t[0], t[1], t[2], if p[3] & 1 != 0 { -1.0 } else { 1.0 }];
+        }
+        Ok(())
+    }
+
+    /// `out.uvs`: the final uv codes dequantised, per component over its range.
+    #[inline(always)]
+    fn uvs_out<const WIDE: bool>(&self, out: &mut MeshData, s: &DecodeScratch) {
+        let h = &self.header;
+        if h.flags & CookedHeader::HAS_UVS == 0 {
+            out.uvs.clear();
+            return;
+        }
+        let n = h.vertex_count as usize;
+        let ub = h.uv_bits as u32;
+        let (lo, hi) = (h.uv_min, h.uv_max);
+        let st = [unorm_step(lo[0], hi[0], ub), unorm_step(lo[1], hi[1], ub)];
+        set_len(&mut out.uvs, n);
+        #[cfg(simd_x86)]
+        let done = if WIDE {
+            0
+        } else {
+            crate::simd::dequantize_uvs(&s.uvs[..n], lo, st, &mut out.uvs)
+        };
+        #[cfg(not(simd_x86))]
+        let done = 0;
+        for (o, q) in out.uvs[done..].iter_mut().zip(&s.uvs[done..n]) {
+            *o = [
+                dequantize_unorm(q[0], lo[0], st[0]),
+                dequantize_unorm(q[1], lo[1], st[1]),
+            ];
+        }
     }
 
     /// [`CookedHeader::SHARED_POSITIONS`]: undoes the remap into vertex positions

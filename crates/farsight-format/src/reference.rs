@@ -807,31 +807,7 @@ fn decode_cooked(h: &Header, body: &[u8]) -> RefResult<MeshData> {
     let mut positions = vertex_stream(h, &streams, 0)?;
     let mut walk_positions = h.has(PREDICTED_POSITIONS);
     if h.has(SHARED_POSITIONS) {
-        let raw = if h.remap_codec == 0 {
-            remap.to_vec()
-        } else {
-            join_planes(&unzstd(remap, 4 * n)?, 4)
-        };
-        let mut ids = Vec::with_capacity(n);
-        let mut next = 0u32;
-        for k in words32(&raw) {
-            ensure(k <= next, "remap names a later position")?;
-            ids.push(next - k);
-            if k == 0 {
-                next += 1;
-            }
-        }
-        ensure(next == h.position_count, "remap position count")?;
-        if walk_positions {
-            let tris: Vec<u32> = indices.iter().map(|&i| ids[i as usize]).collect();
-            let order = walk(&tris, h.position_count as usize);
-            restore(&order, &mut positions, 4, 3, 8 - h.damping as i64);
-        }
-        let distinct = positions;
-        positions = Vec::with_capacity(4 * n);
-        for &id in &ids {
-            positions.extend_from_slice(&distinct[4 * id as usize..4 * id as usize + 4]);
-        }
+        positions = shared_positions(h, &indices, positions, remap)?;
         walk_positions = false;
     }
     // 3. Uvs, and normals the walk restores.
@@ -874,6 +850,64 @@ fn decode_cooked(h: &Header, body: &[u8]) -> RefResult<MeshData> {
     // 7. Tangents.
     let tangents = vertex_stream(h, &streams, 2)?;
     // 8. Dequantise.
+    Ok(dequantise(
+        h,
+        indices,
+        &positions,
+        &normal_codes,
+        &tangents,
+        &uvs,
+    ))
+}
+
+/// Shared positions (§3.4 step 2): the remap undone, the distinct `positions`
+/// restored by the walk over the triangles of position ids (with
+/// PREDICTED_POSITIONS), then each vertex's position.
+fn shared_positions(
+    h: &Header,
+    indices: &[u32],
+    positions: Vec<u16>,
+    remap: &[u8],
+) -> RefResult<Vec<u16>> {
+    let n = h.n as usize;
+    let raw = if h.remap_codec == 0 {
+        remap.to_vec()
+    } else {
+        join_planes(&unzstd(remap, 4 * n)?, 4)
+    };
+    let mut ids = Vec::with_capacity(n);
+    let mut next = 0u32;
+    for k in words32(&raw) {
+        ensure(k <= next, "remap names a later position")?;
+        ids.push(next - k);
+        if k == 0 {
+            next += 1;
+        }
+    }
+    ensure(next == h.position_count, "remap position count")?;
+    let mut distinct = positions;
+    if h.has(PREDICTED_POSITIONS) {
+        let tris: Vec<u32> = indices.iter().map(|&i| ids[i as usize]).collect();
+        let order = walk(&tris, h.position_count as usize);
+        restore(&order, &mut distinct, 4, 3, 8 - h.damping as i64);
+    }
+    let mut positions = Vec::with_capacity(4 * n);
+    for &id in &ids {
+        positions.extend_from_slice(&distinct[4 * id as usize..4 * id as usize + 4]);
+    }
+    Ok(positions)
+}
+
+/// §3.8: the final codes dequantised (positions, normals, tangents with the
+/// handedness bit of their vertex's position word 3, uvs) beside the indices.
+fn dequantise(
+    h: &Header,
+    indices: Vec<u32>,
+    positions: &[u16],
+    normal_codes: &[[i16; 2]],
+    tangents: &[u16],
+    uvs: &[u16],
+) -> MeshData {
     let mut out = MeshData {
         indices,
         ..MeshData::default()
@@ -906,7 +940,7 @@ fn decode_cooked(h: &Header, body: &[u8]) -> RefResult<MeshData> {
             }));
         }
     }
-    Ok(out)
+    out
 }
 
 // ---------------------------------------------------------------------------------
@@ -986,9 +1020,36 @@ pub fn cooked_set(record: &[u8]) -> RefResult<RefSet> {
             "body expansion",
         )?;
     }
-    // The part table: the slot each part draws, as runs.
+    let part_runs = part_table(&mut c, part_width, parts, slots)?;
+    let (spans, record_triangles) = slot_table(&mut c, records, slots)?;
+    let lengths = c.take(length_width * records as usize)?;
+    let body = c.rest();
+    ensure(body.len() as u64 == stored, "body length")?;
+    let meshes = set_records(
+        body,
+        body_codec,
+        body_len,
+        lengths,
+        length_width,
+        &record_triangles,
+    )?;
+    Ok(RefSet {
+        records: meshes,
+        slots: spans,
+        part_runs,
+    })
+}
+
+/// A set's part table (§4): the slot each part draws, as runs (one run a part
+/// with a fixed `width`).
+fn part_table(
+    c: &mut Cursor<'_>,
+    width: usize,
+    parts: u32,
+    slots: u32,
+) -> RefResult<Vec<(u32, u32)>> {
     let mut part_runs = Vec::new();
-    if part_width == 0 {
+    if width == 0 {
         let runs = c.varint()?;
         ensure(runs <= parts, "part runs")?;
         let mut covered = 0u64;
@@ -1002,14 +1063,18 @@ pub fn cooked_set(record: &[u8]) -> RefResult<RefSet> {
         }
         ensure(covered == parts as u64, "part runs")?;
     } else {
-        let table = c.take(part_width * parts as usize)?;
+        let table = c.take(width * parts as usize)?;
         for p in 0..parts as usize {
-            let slot = entry(table, part_width, p);
+            let slot = entry(table, width, p);
             ensure(slot < slots, "part slot")?;
             part_runs.push((slot, 1));
         }
     }
-    // The slot table.
+    Ok(part_runs)
+}
+
+/// A set's slot table (§4): every slot's span, and each record's triangles.
+fn slot_table(c: &mut Cursor<'_>, records: u32, slots: u32) -> RefResult<(Vec<RefSpan>, Vec<u64>)> {
     let mut spans = Vec::new();
     let mut record_triangles = Vec::new();
     for r in 0..records as usize {
@@ -1030,11 +1095,22 @@ pub fn cooked_set(record: &[u8]) -> RefResult<RefSet> {
         record_triangles.push(first);
     }
     ensure(spans.len() == slots as usize, "slot_count")?;
-    let lengths = c.take(length_width * records as usize)?;
-    let body = c.rest();
-    ensure(body.len() as u64 == stored, "body length")?;
+    Ok((spans, record_triangles))
+}
+
+/// A set's records (§4): the lengths checked against the body, the body
+/// unpacked, then each record's compact header read and the record decoded (§3),
+/// its triangles those its slots name.
+fn set_records(
+    body: &[u8],
+    body_codec: u8,
+    body_len: u64,
+    lengths: &[u8],
+    length_width: usize,
+    record_triangles: &[u64],
+) -> RefResult<Vec<MeshData>> {
     let mut sum = 0u64;
-    for r in 0..records as usize {
+    for r in 0..record_triangles.len() {
         let len = entry(lengths, length_width, r) as u64;
         ensure(len >= 36, "record length")?;
         sum += len;
@@ -1057,11 +1133,7 @@ pub fn cooked_set(record: &[u8]) -> RefResult<RefSet> {
         meshes.push(mesh);
         at += len;
     }
-    Ok(RefSet {
-        records: meshes,
-        slots: spans,
-        part_runs,
-    })
+    Ok(meshes)
 }
 
 // ---------------------------------------------------------------------------------
@@ -1098,9 +1170,8 @@ fn f16_value(h: u16) -> f32 {
     sign * magnitude
 }
 
-/// Reads a cluster level record (§5) and decodes its vertices.
-pub fn cluster_level(record: &[u8]) -> RefResult<RefLevel> {
-    let mut c = Cursor::new(record);
+/// A cluster level's 64-byte header (§5), its checks made.
+fn level_header(c: &mut Cursor<'_>) -> RefResult<ClusterLevelHeader> {
     let h = ClusterLevelHeader {
         level: c.u32()?,
         cluster_count: c.u32()?,
@@ -1130,61 +1201,83 @@ pub fn cluster_level(record: &[u8]) -> RefResult<RefLevel> {
         "material_count",
     )?;
     ensure(h.material_count <= 65536, "material_count")?;
+    Ok(h)
+}
+
+/// One 48-byte cluster info (§5), its checks made against the level's
+/// `material_count`.
+fn cluster_info(c: &mut Cursor<'_>, material_count: u32) -> RefResult<ClusterInfo> {
+    let info = ClusterInfo {
+        sphere: c.f32s()?,
+        parent_sphere: c.f32s()?,
+        error: c.f32()?,
+        parent_error: c.f32()?,
+        triangle_count: c.u16()?,
+        material: c.u16()?,
+        group: c.u32()?,
+    };
+    let floats = info.sphere.iter().chain(&info.parent_sphere);
+    ensure(
+        floats
+            .chain([&info.error, &info.parent_error])
+            .all(|f| f.is_finite()),
+        "non-finite cluster",
+    )?;
+    ensure(
+        (1..=128).contains(&info.triangle_count),
+        "cluster triangle_count",
+    )?;
+    ensure((info.material as u32) < material_count, "cluster material")?;
+    Ok(info)
+}
+
+/// One 32-byte level vertex (§5) as stored and decoded (a grid per axis over the
+/// bounds `lo..hi`).
+fn level_vertex(
+    c: &mut Cursor<'_>,
+    lo: [f32; 3],
+    hi: [f32; 3],
+) -> RefResult<(ClusterVertex, FloatVertex)> {
+    let v = ClusterVertex {
+        position: [c.u16()?, c.u16()?, c.u16()?],
+        flags: c.u16()?,
+        normal: [c.u16()? as i16, c.u16()? as i16],
+        tangent: [c.u16()? as i16, c.u16()? as i16],
+        uv: [c.u16()?, c.u16()?],
+        uv1: [c.u16()?, c.u16()?],
+        color: c.take(4)?.try_into().expect("four bytes"),
+        reserved: c.u32()?,
+    };
+    ensure(v.flags & !1 == 0 && v.reserved == 0, "vertex flags")?;
+    let t = oct_decode(v.tangent, 16);
+    let decoded = FloatVertex {
+        position: std::array::from_fn(|i| {
+            cell_centre(v.position[i], lo[i], (hi[i] - lo[i]) / 65536.0)
+        }),
+        normal: oct_decode(v.normal, 16),
+        tangent: [t[0], t[1], t[2], if v.flags & 1 != 0 { -1.0 } else { 1.0 }],
+        uv: v.uv.map(f16_value),
+    };
+    Ok((v, decoded))
+}
+
+/// Reads a cluster level record (§5) and decodes its vertices.
+pub fn cluster_level(record: &[u8]) -> RefResult<RefLevel> {
+    let mut c = Cursor::new(record);
+    let h = level_header(&mut c)?;
     let (cc, vc) = (h.cluster_count as u64, h.vertex_count as u64);
     let length = 64 + 48 * cc + 32 * vc + 1536 * cc;
     ensure(length == record.len() as u64, "record length")?;
     let mut clusters = Vec::new();
     for _ in 0..cc {
-        let info = ClusterInfo {
-            sphere: c.f32s()?,
-            parent_sphere: c.f32s()?,
-            error: c.f32()?,
-            parent_error: c.f32()?,
-            triangle_count: c.u16()?,
-            material: c.u16()?,
-            group: c.u32()?,
-        };
-        let floats = info.sphere.iter().chain(&info.parent_sphere);
-        ensure(
-            floats
-                .chain([&info.error, &info.parent_error])
-                .all(|f| f.is_finite()),
-            "non-finite cluster",
-        )?;
-        ensure(
-            (1..=128).contains(&info.triangle_count),
-            "cluster triangle_count",
-        )?;
-        ensure(
-            (info.material as u32) < h.material_count,
-            "cluster material",
-        )?;
-        clusters.push(info);
+        clusters.push(cluster_info(&mut c, h.material_count)?);
     }
     let mut vertices = Vec::new();
     let mut decoded = Vec::new();
     for _ in 0..vc {
-        let v = ClusterVertex {
-            position: [c.u16()?, c.u16()?, c.u16()?],
-            flags: c.u16()?,
-            normal: [c.u16()? as i16, c.u16()? as i16],
-            tangent: [c.u16()? as i16, c.u16()? as i16],
-            uv: [c.u16()?, c.u16()?],
-            uv1: [c.u16()?, c.u16()?],
-            color: c.take(4)?.try_into().expect("four bytes"),
-            reserved: c.u32()?,
-        };
-        ensure(v.flags & !1 == 0 && v.reserved == 0, "vertex flags")?;
-        let t = oct_decode(v.tangent, 16);
-        decoded.push(FloatVertex {
-            position: std::array::from_fn(|i| {
-                cell_centre(v.position[i], lo[i], (hi[i] - lo[i]) / 65536.0)
-            }),
-            normal: oct_decode(v.normal, 16),
-            tangent: [t[0], t[1], t[2], if v.flags & 1 != 0 { -1.0 } else { 1.0 }],
-            uv: v.uv.map(f16_value),
-        });
+        let (v, d) = level_vertex(&mut c, h.bounds_min, h.bounds_max)?;
         vertices.push(v);
+        decoded.push(d);
     }
     let indices = words32(c.rest());
     let mut total = 0u64;

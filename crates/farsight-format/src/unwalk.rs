@@ -232,6 +232,26 @@ fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
     }
 }
 
+/// The tables [`unpredict`] restores in place (each with its zero element at `n`
+/// where the walk restores it), the face-normal sums it adds to, the positions'
+/// parallelogram weight and the zero element's index `n`. A local of the walk:
+/// every phase is inlined into it, so its fields live in registers.
+struct Tables<'a> {
+    positions: &'a mut [[u16; 4]],
+    uvs: &'a mut [[u16; 2]],
+    normals: &'a mut [[u16; 2]],
+    sums: &'a mut [[f32; 4]],
+    position_weight: i32,
+    zero: u32,
+}
+
+/// Where the in-order walk stopped: `next`, the first vertex it did not meet, and,
+/// where a triangle broke first-use order, that triangle's number and corner.
+struct InOrder {
+    next: u32,
+    broken: Option<(usize, usize)>,
+}
+
 /// The decoder's side of [`crate::walk::walk`]: replaces the zigzag residuals in
 /// `positions` (components 0..3; w is kept), `uvs` and `normals` by the values, in the
 /// walk's order and with its recipes, in one pass without building recipes.
@@ -244,6 +264,11 @@ fn add4(s: [f32; 4], f: [f32; 4]) -> [f32; 4] {
 /// face normals into `sums` (resized to `n`) exactly as
 /// [`crate::predict::normal_sums`] does, triangle by triangle once the triangle's
 /// corners are final, saving that pass its second walk over the triangles.
+///
+/// Phases: the checks the unchecked reads rest on ([`check_tables`]), the residuals
+/// unzigzagged ([`unzigzag_residuals`]), the in-order walk ([`walk_in_order`]), then
+/// the general walk from where first-use order broke, or the vertices no triangle
+/// met ([`walk_rest`]).
 ///
 /// # Panics
 /// If an index is not below `n`, or a slice the flags name is shorter than `n + 1`
@@ -260,16 +285,7 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
     scratch: &mut WalkScratch,
     sums: &mut Vec<[f32; 4]>,
 ) {
-    // What every unsafe block below relies on, checked once.
-    assert!(n < u32::MAX as usize, "{n} vertices");
-    assert!(!(PP || NS) || positions.len() > n, "positions table");
-    assert!(!PU || uvs.len() > n, "uvs table");
-    assert!(!PN || normals.len() > n, "normals table");
-    let max = indices.iter().fold(0u32, |m, &i| m.max(i));
-    assert!(
-        indices.is_empty() || (max as usize) < n,
-        "index {max} of {n}"
-    );
+    check_tables::<PP, PU, NS, PN>(indices, n, positions.len(), uvs.len(), normals.len());
     // The sums and edge counts are not zeroed up front (a pass over 17 bytes per
     // vertex, 2 % of ToyCar's decode instructions): the in-order walk zeroes each
     // vertex's when it restores the vertex, before any triangle adds to them, and
@@ -279,20 +295,15 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         sums.truncate(n);
         sums.resize(n, [0.0; 4]);
     }
-    let sums = &mut sums[..];
-    // Every vertex below n is restored exactly once, from vertices restored before
-    // it or the zero element n: its residual is unzigzagged here, in one pass the
-    // wide tiers vectorise, rather than per vertex on the walk (7 instructions a
-    // restore, 1.5 % of ToyCar's decode).
-    if PP {
-        unzigzag_positions(&mut positions[..n]);
-    }
-    if PU {
-        unzigzag_all::<2, 2>(&mut uvs[..n]);
-    }
-    if PN {
-        unzigzag_all::<2, 2>(&mut normals[..n]);
-    }
+    let mut tables = Tables {
+        positions,
+        uvs,
+        normals,
+        sums: &mut sums[..],
+        position_weight,
+        zero: n as u32,
+    };
+    unzigzag_residuals::<PP, PU, PN>(&mut tables, n);
     let s = scratch;
     s.counts.truncate(n);
     s.counts.resize(n, 0);
@@ -301,22 +312,72 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
         counts: &mut s.counts[..n],
         blocks: &mut s.edges[..n],
     };
-    let visited = &mut s.visited;
-    let zero = n as u32;
     let (tris, _) = indices.as_chunks::<3>();
-    // First-use order (what the writer's fetch reordering gives): every vertex is met
-    // first when it equals `next`, so "visited" is `v < next` and needs no table.
-    // Triangles whose first two corners are known and whose third is known or `next`
-    // (nearly all of them) take the branch-free path; a triangle that breaks the order
-    // hands the rest of the walk to the general loop.
+    let stop = walk_in_order::<PP, PU, NS, PN>(tris, &mut tables, &mut edges);
+    walk_rest::<PP, PU, NS, PN>(tris, &mut tables, &mut edges, &mut s.visited, stop);
+}
+
+/// What every unsafe block of [`unpredict`] relies on, checked once: `n` fits the
+/// u32 indices, every table the flags name holds `n + 1` elements, every index is
+/// below `n` (one vectorised pass).
+#[inline(always)]
+fn check_tables<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    indices: &[u32],
+    n: usize,
+    positions: usize,
+    uvs: usize,
+    normals: usize,
+) {
+    assert!(n < u32::MAX as usize, "{n} vertices");
+    assert!(!(PP || NS) || positions > n, "positions table");
+    assert!(!PU || uvs > n, "uvs table");
+    assert!(!PN || normals > n, "normals table");
+    let max = indices.iter().fold(0u32, |m, &i| m.max(i));
+    assert!(
+        indices.is_empty() || (max as usize) < n,
+        "index {max} of {n}"
+    );
+}
+
+/// Every vertex below n is restored exactly once, from vertices restored before
+/// it or the zero element n: its residual is unzigzagged here, in one pass the
+/// wide tiers vectorise, rather than per vertex on the walk (7 instructions a
+/// restore, 1.5 % of ToyCar's decode).
+#[inline(always)]
+fn unzigzag_residuals<const PP: bool, const PU: bool, const PN: bool>(
+    t: &mut Tables<'_>,
+    n: usize,
+) {
+    if PP {
+        unzigzag_positions(&mut t.positions[..n]);
+    }
+    if PU {
+        unzigzag_all::<2, 2>(&mut t.uvs[..n]);
+    }
+    if PN {
+        unzigzag_all::<2, 2>(&mut t.normals[..n]);
+    }
+}
+
+/// The walk in first-use order (what the writer's fetch reordering gives): every
+/// vertex is met first when it equals `next`, so "visited" is `v < next` and needs
+/// no table. Triangles whose first two corners are known and whose third is known
+/// or `next` (nearly all of them) take the branch-free path ([`restore_third`]),
+/// three new vertices theirs ([`restore_fresh`]); a triangle that breaks the order
+/// stops the walk there (its earlier corners restored), for [`walk_rest`].
+#[inline(always)]
+fn walk_in_order<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    tris: &[[u32; 3]],
+    tables: &mut Tables<'_>,
+    edges: &mut Edges<'_>,
+) -> InOrder {
     let mut next = 0u32;
-    let mut broken = None;
     // The triangle's number is found from the iterator when the order breaks
     // rather than counted per triangle (the count lived on the stack).
     let mut walked = tris.iter();
     // `t` is a reference into the index buffer: a local copy of the triangle, which
     // the general case indexes with a run-time corner, lived on the stack.
-    'tris: while let Some(t) = walked.next() {
+    while let Some(t) = walked.next() {
         if t[0] < next && t[1] < next && t[2] <= next {
             // Corner 2 is new exactly when it is `next` (a branch that mispredicts
             // often; two branch-free forms that restored slot `next` either way, into
@@ -324,107 +385,150 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             // the work on the half of triangles that add no vertex costs more than
             // the misses).
             if t[2] == next {
-                // SAFETY: t[1] is a corner, below n, the edge table's length.
-                let found = unsafe { edges.opposite(t[1], t[0], zero) };
-                let (pc, found) = match found {
-                    Some(c) => (c, true),
-                    None => (t[0], false),
-                };
-                let slot = next as usize;
-                // SAFETY: the slot is corner 2, below n, the length of the counts
-                // and (with NS) of the sums.
-                unsafe { fresh::<NS>(&mut edges, sums, slot) };
-                let from = [t[0], t[1], pc];
-                // SAFETY (the three blocks): the slot is corner 2 and the sources
-                // corners or `pc`, at most `zero`; each restored table holds n + 1.
-                if PP {
-                    let w = if found { position_weight } else { 0 };
-                    unsafe { restore_unchecked::<4, 3>(positions, slot, from, w) };
-                }
-                if PU || PN {
-                    let w = if found { 8 } else { 0 };
-                    if PU {
-                        unsafe { restore_unchecked::<2, 2>(uvs, slot, from, w) };
-                    }
-                    if PN {
-                        unsafe { restore_unchecked::<2, 2>(normals, slot, from, w) };
-                    }
-                }
+                restore_third::<PP, PU, NS, PN>(tables, edges, t);
                 next += 1;
             }
         } else if t[0] == next && t[1] == t[0] + 1 && t[2] == t[1] + 1 {
-            // Three new vertices (nearly every triangle of a flat-shaded mesh): the
-            // general loop's recipes without its lookups. Corner 0 copies the last
-            // vertex met, corner 1 copies corner 0, and corner 2 is the midpoint of
-            // the two, since corner 1 has no remembered edge yet.
-            let last = if next > 0 { next - 1 } else { zero };
-            let [v0, v1, v2] = *t;
-            for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
-                // SAFETY (the three blocks): `v` is a corner, `a` and `b` corners or
-                // `last`, below n or the zero element n; each table holds n + 1.
-                if PP {
-                    unsafe { restore_unchecked::<4, 3>(positions, v as usize, [a, b, a], 0) };
-                }
-                if PU {
-                    unsafe { restore_unchecked::<2, 2>(uvs, v as usize, [a, b, a], 0) };
-                }
-                if PN {
-                    unsafe { restore_unchecked::<2, 2>(normals, v as usize, [a, b, a], 0) };
-                }
-            }
-            next = v2 + 1;
-            // SAFETY: corners, below n, the edge table's length.
-            unsafe { edges.remember_fresh(*t) };
-            if NS {
-                // SAFETY: corners, below n = sums.len() < positions.len(); the
-                // three sums are set here first (+0.0 plus the face, as the sum
-                // from zeroed sums adds).
-                unsafe { sum_fresh_face(positions, sums, *t) };
-            }
+            restore_fresh::<PP, PU, NS, PN>(tables, edges, t);
+            next = t[2] + 1;
             continue;
-        } else {
-            for k in 0..3 {
-                let v = t[k];
-                if v < next {
-                    continue;
-                }
-                if v != next {
-                    broken = Some((tris.len() - walked.len() - 1, k));
-                    break 'tris;
-                }
-                let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
-                let last = if next > 0 { next - 1 } else { zero };
-                let from = recipe(&edges, a, b, a < next, b < next, last, zero);
-                // SAFETY: `v` is a corner, below n, the length of the counts and
-                // (with NS) of the sums.
-                unsafe { fresh::<NS>(&mut edges, sums, v as usize) };
-                restore_all::<PP, PU, PN>(
-                    positions,
-                    uvs,
-                    normals,
-                    v as usize,
-                    from,
-                    position_weight,
-                );
-                next += 1;
-            }
+        } else if let Some(k) = restore_in_order::<PP, PU, NS, PN>(tables, edges, t, &mut next) {
+            let broken = Some((tris.len() - walked.len() - 1, k));
+            return InOrder { next, broken };
         }
         // SAFETY: corners, below n, the edge table's length.
         unsafe { edges.remember(*t) };
         if NS {
             // SAFETY: corners, below n = sums.len() < positions.len().
-            unsafe { sum_face(positions, sums, *t) };
+            unsafe { sum_face(tables.positions, tables.sums, *t) };
         }
     }
+    InOrder { next, broken: None }
+}
+
+/// Corner 2 of triangle `t`, the next vertex, whose other corners are known: the
+/// parallelogram across their edge, or the midpoint where no triangle holds it.
+#[inline(always)]
+fn restore_third<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    tables: &mut Tables<'_>,
+    edges: &mut Edges<'_>,
+    t: &[u32; 3],
+) {
+    // SAFETY: t[1] is a corner, below n, the edge table's length.
+    let found = unsafe { edges.opposite(t[1], t[0], tables.zero) };
+    let (pc, found) = match found {
+        Some(c) => (c, true),
+        None => (t[0], false),
+    };
+    let slot = t[2] as usize;
+    // SAFETY: the slot is corner 2, below n, the length of the counts and (with
+    // NS) of the sums.
+    unsafe { fresh::<NS>(edges, tables.sums, slot) };
+    let from = [t[0], t[1], pc];
+    // SAFETY (the three blocks): the slot is corner 2 and the sources corners or
+    // `pc`, at most `zero`; each restored table holds n + 1.
+    if PP {
+        let w = if found { tables.position_weight } else { 0 };
+        unsafe { restore_unchecked::<4, 3>(tables.positions, slot, from, w) };
+    }
+    if PU || PN {
+        let w = if found { 8 } else { 0 };
+        if PU {
+            unsafe { restore_unchecked::<2, 2>(tables.uvs, slot, from, w) };
+        }
+        if PN {
+            unsafe { restore_unchecked::<2, 2>(tables.normals, slot, from, w) };
+        }
+    }
+}
+
+/// Triangle `t` of three new vertices `next`, `next + 1`, `next + 2` (nearly every
+/// triangle of a flat-shaded mesh): the general loop's recipes without its lookups.
+/// Corner 0 copies the last vertex met, corner 1 copies corner 0, and corner 2 is
+/// the midpoint of the two, since corner 1 has no remembered edge yet. Remembers
+/// the triangle's edges and (with `NS`) sets its corners' sums.
+#[inline(always)]
+fn restore_fresh<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    tables: &mut Tables<'_>,
+    edges: &mut Edges<'_>,
+    t: &[u32; 3],
+) {
+    let [v0, v1, v2] = *t;
+    let last = if v0 > 0 { v0 - 1 } else { tables.zero };
+    for (v, a, b) in [(v0, last, last), (v1, v0, v0), (v2, v0, v1)] {
+        // SAFETY (the three blocks): `v` is a corner, `a` and `b` corners or
+        // `last`, below n or the zero element n; each table holds n + 1.
+        if PP {
+            unsafe { restore_unchecked::<4, 3>(tables.positions, v as usize, [a, b, a], 0) };
+        }
+        if PU {
+            unsafe { restore_unchecked::<2, 2>(tables.uvs, v as usize, [a, b, a], 0) };
+        }
+        if PN {
+            unsafe { restore_unchecked::<2, 2>(tables.normals, v as usize, [a, b, a], 0) };
+        }
+    }
+    // SAFETY: corners, below n, the edge table's length.
+    unsafe { edges.remember_fresh(*t) };
+    if NS {
+        // SAFETY: corners, below n = sums.len() < positions.len(); the three sums
+        // are set here first (+0.0 plus the face, as the sum from zeroed sums adds).
+        unsafe { sum_fresh_face(tables.positions, tables.sums, *t) };
+    }
+}
+
+/// Triangle `t`'s new corners one by one with the general recipes, as long as each
+/// is `next`: the corner that is not (first-use order broken) is returned, the
+/// corners before it restored.
+#[inline(always)]
+fn restore_in_order<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    tables: &mut Tables<'_>,
+    edges: &mut Edges<'_>,
+    t: &[u32; 3],
+    next: &mut u32,
+) -> Option<usize> {
+    for k in 0..3 {
+        let v = t[k];
+        if v < *next {
+            continue;
+        }
+        if v != *next {
+            return Some(k);
+        }
+        let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
+        let last = if *next > 0 { *next - 1 } else { tables.zero };
+        let from = recipe(edges, a, b, a < *next, b < *next, last, tables.zero);
+        // SAFETY: `v` is a corner, below n, the length of the counts and (with NS)
+        // of the sums.
+        unsafe { fresh::<NS>(edges, tables.sums, v as usize) };
+        restore_all::<PP, PU, PN>(tables, v as usize, from);
+        *next += 1;
+    }
+    None
+}
+
+/// After the in-order walk: vertices from `next` on get zero sums and counts; where
+/// first-use order broke, the general walk goes on from that triangle and corner
+/// with a visited table; last, every vertex no triangle met is restored as zero
+/// plus its residual.
+#[inline(always)]
+fn walk_rest<const PP: bool, const PU: bool, const NS: bool, const PN: bool>(
+    tris: &[[u32; 3]],
+    tables: &mut Tables<'_>,
+    edges: &mut Edges<'_>,
+    visited: &mut Vec<bool>,
+    InOrder { next, broken }: InOrder,
+) {
+    let (n, zero) = (edges.counts.len(), tables.zero);
     // Vertices from `next` on were not met by the in-order walk: their sums and
     // counts are zeroed now (unused vertices keep zero sums; the general walk
     // below adds to them and reads the counts).
     if NS {
-        sums[next as usize..].fill([0.0; 4]);
+        tables.sums[next as usize..].fill([0.0; 4]);
     }
     let Some((ti, k0)) = broken else {
         for v in next as usize..n {
-            restore_all::<PP, PU, PN>(positions, uvs, normals, v, (zero, zero, None), 8);
+            restore_all::<PP, PU, PN>(tables, v, (zero, zero, None));
         }
         return;
     };
@@ -443,21 +547,25 @@ pub(crate) fn unpredict<const PP: bool, const PU: bool, const NS: bool, const PN
             }
             let (a, b) = (t[(k + 1) % 3], t[(k + 2) % 3]);
             let (va, vb) = (visited[a as usize], visited[b as usize]);
-            let from = recipe(&edges, a, b, va, vb, last, zero);
-            restore_all::<PP, PU, PN>(positions, uvs, normals, v, from, position_weight);
+            let from = recipe(edges, a, b, va, vb, last, zero);
+            restore_all::<PP, PU, PN>(tables, v, from);
             visited[v] = true;
             last = v as u32;
         }
         edges.remember_checked(t);
         if NS {
             let [ia, ib, ic] = t.map(|i| i as usize);
-            let f = face_normal(positions[ia], positions[ib], positions[ic]);
-            add_face(sums, [ia, ib, ic], f);
+            let f = face_normal(
+                tables.positions[ia],
+                tables.positions[ib],
+                tables.positions[ic],
+            );
+            add_face(tables.sums, [ia, ib, ic], f);
         }
     }
     for (v, &seen) in visited.iter().enumerate() {
         if !seen {
-            restore_all::<PP, PU, PN>(positions, uvs, normals, v, (zero, zero, None), 8);
+            restore_all::<PP, PU, PN>(tables, v, (zero, zero, None));
         }
     }
 }
@@ -516,25 +624,22 @@ fn recipe(
 }
 
 /// [`restore`] of vertex `v` in each table the flags name, from the recipe
-/// `(a, b, c)`: positions with `position_weight`, uvs and normals with the plain
-/// parallelogram. Bounds-checked (the general walk's form).
+/// `(a, b, c)`: positions with the tables' position weight, uvs and normals with
+/// the plain parallelogram. Bounds-checked (the general walk's form).
 #[inline(always)]
 fn restore_all<const PP: bool, const PU: bool, const PN: bool>(
-    positions: &mut [[u16; 4]],
-    uvs: &mut [[u16; 2]],
-    normals: &mut [[u16; 2]],
+    t: &mut Tables<'_>,
     v: usize,
     (a, b, c): (u32, u32, Option<u32>),
-    position_weight: i32,
 ) {
     if PP {
-        restore::<4, 3>(positions, v, a, b, c, position_weight);
+        restore::<4, 3>(t.positions, v, a, b, c, t.position_weight);
     }
     if PU {
-        restore::<2, 2>(uvs, v, a, b, c, 8);
+        restore::<2, 2>(t.uvs, v, a, b, c, 8);
     }
     if PN {
-        restore::<2, 2>(normals, v, a, b, c, 8);
+        restore::<2, 2>(t.normals, v, a, b, c, 8);
     }
 }
 
