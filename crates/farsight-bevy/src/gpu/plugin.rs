@@ -30,7 +30,7 @@ use glam::{Affine3A, Mat4};
 
 use super::{
     gpu_path_supported, CutCamera, CutOutputs, CutPipeline, DrawCamera, DrawPipeline, DrawTarget,
-    GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+    GpuClusterSystems, GpuInstance, GpuUploader, InstanceTable, PoolSettings,
 };
 use crate::{
     ClusterModelAsset, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
@@ -92,13 +92,19 @@ impl Plugin for FarsightGpuClustersPlugin {
         let state = GpuRender::new(device, queue, self.pools, self.skip_cut);
         render_app
             .insert_resource(state)
-            .add_systems(ExtractSchedule, extract)
-            .add_systems(Render, prepare.in_set(RenderSystems::PrepareResources))
+            .add_systems(ExtractSchedule, extract.in_set(GpuClusterSystems::Extract))
+            .add_systems(
+                Render,
+                prepare
+                    .in_set(RenderSystems::PrepareResources)
+                    .in_set(GpuClusterSystems::Prepare),
+            )
             .add_systems(
                 Core3d,
                 cut_and_draw
                     .after(main_opaque_pass_3d)
-                    .in_set(Core3dSystems::MainPass),
+                    .in_set(Core3dSystems::MainPass)
+                    .in_set(GpuClusterSystems::CutAndDraw),
             );
         app.insert_resource(GpuClustersActive)
             .init_resource::<GpuMain>()
@@ -108,7 +114,9 @@ impl Plugin for FarsightGpuClustersPlugin {
             )
             .add_systems(
                 PostUpdate,
-                gather.after(bevy::transform::TransformSystems::Propagate),
+                gather
+                    .after(bevy::transform::TransformSystems::Propagate)
+                    .in_set(GpuClusterSystems::Gather),
             );
     }
 }
