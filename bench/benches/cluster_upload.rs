@@ -203,7 +203,7 @@ fn table(cases: &[Case], staging: &mut [u8]) {
     );
     let mut z = zstd::bulk::Decompressor::new().unwrap();
     let (mut bin, mut out) = (Vec::new(), Vec::new());
-    let mut worst = ("", f64::NAN);
+    let mut worst = ("", f64::NEG_INFINITY);
     for case in cases {
         let best = |f: &mut dyn FnMut()| {
             let t = Instant::now();
@@ -248,7 +248,7 @@ fn table(cases: &[Case], staging: &mut [u8]) {
             bytes as f64 / case.finest_triangles as f64,
             case.models.len()
         );
-        if tris >= 1000 && !(ratio <= worst.1) {
+        if tris >= 1000 && ratio.is_finite() && ratio > worst.1 {
             worst = (case.name, ratio);
         }
     }

@@ -45,7 +45,8 @@
 //!
 //! Dev profile (Bevy at opt-level 1, as the tests build it):
 //! `cargo bench --workspace --bench gpu_clusters --profile dev`
-//! (`FARSIGHT_BENCH_SIZES=1000,10000,100000` picks the sizes).
+//! (`FARSIGHT_BENCH_SIZES=1000,10000,100000` picks the sizes,
+//! `FARSIGHT_BENCH_SIDES=gpu,gpu_static` the sides).
 
 use std::any::TypeId;
 use std::path::PathBuf;
@@ -542,6 +543,9 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|w| w.parse().ok())
         .unwrap_or(30);
+    // `FARSIGHT_BENCH_SIDES=gpu,gpu_static` runs the sides listed only.
+    let sides_list = std::env::var("FARSIGHT_BENCH_SIDES").ok();
+    let sides: Option<Vec<&str>> = sides_list.as_deref().map(|l| l.split(',').collect());
     let cpu_100k = std::env::var("FARSIGHT_BENCH_CPU_100K").as_deref() == Ok("1");
     let mut g = c.benchmark_group("gpu_clusters");
     g.sample_size(10);
@@ -549,6 +553,9 @@ fn bench(c: &mut Criterion) {
     for &n in &sizes {
         for side in [Side::Cpu, Side::Gpu, Side::GpuStatic, Side::GpuStill] {
             let name = side.name();
+            if sides.as_ref().is_some_and(|l| !l.contains(&name)) {
+                continue;
+            }
             if side == Side::Cpu && n >= 100_000 && !cpu_100k {
                 eprintln!(
                     "gpu_clusters/cpu/{n}: skipped (one Bevy mesh per instance; \
