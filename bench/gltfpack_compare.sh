@@ -13,3 +13,7 @@ if [ ! -f "$tool/node_modules/gltfpack/cli.js" ]; then
 fi
 GLTFPACK="$tool/node_modules/gltfpack/cli.js" \
     cargo bench -p farsight-bench --bench format_gltfpack
+# A cluster level from its file bytes to bytes ready for the GPU, against the same
+# gltfpack files decoded (issue 29 part 5, target <= 1.0x from 1,000 triangles).
+GLTFPACK="$tool/node_modules/gltfpack/cli.js" \
+    cargo bench -p farsight-bench --bench cluster_upload

@@ -21,6 +21,8 @@ fn must_exist(path: &Path) {
     assert!(path.exists(), "benchmark mesh missing: {}", path.display());
 }
 
+pub mod gltfpack;
+
 #[path = "../../../crates/farsight-format/tests/support/obj.rs"]
 mod obj;
 
@@ -48,11 +50,10 @@ pub fn load_gltf(rel: &str) -> Vec<MeshData> {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Every mesh of `../shared/data/meshes` (the OBJs merged, each glTF / GLB
-/// primitive its own part), then the generated stress cases, as (name, parts).
-/// Names are leaked into `&'static str`: a bench process loads them once.
-/// `FARSIGHT_BENCH_MESHES=a,b` keeps the meshes whose names contain one of them.
-pub fn bench_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
+/// Every mesh file of `../shared/data/meshes` (or `FARSIGHT_BENCH_MESH_DIR`), sorted,
+/// as (name, path relative to the folder, full path). Names are leaked into
+/// `&'static str`: a bench process lists them once.
+pub fn corpus_files() -> Vec<(&'static str, String, PathBuf)> {
     let root = meshes_dir();
     must_exist(&root);
     let mut files: Vec<PathBuf> = Vec::new();
@@ -73,36 +74,61 @@ pub fn bench_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
         }
     }
     files.sort();
-    let mut out: Vec<(&'static str, Vec<MeshData>)> = Vec::new();
     // Outside the corpus files of one name may stand in several folders
     // (`left.glb`): a mesh is then named by its path.
     let by_path = std::env::var_os("FARSIGHT_BENCH_MESH_DIR").is_some();
-    for f in files {
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let name = if by_path {
-            rel.rsplit_once('.')
-                .map_or(rel.as_str(), |(n, _)| n)
-                .replace('/', "_")
-        } else {
-            f.file_stem().unwrap().to_string_lossy().into_owned()
-        };
-        let name: &'static str = Box::leak(name.into_boxed_str());
-        let parts = if rel.ends_with(".obj") {
-            vec![load_obj(&rel)]
-        } else {
-            load_gltf(&rel)
-        };
-        out.push((name, parts));
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let name = if by_path {
+                rel.rsplit_once('.')
+                    .map_or(rel.as_str(), |(n, _)| n)
+                    .replace('/', "_")
+            } else {
+                f.file_stem().unwrap().to_string_lossy().into_owned()
+            };
+            (&*Box::leak(name.into_boxed_str()), rel, f)
+        })
+        .collect()
+}
+
+/// The parts of a corpus file (`rel` to the corpus folder): an OBJ merged, each
+/// glTF / GLB primitive its own part.
+pub fn corpus_parts(rel: &str) -> Vec<MeshData> {
+    if rel.ends_with(".obj") {
+        vec![load_obj(rel)]
+    } else {
+        load_gltf(rel)
     }
+}
+
+/// Whether `FARSIGHT_BENCH_MESHES=a,b` keeps the mesh `name` (it names a part of
+/// it), or is unset.
+pub fn kept(name: &str) -> bool {
+    match std::env::var("FARSIGHT_BENCH_MESHES") {
+        Ok(keep) => keep
+            .split(',')
+            .filter(|k| !k.is_empty())
+            .any(|k| name.contains(k)),
+        Err(_) => true,
+    }
+}
+
+/// Every mesh of `../shared/data/meshes` (the OBJs merged, each glTF / GLB
+/// primitive its own part), then the generated stress cases, as (name, parts).
+/// `FARSIGHT_BENCH_MESHES=a,b` keeps the meshes whose names contain one of them.
+pub fn bench_meshes() -> Vec<(&'static str, Vec<MeshData>)> {
+    let mut out: Vec<(&'static str, Vec<MeshData>)> = corpus_files()
+        .into_iter()
+        .map(|(name, rel, _)| (name, corpus_parts(&rel)))
+        .collect();
     out.extend(stress_meshes());
-    if let Ok(keep) = std::env::var("FARSIGHT_BENCH_MESHES") {
-        let keep: Vec<&str> = keep.split(',').filter(|k| !k.is_empty()).collect();
-        out.retain(|(n, _)| keep.iter().any(|k| n.contains(k)));
-    }
+    out.retain(|(n, _)| kept(n));
     out
 }
 

@@ -36,6 +36,20 @@ pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
 pub use staging::{RingAccount, StagingRing};
 pub use stats::{GpuClusterStats, GpuClusterTint, PlacementFailure, PoolKind};
 
+/// The GPU path's systems, one a set, so that benches can time them
+/// (`benches/gpu_clusters.rs`) and apps order against them.
+#[derive(bevy::ecs::schedule::SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuClusterSystems {
+    /// Main world, `PostUpdate`: the instances' slots and the active camera.
+    Gather,
+    /// `ExtractSchedule`: the marked slots, the camera and new models.
+    Extract,
+    /// Render world, `PrepareResources`: the streamer's frame and the instance rows.
+    Prepare,
+    /// `Core3d`: the cut's compute pass and the draw, encoded.
+    CutAndDraw,
+}
+
 /// A device on the first adapter wgpu finds, without a window (tests, benches and
 /// tools: the plugin uses Bevy's device), when it can run the GPU path
 /// ([`gpu_path_supported`] with the default pools); the error says why there is none.

@@ -31,7 +31,7 @@ use glam::{Affine3A, Mat4};
 use super::stats::{self, GpuClusterStats, GpuClusterTint, RenderStats, SharedStats};
 use super::{
     gpu_path_supported, CutCamera, CutOutputs, CutPipeline, DrawCamera, DrawPipeline, DrawTarget,
-    GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+    GpuClusterSystems, GpuInstance, GpuUploader, InstanceTable, PoolSettings,
 };
 use crate::{
     ClusterModelAsset, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
@@ -105,14 +105,26 @@ impl Plugin for FarsightGpuClustersPlugin {
             .insert_resource(state)
             .insert_resource(stats)
             .init_resource::<GpuClusterTint>()
-            .add_systems(ExtractSchedule, (extract, stats::extract_tint))
-            .add_systems(Render, prepare.in_set(RenderSystems::PrepareResources))
+            .add_systems(
+                ExtractSchedule,
+                (
+                    extract.in_set(GpuClusterSystems::Extract),
+                    stats::extract_tint,
+                ),
+            )
+            .add_systems(
+                Render,
+                prepare
+                    .in_set(RenderSystems::PrepareResources)
+                    .in_set(GpuClusterSystems::Prepare),
+            )
             .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
             .add_systems(
                 Core3d,
                 cut_and_draw
                     .after(main_opaque_pass_3d)
-                    .in_set(Core3dSystems::MainPass),
+                    .in_set(Core3dSystems::MainPass)
+                    .in_set(GpuClusterSystems::CutAndDraw),
             );
         app.insert_resource(GpuClustersActive)
             .insert_resource(shared)
@@ -124,7 +136,9 @@ impl Plugin for FarsightGpuClustersPlugin {
             )
             .add_systems(
                 PostUpdate,
-                gather.after(bevy::transform::TransformSystems::Propagate),
+                gather
+                    .after(bevy::transform::TransformSystems::Propagate)
+                    .in_set(GpuClusterSystems::Gather),
             );
     }
 }

@@ -378,39 +378,7 @@ fn the_pools_hold_the_records_bytes_as_stored() {
     let total: u64 = s.levels.iter().map(|l| l.len() as u64).sum::<u64>()
         + s.levels.last().unwrap().len() as u64;
     assert_eq!(up.stats().total_bytes, total, "every byte written once");
-    for (l, record) in s.levels.iter().enumerate() {
-        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&record[..64]);
-        let (cc, vc) = (header.cluster_count as usize, header.vertex_count as usize);
-        let v0 = 64 + cc * 48;
-        let i0 = v0 + vc * 32;
-        let rows = up.level_rows(model, l as u8).unwrap();
-        let first: [u32; 16] = read(&device, &queue, &up.buffers().clusters, rows.start * 64, 64);
-        // Words 12, 13, 14 of a row: first index, vertex base, level.
-        let (first_index, vertex_base) = (u64::from(first[12]), u64::from(first[13]));
-        assert_eq!(first[14], l as u32);
-        let verts: Vec<u8> = read_vec(
-            &device,
-            &queue,
-            &up.buffers().vertices,
-            vertex_base * 32,
-            (vc * 32) as u64,
-        );
-        assert!(
-            verts == record[v0..i0],
-            "level {l}: the vertex pool differs from the record"
-        );
-        let idx: Vec<u8> = read_vec(
-            &device,
-            &queue,
-            &up.buffers().indices,
-            first_index * 4,
-            (record.len() - i0) as u64,
-        );
-        assert!(
-            idx == record[i0..],
-            "level {l}: the index pool differs from the record"
-        );
-    }
+    assert_pools_hold(&device, &queue, &up, model, &s.levels);
     // Eviction gives the ranges back: the pools are as free as before the bunny.
     let before = up.free_units();
     for l in 0..s.levels.len() as u8 {
@@ -420,6 +388,50 @@ fn the_pools_hold_the_records_bytes_as_stored() {
     let after = up.free_units();
     assert!((0..3).all(|k| after[k] > before[k]));
     assert_eq!(up.drawn_levels(model), Vec::<u8>::new());
+}
+
+/// The pools hold `records` (a model's level records, finest first) as stored: each
+/// level's vertices at its row's vertex base and its slots at its first index.
+fn assert_pools_hold(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    up: &GpuUploader,
+    model: u32,
+    records: &[Vec<u8>],
+) {
+    for (l, record) in records.iter().enumerate() {
+        let header: ClusterLevelHeader = bytemuck::pod_read_unaligned(&record[..64]);
+        let (cc, vc) = (header.cluster_count as usize, header.vertex_count as usize);
+        let v0 = 64 + cc * 48;
+        let i0 = v0 + vc * 32;
+        let rows = up.level_rows(model, l as u8).unwrap();
+        let first: [u32; 16] = read(device, queue, &up.buffers().clusters, rows.start * 64, 64);
+        // Words 12, 13, 14 of a row: first index, vertex base, level.
+        let (first_index, vertex_base) = (u64::from(first[12]), u64::from(first[13]));
+        assert_eq!(first[14], l as u32);
+        let verts: Vec<u8> = read_vec(
+            device,
+            queue,
+            &up.buffers().vertices,
+            vertex_base * 32,
+            (vc * 32) as u64,
+        );
+        assert!(
+            verts == record[v0..i0],
+            "level {l}: the vertex pool differs from the record"
+        );
+        let idx: Vec<u8> = read_vec(
+            device,
+            queue,
+            &up.buffers().indices,
+            first_index * 4,
+            (record.len() - i0) as u64,
+        );
+        assert!(
+            idx == record[i0..],
+            "level {l}: the index pool differs from the record"
+        );
+    }
 }
 
 fn read_vec(
@@ -474,7 +486,7 @@ fn the_streamer_fills_the_gpu_pools_under_its_budget() {
         .map(|m| CookedModel::open(cook(&farsight_testkit::mesh(m), &dir)).unwrap())
         .collect();
     let (descs, files) = stream_inputs(&models);
-    let mut up = GpuUploader::new(&device, queue, PoolSettings::default());
+    let mut up = GpuUploader::new(&device, queue.clone(), PoolSettings::default());
     for m in &models {
         up.add_cooked(m).unwrap();
     }
@@ -533,6 +545,11 @@ fn the_streamer_fills_the_gpu_pools_under_its_budget() {
         "every copy went through the staging ring"
     );
     eprintln!("{frames} frames to stream {total} bytes at {budget} a frame");
+    // The worker handed each level over as read and checked: the pools hold the
+    // file's records byte for byte (32-byte vertices and slots, nothing unpacked).
+    for (m, cooked) in models.iter().enumerate() {
+        assert_pools_hold(&device, &queue, up, m as u32, &read_levels(cooked).0);
+    }
     // GPU memory per resident triangle: vertices, slots, a table row and a resident
     // list entry per cluster (issue 29's figure; printed, not a target).
     let (mut gpu_bytes, mut triangles) = (0u64, 0u64);
