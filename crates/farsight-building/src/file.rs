@@ -351,81 +351,14 @@ fn manifest_of(
     mut record: impl FnMut(&Arc<Mesh>) -> Result<(RecordIndex, Option<u32>), FileError>,
 ) -> Result<BuildingManifest, FileError> {
     let first = b.levels.first();
-    let mut palettes: Vec<BTreeMap<String, String>> = Vec::new();
-    let mut table: Vec<PlacementRec> = Vec::new();
-    let mut by_instance: BTreeMap<String, usize> = BTreeMap::new();
+    let mut table = PlacementTable::default();
     let mut levels = Vec::with_capacity(b.levels.len());
     for l in &b.levels {
-        let mut level_placements = Vec::with_capacity(l.placements.len());
-        for p in &l.placements {
-            let palette = match palettes.iter().position(|q| *q == *p.materials) {
-                Some(i) => i,
-                None => {
-                    palettes.push((*p.materials).clone());
-                    palettes.len() - 1
-                }
-            } as u32;
-            let rec = PlacementRec {
-                instance: p.instance.clone(),
-                part: p.part.clone(),
-                pose: p.pose,
-                group: p.group.clone(),
-                palette,
-            };
-            let at = match by_instance.get(&p.instance) {
-                Some(&i) if table[i] == rec => i,
-                _ => {
-                    by_instance.insert(p.instance.clone(), table.len());
-                    table.push(rec);
-                    table.len() - 1
-                }
-            };
-            level_placements.push(at as u32);
-        }
-        let mut parts = Vec::with_capacity(l.parts.len());
-        for p in &l.parts {
-            let mut elements = Vec::with_capacity(p.elements.len());
-            for e in &p.elements {
-                let (mesh, sources) = record(&e.mesh)?;
-                elements.push(ElementRec {
-                    element: e.element.clone(),
-                    binding: e.binding.clone(),
-                    side: e.side,
-                    mesh,
-                    bounds: e.bounds,
-                    sources,
-                });
-            }
-            parts.push(PartRec {
-                part: p.part.clone(),
-                storey: p.storey,
-                elements,
-            });
-        }
-        let mut groups = Vec::with_capacity(l.groups.len());
-        for g in &l.groups {
-            let mut batches = Vec::with_capacity(g.batches.len());
-            for bt in &g.batches {
-                let (mesh, sources) = record(&bt.mesh)?;
-                batches.push(BatchRec {
-                    binding: bt.binding.clone(),
-                    side: bt.side,
-                    mesh,
-                    bounds: bt.bounds,
-                    sources,
-                });
-            }
-            groups.push(GroupRec {
-                id: g.id.clone(),
-                storey: g.storey,
-                operands: g.operands.clone(),
-                batches,
-                bounds: g.bounds,
-                pivot: g.pivot,
-            });
-        }
+        let placements = l.placements.iter().map(|p| table.index(p)).collect();
+        let parts = part_recs(l, &mut record)?;
+        let groups = group_recs(l, &mut record)?;
         levels.push(LevelRec {
-            placements: level_placements,
+            placements,
             parts,
             groups,
         });
@@ -448,10 +381,107 @@ fn manifest_of(
             .unwrap_or_default(),
         rooms: first.map(|l| l.rooms.clone()).unwrap_or_default(),
         portals: first.map(|l| l.portals.clone()).unwrap_or_default(),
-        palettes,
-        placements: table,
+        palettes: table.palettes,
+        placements: table.placements,
         levels,
     })
+}
+
+/// The manifest's distinct palettes and placements, built as the levels name them.
+#[derive(Default)]
+struct PlacementTable {
+    palettes: Vec<BTreeMap<String, String>>,
+    placements: Vec<PlacementRec>,
+    by_instance: BTreeMap<String, usize>,
+}
+
+impl PlacementTable {
+    /// The index of `p` in the table: its palette found or added, and its record
+    /// shared with the last one of its instance when they are equal.
+    fn index(&mut self, p: &Placement) -> u32 {
+        let palette = match self.palettes.iter().position(|q| *q == *p.materials) {
+            Some(i) => i,
+            None => {
+                self.palettes.push((*p.materials).clone());
+                self.palettes.len() - 1
+            }
+        } as u32;
+        let rec = PlacementRec {
+            instance: p.instance.clone(),
+            part: p.part.clone(),
+            pose: p.pose,
+            group: p.group.clone(),
+            palette,
+        };
+        let at = match self.by_instance.get(&p.instance) {
+            Some(&i) if self.placements[i] == rec => i,
+            _ => {
+                self.by_instance
+                    .insert(p.instance.clone(), self.placements.len());
+                self.placements.push(rec);
+                self.placements.len() - 1
+            }
+        };
+        at as u32
+    }
+}
+
+/// A level's parts as records, each element's mesh written by `record`.
+fn part_recs(
+    l: &MeshedBuilding,
+    record: &mut impl FnMut(&Arc<Mesh>) -> Result<(RecordIndex, Option<u32>), FileError>,
+) -> Result<Vec<PartRec>, FileError> {
+    let mut parts = Vec::with_capacity(l.parts.len());
+    for p in &l.parts {
+        let mut elements = Vec::with_capacity(p.elements.len());
+        for e in &p.elements {
+            let (mesh, sources) = record(&e.mesh)?;
+            elements.push(ElementRec {
+                element: e.element.clone(),
+                binding: e.binding.clone(),
+                side: e.side,
+                mesh,
+                bounds: e.bounds,
+                sources,
+            });
+        }
+        parts.push(PartRec {
+            part: p.part.clone(),
+            storey: p.storey,
+            elements,
+        });
+    }
+    Ok(parts)
+}
+
+/// A level's merged groups as records, each batch's mesh written by `record`.
+fn group_recs(
+    l: &MeshedBuilding,
+    record: &mut impl FnMut(&Arc<Mesh>) -> Result<(RecordIndex, Option<u32>), FileError>,
+) -> Result<Vec<GroupRec>, FileError> {
+    let mut groups = Vec::with_capacity(l.groups.len());
+    for g in &l.groups {
+        let mut batches = Vec::with_capacity(g.batches.len());
+        for bt in &g.batches {
+            let (mesh, sources) = record(&bt.mesh)?;
+            batches.push(BatchRec {
+                binding: bt.binding.clone(),
+                side: bt.side,
+                mesh,
+                bounds: bt.bounds,
+                sources,
+            });
+        }
+        groups.push(GroupRec {
+            id: g.id.clone(),
+            storey: g.storey,
+            operands: g.operands.clone(),
+            batches,
+            bounds: g.bounds,
+            pivot: g.pivot,
+        });
+    }
+    Ok(groups)
 }
 
 /// A mesh's record: its bytes and, for a cooked record, the mesh's face-source words
@@ -665,6 +695,56 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
     let aligned = AlignedBytes::from(bytes);
     let file = Container::<BuildingHead>::read(&aligned)?;
     let found = file.version();
+    let head = check_head(&file, expected)?;
+    let m = &unpack_structure(file.record(head.structure)?.bytes)?;
+    let table = face_source_table(&file, found, head.sources)?;
+    check_structure(found, head, m)?;
+    let mut meshes = MeshRecords {
+        file: &file,
+        found,
+        count: head.meshes,
+        table: table.as_ref(),
+        cache: BTreeMap::new(),
+    };
+    let colliders: Vec<PlacedCollider> = m
+        .colliders
+        .iter()
+        .map(|c| PlacedCollider {
+            instance: c.instance.clone(),
+            hull: c.hull,
+        })
+        .collect();
+    let palettes: Vec<Arc<BTreeMap<String, String>>> =
+        m.palettes.iter().cloned().map(Arc::new).collect();
+    let mut levels = Vec::with_capacity(m.levels.len());
+    for (n, l) in m.levels.iter().enumerate() {
+        let parts = read_parts(m, n, l, &mut meshes)?;
+        let groups = read_groups(n, l, &mut meshes)?;
+        let placements = read_placements(m, n, l, &palettes)?;
+        levels.push(MeshedBuilding {
+            id: m.id.clone(),
+            placements,
+            parts,
+            groups,
+            colliders: colliders.clone(),
+            rooms: m.rooms.clone(),
+            portals: m.portals.clone(),
+        });
+    }
+    Ok(BakedBuilding {
+        recipe: m.recipe.clone(),
+        ladder: m.ladder.clone(),
+        levels,
+    })
+}
+
+/// The container's head, checked: the version the caller expects, the kind, the
+/// structure layout, and a cooked flag that agrees with the version.
+fn check_head<'f>(
+    file: &'f Container<'_, BuildingHead>,
+    expected: Option<Version>,
+) -> Result<&'f BuildingHead, FileError> {
+    let found = file.version();
     if let Some(expected) = expected {
         if expected != found {
             return Err(FileError::WrongVersion { expected, found });
@@ -687,22 +767,44 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             format!("a {found:?} file whose head says cooked: {}", head.cooked),
         ));
     }
-    let m = &unpack_structure(file.record(head.structure)?.bytes)?;
-    // A cooked file's face sources (the full file's are in its mesh records).
-    let table = match (found, head.sources) {
-        (Version::Full, None) => None,
+    Ok(head)
+}
+
+/// A cooked file's face-source table, unpacked and parsed (a full file has none: its
+/// face sources are in its mesh records).
+type FaceSources = (Vec<u8>, Vec<crate::sources::SourceEntry>);
+
+/// Reads the face-source record `sources` names, refusing one a full file has or a
+/// cooked file lacks.
+fn face_source_table(
+    file: &Container<'_, BuildingHead>,
+    found: Version,
+    sources: Option<RecordIndex>,
+) -> Result<Option<FaceSources>, FileError> {
+    match (found, sources) {
+        (Version::Full, None) => Ok(None),
         (Version::Full, Some(_)) => {
-            return Err(structure(0, "a full file with a cooked face-source record"))
+            Err(structure(0, "a full file with a cooked face-source record"))
         }
-        (_, None) => return Err(structure(0, "a cooked file without its face sources")),
+        (_, None) => Err(structure(0, "a cooked file without its face sources")),
         (_, Some(r)) => {
             let bytes = unpack("face-source table", file.record(r)?.bytes)?;
             let entries = crate::sources::parse(&bytes).map_err(|what| FileError::Layout {
                 what: format!("face-source table: {what}"),
             })?;
-            Some((bytes, entries))
+            Ok(Some((bytes, entries)))
         }
-    };
+    }
+}
+
+/// The structure against its head and its version: its kind and id, a recipe exactly
+/// when the file is full (revalidated, with the file's id), the ladder (and its cells
+/// against the recipe's reach) and one level per rung.
+fn check_structure(
+    found: Version,
+    head: &BuildingHead,
+    m: &BuildingManifest,
+) -> Result<(), FileError> {
     if m.kind != KIND || m.id != head.id {
         return Err(structure(
             0,
@@ -740,215 +842,249 @@ fn read_any(bytes: &[u8], expected: Option<Version>) -> Result<BakedBuilding, Fi
             ),
         ));
     }
-    let mut meshes: BTreeMap<(u32, Option<u32>), Arc<Mesh>> = BTreeMap::new();
-    let mut mesh =
-        |level: usize, r: RecordIndex, sources: Option<u32>| -> Result<Arc<Mesh>, FileError> {
-            if let Some(m) = meshes.get(&(r.0, sources)) {
-                return Ok(Arc::clone(m));
-            }
-            if r.0 >= head.meshes {
-                return Err(structure(
-                    level,
-                    format!("mesh record {} of {}", r.0, head.meshes),
-                ));
-            }
-            let rec = file.record(r)?;
-            let data = match found {
-                Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
-                Version::Cooked | Version::Streamed => CookedMesh::parse(rec.bytes)?.decode()?,
-            };
-            data.validate()?;
-            if found == Version::Full && data.provenance.len() != data.indices.len() / 3 {
-                return Err(structure(
-                    level,
-                    format!("mesh record {} has no face sources", r.0),
-                ));
-            }
-            let mut mesh = from_mesh_data(data);
-            match (&table, sources) {
-                (None, None) => {}
-                (None, Some(_)) => {
-                    return Err(structure(
-                        level,
-                        format!("mesh record {} names cooked face sources", r.0),
-                    ))
-                }
-                (Some(_), None) => {
-                    return Err(structure(
-                        level,
-                        format!("mesh record {} has no face sources", r.0),
-                    ))
-                }
-                (Some((bytes, entries)), Some(e)) => {
-                    let Some(entry) = entries.get(e as usize) else {
-                        return Err(structure(
-                            level,
-                            format!("face-source entry {e} of {}", entries.len()),
-                        ));
-                    };
-                    if entry.triangles != mesh.triangle_count() {
-                        return Err(structure(
-                            level,
-                            format!(
-                                "face-source entry {e} has {} triangles, mesh record {} has {}",
-                                entry.triangles,
-                                r.0,
-                                mesh.triangle_count()
-                            ),
-                        ));
-                    }
-                    mesh.sources = entry.sources(bytes);
-                }
-            }
-            let m = Arc::new(mesh);
-            meshes.insert((r.0, sources), Arc::clone(&m));
-            Ok(m)
-        };
-    let colliders: Vec<PlacedCollider> = m
-        .colliders
-        .iter()
-        .map(|c| PlacedCollider {
-            instance: c.instance.clone(),
-            hull: c.hull,
-        })
-        .collect();
-    let palettes: Vec<Arc<BTreeMap<String, String>>> =
-        m.palettes.iter().cloned().map(Arc::new).collect();
-    let mut levels = Vec::with_capacity(m.levels.len());
-    for (n, l) in m.levels.iter().enumerate() {
-        let mut parts = Vec::with_capacity(l.parts.len());
-        for p in &l.parts {
-            let recipe_part = m.recipe.as_ref().map(|r| r.part(&p.part));
-            if let Some(None) = recipe_part {
-                return Err(structure(
-                    n,
-                    format!("meshes of part `{}`, not in the recipe", p.part),
-                ));
-            }
-            let mut elements = Vec::with_capacity(p.elements.len());
-            for e in &p.elements {
-                let mesh = mesh(n, e.mesh, e.sources)?;
-                if let Some(Some(part)) = recipe_part {
-                    let Some(re) = part.elements.iter().find(|x| x.id == e.element) else {
-                        return Err(structure(
-                            n,
-                            format!("element `{}` is not in part `{}`", e.element, p.part),
-                        ));
-                    };
-                    let shapes = (1 + re.union.len() + re.cutters.len()) as u32;
-                    if let Some(s) = mesh.sources.iter().find(|s| s.operand >= shapes) {
-                        return Err(structure(
-                            n,
-                            format!(
-                                "element `{}` of part `{}`: a face names shape {} of {shapes}",
-                                e.element, p.part, s.operand
-                            ),
-                        ));
-                    }
-                }
-                elements.push(ElementMesh {
-                    element: e.element.clone(),
-                    binding: e.binding.clone(),
-                    side: e.side,
-                    mesh,
-                    bounds: e.bounds,
-                });
-            }
-            parts.push(PartMeshes {
-                part: p.part.clone(),
-                storey: p.storey,
-                elements,
-            });
+    Ok(())
+}
+
+/// The file's mesh records as meshes, each decoded and checked once per (record,
+/// face-source entry) however many levels name it.
+struct MeshRecords<'f, 'a> {
+    file: &'f Container<'a, BuildingHead>,
+    found: Version,
+    /// Mesh records are records `0..count`.
+    count: u32,
+    table: Option<&'f FaceSources>,
+    cache: BTreeMap<(u32, Option<u32>), Arc<Mesh>>,
+}
+
+impl MeshRecords<'_, '_> {
+    /// Mesh record `r` with face-source entry `sources` (cooked files), for level
+    /// `level`: decoded, validated, and its face sources checked against it.
+    fn mesh(
+        &mut self,
+        level: usize,
+        r: RecordIndex,
+        sources: Option<u32>,
+    ) -> Result<Arc<Mesh>, FileError> {
+        if let Some(m) = self.cache.get(&(r.0, sources)) {
+            return Ok(Arc::clone(m));
         }
-        let mut groups = Vec::with_capacity(l.groups.len());
-        for g in &l.groups {
-            let mut batches = Vec::with_capacity(g.batches.len());
-            for b in &g.batches {
-                let mesh = mesh(n, b.mesh, b.sources)?;
-                if let Some(s) = mesh
-                    .sources
-                    .iter()
-                    .find(|s| s.operand as usize >= g.operands.len())
-                {
+        if r.0 >= self.count {
+            return Err(structure(
+                level,
+                format!("mesh record {} of {}", r.0, self.count),
+            ));
+        }
+        let rec = self.file.record(r)?;
+        let data = match self.found {
+            Version::Full => FullMesh::parse(rec.bytes)?.to_mesh(),
+            Version::Cooked | Version::Streamed => CookedMesh::parse(rec.bytes)?.decode()?,
+        };
+        data.validate()?;
+        if self.found == Version::Full && data.provenance.len() != data.indices.len() / 3 {
+            return Err(structure(
+                level,
+                format!("mesh record {} has no face sources", r.0),
+            ));
+        }
+        let mut mesh = from_mesh_data(data);
+        self.attach_sources(level, r, sources, &mut mesh)?;
+        let m = Arc::new(mesh);
+        self.cache.insert((r.0, sources), Arc::clone(&m));
+        Ok(m)
+    }
+
+    /// Gives a cooked mesh its face sources from table entry `sources`, refusing an
+    /// entry a full file names, one a cooked file lacks, and one of another length.
+    fn attach_sources(
+        &self,
+        level: usize,
+        r: RecordIndex,
+        sources: Option<u32>,
+        mesh: &mut Mesh,
+    ) -> Result<(), FileError> {
+        match (self.table, sources) {
+            (None, None) => Ok(()),
+            (None, Some(_)) => Err(structure(
+                level,
+                format!("mesh record {} names cooked face sources", r.0),
+            )),
+            (Some(_), None) => Err(structure(
+                level,
+                format!("mesh record {} has no face sources", r.0),
+            )),
+            (Some((bytes, entries)), Some(e)) => {
+                let Some(entry) = entries.get(e as usize) else {
                     return Err(structure(
-                        n,
+                        level,
+                        format!("face-source entry {e} of {}", entries.len()),
+                    ));
+                };
+                if entry.triangles != mesh.triangle_count() {
+                    return Err(structure(
+                        level,
                         format!(
-                            "group `{}`: a face names operand {} of {}",
-                            g.id,
-                            s.operand,
-                            g.operands.len()
+                            "face-source entry {e} has {} triangles, mesh record {} has {}",
+                            entry.triangles,
+                            r.0,
+                            mesh.triangle_count()
                         ),
                     ));
                 }
-                batches.push(GroupBatch {
-                    binding: b.binding.clone(),
-                    side: b.side,
-                    mesh,
-                    bounds: b.bounds,
-                });
-            }
-            groups.push(MergedGroup {
-                id: g.id.clone(),
-                storey: g.storey,
-                operands: g.operands.clone(),
-                batches,
-                bounds: g.bounds,
-                pivot: g.pivot,
-            });
-        }
-        let mut placements: Vec<Placement> = Vec::with_capacity(l.placements.len());
-        for &i in &l.placements {
-            let Some(p) = m.placements.get(i as usize) else {
-                return Err(structure(
-                    n,
-                    format!("placement {i} of {}", m.placements.len()),
-                ));
-            };
-            let Some(materials) = palettes.get(p.palette as usize) else {
-                return Err(structure(
-                    n,
-                    format!(
-                        "instance `{}` wears palette {} of {}",
-                        p.instance,
-                        p.palette,
-                        m.palettes.len()
-                    ),
-                ));
-            };
-            placements.push(Placement {
-                instance: p.instance.clone(),
-                part: p.part.clone(),
-                pose: p.pose,
-                group: p.group.clone(),
-                materials: Arc::clone(materials),
-            });
-        }
-        for p in &placements {
-            if !p.pose.is_valid() {
-                return Err(structure(
-                    n,
-                    format!(
-                        "instance `{}` has a pose that is not finite or not a rotation",
-                        p.instance
-                    ),
-                ));
+                mesh.sources = entry.sources(bytes);
+                Ok(())
             }
         }
-        levels.push(MeshedBuilding {
-            id: m.id.clone(),
-            placements,
-            parts,
-            groups,
-            colliders: colliders.clone(),
-            rooms: m.rooms.clone(),
-            portals: m.portals.clone(),
+    }
+}
+
+/// Level `n`'s parts with their meshes; in a full file every part and element must be
+/// in the recipe and every face must name one of its element's shapes.
+fn read_parts(
+    m: &BuildingManifest,
+    n: usize,
+    l: &LevelRec,
+    meshes: &mut MeshRecords,
+) -> Result<Vec<PartMeshes>, FileError> {
+    let mut parts = Vec::with_capacity(l.parts.len());
+    for p in &l.parts {
+        let recipe_part = m.recipe.as_ref().map(|r| r.part(&p.part));
+        if let Some(None) = recipe_part {
+            return Err(structure(
+                n,
+                format!("meshes of part `{}`, not in the recipe", p.part),
+            ));
+        }
+        let mut elements = Vec::with_capacity(p.elements.len());
+        for e in &p.elements {
+            let mesh = meshes.mesh(n, e.mesh, e.sources)?;
+            if let Some(Some(part)) = recipe_part {
+                let Some(re) = part.elements.iter().find(|x| x.id == e.element) else {
+                    return Err(structure(
+                        n,
+                        format!("element `{}` is not in part `{}`", e.element, p.part),
+                    ));
+                };
+                let shapes = (1 + re.union.len() + re.cutters.len()) as u32;
+                if let Some(s) = mesh.sources.iter().find(|s| s.operand >= shapes) {
+                    return Err(structure(
+                        n,
+                        format!(
+                            "element `{}` of part `{}`: a face names shape {} of {shapes}",
+                            e.element, p.part, s.operand
+                        ),
+                    ));
+                }
+            }
+            elements.push(ElementMesh {
+                element: e.element.clone(),
+                binding: e.binding.clone(),
+                side: e.side,
+                mesh,
+                bounds: e.bounds,
+            });
+        }
+        parts.push(PartMeshes {
+            part: p.part.clone(),
+            storey: p.storey,
+            elements,
         });
     }
-    Ok(BakedBuilding {
-        recipe: m.recipe.clone(),
-        ladder: m.ladder.clone(),
-        levels,
-    })
+    Ok(parts)
+}
+
+/// Level `n`'s merged groups with their meshes; every face must name one of its
+/// group's operands.
+fn read_groups(
+    n: usize,
+    l: &LevelRec,
+    meshes: &mut MeshRecords,
+) -> Result<Vec<MergedGroup>, FileError> {
+    let mut groups = Vec::with_capacity(l.groups.len());
+    for g in &l.groups {
+        let mut batches = Vec::with_capacity(g.batches.len());
+        for b in &g.batches {
+            let mesh = meshes.mesh(n, b.mesh, b.sources)?;
+            if let Some(s) = mesh
+                .sources
+                .iter()
+                .find(|s| s.operand as usize >= g.operands.len())
+            {
+                return Err(structure(
+                    n,
+                    format!(
+                        "group `{}`: a face names operand {} of {}",
+                        g.id,
+                        s.operand,
+                        g.operands.len()
+                    ),
+                ));
+            }
+            batches.push(GroupBatch {
+                binding: b.binding.clone(),
+                side: b.side,
+                mesh,
+                bounds: b.bounds,
+            });
+        }
+        groups.push(MergedGroup {
+            id: g.id.clone(),
+            storey: g.storey,
+            operands: g.operands.clone(),
+            batches,
+            bounds: g.bounds,
+            pivot: g.pivot,
+        });
+    }
+    Ok(groups)
+}
+
+/// Level `n`'s placements from the file's table, each wearing its palette, every
+/// pose finite and a rotation.
+fn read_placements(
+    m: &BuildingManifest,
+    n: usize,
+    l: &LevelRec,
+    palettes: &[Arc<BTreeMap<String, String>>],
+) -> Result<Vec<Placement>, FileError> {
+    let mut placements: Vec<Placement> = Vec::with_capacity(l.placements.len());
+    for &i in &l.placements {
+        let Some(p) = m.placements.get(i as usize) else {
+            return Err(structure(
+                n,
+                format!("placement {i} of {}", m.placements.len()),
+            ));
+        };
+        let Some(materials) = palettes.get(p.palette as usize) else {
+            return Err(structure(
+                n,
+                format!(
+                    "instance `{}` wears palette {} of {}",
+                    p.instance,
+                    p.palette,
+                    m.palettes.len()
+                ),
+            ));
+        };
+        placements.push(Placement {
+            instance: p.instance.clone(),
+            part: p.part.clone(),
+            pose: p.pose,
+            group: p.group.clone(),
+            materials: Arc::clone(materials),
+        });
+    }
+    for p in &placements {
+        if !p.pose.is_valid() {
+            return Err(structure(
+                n,
+                format!(
+                    "instance `{}` has a pose that is not finite or not a rotation",
+                    p.instance
+                ),
+            ));
+        }
+    }
+    Ok(placements)
 }
 
 #[cfg(all(test, feature = "bake"))]

@@ -288,82 +288,21 @@ impl Kit {
         let facades: Vec<&String> = (0..storeys.div_ceil(band))
             .map(|_| &self.facades[rng.random_range(0..self.facades.len())])
             .collect();
-        let (hx, hz) = (wide as f32 * self.bay / 2.0, deep as f32 * self.bay / 2.0);
-        let h = self.storey_height;
-        let mut instances = Vec::new();
-        let mut place = |id: String, part: &str, t: [f32; 3], yaw: f32| {
-            instances.push(Instance {
-                id,
-                part: part.to_string(),
-                pose: Pose::yawed(t, yaw),
-                attachment: None,
-                overrides: BTreeMap::new(),
-            });
+        let shell = Shell {
+            wide,
+            deep,
+            storeys,
+            hx: wide as f32 * self.bay / 2.0,
+            hz: deep as f32 * self.bay / 2.0,
+            h: self.storey_height,
         };
+        let mut instances = Vec::new();
         for s in 0..storeys {
-            let y = s as f32 * h;
-            let facade = facades[(s / band) as usize];
-            // Sides: +Z (yaw 0), +X (90), -Z (180), -X (270).
-            for (side, (n, yaw)) in [(wide, 0.0f32), (deep, 90.0), (wide, 180.0), (deep, 270.0)]
-                .into_iter()
-                .enumerate()
-            {
-                let half = n as f32 * self.bay / 2.0;
-                let depth = if side % 2 == 0 { hz } else { hx };
-                for b in 0..n {
-                    let along = -half + self.bay * (b as f32 + 0.5);
-                    let (sin, cos) = yaw.to_radians().sin_cos();
-                    // Local (along, 0, depth) turned by yaw.
-                    let t = [along * cos + depth * sin, y, -along * sin + depth * cos];
-                    place(format!("f{s}.{side}.{b}"), facade, t, yaw);
-                }
-            }
-            for (c, (x, z)) in [(-hx, -hz), (hx, -hz), (hx, hz), (-hx, hz)]
-                .into_iter()
-                .enumerate()
-            {
-                place(format!("k{s}.{c}"), &self.corner, [x, y, z], 0.0);
-            }
-            for a in 0..wide {
-                for b in 0..deep {
-                    let x = -hx + self.bay * (a as f32 + 0.5);
-                    let z = -hz + self.bay * (b as f32 + 0.5);
-                    place(format!("s{s}.{a}.{b}"), &self.slab, [x, y, z], 0.0);
-                }
-            }
-            if !self.interiors.is_empty() {
-                let part = &self.interiors[(s as usize) % self.interiors.len()];
-                place(format!("i{s}"), part, [0.0, y, 0.0], 0.0);
-            }
+            self.place_storey(&shell, s, facades[(s / band) as usize], &mut instances);
         }
-        // The roof slab tiles, then the crown.
-        for a in 0..wide {
-            for b in 0..deep {
-                let x = -hx + self.bay * (a as f32 + 0.5);
-                let z = -hz + self.bay * (b as f32 + 0.5);
-                place(
-                    format!("s{storeys}.{a}.{b}"),
-                    &self.slab,
-                    [x, storeys as f32 * h, z],
-                    0.0,
-                );
-            }
-        }
-        if !self.crowns.is_empty() {
-            let crown = &self.crowns[rng.random_range(0..self.crowns.len())];
-            place("crown".into(), crown, [0.0, storeys as f32 * h, 0.0], 0.0);
-        }
-        for (side, s) in self.street.iter().enumerate().take(4) {
-            let yaw = side as f32 * 90.0;
-            let depth = if side % 2 == 0 { hz } else { hx };
-            let (sin, cos) = yaw.to_radians().sin_cos();
-            place(
-                format!("street{side}"),
-                s,
-                [depth * sin, 0.0, depth * cos],
-                yaw,
-            );
-        }
+        let crown =
+            (!self.crowns.is_empty()).then(|| &self.crowns[rng.random_range(0..self.crowns.len())]);
+        self.place_roof_and_street(&shell, crown, &mut instances);
         // The ground floor's slabs are one merge group: the podium damage re-meshes.
         let podium: Vec<String> = instances
             .iter()
@@ -376,8 +315,107 @@ impl Kit {
             .filter(|p| instances.iter().any(|i| i.part == p.id))
             .cloned()
             .collect();
-        // Every storey is a room; the lobby opens onto the street by its door, and a
-        // stair joins each storey to the one above.
+        let (rooms, portals) = self.rooms_and_portals(&shell);
+        let colliders = self
+            .colliders
+            .iter()
+            .filter(|c| used.iter().any(|p| p.id == c.part))
+            .cloned()
+            .collect();
+        Building {
+            id: format!("{}-{i}-{j}", self.id),
+            palette: self.palette.clone(),
+            parts: used,
+            instances,
+            merge_groups: vec![MergeGroup {
+                id: "podium".into(),
+                instances: podium,
+            }],
+            colliders,
+            rooms,
+            portals,
+        }
+    }
+
+    /// Storey `s`'s instances: its facade bays on all four sides, its corners, its
+    /// slab tiles and its interior.
+    fn place_storey(&self, shell: &Shell, s: u32, facade: &str, out: &mut Vec<Instance>) {
+        let Shell {
+            wide, deep, hx, hz, ..
+        } = *shell;
+        let y = s as f32 * shell.h;
+        // Sides: +Z (yaw 0), +X (90), -Z (180), -X (270).
+        for (side, (n, yaw)) in [(wide, 0.0f32), (deep, 90.0), (wide, 180.0), (deep, 270.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let half = n as f32 * self.bay / 2.0;
+            let depth = if side % 2 == 0 { hz } else { hx };
+            for b in 0..n {
+                let along = -half + self.bay * (b as f32 + 0.5);
+                let (sin, cos) = yaw.to_radians().sin_cos();
+                // Local (along, 0, depth) turned by yaw.
+                let t = [along * cos + depth * sin, y, -along * sin + depth * cos];
+                place(out, format!("f{s}.{side}.{b}"), facade, t, yaw);
+            }
+        }
+        for (c, (x, z)) in [(-hx, -hz), (hx, -hz), (hx, hz), (-hx, hz)]
+            .into_iter()
+            .enumerate()
+        {
+            place(out, format!("k{s}.{c}"), &self.corner, [x, y, z], 0.0);
+        }
+        self.place_slab(shell, s, out);
+        if !self.interiors.is_empty() {
+            let part = &self.interiors[(s as usize) % self.interiors.len()];
+            place(out, format!("i{s}"), part, [0.0, y, 0.0], 0.0);
+        }
+    }
+
+    /// The slab tiles at the foot of storey `s` (`s` = the storey count: the roof).
+    fn place_slab(&self, shell: &Shell, s: u32, out: &mut Vec<Instance>) {
+        let y = s as f32 * shell.h;
+        for a in 0..shell.wide {
+            for b in 0..shell.deep {
+                let x = -shell.hx + self.bay * (a as f32 + 0.5);
+                let z = -shell.hz + self.bay * (b as f32 + 0.5);
+                place(out, format!("s{s}.{a}.{b}"), &self.slab, [x, y, z], 0.0);
+            }
+        }
+    }
+
+    /// The roof slab tiles, then the crown, then one street part per side.
+    fn place_roof_and_street(
+        &self,
+        shell: &Shell,
+        crown: Option<&String>,
+        out: &mut Vec<Instance>,
+    ) {
+        self.place_slab(shell, shell.storeys, out);
+        if let Some(crown) = crown {
+            let top = [0.0, shell.storeys as f32 * shell.h, 0.0];
+            place(out, "crown".into(), crown, top, 0.0);
+        }
+        for (side, s) in self.street.iter().enumerate().take(4) {
+            let yaw = side as f32 * 90.0;
+            let depth = if side % 2 == 0 { shell.hz } else { shell.hx };
+            let (sin, cos) = yaw.to_radians().sin_cos();
+            place(
+                out,
+                format!("street{side}"),
+                s,
+                [depth * sin, 0.0, depth * cos],
+                yaw,
+            );
+        }
+    }
+
+    /// Every storey is a room; the lobby opens onto the street by its door, and a
+    /// stair joins each storey to the one above.
+    fn rooms_and_portals(&self, shell: &Shell) -> (Vec<Room>, Vec<Portal>) {
+        let Shell {
+            storeys, hx, hz, h, ..
+        } = *shell;
         let room = |s: u32| {
             if s == 0 {
                 "lobby".to_string()
@@ -414,26 +452,31 @@ impl Kit {
                 quad: [[-r, y, -r], [r, y, -r], [r, y, r], [-r, y, r]],
             });
         }
-        let colliders = self
-            .colliders
-            .iter()
-            .filter(|c| used.iter().any(|p| p.id == c.part))
-            .cloned()
-            .collect();
-        Building {
-            id: format!("{}-{i}-{j}", self.id),
-            palette: self.palette.clone(),
-            parts: used,
-            instances,
-            merge_groups: vec![MergeGroup {
-                id: "podium".into(),
-                instances: podium,
-            }],
-            colliders,
-            rooms,
-            portals,
-        }
+        (rooms, portals)
     }
+}
+
+/// A generated building's size: bays along X (`wide`) and Z (`deep`), storeys, the
+/// half extents in metres and the storey height.
+#[derive(Clone, Copy)]
+struct Shell {
+    wide: u32,
+    deep: u32,
+    storeys: u32,
+    hx: f32,
+    hz: f32,
+    h: f32,
+}
+
+/// Adds an instance of `part` at `t`, turned `yaw` degrees about +Y.
+fn place(out: &mut Vec<Instance>, id: String, part: &str, t: [f32; 3], yaw: f32) {
+    out.push(Instance {
+        id,
+        part: part.to_string(),
+        pose: Pose::yawed(t, yaw),
+        attachment: None,
+        overrides: BTreeMap::new(),
+    });
 }
 
 /// N x N blocks of buildings from `kit`, row by row; block (i, j) stands at

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::recipe::{Building, Geometry, Pose, Shape};
+use crate::recipe::{Building, Geometry, Instance, Part, Pose, Shape};
 
 /// The most segments a cylinder or revolve may have (a bound on what a recipe can
 /// make the kernel do).
@@ -305,57 +305,93 @@ pub fn validate(b: &Building) -> Result<(), RecipeError> {
     }
     let parts = unique("part", b.parts.iter().map(|p| p.id.as_str()))?;
     for part in &b.parts {
-        let at = format!("part `{}`", part.id);
-        if part.elements.is_empty() {
-            return Err(invalid(at, Rule::NoElements));
-        }
-        unique(
-            &format!("{at}, element"),
-            part.elements.iter().map(|e| e.id.as_str()),
-        )?;
-        for e in &part.elements {
-            let at = format!("part `{}`, element `{}`", part.id, e.id);
-            if e.binding.is_empty() {
-                return Err(invalid(at, Rule::EmptyBinding));
-            }
-            shape(&at, &e.shape)?;
-            for (i, s) in e.union.iter().enumerate() {
-                shape(&format!("{at}, union member {i}"), s)?;
-            }
-            for (i, s) in e.cutters.iter().enumerate() {
-                shape(&format!("{at}, cutter {i}"), s)?;
-            }
-        }
+        validate_part(part)?;
     }
     let instances = unique("instance", b.instances.iter().map(|i| i.id.as_str()))?;
     for inst in &b.instances {
-        let at = format!("instance `{}`", inst.id);
-        pose(&at, &inst.pose)?;
-        let Some(part) = b
-            .part(&inst.part)
-            .filter(|_| parts.contains(inst.part.as_str()))
-        else {
-            return Err(invalid(
-                at,
-                Rule::UnknownPart {
-                    id: inst.part.clone(),
-                },
-            ));
-        };
-        if let Some(a) = &inst.attachment {
-            if a.to == inst.id {
-                return Err(invalid(at, Rule::SelfAttachment));
-            }
-            if !instances.contains(a.to.as_str()) {
-                return Err(invalid(at, Rule::UnknownInstance { id: a.to.clone() }));
-            }
+        validate_instance(b, &parts, &instances, inst)?;
+    }
+    validate_groups(b, &instances)?;
+    for (n, c) in b.colliders.iter().enumerate() {
+        let at = format!("collider {n} of part `{}`", c.part);
+        if !parts.contains(c.part.as_str()) {
+            return Err(invalid(at, Rule::UnknownPart { id: c.part.clone() }));
         }
-        for slot in inst.overrides.keys() {
-            if !part.elements.iter().any(|e| &e.binding == slot) {
-                return Err(invalid(at, Rule::UnusedOverride { slot: slot.clone() }));
-            }
+        finite(&at, "collider center", &c.center)?;
+        for s in c.size {
+            positive(&at, "collider size", s)?;
         }
     }
+    validate_rooms_and_portals(b)
+}
+
+/// A part: at least one element, unique element ids, every element bound and every
+/// shape (its own, its union members', its cutters') valid.
+fn validate_part(part: &Part) -> Result<(), RecipeError> {
+    let at = format!("part `{}`", part.id);
+    if part.elements.is_empty() {
+        return Err(invalid(at, Rule::NoElements));
+    }
+    unique(
+        &format!("{at}, element"),
+        part.elements.iter().map(|e| e.id.as_str()),
+    )?;
+    for e in &part.elements {
+        let at = format!("part `{}`, element `{}`", part.id, e.id);
+        if e.binding.is_empty() {
+            return Err(invalid(at, Rule::EmptyBinding));
+        }
+        shape(&at, &e.shape)?;
+        for (i, s) in e.union.iter().enumerate() {
+            shape(&format!("{at}, union member {i}"), s)?;
+        }
+        for (i, s) in e.cutters.iter().enumerate() {
+            shape(&format!("{at}, cutter {i}"), s)?;
+        }
+    }
+    Ok(())
+}
+
+/// An instance: a valid pose, a known part, an attachment to another known instance,
+/// and overrides only of slots its part binds.
+fn validate_instance(
+    b: &Building,
+    parts: &BTreeSet<&str>,
+    instances: &BTreeSet<&str>,
+    inst: &Instance,
+) -> Result<(), RecipeError> {
+    let at = format!("instance `{}`", inst.id);
+    pose(&at, &inst.pose)?;
+    let Some(part) = b
+        .part(&inst.part)
+        .filter(|_| parts.contains(inst.part.as_str()))
+    else {
+        return Err(invalid(
+            at,
+            Rule::UnknownPart {
+                id: inst.part.clone(),
+            },
+        ));
+    };
+    if let Some(a) = &inst.attachment {
+        if a.to == inst.id {
+            return Err(invalid(at, Rule::SelfAttachment));
+        }
+        if !instances.contains(a.to.as_str()) {
+            return Err(invalid(at, Rule::UnknownInstance { id: a.to.clone() }));
+        }
+    }
+    for slot in inst.overrides.keys() {
+        if !part.elements.iter().any(|e| &e.binding == slot) {
+            return Err(invalid(at, Rule::UnusedOverride { slot: slot.clone() }));
+        }
+    }
+    Ok(())
+}
+
+/// The merge groups: unique ids, none empty, every member a known instance in one
+/// group only.
+fn validate_groups(b: &Building, instances: &BTreeSet<&str>) -> Result<(), RecipeError> {
     unique("merge group", b.merge_groups.iter().map(|g| g.id.as_str()))?;
     let mut grouped: Vec<(&str, &str)> = Vec::new();
     for g in &b.merge_groups {
@@ -378,16 +414,12 @@ pub fn validate(b: &Building) -> Result<(), RecipeError> {
             grouped.push((i, &g.id));
         }
     }
-    for (n, c) in b.colliders.iter().enumerate() {
-        let at = format!("collider {n} of part `{}`", c.part);
-        if !parts.contains(c.part.as_str()) {
-            return Err(invalid(at, Rule::UnknownPart { id: c.part.clone() }));
-        }
-        finite(&at, "collider center", &c.center)?;
-        for s in c.size {
-            positive(&at, "collider size", s)?;
-        }
-    }
+    Ok(())
+}
+
+/// Rooms (unique ids, finite bounds, min under max on every axis) and portals
+/// (unique ids, finite corners, between known rooms).
+fn validate_rooms_and_portals(b: &Building) -> Result<(), RecipeError> {
     let rooms = unique("room", b.rooms.iter().map(|r| r.id.as_str()))?;
     for r in &b.rooms {
         let at = format!("room `{}`", r.id);

@@ -146,17 +146,8 @@ pub(crate) fn build(
     };
     // Locks that hold for the whole build, by canonical vertex: the seams, then
     // the borders of stuck groups.
-    let mut held = vec![false; n];
-    for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
-        held[b.remap[v] as usize] = true;
-    }
-    // Permissive collapses keep UV seams (attributes 3 and 4) where they are.
-    let protect: Vec<bool> = (0..n)
-        .map(|i| {
-            let r = b.remap[i] as usize;
-            r != i && (3..5).any(|j| b.attribute(i, j) != b.attribute(r, j))
-        })
-        .collect();
+    let mut held = b.held_seams(seam);
+    let protect = b.uv_protect();
     let mut dag = RawDag::default();
     if indices.len() >= 3 * 1024 {
         // Each level about half the one before: the DAG's triangles about twice
@@ -165,12 +156,7 @@ pub(crate) fn build(
         dag.indices.reserve(2 * indices.len());
     }
     let mut locked_vertices = 0;
-    let mut clusters = Clusters::default();
-    b.clusterize(&mut clusters, indices, -1);
-    for cl in &mut clusters.list {
-        let tris = &clusters.indices[cl.index_offset..][..cl.index_count];
-        cl.bounds = b.tight_bounds(tris, 0.0);
-    }
+    let mut clusters = b.lod0_clusters(indices);
     let mut pending = Clusters::default();
     let mut locks = vec![SimplifyVertex::None; n];
     let mut marks = BorderMarks {
@@ -205,31 +191,8 @@ pub(crate) fn build(
         };
         for (g, outcome) in outcomes.into_iter().enumerate() {
             let group = &clusters.list[range(g)];
-            match outcome {
-                Outcome::Stuck(bounds) => {
-                    emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
-                    for cl in group {
-                        for &v in &clusters.indices[cl.index_offset..][..cl.index_count] {
-                            let r = b.remap[v as usize] as usize;
-                            if !held[r] {
-                                held[r] = true;
-                                locked_vertices += 1;
-                            }
-                        }
-                    }
-                }
-                Outcome::Simplified(bounds, made) => {
-                    let id = emit(&mut dag, &b, depth, bounds, group, &clusters.indices);
-                    let base = pending.indices.len();
-                    pending.indices.extend_from_slice(&made.indices);
-                    pending.list.extend(made.list.iter().map(|cl| Cluster {
-                        index_offset: cl.index_offset + base,
-                        refined: id as i32,
-                        bounds,
-                        ..*cl
-                    }));
-                }
-            }
+            let at = (&mut dag, depth);
+            locked_vertices += b.record(at, group, &clusters, outcome, &mut pending, &mut held);
         }
         std::mem::swap(&mut clusters, &mut pending);
         depth += 1;
@@ -244,6 +207,81 @@ pub(crate) fn build(
         dag,
         locked_vertices,
         stuck_groups,
+    }
+}
+
+impl Build<'_> {
+    /// Per canonical vertex: a vertex of the seam `seam` (per vertex) is there.
+    fn held_seams(&self, seam: &[bool]) -> Vec<bool> {
+        let mut held = vec![false; self.vertices.len()];
+        for (v, _) in seam.iter().enumerate().filter(|(_, &s)| s) {
+            held[self.remap[v] as usize] = true;
+        }
+        held
+    }
+
+    /// Per vertex: it lies on a UV seam (attributes 3 and 4 differ from its
+    /// canonical vertex's), which permissive collapses keep where it is.
+    fn uv_protect(&self) -> Vec<bool> {
+        (0..self.vertices.len())
+            .map(|i| {
+                let r = self.remap[i] as usize;
+                r != i && (3..5).any(|j| self.attribute(i, j) != self.attribute(r, j))
+            })
+            .collect()
+    }
+
+    /// LOD0's clusters, each with its tight bounds (error zero).
+    fn lod0_clusters(&self, indices: &[u32]) -> Clusters {
+        let mut clusters = Clusters::default();
+        self.clusterize(&mut clusters, indices, -1);
+        for cl in &mut clusters.list {
+            let tris = &clusters.indices[cl.index_offset..][..cl.index_count];
+            cl.bounds = self.tight_bounds(tris, 0.0);
+        }
+        clusters
+    }
+
+    /// Records `group` (clusters of `clusters`) at `depth` of the DAG by its
+    /// outcome: a stuck group's vertices are held from now on (returns how many
+    /// were newly held); a simplified group's clusters join `pending`, the next
+    /// level, refining it.
+    fn record(
+        &self,
+        (dag, depth): (&mut RawDag, u32),
+        group: &[Cluster],
+        clusters: &Clusters,
+        outcome: Outcome,
+        pending: &mut Clusters,
+        held: &mut [bool],
+    ) -> usize {
+        let mut locked_vertices = 0;
+        match outcome {
+            Outcome::Stuck(bounds) => {
+                emit(dag, self, depth, bounds, group, &clusters.indices);
+                for cl in group {
+                    for &v in &clusters.indices[cl.index_offset..][..cl.index_count] {
+                        let r = self.remap[v as usize] as usize;
+                        if !held[r] {
+                            held[r] = true;
+                            locked_vertices += 1;
+                        }
+                    }
+                }
+            }
+            Outcome::Simplified(bounds, made) => {
+                let id = emit(dag, self, depth, bounds, group, &clusters.indices);
+                let base = pending.indices.len();
+                pending.indices.extend_from_slice(&made.indices);
+                pending.list.extend(made.list.iter().map(|cl| Cluster {
+                    index_offset: cl.index_offset + base,
+                    refined: id as i32,
+                    bounds,
+                    ..*cl
+                }));
+            }
+        }
+        locked_vertices
     }
 }
 

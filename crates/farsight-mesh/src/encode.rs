@@ -134,6 +134,43 @@ fn encode_on_pool(
         headers.push(header);
     }
     let material_table = looks.attach(&mut writer);
+    let manifest = manifest_of(meshes, placements, entries, material_table);
+    let fill = |record: farsight_format::RecordIndex, out: &mut [u8]| {
+        let i = record.0 as usize;
+        let (g, li) = order[i];
+        let mesh = meshes[g];
+        let level = &mesh.levels[li];
+        headers[i].write_record(out, &level.clusters, |vertices, slots| {
+            write_level(level, &compact[i], &mesh.packed, vertices, slots)
+        })?;
+        Ok::<(), CookError>(())
+    };
+    // Written in order (a small file, or one thread): each level appended.
+    let append = |record: farsight_format::RecordIndex, out: &mut Vec<u8>| {
+        let i = record.0 as usize;
+        let (g, li) = order[i];
+        let mesh = meshes[g];
+        let level = &mesh.levels[li];
+        let compact = &compact[i];
+        let vertices = compact.sources.iter().map(|&v| &mesh.packed[v as usize]);
+        headers[i].append_record(out, &level.clusters, vertices, |c| {
+            &compact.local[level.offsets[c] as usize..level.offsets[c + 1] as usize]
+        })?;
+        Ok::<(), CookError>(())
+    };
+    writer.finish_appended(&manifest, fill, append)
+}
+
+/// The file's manifest: the first mesh's levels (`entries[0]`), materials and
+/// bounds at the top (with its instances when it is the only geometry and nothing
+/// is placed), every other mesh as a geometry, the placements and the material
+/// table.
+fn manifest_of(
+    meshes: &[&ClusterMesh],
+    placements: &[Instance],
+    entries: Vec<Vec<ClusterLevelEntry>>,
+    material_table: farsight_format::MaterialTable,
+) -> ClusterMeshManifest {
     let bounds = |m: &ClusterMesh| {
         Some(farsight_format::error_bounds(
             m.levels.iter().map(|l| l.clusters.as_slice()),
@@ -142,7 +179,7 @@ fn encode_on_pool(
     let mut entries = entries.into_iter();
     let first = meshes[0];
     let one = meshes.len() == 1 && placements.is_empty();
-    let manifest = ClusterMeshManifest {
+    ClusterMeshManifest {
         name: first.name.clone(),
         bounds_min: first.bounds.min.to_array(),
         bounds_max: first.bounds.max.to_array(),
@@ -168,31 +205,7 @@ fn encode_on_pool(
             .collect(),
         placements: placements.to_vec(),
         material_table,
-    };
-    let fill = |record: farsight_format::RecordIndex, out: &mut [u8]| {
-        let i = record.0 as usize;
-        let (g, li) = order[i];
-        let mesh = meshes[g];
-        let level = &mesh.levels[li];
-        headers[i].write_record(out, &level.clusters, |vertices, slots| {
-            write_level(level, &compact[i], &mesh.packed, vertices, slots)
-        })?;
-        Ok::<(), CookError>(())
-    };
-    // Written in order (a small file, or one thread): each level appended.
-    let append = |record: farsight_format::RecordIndex, out: &mut Vec<u8>| {
-        let i = record.0 as usize;
-        let (g, li) = order[i];
-        let mesh = meshes[g];
-        let level = &mesh.levels[li];
-        let compact = &compact[i];
-        let vertices = compact.sources.iter().map(|&v| &mesh.packed[v as usize]);
-        headers[i].append_record(out, &level.clusters, vertices, |c| {
-            &compact.local[level.offsets[c] as usize..level.offsets[c + 1] as usize]
-        })?;
-        Ok::<(), CookError>(())
-    };
-    writer.finish_appended(&manifest, fill, append)
+    }
 }
 
 /// A level's compact vertex list: its source vertices in first-use order, and

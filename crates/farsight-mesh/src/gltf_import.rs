@@ -437,48 +437,7 @@ fn read_primitive(
             ..Vertex::default()
         })
         .collect();
-    let mut has_normals = false;
-    if let Some(acc) = p.get(&gltf::Semantic::Normals) {
-        file.check_typed(&acc, "NORMAL", &f32_only, Dimensions::Vec3)?;
-        let normals: Vec<[f32; 3]> = reader
-            .read_normals()
-            .map(Iterator::collect)
-            .unwrap_or_default();
-        count_matches(file, &name, "NORMAL", normals.len(), n)?;
-        for (v, nrm) in vertices.iter_mut().zip(normals) {
-            v.normal = nrm;
-        }
-        has_normals = true;
-    }
-    let mut has_tangents = false;
-    if let Some(acc) = p.get(&gltf::Semantic::Tangents) {
-        file.check_typed(&acc, "TANGENT", &f32_only, Dimensions::Vec4)?;
-        let tangents: Vec<[f32; 4]> = reader
-            .read_tangents()
-            .map(Iterator::collect)
-            .unwrap_or_default();
-        count_matches(file, &name, "TANGENT", tangents.len(), n)?;
-        for (v, t) in vertices.iter_mut().zip(tangents) {
-            v.tangent = t;
-        }
-        has_tangents = true;
-    }
-    if let Some(acc) = p.get(&gltf::Semantic::TexCoords(0)) {
-        file.check_typed(
-            &acc,
-            "TEXCOORD_0",
-            &[DataType::F32, DataType::U8, DataType::U16],
-            Dimensions::Vec2,
-        )?;
-        let uvs: Vec<[f32; 2]> = reader
-            .read_tex_coords(0)
-            .map(|r| r.into_f32().collect())
-            .unwrap_or_default();
-        count_matches(file, &name, "TEXCOORD_0", uvs.len(), n)?;
-        for (v, uv) in vertices.iter_mut().zip(uvs) {
-            v.uv = uv;
-        }
-    }
+    let (has_normals, has_tangents) = read_attributes(file, p, &name, &mut vertices)?;
     let indices = file.read_indices(p, n)?;
     let mut s = SubMesh {
         name,
@@ -497,6 +456,63 @@ fn read_primitive(
         apply_transform(&mut s, transform);
     }
     Ok(s)
+}
+
+/// Primitive `p`'s normals, tangents and first uvs into `vertices` (one of each per
+/// vertex, typed as glTF allows), each where the primitive has it; says whether it
+/// had normals and tangents.
+fn read_attributes(
+    file: &LoadedGltf,
+    p: &gltf::Primitive<'_>,
+    name: &str,
+    vertices: &mut [Vertex],
+) -> Result<(bool, bool), ImportError> {
+    let f32_only = [DataType::F32];
+    let n = vertices.len();
+    let reader = p.reader(|b| file.buffers.get(b.index()).map(Vec::as_slice));
+    let mut has_normals = false;
+    if let Some(acc) = p.get(&gltf::Semantic::Normals) {
+        file.check_typed(&acc, "NORMAL", &f32_only, Dimensions::Vec3)?;
+        let normals: Vec<[f32; 3]> = reader
+            .read_normals()
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        count_matches(file, name, "NORMAL", normals.len(), n)?;
+        for (v, nrm) in vertices.iter_mut().zip(normals) {
+            v.normal = nrm;
+        }
+        has_normals = true;
+    }
+    let mut has_tangents = false;
+    if let Some(acc) = p.get(&gltf::Semantic::Tangents) {
+        file.check_typed(&acc, "TANGENT", &f32_only, Dimensions::Vec4)?;
+        let tangents: Vec<[f32; 4]> = reader
+            .read_tangents()
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        count_matches(file, name, "TANGENT", tangents.len(), n)?;
+        for (v, t) in vertices.iter_mut().zip(tangents) {
+            v.tangent = t;
+        }
+        has_tangents = true;
+    }
+    if let Some(acc) = p.get(&gltf::Semantic::TexCoords(0)) {
+        file.check_typed(
+            &acc,
+            "TEXCOORD_0",
+            &[DataType::F32, DataType::U8, DataType::U16],
+            Dimensions::Vec2,
+        )?;
+        let uvs: Vec<[f32; 2]> = reader
+            .read_tex_coords(0)
+            .map(|r| r.into_f32().collect())
+            .unwrap_or_default();
+        count_matches(file, name, "TEXCOORD_0", uvs.len(), n)?;
+        for (v, uv) in vertices.iter_mut().zip(uvs) {
+            v.uv = uv;
+        }
+    }
+    Ok((has_normals, has_tangents))
 }
 
 fn count_matches(

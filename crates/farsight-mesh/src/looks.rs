@@ -22,7 +22,7 @@ use gltf::json::Value;
 use rayon::prelude::*;
 
 use crate::error::ImportError;
-use crate::gltf_import::{load_gltf_buffers, load_uri};
+use crate::gltf_import::{load_gltf_buffers, load_uri, LoadedGltf};
 use crate::mesh::Mesh;
 use crate::Warning;
 
@@ -437,66 +437,12 @@ fn wrap_of(mode: gltf::texture::WrappingMode) -> Wrap {
 /// The glTF side of [`gather_looks`].
 fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportError> {
     let file = load_gltf_buffers(path, true)?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    let doc = &file.document;
-    // A glTF texture as a slot: its image read once (by image index), its
-    // sampler's wraps, its transform as given.
-    let slot = |b: &mut Builder,
-                texture: gltf::Texture<'_>,
-                texcoord: u32,
-                ext: Option<&Value>|
-     -> (TextureSlot, Option<UvTransform>) {
-        let image = texture.source();
-        let key = format!("image{}", image.index());
-        let index = b.image(key, || {
-            let json = doc.as_json().images.get(image.index());
-            let view = json
-                .and_then(|j| j.buffer_view)
-                .and_then(|v| doc.views().nth(v.value()));
-            let uri = json.and_then(|j| j.uri.as_deref());
-            let named = || {
-                image
-                    .name()
-                    .map_or_else(|| format!("image{}", image.index()), str::to_owned)
-            };
-            match (view, uri) {
-                (Some(view), _) => {
-                    let data = file.buffers.get(view.buffer().index());
-                    let range = view.offset()..view.offset() + view.length();
-                    match data.and_then(|d| d.get(range)) {
-                        Some(bytes) => (named(), Source::Bytes(bytes.to_vec())),
-                        None => (
-                            named(),
-                            Source::Missing("its buffer view is out of bounds".into()),
-                        ),
-                    }
-                }
-                (None, Some(uri)) => {
-                    let name = if uri.starts_with("data:") {
-                        format!("image{} (data URI)", image.index())
-                    } else {
-                        uri.to_owned()
-                    };
-                    match load_uri(base, uri) {
-                        Ok(bytes) => (name, Source::Bytes(bytes)),
-                        Err(reason) => (name, Source::Missing(reason)),
-                    }
-                }
-                (None, None) => (named(), Source::Missing("it names no data".into())),
-            }
-        });
-        let sampler = texture.sampler();
-        let t = b.texture(index, wrap_of(sampler.wrap_s()), wrap_of(sampler.wrap_t()));
-        let (transform, over) = texture_transform(ext);
-        let slot = TextureSlot {
-            texture: t,
-            texcoord: over.unwrap_or(texcoord),
-            transform: None,
-        };
-        (slot, transform)
+    let src = GltfImages {
+        file: &file,
+        base: path.parent().unwrap_or(Path::new(".")),
     };
     let mut names_seen: Vec<String> = Vec::new();
-    let defined = doc.materials().map(|m| (m.index(), m));
+    let defined = file.document.materials().map(|m| (m.index(), m));
     for (index, m) in defined {
         let name = match (index, m.name()) {
             (_, Some(n)) => n.to_owned(),
@@ -508,76 +454,13 @@ fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportE
         }
         names_seen.push(name.clone());
         let mut out = Material::named(name.clone());
-        let raw = raw_material(doc, index);
+        let raw = raw_material(&file.document, index);
         let pbr = m.pbr_metallic_roughness();
         out.base_color = pbr.base_color_factor();
         out.metallic = pbr.metallic_factor();
         out.roughness = pbr.roughness_factor();
-        // Each slot with the transform its texture gave.
-        let mut slots: Vec<(usize, TextureSlot, Option<UvTransform>)> = Vec::new();
-        let tt = "KHR_texture_transform";
-        if let Some(i) = pbr.base_color_texture() {
-            let (s, t) = slot(
-                b,
-                i.texture(),
-                i.tex_coord(),
-                ext_at(&raw, "/pbrMetallicRoughness/baseColorTexture", tt),
-            );
-            slots.push((0, s, t));
-        }
-        if let Some(i) = pbr.metallic_roughness_texture() {
-            let (s, t) = slot(
-                b,
-                i.texture(),
-                i.tex_coord(),
-                ext_at(&raw, "/pbrMetallicRoughness/metallicRoughnessTexture", tt),
-            );
-            slots.push((1, s, t));
-        }
-        if let Some(n) = m.normal_texture() {
-            out.normal_scale = n.scale();
-            let (s, t) = slot(
-                b,
-                n.texture(),
-                n.tex_coord(),
-                ext_at(&raw, "/normalTexture", tt),
-            );
-            slots.push((2, s, t));
-        }
-        if let Some(o) = m.occlusion_texture() {
-            out.occlusion_strength = o.strength();
-            let (s, t) = slot(
-                b,
-                o.texture(),
-                o.tex_coord(),
-                ext_at(&raw, "/occlusionTexture", tt),
-            );
-            slots.push((3, s, t));
-        }
-        if let Some(i) = m.emissive_texture() {
-            let (s, t) = slot(
-                b,
-                i.texture(),
-                i.tex_coord(),
-                ext_at(&raw, "/emissiveTexture", tt),
-            );
-            slots.push((4, s, t));
-        }
-        // One transform shared by every texture goes into the uvs; otherwise each
-        // slot keeps its own.
-        let first = slots.first().and_then(|s| s.2);
-        let shared = slots.iter().all(|s| s.2 == first);
-        if let (true, Some(t)) = (shared, first) {
-            if t != UvTransform::IDENTITY {
-                b.uv_transforms.push((name.clone(), t));
-            }
-        }
-        for (k, mut s, t) in slots {
-            if !shared {
-                s.transform = t.filter(|t| *t != UvTransform::IDENTITY);
-            }
-            *out.texture_slots_mut()[k] = Some(s);
-        }
+        let slots = src.material_slots(&m, &raw, &mut out, b);
+        place_slots(&name, slots, &mut out, b);
         out.emissive = m.emissive_factor();
         out.alpha_mode = match m.alpha_mode() {
             gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
@@ -593,6 +476,139 @@ fn gltf_looks(path: &Path, used: &[&str], b: &mut Builder) -> Result<(), ImportE
     // Primitives without a material get no entry: the renderer's default draws
     // them, and a file whose source defines no material keeps its bytes.
     Ok(())
+}
+
+/// A texture slot of a material (its index in [`Material::texture_slots_mut`]) with
+/// the transform its texture gave.
+type SlotWithTransform = (usize, TextureSlot, Option<UvTransform>);
+
+/// One transform shared by every texture goes into the uvs (recorded for material
+/// `name`); otherwise each slot keeps its own.
+fn place_slots(name: &str, slots: Vec<SlotWithTransform>, out: &mut Material, b: &mut Builder) {
+    let first = slots.first().and_then(|s| s.2);
+    let shared = slots.iter().all(|s| s.2 == first);
+    if let (true, Some(t)) = (shared, first) {
+        if t != UvTransform::IDENTITY {
+            b.uv_transforms.push((name.to_owned(), t));
+        }
+    }
+    for (k, mut s, t) in slots {
+        if !shared {
+            s.transform = t.filter(|t| *t != UvTransform::IDENTITY);
+        }
+        *out.texture_slots_mut()[k] = Some(s);
+    }
+}
+
+/// A loaded glTF file and the folder its relative URIs start from.
+struct GltfImages<'a> {
+    file: &'a LoadedGltf,
+    base: &'a Path,
+}
+
+impl GltfImages<'_> {
+    /// Material `m`'s textures as slots, in slot order (base colour, metallic-
+    /// roughness, normal, occlusion, emissive), each with its transform from `raw`
+    /// (the material's JSON); the normal scale and occlusion strength go into `out`.
+    fn material_slots(
+        &self,
+        m: &gltf::Material<'_>,
+        raw: &Value,
+        out: &mut Material,
+        b: &mut Builder,
+    ) -> Vec<SlotWithTransform> {
+        let pbr = m.pbr_metallic_roughness();
+        let mut slots: Vec<SlotWithTransform> = Vec::new();
+        let tt = "KHR_texture_transform";
+        let mut add = |b: &mut Builder, k: usize, texture, texcoord, pointer: &str| {
+            let (s, t) = self.slot(b, texture, texcoord, ext_at(raw, pointer, tt));
+            slots.push((k, s, t));
+        };
+        if let Some(i) = pbr.base_color_texture() {
+            let at = "/pbrMetallicRoughness/baseColorTexture";
+            add(b, 0, i.texture(), i.tex_coord(), at);
+        }
+        if let Some(i) = pbr.metallic_roughness_texture() {
+            let at = "/pbrMetallicRoughness/metallicRoughnessTexture";
+            add(b, 1, i.texture(), i.tex_coord(), at);
+        }
+        if let Some(n) = m.normal_texture() {
+            out.normal_scale = n.scale();
+            add(b, 2, n.texture(), n.tex_coord(), "/normalTexture");
+        }
+        if let Some(o) = m.occlusion_texture() {
+            out.occlusion_strength = o.strength();
+            add(b, 3, o.texture(), o.tex_coord(), "/occlusionTexture");
+        }
+        if let Some(i) = m.emissive_texture() {
+            add(b, 4, i.texture(), i.tex_coord(), "/emissiveTexture");
+        }
+        slots
+    }
+
+    /// A glTF texture as a slot: its image read once (by image index), its
+    /// sampler's wraps, its transform as given.
+    fn slot(
+        &self,
+        b: &mut Builder,
+        texture: gltf::Texture<'_>,
+        texcoord: u32,
+        ext: Option<&Value>,
+    ) -> (TextureSlot, Option<UvTransform>) {
+        let image = texture.source();
+        let key = format!("image{}", image.index());
+        let index = b.image(key, || self.image_source(&image));
+        let sampler = texture.sampler();
+        let t = b.texture(index, wrap_of(sampler.wrap_s()), wrap_of(sampler.wrap_t()));
+        let (transform, over) = texture_transform(ext);
+        let slot = TextureSlot {
+            texture: t,
+            texcoord: over.unwrap_or(texcoord),
+            transform: None,
+        };
+        (slot, transform)
+    }
+
+    /// An image's name and bytes: from its buffer view, or from its URI (a file
+    /// beside the glTF or a data URI); missing, with the reason, when neither reads.
+    fn image_source(&self, image: &gltf::Image<'_>) -> (String, Source) {
+        let doc = &self.file.document;
+        let json = doc.as_json().images.get(image.index());
+        let view = json
+            .and_then(|j| j.buffer_view)
+            .and_then(|v| doc.views().nth(v.value()));
+        let uri = json.and_then(|j| j.uri.as_deref());
+        let named = || {
+            image
+                .name()
+                .map_or_else(|| format!("image{}", image.index()), str::to_owned)
+        };
+        match (view, uri) {
+            (Some(view), _) => {
+                let data = self.file.buffers.get(view.buffer().index());
+                let range = view.offset()..view.offset() + view.length();
+                match data.and_then(|d| d.get(range)) {
+                    Some(bytes) => (named(), Source::Bytes(bytes.to_vec())),
+                    None => (
+                        named(),
+                        Source::Missing("its buffer view is out of bounds".into()),
+                    ),
+                }
+            }
+            (None, Some(uri)) => {
+                let name = if uri.starts_with("data:") {
+                    format!("image{} (data URI)", image.index())
+                } else {
+                    uri.to_owned()
+                };
+                match load_uri(self.base, uri) {
+                    Ok(bytes) => (name, Source::Bytes(bytes)),
+                    Err(reason) => (name, Source::Missing(reason)),
+                }
+            }
+            (None, None) => (named(), Source::Missing("it names no data".into())),
+        }
+    }
 }
 
 /// A value in 0..=1 (NaN as 0).

@@ -8,8 +8,8 @@ use farsight_geom::Aabb;
 use glam::Vec3;
 
 use crate::clod::Whole;
-use crate::dag::{ClusterConfig, DagGroup, RawDag};
-use crate::edges::EdgeReference;
+use crate::dag::{BuiltDag, ClusterConfig, DagGroup, RawDag};
+use crate::edges::{EdgeReference, SharedLod0};
 use crate::error::CookError;
 use crate::mesh::{Mesh, Vertex};
 use crate::par;
@@ -215,17 +215,7 @@ impl Unchecked {
 
 fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, CookError> {
     config.validate()?;
-    let mut split = MaterialSplit::new_unwelded(mesh);
-    if split.triangle_count() == 0 {
-        return Err(CookError::Empty);
-    }
-    let max_materials = u16::MAX as usize + 1;
-    if split.parts.len() > max_materials {
-        return Err(CookError::TooManyMaterials {
-            found: split.parts.len(),
-            max: max_materials,
-        });
-    }
+    let mut split = material_split(mesh)?;
     // The position remap: found with the seams when there are several materials;
     // else made first, since the one part's DAG welds by it too (a remap fewer).
     let remap_cell = std::sync::OnceLock::new();
@@ -270,41 +260,13 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
             let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
             let (packed, reference) = par::join(
                 || pack_vertices(source, min, max),
-                || {
-                    // One part (most small meshes): its list on the stack.
-                    let (one, many): ([PartLod0<'_>; 1], Vec<PartLod0<'_>>);
-                    let lod0: &[PartLod0<'_>] = if let [p] = &split.parts[..] {
-                        one = [(&p.indices[..], p.vertex_base)];
-                        &one
-                    } else {
-                        many = split
-                            .parts
-                            .iter()
-                            .map(|p| (&p.indices[..], p.vertex_base))
-                            .collect();
-                        &many
-                    };
-                    let shared = (Some(shared_closed), Some(&mesh_open));
-                    EdgeReference::from_parts(remap().to_vec(), lod0, shared)
-                },
+                || lod0_reference(&split, remap(), (Some(shared_closed), Some(&mesh_open))),
             );
             (bounds, packed, reference)
         },
     );
-    let built = &parts.built;
-    let mut warnings = Vec::new();
-    if built.stuck_groups > 0 {
-        warnings.push(Warning::StuckGroupsLocked {
-            groups: built.stuck_groups,
-            locked_vertices: built.locked_vertices,
-        });
-    }
-    if built.dag.level_count() > config.max_levels {
-        warnings.push(Warning::LevelLimitReached {
-            limit: config.max_levels,
-        });
-    }
-    let levels = stamp_with(&built.dag, config.max_levels, &|c| parts.triangles(c));
+    let warnings = build_warnings(&parts.built, config);
+    let levels = stamp_with(&parts.built.dag, config.max_levels, &|c| parts.triangles(c));
     // The parts' names move into the mesh: nothing reads them after the build.
     let materials: Vec<String> = split
         .parts
@@ -327,6 +289,59 @@ fn cook_unchecked(mesh: &Mesh, config: &ClusterConfig) -> Result<Unchecked, Cook
         split,
         reference,
     })
+}
+
+/// `mesh` split per material (unwelded), refusing a mesh with no triangle or with
+/// more materials than a cluster record can name.
+fn material_split(mesh: &Mesh) -> Result<MaterialSplit, CookError> {
+    let split = MaterialSplit::new_unwelded(mesh);
+    if split.triangle_count() == 0 {
+        return Err(CookError::Empty);
+    }
+    let max_materials = u16::MAX as usize + 1;
+    if split.parts.len() > max_materials {
+        return Err(CookError::TooManyMaterials {
+            found: split.parts.len(),
+            max: max_materials,
+        });
+    }
+    Ok(split)
+}
+
+/// LOD0's edge reference over every part's triangles, welded by `remap`.
+fn lod0_reference(split: &MaterialSplit, remap: &[u32], shared: SharedLod0<'_>) -> EdgeReference {
+    // One part (most small meshes): its list on the stack.
+    let (one, many): ([PartLod0<'_>; 1], Vec<PartLod0<'_>>);
+    let lod0: &[PartLod0<'_>] = if let [p] = &split.parts[..] {
+        one = [(&p.indices[..], p.vertex_base)];
+        &one
+    } else {
+        many = split
+            .parts
+            .iter()
+            .map(|p| (&p.indices[..], p.vertex_base))
+            .collect();
+        &many
+    };
+    EdgeReference::from_parts(remap.to_vec(), lod0, shared)
+}
+
+/// What the DAG build warns of: stuck groups (and the vertices locked for them),
+/// and a DAG deeper than the level limit.
+fn build_warnings(built: &BuiltDag, config: &ClusterConfig) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if built.stuck_groups > 0 {
+        warnings.push(Warning::StuckGroupsLocked {
+            groups: built.stuck_groups,
+            locked_vertices: built.locked_vertices,
+        });
+    }
+    if built.dag.level_count() > config.max_levels {
+        warnings.push(Warning::LevelLimitReached {
+            limit: config.max_levels,
+        });
+    }
+    warnings
 }
 
 /// The stamping (step 4 of
@@ -372,99 +387,180 @@ fn stamp_with<'t>(
     {
         p[g.depth as usize] = p[g.depth as usize].max(g.error);
     }
-    let own = |c: &crate::dag::DagCluster| -> ([f32; 4], f32) {
+    // Each group's clusters, in cluster order: `members[start[g]..start[g + 1]]`.
+    let by_group = dag.clusters.iter().enumerate();
+    bucket(by_group.map(|(i, c)| (c.group as usize, i)), start, members);
+    // Each level's own groups, in id order: `level_groups[level_start[j]..level_start[j + 1]]`.
+    let by_level = groups.iter().enumerate().filter(|(_, g)| g.depth <= last);
+    let by_level = by_level.map(|(gi, g)| (g.depth as usize, gi));
+    bucket(by_level, level_start, level_groups);
+    let nested = Nested {
+        dag,
+        groups: &groups,
+        members: Buckets {
+            start,
+            items: members,
+        },
+    };
+    // One serial pass decides every group's parent error, the chains of the stuck
+    // groups and each level's size; then the levels fill in parallel, each
+    // allocated once at its size.
+    let chains = nested.plan(n, p, parent_error_of, size);
+    let levels = Buckets {
+        start: level_start,
+        items: level_groups,
+    };
+    let plan = Plan {
+        levels,
+        parent_error_of,
+        chains: &chains,
+        size,
+    };
+    par::map_range(n, |k| nested.fill(&plan, k, triangles))
+}
+
+/// A counting sort of `items` ((bucket, item) pairs, in order) into `out`: bucket
+/// `b`'s items land in `out[start[b]..start[b + 1]]`, in their order. `start` holds
+/// two slots more than there are buckets, all zero. One counting pass, no list per
+/// bucket: the counts sit one slot further on, so the placing pass moves each
+/// bucket's cursor `start[b + 1]` from its first item to its end, which is the next
+/// bucket's start (no second array of cursors).
+fn bucket(
+    items: impl Iterator<Item = (usize, usize)> + Clone,
+    start: &mut [usize],
+    out: &mut [usize],
+) {
+    for (b, _) in items.clone() {
+        start[b + 2] += 1;
+    }
+    for b in 0..start.len() - 2 {
+        start[b + 2] += start[b + 1];
+    }
+    for (b, item) in items {
+        let at = &mut start[b + 1];
+        out[*at] = item;
+        *at += 1;
+    }
+}
+
+/// Buckets as [`bucket`] leaves them.
+#[derive(Clone, Copy)]
+struct Buckets<'a> {
+    start: &'a [usize],
+    items: &'a [usize],
+}
+
+impl<'a> Buckets<'a> {
+    /// Bucket `b`'s items.
+    fn of(&self, b: usize) -> &'a [usize] {
+        &self.items[self.start[b]..self.start[b + 1]]
+    }
+}
+
+/// The DAG being stamped, with its nested groups and each group's clusters.
+struct Nested<'a> {
+    dag: &'a RawDag,
+    groups: &'a [DagGroup],
+    members: Buckets<'a>,
+}
+
+/// What the serial pass decided, which every level's fill reads: each level's own
+/// groups, each group's parent error, the stuck groups' chains and each level's
+/// size (`n` cluster counts, then `n` index counts).
+struct Plan<'a> {
+    levels: Buckets<'a>,
+    parent_error_of: &'a [f32],
+    chains: &'a [(usize, Vec<f32>)],
+    size: &'a [usize],
+}
+
+impl Nested<'_> {
+    /// A cluster's own sphere and error: its refined group's for a simplified
+    /// cluster, its own bounds and zero for LOD0.
+    fn own(&self, c: &crate::dag::DagCluster) -> ([f32; 4], f32) {
         if c.refined >= 0 {
-            let r = &groups[c.refined as usize];
+            let r = &self.groups[c.refined as usize];
             (r.sphere, r.error)
         } else {
             (c.bounds, 0.0)
         }
-    };
-    // Each group's clusters, in cluster order: `members[start[g]..start[g + 1]]`
-    // (one counting pass, no list per group). The counts sit one slot further
-    // on, so the placing pass moves each group's cursor `start[g + 1]` from its
-    // first member to its end, which is the next group's start: no second array
-    // of cursors.
-    for c in &dag.clusters {
-        start[c.group as usize + 2] += 1;
     }
-    for g in 0..groups.len() {
-        start[g + 2] += start[g + 1];
-    }
-    for (i, c) in dag.clusters.iter().enumerate() {
-        let at = &mut start[c.group as usize + 1];
-        members[*at] = i;
-        *at += 1;
-    }
-    let (start, members) = (&*start, &*members);
-    let clusters_of = |g: usize| &members[start[g]..start[g + 1]];
-    // Each level's own groups, in id order, the same way:
-    // `level_groups[level_start[j]..level_start[j + 1]]`.
-    for g in groups.iter().filter(|g| g.depth <= last) {
-        level_start[g.depth as usize + 2] += 1;
-    }
-    for j in 0..n {
-        level_start[j + 2] += level_start[j + 1];
-    }
-    for (gi, g) in groups.iter().enumerate().filter(|(_, g)| g.depth <= last) {
-        let at = &mut level_start[g.depth as usize + 1];
-        level_groups[*at] = gi;
-        *at += 1;
-    }
-    let (level_start, level_groups) = (&*level_start, &*level_groups);
-    // One serial pass decides every group's parent error, the chains of the stuck
-    // groups ((group, a[] indexed by level)) and each level's size; then the
-    // levels fill in parallel, each allocated once at its size.
-    let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
-    // (clusters, indices) per level.
-    let (size_clusters, size_indices) = size.split_at_mut(n);
-    let group_size = |gi: usize| -> (usize, usize) {
-        let c = clusters_of(gi);
-        let indices = c.iter().map(|&c| dag.clusters[c].index_count as usize);
+
+    /// Group `gi`'s cluster and index counts.
+    fn group_size(&self, gi: usize) -> (usize, usize) {
+        let c = self.members.of(gi);
+        let indices = c.iter().map(|&c| self.dag.clusters[c].index_count as usize);
         (c.len(), indices.sum())
-    };
-    for (gi, g) in groups.iter().enumerate() {
-        if g.depth > last {
-            continue;
-        }
-        let j = g.depth as usize;
-        let stuck = g.error == f32::MAX && g.depth < last;
-        parent_error_of[gi] = if stuck {
-            let own_max = clusters_of(gi)
-                .iter()
-                .map(|&c| own(&dag.clusters[c]).1)
-                .fold(0.0f32, f32::max);
-            let mut a = vec![0.0f32; n + 1];
-            a[j + 1] = own_max.max(p[j]);
-            for k in j + 1..n {
-                a[k + 1] = if k as u32 == last {
-                    NO_PARENT_ERROR
-                } else {
-                    a[k].max(p[k])
-                };
-            }
-            let e = a[j + 1];
-            chains.push((gi, a));
-            // Copied into every coarser level.
-            let (c, i) = group_size(gi);
-            for k in j + 1..n {
-                size_clusters[k] += c;
-                size_indices[k] += i;
-            }
-            e
-        } else if g.depth == last {
-            NO_PARENT_ERROR
-        } else {
-            g.error
-        };
-        let (c, i) = group_size(gi);
-        size_clusters[j] += c;
-        size_indices[j] += i;
     }
-    let (size_clusters, size_indices) = (&*size_clusters, &*size_indices);
-    let parent_error_of = &*parent_error_of;
-    let fill = |k: usize| -> PackedLevel {
-        let (cluster_count, index_count) = (size_clusters[k], size_indices[k]);
+
+    /// The serial pass over `n` levels: every group's parent error into
+    /// `parent_error_of`, each level's size into `size`, and the chains of the stuck
+    /// groups ((group, the errors indexed by level)), which are returned. `p[j]` is
+    /// level `j`'s largest finite parent error.
+    fn plan(
+        &self,
+        n: usize,
+        p: &[f32],
+        parent_error_of: &mut [f32],
+        size: &mut [usize],
+    ) -> Vec<(usize, Vec<f32>)> {
+        let last = n as u32 - 1;
+        let mut chains: Vec<(usize, Vec<f32>)> = Vec::new();
+        // (clusters, indices) per level.
+        let (size_clusters, size_indices) = size.split_at_mut(n);
+        for (gi, g) in self.groups.iter().enumerate() {
+            if g.depth > last {
+                continue;
+            }
+            let j = g.depth as usize;
+            let stuck = g.error == f32::MAX && g.depth < last;
+            parent_error_of[gi] = if stuck {
+                let own_max = self
+                    .members
+                    .of(gi)
+                    .iter()
+                    .map(|&c| self.own(&self.dag.clusters[c]).1)
+                    .fold(0.0f32, f32::max);
+                let mut a = vec![0.0f32; n + 1];
+                a[j + 1] = own_max.max(p[j]);
+                for k in j + 1..n {
+                    a[k + 1] = if k as u32 == last {
+                        NO_PARENT_ERROR
+                    } else {
+                        a[k].max(p[k])
+                    };
+                }
+                let e = a[j + 1];
+                chains.push((gi, a));
+                // Copied into every coarser level.
+                let (c, i) = self.group_size(gi);
+                for k in j + 1..n {
+                    size_clusters[k] += c;
+                    size_indices[k] += i;
+                }
+                e
+            } else if g.depth == last {
+                NO_PARENT_ERROR
+            } else {
+                g.error
+            };
+            let (c, i) = self.group_size(gi);
+            size_clusters[j] += c;
+            size_indices[j] += i;
+        }
+        chains
+    }
+
+    /// Level `k`, allocated once at its planned size: its own groups' clusters, then
+    /// the copies of the finer stuck groups' clusters.
+    fn fill<'t>(
+        &self,
+        plan: &Plan<'_>,
+        k: usize,
+        triangles: &(dyn Fn(usize) -> (&'t [u32], u32) + Sync),
+    ) -> PackedLevel {
+        let n = plan.size.len() / 2;
+        let (cluster_count, index_count) = (plan.size[k], plan.size[n + k]);
         let mut level = PackedLevel {
             clusters: Vec::with_capacity(cluster_count),
             indices: Vec::with_capacity(index_count),
@@ -478,17 +574,17 @@ fn stamp_with<'t>(
             level.indices.extend(tris.iter().map(|&i| i + base));
             level.offsets.push(level.indices.len() as u32);
         };
-        for &gi in &level_groups[level_start[k]..level_start[k + 1]] {
-            let g = &groups[gi];
+        for &gi in plan.levels.of(k) {
+            let g = &self.groups[gi];
             let group_in_level = group_count(&level);
-            for &c in clusters_of(gi) {
-                let cl = &dag.clusters[c];
-                let (sphere, error) = own(cl);
+            for &c in self.members.of(gi) {
+                let cl = &self.dag.clusters[c];
+                let (sphere, error) = self.own(cl);
                 let info = ClusterInfo {
                     sphere,
                     parent_sphere: g.sphere,
                     error,
-                    parent_error: parent_error_of[gi],
+                    parent_error: plan.parent_error_of[gi],
                     triangle_count: slot_count(cl.index_count),
                     material: g.material as u16,
                     group: group_in_level,
@@ -497,14 +593,14 @@ fn stamp_with<'t>(
             }
         }
         // Copies, after the level's own groups.
-        for (gi, a) in &chains {
-            let g = &groups[*gi];
+        for (gi, a) in plan.chains {
+            let g = &self.groups[*gi];
             if (g.depth as usize) >= k {
                 continue;
             }
             let group_in_level = group_count(&level);
-            for &c in clusters_of(*gi) {
-                let cl = &dag.clusters[c];
+            for &c in self.members.of(*gi) {
+                let cl = &self.dag.clusters[c];
                 let info = ClusterInfo {
                     sphere: g.sphere,
                     parent_sphere: g.sphere,
@@ -519,8 +615,7 @@ fn stamp_with<'t>(
             }
         }
         level
-    };
-    par::map_range(n, fill)
+    }
 }
 
 /// `dag`'s groups, with spheres that enclose the own spheres of their clusters

@@ -19,7 +19,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::dag::{
     attributes, build_dag_with, clod_build_raw, Attributes, BuiltDag, ClusterConfig, RawDag,
 };
-use crate::mesh::{Mesh, Vertex};
+use crate::mesh::{Mesh, SubMesh, Vertex};
 use crate::repair::{position_remap, position_remap_by};
 
 /// Vertices copied by one task of the split.
@@ -80,162 +80,40 @@ impl MaterialSplit {
     /// [`Self::new`], but with one material (no seams to find) `remap` is left
     /// empty, for [`Self::weld`] to fill off the serial path.
     pub(crate) fn new_unwelded(mesh: &Mesh) -> Self {
-        // Material ids by first appearance. A mesh of one material (most) keeps
-        // no list of names or of sub-mesh materials: every sub-mesh is part 0.
-        let first = mesh.submeshes.first().map(|s| s.material.as_str());
-        let one = mesh
-            .submeshes
-            .iter()
-            .all(|s| Some(s.material.as_str()) == first);
-        let mut names: Vec<&str> = Vec::new();
-        let mut of_submesh = Vec::new();
-        if !one {
-            of_submesh.reserve(mesh.submeshes.len());
-            for s in &mesh.submeshes {
-                let m = match names.iter().position(|&n| n == s.material) {
-                    Some(m) => m,
-                    None => {
-                        names.push(&s.material);
-                        names.len() - 1
-                    }
-                };
-                of_submesh.push(m);
-            }
-        }
-        let material_count = if one {
-            usize::from(first.is_some())
-        } else {
-            names.len()
-        };
-        let name_of = |m: usize| {
-            if one {
-                first.unwrap_or_default()
-            } else {
-                names[m]
-            }
-        };
-        // Each material's sub-meshes, in order, and its vertex range.
-        let subs_of = |m: usize| {
-            let of = &of_submesh;
-            mesh.submeshes
-                .iter()
-                .enumerate()
-                .filter(move |&(i, _)| of.get(i).is_none_or(|&o| o == m))
-                .map(|(_, s)| s)
-        };
-        let in_order = || (0..material_count).flat_map(subs_of);
-        let mut ranges = Vec::with_capacity(material_count);
-        let mut at = 0u32;
-        for m in 0..material_count {
-            let count: usize = subs_of(m).map(|s| s.vertices.len()).sum();
-            ranges.push((at, count as u32));
-            at += count as u32;
-        }
-        let parallel = at as usize >= PARALLEL_SPLIT_MIN;
-        let part_indices = |m: usize| {
-            let mut part = Vec::with_capacity(subs_of(m).map(|s| s.indices.len()).sum());
-            let mut local = 0u32;
-            for s in subs_of(m) {
-                part.extend(s.indices.iter().map(|&i| i + local));
-                local += s.vertices.len() as u32;
-            }
-            part
-        };
-        // The seams: each position's owner material (MANY when several use
-        // it), from the position remap.
-        let seams_of = |remap: &[u32]| -> Vec<Vec<bool>> {
-            const NONE: u32 = u32::MAX;
-            const MANY: u32 = u32::MAX - 1;
-            let mut owner = vec![NONE; remap.len()];
-            for (m, &(base, count)) in ranges.iter().enumerate() {
-                for &r in &remap[base as usize..(base + count) as usize] {
-                    let o = &mut owner[r as usize];
-                    *o = match *o {
-                        NONE => m as u32,
-                        x if x == m as u32 => x,
-                        _ => MANY,
-                    };
-                }
-            }
-            ranges
-                .iter()
-                .map(|&(base, count)| {
-                    remap[base as usize..(base + count) as usize]
-                        .iter()
-                        .map(|&r| owner[r as usize] == MANY)
-                        .collect()
-                })
-                .collect()
-        };
+        let ms = Materials::of(mesh);
+        let parallel = ms.at as usize >= PARALLEL_SPLIT_MIN;
         let ((vertices, indices), (remap, seams)) = if parallel {
             // The vertex and index copies, and the welding that finds the seams
             // (from the sub-meshes' positions), side by side.
-            rayon::join(
-                || {
-                    // Room is kept for the padding vertex a cook adds for the
-                    // build (see [`build_parts`]): zeroed, so the copy can fill
-                    // it in pieces.
-                    let mut vertices = vec![Vertex::default(); at as usize + 1];
-                    vertices.truncate(at as usize);
-                    let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
-                    let mut rest = &mut vertices[..];
-                    for s in in_order() {
-                        let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
-                        copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
-                        rest = after;
-                    }
-                    let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
-                    let ((), indices) = rayon::join(
-                        || copies.into_par_iter().for_each(copy),
-                        || -> Vec<Vec<u32>> {
-                            (0..material_count)
-                                .into_par_iter()
-                                .map(part_indices)
-                                .collect()
-                        },
-                    );
-                    (vertices, indices)
-                },
-                || {
-                    if material_count < 2 {
-                        return (Vec::new(), Vec::new());
-                    }
-                    let mut positions: Vec<[f32; 3]> = Vec::with_capacity(at as usize);
-                    for s in in_order() {
-                        positions.extend(s.vertices.iter().map(|v| v.position));
-                    }
-                    let remap = position_remap(&positions);
-                    let seams = seams_of(&remap);
-                    (remap, seams)
-                },
-            )
+            rayon::join(|| ms.copy_parallel(), || ms.weld_positions())
         } else {
             // Copied straight in (no zeroing pass), room kept for the padding
             // vertex; the seams welded from the copy (no list of positions).
             // The parts' indices are made below, where the parts are.
-            let mut vertices = Vec::with_capacity(at as usize + 1);
-            for s in in_order() {
+            let mut vertices = Vec::with_capacity(ms.at as usize + 1);
+            for s in ms.in_order() {
                 vertices.extend_from_slice(&s.vertices);
             }
-            let (remap, seams) = if material_count < 2 {
+            let (remap, seams) = if ms.count < 2 {
                 (Vec::new(), Vec::new())
             } else {
                 let remap = position_remap_by(&vertices, |v| v.position);
-                let seams = seams_of(&remap);
+                let seams = ms.seams(&remap);
                 (remap, seams)
             };
             ((vertices, Vec::new()), (remap, seams))
         };
         let mut seams = seams.into_iter();
         let mut indices = indices.into_iter();
-        let parts = ranges
+        let parts = ms
+            .ranges
             .iter()
             .enumerate()
             .map(|(m, &(base, count))| MaterialPart {
-                name: name_of(m).to_owned(),
+                name: ms.name(m).to_owned(),
                 vertex_base: base,
                 vertex_count: count,
-                indices: indices.next().unwrap_or_else(|| part_indices(m)),
+                indices: indices.next().unwrap_or_else(|| ms.part_indices(m)),
                 seam: seams.next().unwrap_or_else(|| vec![false; count as usize]),
             })
             .collect();
@@ -309,6 +187,180 @@ impl MaterialSplit {
                 locks: Self::part_locks(p),
             })
             .collect()
+    }
+}
+
+/// A mesh's materials as [`MaterialSplit::new_unwelded`] numbers them: by first
+/// appearance, each with its sub-meshes in order and its range of the split's
+/// vertices.
+struct Materials<'m> {
+    mesh: &'m Mesh,
+    /// The first sub-mesh's material.
+    first: Option<&'m str>,
+    /// Every sub-mesh wears `first`: then neither list below is kept and every
+    /// sub-mesh is part 0.
+    one: bool,
+    names: Vec<&'m str>,
+    /// Each sub-mesh's material id (empty when `one`).
+    of_submesh: Vec<usize>,
+    count: usize,
+    /// Each material's (first vertex, vertex count).
+    ranges: Vec<(u32, u32)>,
+    /// The vertex count of all of them.
+    at: u32,
+}
+
+impl<'m> Materials<'m> {
+    /// Numbers `mesh`'s materials and lays out their vertex ranges.
+    fn of(mesh: &'m Mesh) -> Self {
+        // Material ids by first appearance. A mesh of one material (most) keeps
+        // no list of names or of sub-mesh materials: every sub-mesh is part 0.
+        let first = mesh.submeshes.first().map(|s| s.material.as_str());
+        let one = mesh
+            .submeshes
+            .iter()
+            .all(|s| Some(s.material.as_str()) == first);
+        let mut names: Vec<&str> = Vec::new();
+        let mut of_submesh = Vec::new();
+        if !one {
+            of_submesh.reserve(mesh.submeshes.len());
+            for s in &mesh.submeshes {
+                let m = match names.iter().position(|&n| n == s.material) {
+                    Some(m) => m,
+                    None => {
+                        names.push(&s.material);
+                        names.len() - 1
+                    }
+                };
+                of_submesh.push(m);
+            }
+        }
+        let count = if one {
+            usize::from(first.is_some())
+        } else {
+            names.len()
+        };
+        let mut ms = Materials {
+            mesh,
+            first,
+            one,
+            names,
+            of_submesh,
+            count,
+            ranges: Vec::with_capacity(count),
+            at: 0,
+        };
+        for m in 0..count {
+            let n: usize = ms.subs(m).map(|s| s.vertices.len()).sum();
+            ms.ranges.push((ms.at, n as u32));
+            ms.at += n as u32;
+        }
+        ms
+    }
+
+    /// Material `m`'s name.
+    fn name(&self, m: usize) -> &'m str {
+        if self.one {
+            self.first.unwrap_or_default()
+        } else {
+            self.names[m]
+        }
+    }
+
+    /// Material `m`'s sub-meshes, in order.
+    fn subs(&self, m: usize) -> impl Iterator<Item = &'m SubMesh> + '_ {
+        let of = &self.of_submesh;
+        self.mesh
+            .submeshes
+            .iter()
+            .enumerate()
+            .filter(move |&(i, _)| of.get(i).is_none_or(|&o| o == m))
+            .map(|(_, s)| s)
+    }
+
+    /// Every sub-mesh, material by material.
+    fn in_order(&self) -> impl Iterator<Item = &'m SubMesh> + '_ {
+        (0..self.count).flat_map(|m| self.subs(m))
+    }
+
+    /// Material `m`'s triangles, indexing its own vertices.
+    fn part_indices(&self, m: usize) -> Vec<u32> {
+        let mut part = Vec::with_capacity(self.subs(m).map(|s| s.indices.len()).sum());
+        let mut local = 0u32;
+        for s in self.subs(m) {
+            part.extend(s.indices.iter().map(|&i| i + local));
+            local += s.vertices.len() as u32;
+        }
+        part
+    }
+
+    /// The seams: each position's owner material (MANY when several use it), from
+    /// the position remap; then per material, per vertex, whether it is shared.
+    fn seams(&self, remap: &[u32]) -> Vec<Vec<bool>> {
+        const NONE: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        let mut owner = vec![NONE; remap.len()];
+        for (m, &(base, count)) in self.ranges.iter().enumerate() {
+            for &r in &remap[base as usize..(base + count) as usize] {
+                let o = &mut owner[r as usize];
+                *o = match *o {
+                    NONE => m as u32,
+                    x if x == m as u32 => x,
+                    _ => MANY,
+                };
+            }
+        }
+        self.ranges
+            .iter()
+            .map(|&(base, count)| {
+                remap[base as usize..(base + count) as usize]
+                    .iter()
+                    .map(|&r| owner[r as usize] == MANY)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The vertices copied in parallel chunks, beside every part's indices.
+    fn copy_parallel(&self) -> (Vec<Vertex>, Vec<Vec<u32>>) {
+        // Room is kept for the padding vertex a cook adds for the build (see
+        // [`build_parts`]): zeroed, so the copy can fill it in pieces.
+        let at = self.at as usize;
+        let mut vertices = vec![Vertex::default(); at + 1];
+        vertices.truncate(at);
+        let mut copies: Vec<(&mut [Vertex], &[Vertex])> = Vec::new();
+        let mut rest = &mut vertices[..];
+        for s in self.in_order() {
+            let (to, after) = std::mem::take(&mut rest).split_at_mut(s.vertices.len());
+            copies.extend(to.chunks_mut(COPY_CHUNK).zip(s.vertices.chunks(COPY_CHUNK)));
+            rest = after;
+        }
+        let copy = |(to, from): (&mut [Vertex], &[Vertex])| to.copy_from_slice(from);
+        let ((), indices) = rayon::join(
+            || copies.into_par_iter().for_each(copy),
+            || -> Vec<Vec<u32>> {
+                (0..self.count)
+                    .into_par_iter()
+                    .map(|m| self.part_indices(m))
+                    .collect()
+            },
+        );
+        (vertices, indices)
+    }
+
+    /// The position remap and the seams from the sub-meshes' positions (both empty
+    /// for fewer than two materials).
+    fn weld_positions(&self) -> (Vec<u32>, Vec<Vec<bool>>) {
+        if self.count < 2 {
+            return (Vec::new(), Vec::new());
+        }
+        let mut positions: Vec<[f32; 3]> = Vec::with_capacity(self.at as usize);
+        for s in self.in_order() {
+            positions.extend(s.vertices.iter().map(|v| v.position));
+        }
+        let remap = position_remap(&positions);
+        let seams = self.seams(&remap);
+        (remap, seams)
     }
 }
 
@@ -389,7 +441,15 @@ pub(crate) fn build_parts<S: Send>(
             from_mesh,
         )
     };
-    let (mut built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    let (built, beside) = largest_first(&split.parts, |p| p.indices.len(), build, beside);
+    (merge_parts(split, built), beside)
+}
+
+/// The parts' DAGs (`built`, in part order) merged into one over
+/// [`MaterialSplit::vertices`]: each group tagged with its material and each
+/// cluster's group ids moved past the parts before it; each part keeps its own
+/// indices.
+fn merge_parts(split: &MaterialSplit, mut built: Vec<BuiltDag>) -> PartDags {
     // The merged DAG grows from the first part's groups and clusters, taken as
     // they stand (its group ids need no offset): a one-part mesh, most small
     // ones, copies and allocates nothing here.
@@ -453,7 +513,7 @@ pub(crate) fn build_parts<S: Send>(
         out.built.locked_vertices += b.locked_vertices;
         out.built.stuck_groups += b.stuck_groups;
     }
-    (out, beside)
+    out
 }
 
 /// Each part's position remap (the part's first vertex at each vertex's position,

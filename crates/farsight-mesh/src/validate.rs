@@ -79,51 +79,11 @@ pub fn check_cluster_levels(
 }
 
 pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result<(), CookError> {
-    for (level, l) in levels.iter().enumerate() {
-        for (cluster, c) in l.clusters.iter().enumerate() {
-            if c.error > c.parent_error || c.error.is_nan() || c.parent_error.is_nan() {
-                return Err(CookError::ErrorNotMonotonic {
-                    level,
-                    cluster,
-                    child_error: c.error,
-                    parent_error: c.parent_error,
-                });
-            }
-            let (own, parent) = (
-                Vec3::from_slice(&c.sphere[..3]),
-                Vec3::from_slice(&c.parent_sphere[..3]),
-            );
-            if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
-                return Err(CookError::SphereNotNested { level, cluster });
-            }
-            if u32::from(c.triangle_count) > CLUSTER_SLOT_TRIANGLES {
-                return Err(CookError::ClusterTooLarge {
-                    cluster,
-                    triangles: c.triangle_count as usize,
-                    slot: CLUSTER_SLOT_TRIANGLES,
-                });
-            }
-        }
-        if level > 0 {
-            let (previous, found) = (levels[level - 1].max_parent_error(), l.max_parent_error());
-            if found < previous {
-                return Err(CookError::LevelErrorsNotOrdered {
-                    level,
-                    previous,
-                    found,
-                });
-            }
-        }
-    }
+    check_records(levels)?;
     // The uniform cut at every level's hand-over. Levels of a multi-material mesh
     // often share a hand-over (a part with fewer levels repeats its last one):
     // each distinct cut is checked once, in level order.
-    let mut thresholds: Vec<f32> = Vec::with_capacity(levels.len());
-    for t in levels.iter().map(PackedLevel::max_parent_error) {
-        if t < NO_PARENT_ERROR && !thresholds.contains(&t) {
-            thresholds.push(t);
-        }
-    }
+    let thresholds = cut_thresholds(levels);
     let plans: Vec<CutPlan> = par::map(&thresholds, |&t| CutPlan::new(levels, t));
     // Every sort first, as one set of jobs taken largest first by whichever thread
     // is free: each level alone (closed parts stay closed), and each cut's own
@@ -187,6 +147,60 @@ pub(crate) fn check(levels: &[PackedLevel], reference: &EdgeReference) -> Result
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The records' checks, level by level: every cluster's error at most its parent's
+/// (neither NaN), its sphere inside its parent's and its triangles within a slot;
+/// each level's hand-over at least the one before.
+fn check_records(levels: &[PackedLevel]) -> Result<(), CookError> {
+    for (level, l) in levels.iter().enumerate() {
+        for (cluster, c) in l.clusters.iter().enumerate() {
+            if c.error > c.parent_error || c.error.is_nan() || c.parent_error.is_nan() {
+                return Err(CookError::ErrorNotMonotonic {
+                    level,
+                    cluster,
+                    child_error: c.error,
+                    parent_error: c.parent_error,
+                });
+            }
+            let (own, parent) = (
+                Vec3::from_slice(&c.sphere[..3]),
+                Vec3::from_slice(&c.parent_sphere[..3]),
+            );
+            if own.distance(parent) + c.sphere[3] > c.parent_sphere[3] * (1.0 + 1e-5) + 1e-6 {
+                return Err(CookError::SphereNotNested { level, cluster });
+            }
+            if u32::from(c.triangle_count) > CLUSTER_SLOT_TRIANGLES {
+                return Err(CookError::ClusterTooLarge {
+                    cluster,
+                    triangles: c.triangle_count as usize,
+                    slot: CLUSTER_SLOT_TRIANGLES,
+                });
+            }
+        }
+        if level > 0 {
+            let (previous, found) = (levels[level - 1].max_parent_error(), l.max_parent_error());
+            if found < previous {
+                return Err(CookError::LevelErrorsNotOrdered {
+                    level,
+                    previous,
+                    found,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The distinct finite hand-overs of the levels, in level order.
+fn cut_thresholds(levels: &[PackedLevel]) -> Vec<f32> {
+    let mut thresholds: Vec<f32> = Vec::with_capacity(levels.len());
+    for t in levels.iter().map(PackedLevel::max_parent_error) {
+        if t < NO_PARENT_ERROR && !thresholds.contains(&t) {
+            thresholds.push(t);
+        }
+    }
+    thresholds
 }
 
 /// A job of [`check`]'s sorting pass.

@@ -186,11 +186,6 @@ fn reduce_group(
 ) {
     let a = (key >> 33) as usize;
     let facing_pos = (key >> 32) & 1 != 0;
-    let (t1, t2) = ((a + 1) % 3, (a + 2) % 3);
-    let coords = |v: u32| {
-        let b = sn.vertex_base[v as usize] as usize;
-        [b % dim, b / dim % dim, b / (dim * dim)]
-    };
     let group = &s.regular[range];
     let (mut umin, mut vmin, mut umax, mut vmax) = (usize::MAX, usize::MAX, 0, 0);
     for &(_, u, v, _) in group {
@@ -200,7 +195,17 @@ fn reduce_group(
         umax = umax.max(u);
         vmax = vmax.max(v);
     }
-    let (w, h) = (umax - umin + 1, vmax - vmin + 1);
+    let p = PlaneGrid {
+        sn,
+        dim,
+        t1: (a + 1) % 3,
+        t2: (a + 2) % 3,
+        umin,
+        vmin,
+        w: umax - umin + 1,
+        h: vmax - vmin + 1,
+    };
+    let (w, h) = (p.w, p.h);
     if group.len() < 6 {
         return; // the smallest reducible rectangle is 2 x 3
     }
@@ -213,44 +218,20 @@ fn reduce_group(
     let used = &mut s.used;
     used.clear();
     used.resize(w * h, false);
-    // Vertex of the cube at tangent coords (u - du, v - dv): a corner of quad (u, v).
-    let vertex_at = |grid: &[u32], u: usize, v: usize, du: usize, dv: usize| -> u32 {
-        let q = grid[(u - umin) + w * (v - vmin)] as usize;
-        *sn.quad(q)
-            .iter()
-            .find(|&&x| {
-                let c = coords(x);
-                c[t1] + du == u && c[t2] + dv == v
-            })
-            .expect("a quad's corners cover its four cubes")
-    };
     for v0 in 0..h {
         for u0 in 0..w {
             let i0 = u0 + w * v0;
             if used[i0] || grid[i0] == u32::MAX {
                 continue;
             }
-            let free = |u: usize, v: usize| grid[u + w * v] != u32::MAX && !used[u + w * v];
-            let mut rw = 1;
-            while u0 + rw < w && free(u0 + rw, v0) {
-                rw += 1;
-            }
-            let mut rh = 1;
-            'grow: while v0 + rh < h {
-                for u in u0..u0 + rw {
-                    if !free(u, v0 + rh) {
-                        break 'grow;
-                    }
-                }
-                rh += 1;
-            }
+            let (rw, rh) = p.rect_at(grid, used, u0, v0);
             if rw * rh <= rw + rh {
                 continue;
             }
             // Interior vertices must be used by this rectangle's quads only.
             let (gu, gv) = (u0 + umin, v0 + vmin);
             let ok = (1..rh).all(|v| {
-                (1..rw).all(|u| s.uses[vertex_at(grid, gu + u, gv + v, 1, 1) as usize] == 4)
+                (1..rw).all(|u| s.uses[p.vertex_at(grid, gu + u, gv + v, 1, 1) as usize] == 4)
             });
             if !ok {
                 continue;
@@ -261,27 +242,8 @@ fn reduce_group(
                     s.reduced[grid[u0 + u + w * (v0 + v)] as usize] = true;
                 }
             }
-            // Perimeter, counter-clockwise in (t1, t2): cube coords from
-            // (gu-1, gv-1) to (gu+rw-1, gv+rh-1).
-            let corner = |cu: usize, cv: usize| -> u32 {
-                // Cube (cu, cv) is corner (du, dv) of quad (cu+du, cv+dv) inside the rect.
-                let qu = (cu + 1).min(gu + rw - 1);
-                let qv = (cv + 1).min(gv + rh - 1);
-                vertex_at(grid, qu, qv, qu - cu, qv - cv)
-            };
             let ring_start = s.ring.len();
-            for u in 0..rw {
-                s.ring.push(corner(gu - 1 + u, gv - 1));
-            }
-            for v in 0..rh {
-                s.ring.push(corner(gu + rw - 1, gv - 1 + v));
-            }
-            for u in (1..=rw).rev() {
-                s.ring.push(corner(gu - 1 + u, gv + rh - 1));
-            }
-            for v in (1..=rh).rev() {
-                s.ring.push(corner(gu - 1, gv - 1 + v));
-            }
+            p.push_ring(grid, (gu, gv), (rw, rh), &mut s.ring);
             let p0 = sn.positions[s.ring[ring_start] as usize];
             let p1 = sn.positions[s.ring[ring_start + rw + rh] as usize];
             s.fans.push(Fan {
@@ -289,6 +251,97 @@ fn reduce_group(
                 ring: (ring_start as u32, s.ring.len() as u32),
                 facing_pos,
             });
+        }
+    }
+}
+
+/// One plane's quads on their tangent grid: axes `t1` and `t2` of the plane,
+/// `w` x `h` cells from (`umin`, `vmin`); a cell holds its quad or `u32::MAX`.
+struct PlaneGrid<'a> {
+    sn: &'a SurfaceNets,
+    /// Cubes along each axis of the extraction.
+    dim: usize,
+    t1: usize,
+    t2: usize,
+    umin: usize,
+    vmin: usize,
+    w: usize,
+    h: usize,
+}
+
+impl PlaneGrid<'_> {
+    /// The cube coordinates of vertex `v`.
+    #[inline]
+    fn coords(&self, v: u32) -> [usize; 3] {
+        let dim = self.dim;
+        let b = self.sn.vertex_base[v as usize] as usize;
+        [b % dim, b / dim % dim, b / (dim * dim)]
+    }
+
+    /// Vertex of the cube at tangent coords (u - du, v - dv): a corner of quad (u, v).
+    #[inline]
+    fn vertex_at(&self, grid: &[u32], u: usize, v: usize, du: usize, dv: usize) -> u32 {
+        let q = grid[(u - self.umin) + self.w * (v - self.vmin)] as usize;
+        *self
+            .sn
+            .quad(q)
+            .iter()
+            .find(|&&x| {
+                let c = self.coords(x);
+                c[self.t1] + du == u && c[self.t2] + dv == v
+            })
+            .expect("a quad's corners cover its four cubes")
+    }
+
+    /// The widest free row from grid cell (u0, v0), then as many rows of that
+    /// width as are free: the rectangle's width and height in cells.
+    #[inline]
+    fn rect_at(&self, grid: &[u32], used: &[bool], u0: usize, v0: usize) -> (usize, usize) {
+        let (w, h) = (self.w, self.h);
+        let free = |u: usize, v: usize| grid[u + w * v] != u32::MAX && !used[u + w * v];
+        let mut rw = 1;
+        while u0 + rw < w && free(u0 + rw, v0) {
+            rw += 1;
+        }
+        let mut rh = 1;
+        'grow: while v0 + rh < h {
+            for u in u0..u0 + rw {
+                if !free(u, v0 + rh) {
+                    break 'grow;
+                }
+            }
+            rh += 1;
+        }
+        (rw, rh)
+    }
+
+    /// The perimeter of the `rw` x `rh` rectangle at tangent coords (gu, gv),
+    /// counter-clockwise in (t1, t2): cube coords from (gu-1, gv-1) to
+    /// (gu+rw-1, gv+rh-1).
+    fn push_ring(
+        &self,
+        grid: &[u32],
+        (gu, gv): (usize, usize),
+        (rw, rh): (usize, usize),
+        ring: &mut Vec<u32>,
+    ) {
+        let corner = |cu: usize, cv: usize| -> u32 {
+            // Cube (cu, cv) is corner (du, dv) of quad (cu+du, cv+dv) inside the rect.
+            let qu = (cu + 1).min(gu + rw - 1);
+            let qv = (cv + 1).min(gv + rh - 1);
+            self.vertex_at(grid, qu, qv, qu - cu, qv - cv)
+        };
+        for u in 0..rw {
+            ring.push(corner(gu - 1 + u, gv - 1));
+        }
+        for v in 0..rh {
+            ring.push(corner(gu + rw - 1, gv - 1 + v));
+        }
+        for u in (1..=rw).rev() {
+            ring.push(corner(gu - 1 + u, gv + rh - 1));
+        }
+        for v in (1..=rh).rev() {
+            ring.push(corner(gu - 1, gv - 1 + v));
         }
     }
 }

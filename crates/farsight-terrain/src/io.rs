@@ -237,6 +237,49 @@ pub fn load_grid(bytes: &[u8]) -> Result<VoxelGrid, TerrainFileError> {
 pub fn load_grid_with(bytes: &[u8], options: ReadConfig) -> Result<VoxelGrid, TerrainFileError> {
     let file = Container::<TerrainManifest>::read_with(bytes, options)?;
     let m = file.manifest();
+    check_manifest(m)?;
+    let mut grid = VoxelGrid::new();
+    let mut buf = vec![0u8; DENSE_BYTES];
+    for c in &m.chunks {
+        let coord = c.coord;
+        if coord
+            .iter()
+            .any(|v| v.unsigned_abs() > CHUNK_COORD_LIMIT as u32)
+        {
+            return Err(TerrainFileError::ChunkOutOfRange { coord });
+        }
+        let cells = match (c.uniform, c.record) {
+            (Some(cell), None) => uniform_cells(coord, cell)?,
+            (None, Some(r)) => dense_cells(coord, file.record(r)?.bytes, &mut buf)?,
+            _ => {
+                return Err(TerrainFileError::BadChunk {
+                    coord,
+                    reason: "needs exactly one of uniform or record",
+                })
+            }
+        };
+        let entry = ChunkEntry {
+            cells: Arc::new(cells),
+            revision: m.revision,
+            created: m.revision,
+            history: Default::default(),
+        };
+        if grid
+            .chunks
+            .insert(IVec3::from_array(coord), entry)
+            .is_some()
+        {
+            return Err(TerrainFileError::DuplicateChunk { coord });
+        }
+    }
+    grid.revision = m.revision;
+    grid.generation = fresh_generation();
+    Ok(grid)
+}
+
+/// The manifest's kind, format and layout are this reader's, and no record backs
+/// two chunks.
+fn check_manifest(m: &TerrainManifest) -> Result<(), TerrainFileError> {
     if m.kind != TERRAIN_KIND || m.format != TERRAIN_FORMAT {
         return Err(TerrainFileError::WrongKind {
             kind: m.kind.clone(),
@@ -264,91 +307,66 @@ pub fn load_grid_with(bytes: &[u8], options: ReadConfig) -> Result<VoxelGrid, Te
             reason: "its record also backs another chunk",
         });
     }
-    let mut grid = VoxelGrid::new();
-    let mut buf = vec![0u8; DENSE_BYTES];
-    for c in &m.chunks {
-        let coord = c.coord;
-        if coord
-            .iter()
-            .any(|v| v.unsigned_abs() > CHUNK_COORD_LIMIT as u32)
-        {
-            return Err(TerrainFileError::ChunkOutOfRange { coord });
-        }
-        let cells = match (c.uniform, c.record) {
-            (Some([m, o]), None) => {
-                let cell = Cell {
-                    material: Material(m),
-                    occupancy: o,
-                };
-                if !cell.is_canonical() {
-                    return Err(TerrainFileError::NonCanonicalCell {
-                        coord,
-                        index: 0,
-                        cell: [m, o],
-                    });
-                }
-                if cell.is_empty() {
-                    return Err(TerrainFileError::BadChunk {
-                        coord,
-                        reason: "an empty chunk is never stored",
-                    });
-                }
-                ChunkCells::Uniform(cell)
-            }
-            (None, Some(r)) => {
-                let rec = file.record(r)?;
-                let n = lz4_flex::block::decompress_into(rec.bytes, &mut buf)
-                    .map_err(|_| TerrainFileError::BadRecord { coord, found: 0 })?;
-                if n != DENSE_BYTES {
-                    return Err(TerrainFileError::BadRecord { coord, found: n });
-                }
-                let mut dense = vec![Cell::EMPTY; CHUNK_VOLUME].into_boxed_slice();
-                for (i, (d, p)) in dense.iter_mut().zip(buf.chunks_exact(2)).enumerate() {
-                    let cell = Cell {
-                        material: Material(p[0]),
-                        occupancy: p[1],
-                    };
-                    if !cell.is_canonical() {
-                        return Err(TerrainFileError::NonCanonicalCell {
-                            coord,
-                            index: i,
-                            cell: [p[0], p[1]],
-                        });
-                    }
-                    *d = cell;
-                }
-                let mut cells = ChunkCells::Dense(dense);
-                cells.collapse();
-                if cells.is_all_empty() {
-                    return Err(TerrainFileError::BadChunk {
-                        coord,
-                        reason: "an empty chunk is never stored",
-                    });
-                }
-                cells
-            }
-            _ => {
-                return Err(TerrainFileError::BadChunk {
-                    coord,
-                    reason: "needs exactly one of uniform or record",
-                })
-            }
-        };
-        let entry = ChunkEntry {
-            cells: Arc::new(cells),
-            revision: m.revision,
-            created: m.revision,
-            history: Default::default(),
-        };
-        if grid
-            .chunks
-            .insert(IVec3::from_array(coord), entry)
-            .is_some()
-        {
-            return Err(TerrainFileError::DuplicateChunk { coord });
-        }
+    Ok(())
+}
+
+/// A uniform chunk's cell (material, occupancy): canonical and not empty.
+fn uniform_cells(coord: [i32; 3], [m, o]: [u8; 2]) -> Result<ChunkCells, TerrainFileError> {
+    let cell = Cell {
+        material: Material(m),
+        occupancy: o,
+    };
+    if !cell.is_canonical() {
+        return Err(TerrainFileError::NonCanonicalCell {
+            coord,
+            index: 0,
+            cell: [m, o],
+        });
     }
-    grid.revision = m.revision;
-    grid.generation = fresh_generation();
-    Ok(grid)
+    if cell.is_empty() {
+        return Err(TerrainFileError::BadChunk {
+            coord,
+            reason: "an empty chunk is never stored",
+        });
+    }
+    Ok(ChunkCells::Uniform(cell))
+}
+
+/// A dense chunk from its record's bytes (one LZ4 block of exactly
+/// [`DENSE_BYTES`], unpacked into `buf`): every cell canonical, collapsed to uniform
+/// where it is, and not empty.
+fn dense_cells(
+    coord: [i32; 3],
+    bytes: &[u8],
+    buf: &mut [u8],
+) -> Result<ChunkCells, TerrainFileError> {
+    let n = lz4_flex::block::decompress_into(bytes, buf)
+        .map_err(|_| TerrainFileError::BadRecord { coord, found: 0 })?;
+    if n != DENSE_BYTES {
+        return Err(TerrainFileError::BadRecord { coord, found: n });
+    }
+    let mut dense = vec![Cell::EMPTY; CHUNK_VOLUME].into_boxed_slice();
+    for (i, (d, p)) in dense.iter_mut().zip(buf.chunks_exact(2)).enumerate() {
+        let cell = Cell {
+            material: Material(p[0]),
+            occupancy: p[1],
+        };
+        if !cell.is_canonical() {
+            return Err(TerrainFileError::NonCanonicalCell {
+                coord,
+                index: i,
+                cell: [p[0], p[1]],
+            });
+        }
+        *d = cell;
+    }
+    let mut cells = ChunkCells::Dense(dense);
+    cells.collapse();
+    if cells.is_all_empty() {
+        return Err(TerrainFileError::BadChunk {
+            coord,
+            reason: "an empty chunk is never stored",
+        });
+    }
+    Ok(cells)
 }

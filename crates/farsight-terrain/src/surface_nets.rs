@@ -164,21 +164,7 @@ impl SurfaceNets {
                     for (c, &s) in v.iter().enumerate() {
                         mask |= ((s >= INSIDE) as usize) << c;
                     }
-                    let mut edges = EDGE_MASK[mask];
-                    let mut sum = [0.0f32; 3];
-                    let count = edges.count_ones() as f32;
-                    while edges != 0 {
-                        let e = edges.trailing_zeros() as usize;
-                        edges &= edges - 1;
-                        let (a, b) = EDGES[e];
-                        let (va, vb) = (v[a as usize] as f32, v[b as usize] as f32);
-                        let t = (ISO - va) / (vb - va);
-                        let axis = e >> 2;
-                        for (k, s) in sum.iter_mut().enumerate() {
-                            *s += if k == axis { t } else { ((a >> k) & 1) as f32 };
-                        }
-                    }
-                    let off = [sum[0] / count, sum[1] / count, sum[2] / count];
+                    let off = vertex_offset(&v, mask);
                     let id = self.positions.len() as u32;
                     self.cube_vertex[base] = id;
                     self.positions.push([
@@ -195,31 +181,61 @@ impl SurfaceNets {
                     if x < PAD || y < PAD || z < PAD {
                         continue;
                     }
-                    let inside0 = mask & 1 != 0;
-                    let cv = &self.cube_vertex;
-                    // (axis, corner bit across the edge, first and second tangent steps)
-                    for (axis, bit, s1, s2) in [(0u8, 2, d, dd), (1, 4, dd, 1), (2, 16, 1, d)] {
-                        if ((mask & bit) != 0) == inside0 {
-                            continue;
-                        }
-                        let q0 = cv[base - s1 - s2];
-                        let q1 = cv[base - s2];
-                        let q2 = id;
-                        let q3 = cv[base - s1];
-                        let quad = if inside0 {
-                            [q0, q1, q2, q3]
-                        } else {
-                            [q0, q3, q2, q1]
-                        };
-                        self.indices.extend_from_slice(&[
-                            quad[0], quad[1], quad[2], quad[0], quad[2], quad[3],
-                        ]);
-                        self.quad_axis.push(axis);
-                    }
+                    self.push_quads(base, id, mask, d);
                 }
             }
         }
     }
+
+    /// The quads of the three edges leaving corner 0 of the cube at `base` (whose
+    /// vertex is `id` and corner mask `mask`) that the surface crosses, each wound
+    /// to face out of the solid; `d` is the padded field's side.
+    #[inline(always)]
+    fn push_quads(&mut self, base: usize, id: u32, mask: usize, d: usize) {
+        let dd = d * d;
+        let inside0 = mask & 1 != 0;
+        let cv = &self.cube_vertex;
+        // (axis, corner bit across the edge, first and second tangent steps)
+        for (axis, bit, s1, s2) in [(0u8, 2, d, dd), (1, 4, dd, 1), (2, 16, 1, d)] {
+            if ((mask & bit) != 0) == inside0 {
+                continue;
+            }
+            let q0 = cv[base - s1 - s2];
+            let q1 = cv[base - s2];
+            let q2 = id;
+            let q3 = cv[base - s1];
+            let quad = if inside0 {
+                [q0, q1, q2, q3]
+            } else {
+                [q0, q3, q2, q1]
+            };
+            self.indices
+                .extend_from_slice(&[quad[0], quad[1], quad[2], quad[0], quad[2], quad[3]]);
+            self.quad_axis.push(axis);
+        }
+    }
+}
+
+/// A straddling cube's vertex, in the cube (0 to 1 on each axis): the mean of the
+/// points where the iso level crosses its edges, from its eight corner samples `v`
+/// and their inside mask `mask`.
+#[inline(always)]
+fn vertex_offset(v: &[u8; 8], mask: usize) -> [f32; 3] {
+    let mut edges = EDGE_MASK[mask];
+    let mut sum = [0.0f32; 3];
+    let count = edges.count_ones() as f32;
+    while edges != 0 {
+        let e = edges.trailing_zeros() as usize;
+        edges &= edges - 1;
+        let (a, b) = EDGES[e];
+        let (va, vb) = (v[a as usize] as f32, v[b as usize] as f32);
+        let t = (ISO - va) / (vb - va);
+        let axis = e >> 2;
+        for (k, s) in sum.iter_mut().enumerate() {
+            *s += if k == axis { t } else { ((a >> k) & 1) as f32 };
+        }
+    }
+    [sum[0] / count, sum[1] / count, sum[2] / count]
 }
 
 /// Central-difference gradient at the 8 corners, trilinearly interpolated at `off`,

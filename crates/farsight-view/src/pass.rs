@@ -1,11 +1,11 @@
 //! The per-frame pass: view, parallel cull with LOD inside, gather, LOD apply.
 
-use farsight_geom::{transform_center_extent, Aabb, Frustum};
+use farsight_geom::{transform_center_extent, Aabb, CenterExtent, Frustum};
 use farsight_lod::{resolve_resident, LodConfig, LodSelector, LodThrottle, Reach};
 use glam::{Mat4, Vec3A};
 use rayon::prelude::*;
 
-use crate::camera::{CameraStore, HostView, ViewResolver};
+use crate::camera::{CameraStore, HostView, ResolvedView, ViewResolver};
 use crate::lod::{EntityLod, LodChanged};
 use crate::objects::{flags, ObjectId, ObjectStore, INVALID_HANDLE};
 use crate::output::{FadeDraw, ObjectDraw, Visibility};
@@ -228,9 +228,34 @@ impl VisibilitySystem {
     /// `pool.install(..)` to choose the thread count. The result is identical
     /// whatever the thread count.
     pub fn update(&mut self, store: &mut ObjectStore, ctx: &FrameContext<'_>) -> &Visibility {
-        let settings = ctx.settings;
-        self.events.clear();
         let n = store.len();
+        self.begin_frame(n);
+        let Some(view) = self
+            .resolver
+            .resolve(ctx.host_view, ctx.cameras, ctx.world_epoch)
+        else {
+            self.vis.has_camera = false;
+            self.vis.camera = None;
+            return &self.vis;
+        };
+        self.take_view(&view);
+        let cull = self.cull_for(&view, store, ctx);
+        let nchunks = n.div_ceil(CHUNK);
+        if self.chunks.len() < nchunks {
+            self.chunks.resize_with(nchunks, ChunkLists::default);
+        }
+        self.cull_chunks(store, &cull, n, nchunks);
+        self.gather(nchunks);
+        let lod = &ctx.settings.lod;
+        self.apply_lod_changes(store, nchunks, lod.enable_fade_transitions);
+        self.advance_fades(store, lod);
+        &self.vis
+    }
+
+    /// Clears the last frame's events, stats and lists (keeping their capacity).
+    #[inline]
+    fn begin_frame(&mut self, n: usize) {
+        self.events.clear();
         self.stats = PassStats {
             objects: n as u32,
             ..Default::default()
@@ -240,15 +265,11 @@ impl VisibilitySystem {
         o.scene.clear();
         o.fades.clear();
         o.caster_count = 0;
+    }
 
-        let Some(view) = self
-            .resolver
-            .resolve(ctx.host_view, ctx.cameras, ctx.world_epoch)
-        else {
-            self.vis.has_camera = false;
-            self.vis.camera = None;
-            return &self.vis;
-        };
+    /// Records the resolved view in the output.
+    #[inline]
+    fn take_view(&mut self, view: &ResolvedView) {
         self.vis.has_camera = true;
         self.vis.camera = view.camera;
         self.vis.view = view.view;
@@ -257,7 +278,18 @@ impl VisibilitySystem {
         self.vis.focus_distance = view.focus_distance;
         self.vis.dof_amount = view.dof_amount;
         self.vis.dof_max_blur = view.dof_max_blur;
+    }
 
+    /// The frame's cull inputs: the frustum, the distance and screen-size limits,
+    /// and the LOD selector, with whether the throttle lets LOD run this frame.
+    #[inline]
+    fn cull_for(
+        &mut self,
+        view: &ResolvedView,
+        store: &ObjectStore,
+        ctx: &FrameContext<'_>,
+    ) -> Cull {
+        let settings = ctx.settings;
         let lod = &settings.lod;
         let lod_camera = farsight_lod::effective_camera_position(view.position, &self.scene_root);
         let lod_pass = self.throttle.should_run(
@@ -272,7 +304,7 @@ impl VisibilitySystem {
         };
         let p11 = farsight_geom::p11(&view.projection);
         let size_k = p11 * settings.viewport_height;
-        let cull = Cull {
+        Cull {
             frustum: Frustum::from_view_projection(&(view.projection * view.view)),
             camera: view.position.into(),
             lod_camera: lod_camera.into(),
@@ -289,15 +321,16 @@ impl VisibilitySystem {
             lod_pass,
             frame: ctx.frame,
             kept_boxes: store.keeps_world_boxes(),
-        };
-
-        let nchunks = n.div_ceil(CHUNK);
-        if self.chunks.len() < nchunks {
-            self.chunks.resize_with(nchunks, ChunkLists::default);
         }
+    }
+
+    /// Culls every chunk, on this thread below the serial threshold and on the
+    /// rayon pool above it; in decisions-only mode no column is written.
+    #[inline]
+    fn cull_chunks(&mut self, store: &ObjectStore, cull: &Cull, n: usize, nchunks: usize) {
+        let o = &mut self.vis.objects;
         let serial = n < self.serial_below;
         let inputs = Inputs { store };
-        let cull = &cull;
         if self.decisions_only {
             o.models.clear();
             o.bounds.clear();
@@ -317,58 +350,63 @@ impl VisibilitySystem {
                     .enumerate()
                     .for_each(run);
             }
-        } else {
-            // Resize, never reallocate in steady state.
-            o.models.resize(n, Mat4::IDENTITY);
-            o.bounds.resize(n, Aabb::EMPTY);
-            o.draws.resize(n, ObjectDraw::default());
-            o.skin_first.resize(n, 0);
-            o.entities.resize(n, 0);
-            o.lod_level.resize(n, u8::MAX);
-            if serial {
-                for (ci, lists) in self.chunks[..nchunks].iter_mut().enumerate() {
-                    let r = ci * CHUNK..(ci * CHUNK + CHUNK).min(n);
-                    let mut columns = Columns {
-                        models: &mut o.models[r.clone()],
-                        bounds: &mut o.bounds[r.clone()],
-                        draws: &mut o.draws[r.clone()],
-                        skin_first: &mut o.skin_first[r.clone()],
-                        entities: &mut o.entities[r.clone()],
-                        lod_level: &mut o.lod_level[r.clone()],
-                    };
-                    cull_chunk(&inputs, cull, r.start, r.len(), &mut columns, lists);
-                }
-            } else {
-                (
-                    o.models.par_chunks_mut(CHUNK),
-                    o.bounds.par_chunks_mut(CHUNK),
-                    o.draws.par_chunks_mut(CHUNK),
-                    o.skin_first.par_chunks_mut(CHUNK),
-                    o.entities.par_chunks_mut(CHUNK),
-                    o.lod_level.par_chunks_mut(CHUNK),
-                    self.chunks[..nchunks].par_iter_mut(),
-                )
-                    .into_par_iter()
-                    .enumerate()
-                    .for_each(
-                        |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
-                            let len = models.len();
-                            let mut columns = Columns {
-                                models,
-                                bounds,
-                                draws,
-                                skin_first,
-                                entities,
-                                lod_level,
-                            };
-                            cull_chunk(&inputs, cull, ci * CHUNK, len, &mut columns, lists);
-                        },
-                    );
-            }
+            return;
         }
+        // Resize, never reallocate in steady state.
+        o.models.resize(n, Mat4::IDENTITY);
+        o.bounds.resize(n, Aabb::EMPTY);
+        o.draws.resize(n, ObjectDraw::default());
+        o.skin_first.resize(n, 0);
+        o.entities.resize(n, 0);
+        o.lod_level.resize(n, u8::MAX);
+        if serial {
+            for (ci, lists) in self.chunks[..nchunks].iter_mut().enumerate() {
+                let r = ci * CHUNK..(ci * CHUNK + CHUNK).min(n);
+                let mut columns = Columns {
+                    models: &mut o.models[r.clone()],
+                    bounds: &mut o.bounds[r.clone()],
+                    draws: &mut o.draws[r.clone()],
+                    skin_first: &mut o.skin_first[r.clone()],
+                    entities: &mut o.entities[r.clone()],
+                    lod_level: &mut o.lod_level[r.clone()],
+                };
+                cull_chunk(&inputs, cull, r.start, r.len(), &mut columns, lists);
+            }
+            return;
+        }
+        (
+            o.models.par_chunks_mut(CHUNK),
+            o.bounds.par_chunks_mut(CHUNK),
+            o.draws.par_chunks_mut(CHUNK),
+            o.skin_first.par_chunks_mut(CHUNK),
+            o.entities.par_chunks_mut(CHUNK),
+            o.lod_level.par_chunks_mut(CHUNK),
+            self.chunks[..nchunks].par_iter_mut(),
+        )
+            .into_par_iter()
+            .enumerate()
+            .for_each(
+                |(ci, (models, bounds, draws, skin_first, entities, lod_level, lists))| {
+                    let len = models.len();
+                    let mut columns = Columns {
+                        models,
+                        bounds,
+                        draws,
+                        skin_first,
+                        entities,
+                        lod_level,
+                    };
+                    cull_chunk(&inputs, cull, ci * CHUNK, len, &mut columns, lists);
+                },
+            );
+    }
 
-        // Serial gather, in storage order: the visible list, then the scene list with
-        // every chunk's casters before any chunk's non-casters.
+    /// Serial gather, in storage order: the visible list, then the scene list with
+    /// every chunk's casters before any chunk's non-casters; the chunks' counts
+    /// summed into the stats.
+    #[inline]
+    fn gather(&mut self, nchunks: usize) {
+        let o = &mut self.vis.objects;
         let chunks = &self.chunks[..nchunks];
         for c in chunks {
             o.visible.extend_from_slice(&c.visible);
@@ -384,11 +422,14 @@ impl VisibilitySystem {
         self.stats.visible = o.visible.len() as u32;
         self.stats.casters = o.caster_count;
         self.stats.drawn = o.scene.len() as u32;
+    }
 
-        // Apply LOD changes: only objects whose resolved level, desired level or
-        // fallback flag moved reach here (the no-change fast path).
-        let fade = lod.enable_fade_transitions;
-        for c in chunks {
+    /// Applies LOD changes: only objects whose resolved level, desired level or
+    /// fallback flag moved reach here (the no-change fast path). A switch is an
+    /// event; one that starts a fade adds the object to the fading list.
+    #[inline]
+    fn apply_lod_changes(&mut self, store: &mut ObjectStore, nchunks: usize, fade: bool) {
+        for c in &self.chunks[..nchunks] {
             for r in &c.lod_changed {
                 let i = r.object;
                 let slot = store.hot[i as usize].lod_slot as usize;
@@ -403,8 +444,14 @@ impl VisibilitySystem {
             }
         }
         self.stats.lod_switches = self.events.len() as u32;
+    }
 
-        // Advance fades; a finished or removed fade leaves the list.
+    /// Advances fades, drawing each unfinished one; a finished or removed fade
+    /// leaves the list. The fades are listed in object order.
+    #[inline]
+    fn advance_fades(&mut self, store: &mut ObjectStore, lod: &LodConfig) {
+        let fade = lod.enable_fade_transitions;
+        let o = &mut self.vis.objects;
         let step = 1.0 / lod.fade_frames.max(1) as f32;
         let mut k = 0;
         while k < self.fading.len() {
@@ -437,7 +484,6 @@ impl VisibilitySystem {
         }
         // swap_remove scrambles order; keep fades in object order for determinism.
         o.fades.sort_unstable_by_key(|f| f.object);
-        &self.vis
     }
 }
 
@@ -552,8 +598,7 @@ fn cull_one<O: Outputs>(
     if f & (flags::ALIVE | flags::VISIBLE) != (flags::ALIVE | flags::VISIBLE) {
         return 0;
     }
-    let mesh = h.mesh;
-    let material = h.material;
+    let (mesh, material) = (h.mesh, h.material);
     if mesh.0 == INVALID_HANDLE || material.0 == INVALID_HANDLE {
         lists.invalid += 1;
         return 0;
@@ -596,66 +641,23 @@ fn cull_one<O: Outputs>(
         lists.invalid += 1;
         return 0;
     }
-    // The kept world box unless a pose made this frame replaces the local box (the
-    // same transform of the same inputs, so the same bits). Finite inputs can still
-    // overflow (a huge scale): the world box is checked too.
-    let (wb, valid) = if is_posed || !c.kept_boxes {
-        let wb = transform_center_extent(&world(), local);
-        (wb, wb.valid())
-    } else {
-        // Checked when kept: an invalid box is kept with a negative extent.
-        let wb = s.world_box[i];
-        (wb, wb.extent.x >= 0.0)
-    };
-    if !valid {
+    let Some(wb) = world_box(s, c, i, local, is_posed, &world) else {
         lists.invalid += 1;
         return 0;
-    }
+    };
     let d2 = c.camera.distance_squared(wb.center);
 
     // LOD for every valid object, so every pass draws the same level.
-    let mut drawn_mesh = mesh;
-    let lod_slot = h.lod_slot;
+    let (mut drawn_mesh, lod_slot) = (mesh, h.lod_slot);
     if O::COLUMNS {
         *out.at(k).lod_level = u8::MAX;
     }
     if lod_slot != INVALID_HANDLE {
         let comp: &EntityLod = &s.lods[lod_slot as usize];
-        let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
-            let current = comp.current.map(usize::from);
-            let d2 = if c.root_moved {
-                c.lod_camera.distance_squared(wb.center)
-            } else {
-                d2
-            };
-            let desired = if comp.screen_size {
-                let rules = &comp.cold.shared.rules;
-                let world_radius = rules.screen_size_radius.unwrap_or_else(|| local.radius())
-                    * max_scale(&world());
-                c.selector.select(rules, d2.sqrt(), world_radius, current)
-            } else {
-                c.selector
-                    .select_stored_sq(&comp.ranges()[..comp.len()], d2, current)
-            };
-            let r = resolve_resident(desired, comp.len(), current, |l| comp.is_resident(l));
-            (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
-        } else {
-            (comp.desired, comp.current, comp.using_fallback)
-        };
-        let Some(level) = level else {
+        let Some(level) = lod_level(c, comp, i, d2, &wb, local, &world, lists) else {
             lists.nothing_resident += 1;
             return 0;
         };
-        if Some(level) != comp.current || desired != comp.desired || fallback != comp.using_fallback
-        {
-            lists.lod_changed.push(LodOut {
-                object: i as u32,
-                desired,
-                level,
-                fallback,
-            });
-        }
-        lists.fallbacks += fallback as u32;
         if O::COLUMNS {
             *out.at(k).lod_level = level;
             drawn_mesh = comp.meshes()[level as usize];
@@ -665,24 +667,120 @@ fn cull_one<O: Outputs>(
     // The columns are written for every valid object: the scene-wide list reaches
     // off-screen occluders and captures.
     if O::COLUMNS {
-        let out = out.at(k);
-        *out.model = world();
-        *out.bounds = wb.to_aabb();
-        *out.draw = ObjectDraw {
+        let draw = ObjectDraw {
             mesh: drawn_mesh,
             material,
             skin_count: skin.map_or(0, |k| k.bone_count),
         };
-        *out.skin_first = skin.map_or(0, |k| k.bone_first);
-        *out.entity = s.entity[i];
+        write_columns(out.at(k), world(), &wb, draw, skin, s.entity[i]);
     }
+    let casts = if f & flags::CASTS_SHADOWS != 0 {
+        CASTS
+    } else {
+        0
+    };
+    let visible = if on_screen(c, &wb, d2) { VISIBLE } else { 0 };
+    DRAWN | casts | visible
+}
 
-    let mut state = DRAWN;
-    if f & flags::CASTS_SHADOWS != 0 {
-        state |= CASTS;
+/// Writes a valid object's columns: its world matrix and box, what it draws, its
+/// first bone and its entity.
+#[inline(always)]
+fn write_columns(
+    out: Out<'_>,
+    world: Mat4,
+    wb: &CenterExtent,
+    draw: ObjectDraw,
+    skin: Option<&Skin>,
+    entity: u64,
+) {
+    *out.model = world;
+    *out.bounds = wb.to_aabb();
+    *out.draw = draw;
+    *out.skin_first = skin.map_or(0, |k| k.bone_first);
+    *out.entity = entity;
+}
+
+/// Object `i`'s world box, or `None` when it is invalid: the kept world box unless a
+/// pose made this frame replaces the local box (the same transform of the same
+/// inputs, so the same bits). Finite inputs can still overflow (a huge scale): the
+/// world box is checked too.
+#[inline(always)]
+fn world_box(
+    s: &ObjectStore,
+    c: &Cull,
+    i: usize,
+    local: &Aabb,
+    is_posed: bool,
+    world: &impl Fn() -> Mat4,
+) -> Option<CenterExtent> {
+    let (wb, valid) = if is_posed || !c.kept_boxes {
+        let wb = transform_center_extent(&world(), local);
+        (wb, wb.valid())
+    } else {
+        // Checked when kept: an invalid box is kept with a negative extent.
+        let wb = s.world_box[i];
+        (wb, wb.extent.x >= 0.0)
+    };
+    valid.then_some(wb)
+}
+
+/// The level object `i` draws through its LOD component, or `None` when no level is
+/// resident. The level is chosen afresh on a LOD pass (or when none is current), by
+/// screen size or by stored distance ranges; a change of level, desired level or
+/// fallback is listed for the serial apply.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn lod_level(
+    c: &Cull,
+    comp: &EntityLod,
+    i: usize,
+    d2: f32,
+    wb: &CenterExtent,
+    local: &Aabb,
+    world: &impl Fn() -> Mat4,
+    lists: &mut ChunkLists,
+) -> Option<u8> {
+    let (desired, level, fallback) = if c.lod_pass || comp.current.is_none() {
+        let current = comp.current.map(usize::from);
+        let d2 = if c.root_moved {
+            c.lod_camera.distance_squared(wb.center)
+        } else {
+            d2
+        };
+        let desired = if comp.screen_size {
+            let rules = &comp.cold.shared.rules;
+            let world_radius =
+                rules.screen_size_radius.unwrap_or_else(|| local.radius()) * max_scale(&world());
+            c.selector.select(rules, d2.sqrt(), world_radius, current)
+        } else {
+            c.selector
+                .select_stored_sq(&comp.ranges()[..comp.len()], d2, current)
+        };
+        let r = resolve_resident(desired, comp.len(), current, |l| comp.is_resident(l));
+        (desired as u8, r.level.map(|l| l as u8), r.using_fallback)
+    } else {
+        (comp.desired, comp.current, comp.using_fallback)
+    };
+    let level = level?;
+    if Some(level) != comp.current || desired != comp.desired || fallback != comp.using_fallback {
+        lists.lod_changed.push(LodOut {
+            object: i as u32,
+            desired,
+            level,
+            fallback,
+        });
     }
-    if !c.frustum.intersects_center_extent(&wb) || d2 > c.max_distance_sq {
-        return state;
+    lists.fallbacks += fallback as u32;
+    Some(level)
+}
+
+/// Whether a drawn object is visible: in the frustum, within the distance limit, and
+/// not under the least screen size.
+#[inline(always)]
+fn on_screen(c: &Cull, wb: &CenterExtent, d2: f32) -> bool {
+    if !c.frustum.intersects_center_extent(wb) || d2 > c.max_distance_sq {
+        return false;
     }
     // Screen size: (r * p11 / d * H)^2 < min^2, rearranged to avoid sqrt and division.
     let r2k = wb.extent.length_squared() * c.size_k_sq;
@@ -691,8 +789,5 @@ fn cull_one<O: Outputs>(
     } else {
         r2k < c.min_pixels_sq * d2
     };
-    if too_small {
-        return state;
-    }
-    state | VISIBLE
+    !too_small
 }

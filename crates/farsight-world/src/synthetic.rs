@@ -269,12 +269,11 @@ pub fn generate(
     progress("placing");
     let mut buildings = Vec::with_capacity(spec.buildings as usize);
     let per = spec.regions_side.max(1);
-    let rsize = side / per as f32;
-    let mut regions = region_cells(side, per);
-    let cell = |p: Vec3| -> usize {
-        let x = ((p.x / rsize) as u32).min(per - 1);
-        let z = ((p.z / rsize) as u32).min(per - 1);
-        1 + (z * per + x) as usize
+    let mut placer = Placer {
+        regions: region_cells(side, per),
+        per,
+        rsize: side / per as f32,
+        id: 0,
     };
     let mut manifest = WorldManifest {
         version: WORLD_VERSION,
@@ -286,61 +285,31 @@ pub fn generate(
         buildings: Vec::new(),
         props: default_props(),
     };
-    let mut id = 0u32;
-    let mut place =
-        |regions: &mut Vec<RegionSpec>, model, position: Vec3, scale, lo: Vec3, hi: Vec3| {
-            id += 1;
-            let r = &mut regions[cell(position)];
-            r.bounds = Aabb::new(r.bounds.min.min(lo), r.bounds.max.max(hi));
-            r.entities.push(EntityRecord {
-                id,
-                model,
-                position,
-                scale,
-            });
-        };
     let nm = spec.models;
     let nb = spec.buildings;
     for b in 0..nb {
         let building = random_building(b, side, &params, &mut rng);
         let (lo, hi) = (Vec3::from(building.min), Vec3::from(building.max));
         buildings.push(building);
-        place(&mut regions, nm + b, (lo + hi) * 0.5, 1.0, lo, hi);
+        placer.place(nm + b, (lo + hi) * 0.5, lo, hi);
     }
-    let rest = spec.objects.saturating_sub(nb as u64);
-    for i in 0..rest {
-        let (x, z) = (rng.random_range(0.0..side), rng.random_range(0.0..side));
-        let g = params.height(x, z);
-        if i % 5 == 0 && nm > 0 {
-            let k = rng.random_range(0..nm);
-            let r = radii[k as usize];
-            let p = Vec3::new(x, g + r * 0.5, z);
-            place(
-                &mut regions,
-                k,
-                p,
-                1.0,
-                p - Vec3::splat(r),
-                p + Vec3::splat(r),
-            );
-        } else {
-            let k = rng.random_range(0..manifest.props.len() as u32);
-            let r = manifest.props[k as usize].radius;
-            let p = Vec3::new(x, g, z);
-            let m = nm + nb + k;
-            place(
-                &mut regions,
-                m,
-                p,
-                1.0,
-                p - Vec3::splat(r),
-                p + Vec3::splat(r),
-            );
-        }
-    }
+    let scatter = Scatter {
+        side,
+        params: &params,
+        radii: &radii,
+        props: &manifest.props,
+        models: nm,
+        buildings: nb,
+    };
+    scatter.place(
+        &mut placer,
+        spec.objects.saturating_sub(nb as u64),
+        &mut rng,
+    );
     manifest.buildings = buildings;
     debug_assert_eq!(manifest.index_of(EntityKind::Prop(0)), nm + nb);
     progress("regions");
+    let regions = placer.regions;
     let index = write_scene(&dir.join("scene"), &regions).map_err(|source| WorldError::Scene {
         path: dir.join("scene"),
         source,
@@ -352,4 +321,67 @@ pub fn generate(
         .into_owned();
     manifest.write(dir)?;
     Ok(manifest)
+}
+
+/// The scene's regions (the base region, then a `per` x `per` grid of cells of
+/// `rsize` metres) as entities are placed into them, numbering the entities from 1.
+struct Placer {
+    regions: Vec<RegionSpec>,
+    per: u32,
+    rsize: f32,
+    /// The last entity id given.
+    id: u32,
+}
+
+impl Placer {
+    /// Places an entity of `model` (scale 1) at `position` in the cell holding it,
+    /// growing the cell's bounds to its box `lo`..`hi`.
+    fn place(&mut self, model: u32, position: Vec3, lo: Vec3, hi: Vec3) {
+        self.id += 1;
+        let x = ((position.x / self.rsize) as u32).min(self.per - 1);
+        let z = ((position.z / self.rsize) as u32).min(self.per - 1);
+        let r = &mut self.regions[1 + (z * self.per + x) as usize];
+        r.bounds = Aabb::new(r.bounds.min.min(lo), r.bounds.max.max(hi));
+        r.entities.push(EntityRecord {
+            id: self.id,
+            model,
+            position,
+            scale: 1.0,
+        });
+    }
+}
+
+/// What the scattered objects are drawn from: the world's side, its terrain, the
+/// models' radii and the props; entity models are numbered models, then buildings,
+/// then props.
+struct Scatter<'a> {
+    side: f32,
+    params: &'a TerrainGeneratorConfig,
+    radii: &'a [f32],
+    props: &'a [PropEntry],
+    models: u32,
+    buildings: u32,
+}
+
+impl Scatter<'_> {
+    /// Places `count` objects at random on the ground: every fifth a model (when
+    /// there are models) raised by half its radius, the others props.
+    fn place(&self, placer: &mut Placer, count: u64, rng: &mut ChaCha8Rng) {
+        let (side, nm, nb) = (self.side, self.models, self.buildings);
+        for i in 0..count {
+            let (x, z) = (rng.random_range(0.0..side), rng.random_range(0.0..side));
+            let g = self.params.height(x, z);
+            if i % 5 == 0 && nm > 0 {
+                let k = rng.random_range(0..nm);
+                let r = self.radii[k as usize];
+                let p = Vec3::new(x, g + r * 0.5, z);
+                placer.place(k, p, p - Vec3::splat(r), p + Vec3::splat(r));
+            } else {
+                let k = rng.random_range(0..self.props.len() as u32);
+                let r = self.props[k as usize].radius;
+                let p = Vec3::new(x, g, z);
+                placer.place(nm + nb + k, p, p - Vec3::splat(r), p + Vec3::splat(r));
+            }
+        }
+    }
 }

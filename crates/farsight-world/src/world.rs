@@ -383,6 +383,20 @@ struct Grants {
     starved: bool,
 }
 
+/// The grants' running state over the asks: upload left this frame, memory held,
+/// the buildings' and terrain's decision hashes and upload bytes, whether some ask
+/// did not fit, and the colliders built so far this frame.
+struct GrantPass {
+    upload_left: u64,
+    held: u64,
+    hb: DecisionHash,
+    ht: DecisionHash,
+    bytes_b: u64,
+    bytes_t: u64,
+    starved: bool,
+    prebuilt: usize,
+}
+
 /// A world opened from its folder, and the loop over it: one state per system,
 /// which [`World::step`] runs in named phases (I/O, regions, visibility, terrain
 /// inputs, cluster requests, the pools' plan, clusters, the grants to buildings
@@ -2273,36 +2287,25 @@ impl World {
     /// the cluster scheduler left of the upload and of the memory.
     fn apply_grants(&mut self, cs: FrameStats, camera: Vec3) -> Grants {
         let b = self.config.budget;
-        let mut upload_left = b
-            .upload
-            .saturating_sub(cs.bytes_uploaded + self.terrain.early_upload);
-        let mut held = self.held(self.scheduler().held_bytes());
-        let (mut hb, mut ht) = (DecisionHash::default(), DecisionHash::default());
-        let (mut bytes_b, mut bytes_t) = (0, self.terrain.early_upload);
-        let mut starved = false;
-        let mut prebuilt = 0;
+        let mut g = GrantPass {
+            upload_left: b
+                .upload
+                .saturating_sub(cs.bytes_uploaded + self.terrain.early_upload),
+            held: self.held(self.scheduler().held_bytes()),
+            hb: DecisionHash::default(),
+            ht: DecisionHash::default(),
+            bytes_b: 0,
+            bytes_t: self.terrain.early_upload,
+            starved: false,
+            prebuilt: 0,
+        };
         for i in 0..self.pools.asks.len() {
             let a = self.pools.asks[i];
             let target = self.pools.targets[a.key as usize];
-            let (need, freed, key) = match target {
+            let upload = match target {
                 Target::Cluster { .. } => continue,
                 Target::Collider { chunk, need } => {
-                    // Nearest first, a few a frame, while the pool has room.
-                    if prebuilt == COLLIDER_BUILDS_PER_FRAME {
-                        continue;
-                    }
-                    if !b.fits(a.rank, held, need, 0) {
-                        starved = true;
-                        continue;
-                    }
-                    prebuilt += 1;
-                    let before = self.terrain.collision.heap_bytes() as u64;
-                    self.terrain.collision.build(&self.terrain.grid, &[chunk]);
-                    let bytes = self.collider_built(chunk);
-                    held =
-                        (held + self.terrain.collision.heap_bytes() as u64).saturating_sub(before);
-                    chunk.to_array().iter().for_each(|&x| ht.u32(x as u32));
-                    ht.u64(bytes);
+                    self.grant_collider(&mut g, a.rank, chunk, need);
                     continue;
                 }
                 Target::Chunk { chunk } => (
@@ -2318,14 +2321,14 @@ impl World {
                     ..
                 } => {
                     // The read starts when its memory fits; it uploads nothing yet.
-                    if !b.fits(a.rank, held, need, 0) {
-                        starved = true;
+                    if !b.fits(a.rank, g.held, need, 0) {
+                        g.starved = true;
                         continue;
                     }
-                    held += need;
+                    g.held += need;
                     self.start_building_read(building, level, 0);
-                    hb.u32(0x4000_0000 | building);
-                    hb.u32(level as u32);
+                    g.hb.u32(0x4000_0000 | building);
+                    g.hb.u32(level as u32);
                     continue;
                 }
                 Target::Building {
@@ -2335,35 +2338,12 @@ impl World {
                     ..
                 } => (need, 0, (0u8, [building as i32, level as i32, 0])),
             };
-            if !b.fits(a.rank, held, need, freed) || upload_left == 0 {
-                starved = true;
-                continue;
-            }
-            // An upload larger than what is left goes on over several frames.
-            let done = self.pools.partial.get(&key).copied().unwrap_or(0);
-            if a.bytes > upload_left {
-                starved = true;
-                self.pools.partial.insert(key, done + upload_left);
-                match target {
-                    Target::Building { .. } => bytes_b += upload_left,
-                    _ => bytes_t += upload_left,
-                }
-                let h = if key.0 == 0 { &mut hb } else { &mut ht };
-                key.1.iter().for_each(|&x| h.u32(x as u32));
-                h.u64(done + upload_left);
-                upload_left = 0;
-                continue;
-            }
-            self.pools.partial.remove(&key);
-            upload_left -= a.bytes;
-            held = (held + need).saturating_sub(freed);
-            let (to_b, to_t) = self.uploaded_in_full(target, a.bytes, &mut hb, &mut ht);
-            bytes_b += to_b;
-            bytes_t += to_t;
+            self.grant_upload(&mut g, a, target, upload);
         }
-        self.free_spare_building_levels(&mut hb);
-        self.make_room(camera, &mut hb, &mut ht);
-        hb.u64(self.buildings.io_hash);
+        self.free_spare_building_levels(&mut g.hb);
+        self.make_room(camera, &mut g.hb, &mut g.ht);
+        g.hb.u64(self.buildings.io_hash);
+        let ht = &mut g.ht;
         ht.u64(self.terrain.base_hash);
         ht.u64(self.terrain.edit_hash);
         ht.u64(self.terrain.stale_hash);
@@ -2371,12 +2351,67 @@ impl World {
         ht.u64(self.terrain.grid.revision());
         ht.u64(self.terrain.collision.version().1);
         Grants {
-            building_hash: hb.value(),
-            terrain_hash: ht.value(),
-            building_upload: bytes_b,
-            terrain_upload: bytes_t,
-            starved,
+            building_hash: g.hb.value(),
+            terrain_hash: g.ht.value(),
+            building_upload: g.bytes_b,
+            terrain_upload: g.bytes_t,
+            starved: g.starved,
         }
+    }
+
+    /// A collider of the far band, built now when the frame's few builds are not
+    /// used up and the pool has room for it (nearest first).
+    fn grant_collider(&mut self, g: &mut GrantPass, rank: u8, chunk: IVec3, need: u64) {
+        if g.prebuilt == COLLIDER_BUILDS_PER_FRAME {
+            return;
+        }
+        if !self.config.budget.fits(rank, g.held, need, 0) {
+            g.starved = true;
+            return;
+        }
+        g.prebuilt += 1;
+        let before = self.terrain.collision.heap_bytes() as u64;
+        self.terrain.collision.build(&self.terrain.grid, &[chunk]);
+        let bytes = self.collider_built(chunk);
+        g.held = (g.held + self.terrain.collision.heap_bytes() as u64).saturating_sub(before);
+        chunk.to_array().iter().for_each(|&x| g.ht.u32(x as u32));
+        g.ht.u64(bytes);
+    }
+
+    /// An upload (a building level or a terrain chunk: the memory it needs, what it
+    /// frees, its key) granted when its memory fits and upload is left: in full,
+    /// or, when larger than what is left, in part, going on over several frames.
+    fn grant_upload(
+        &mut self,
+        g: &mut GrantPass,
+        a: Ask,
+        target: Target,
+        (need, freed, key): (u64, u64, (u8, [i32; 3])),
+    ) {
+        if !self.config.budget.fits(a.rank, g.held, need, freed) || g.upload_left == 0 {
+            g.starved = true;
+            return;
+        }
+        let done = self.pools.partial.get(&key).copied().unwrap_or(0);
+        if a.bytes > g.upload_left {
+            g.starved = true;
+            self.pools.partial.insert(key, done + g.upload_left);
+            match target {
+                Target::Building { .. } => g.bytes_b += g.upload_left,
+                _ => g.bytes_t += g.upload_left,
+            }
+            let h = if key.0 == 0 { &mut g.hb } else { &mut g.ht };
+            key.1.iter().for_each(|&x| h.u32(x as u32));
+            h.u64(done + g.upload_left);
+            g.upload_left = 0;
+            return;
+        }
+        self.pools.partial.remove(&key);
+        g.upload_left -= a.bytes;
+        g.held = (g.held + need).saturating_sub(freed);
+        let (to_b, to_t) = self.uploaded_in_full(target, a.bytes, &mut g.hb, &mut g.ht);
+        g.bytes_b += to_b;
+        g.bytes_t += to_t;
     }
 
     /// An upload granted in full: the building level becomes resident (and shows),

@@ -10,7 +10,7 @@ use super::kernel::{Kernel, KernelError};
 use super::meshing::{mesh_group_cached, mesh_part_cached, place_colliders, placements, MeshCache};
 use super::simplify::simplified_building;
 use crate::baked::BakedBuilding;
-use crate::mesh::{MergedGroup, MeshedBuilding, PartMeshes};
+use crate::mesh::{MergedGroup, MeshedBuilding, PartMeshes, Placement};
 use crate::policy::{LodPolicy, PolicyError};
 use crate::recipe::{Building, MergeGroup, Part};
 use crate::validate::RecipeError;
@@ -125,73 +125,16 @@ pub fn bake_cached<K: Kernel>(
             Cow::Borrowed(building)
         };
         let before = previous.as_deref().zip(levels.last());
-        let (mut meshed, mut reused) = (0, 0);
-        let mut parts: Vec<PartMeshes> = Vec::with_capacity(recipe.parts.len());
-        for part in &recipe.parts {
-            let old = before.and_then(|(r, m)| {
-                (r.part(&part.id) == Some(part))
-                    .then(|| m.part(&part.id))
-                    .flatten()
-            });
-            match old {
-                Some(m) => {
-                    parts.push(m.clone());
-                    reused += 1;
-                }
-                None => {
-                    parts.push(mesh_part_cached(kernel, part, cache).map_err(kerr)?);
-                    meshed += 1;
-                }
-            }
-        }
-        let (mut gmeshed, mut greused) = (0, 0);
-        let by_instance = parts_by_instance(&recipe);
-        let previous_by_instance = previous.as_deref().map(parts_by_instance);
-        let mut groups: Vec<MergedGroup> = Vec::with_capacity(recipe.merge_groups.len());
-        for g in &recipe.merge_groups {
-            let old = before.and_then(|(r, m)| {
-                let og = r.merge_groups.iter().find(|o| o.id == g.id)?;
-                let before = previous_by_instance.as_ref()?;
-                (group_inputs(r, before, og) == group_inputs(&recipe, &by_instance, g))
-                    .then(|| m.groups.iter().find(|o| o.id == g.id))
-                    .flatten()
-            });
-            let mut group = match old {
-                Some(m) => {
-                    greused += 1;
-                    m.clone()
-                }
-                None => {
-                    gmeshed += 1;
-                    mesh_group_cached(kernel, &recipe, g, cache).map_err(kerr)?
-                }
-            };
-            // Drawn about the centre of its bounds at the first level it appears in.
-            group.pivot = *pivots.entry(g.id.clone()).or_insert(group.pivot);
-            groups.push(group);
-        }
+        let (parts, meshed, reused) = level_parts(kernel, &recipe, before, cache).map_err(kerr)?;
+        let (groups, gmeshed, greused) =
+            level_groups(kernel, &recipe, before, cache, &mut pivots).map_err(kerr)?;
         stats.parts_meshed.push(meshed);
         stats.parts_reused.push(reused);
         stats.groups_meshed.push(gmeshed);
         stats.groups_reused.push(greused);
-        // The first group that names an instance draws it.
-        let mut group_of: BTreeMap<&str, &str> = BTreeMap::new();
-        for g in &recipe.merge_groups {
-            for i in &g.instances {
-                group_of.entry(i.as_str()).or_insert(g.id.as_str());
-            }
-        }
         let level = MeshedBuilding {
             id: building.id.clone(),
-            placements: all_placements
-                .iter()
-                .filter(|p| by_instance.contains_key(p.instance.as_str()))
-                .cloned()
-                .map(|mut p| {
-                    p.group = group_of.get(p.instance.as_str()).map(|g| g.to_string());
-                    p
-                })
-                .collect(),
+            placements: level_placements(&all_placements, &recipe),
             parts,
             groups,
             colliders: colliders.clone(),
@@ -210,4 +153,97 @@ pub fn bake_cached<K: Kernel>(
         },
         stats,
     ))
+}
+
+/// The level before the one being baked: its recipe and its meshes.
+type Before<'r> = Option<(&'r Building, &'r MeshedBuilding)>;
+
+/// A level's parts: each one `before` has unchanged is reused, the others are meshed
+/// through `cache`. Also returns how many were meshed and how many reused.
+fn level_parts<K: Kernel>(
+    kernel: &K,
+    recipe: &Building,
+    before: Before,
+    cache: &MeshCache,
+) -> Result<(Vec<PartMeshes>, usize, usize), KernelError> {
+    let (mut meshed, mut reused) = (0, 0);
+    let mut parts: Vec<PartMeshes> = Vec::with_capacity(recipe.parts.len());
+    for part in &recipe.parts {
+        let old = before.and_then(|(r, m)| {
+            (r.part(&part.id) == Some(part))
+                .then(|| m.part(&part.id))
+                .flatten()
+        });
+        match old {
+            Some(m) => {
+                parts.push(m.clone());
+                reused += 1;
+            }
+            None => {
+                parts.push(mesh_part_cached(kernel, part, cache)?);
+                meshed += 1;
+            }
+        }
+    }
+    Ok((parts, meshed, reused))
+}
+
+/// A level's merge groups: each one whose members and their parts are as `before`
+/// has them is reused, the others are meshed through `cache`; every group keeps the
+/// pivot of the first level it appears in. Also returns how many were meshed and how
+/// many reused.
+fn level_groups<K: Kernel>(
+    kernel: &K,
+    recipe: &Building,
+    before: Before,
+    cache: &MeshCache,
+    pivots: &mut BTreeMap<String, [f32; 3]>,
+) -> Result<(Vec<MergedGroup>, usize, usize), KernelError> {
+    let (mut gmeshed, mut greused) = (0, 0);
+    let by_instance = parts_by_instance(recipe);
+    let previous_by_instance = before.map(|(r, _)| parts_by_instance(r));
+    let mut groups: Vec<MergedGroup> = Vec::with_capacity(recipe.merge_groups.len());
+    for g in &recipe.merge_groups {
+        let old = before.and_then(|(r, m)| {
+            let og = r.merge_groups.iter().find(|o| o.id == g.id)?;
+            let before = previous_by_instance.as_ref()?;
+            (group_inputs(r, before, og) == group_inputs(recipe, &by_instance, g))
+                .then(|| m.groups.iter().find(|o| o.id == g.id))
+                .flatten()
+        });
+        let mut group = match old {
+            Some(m) => {
+                greused += 1;
+                m.clone()
+            }
+            None => {
+                gmeshed += 1;
+                mesh_group_cached(kernel, recipe, g, cache)?
+            }
+        };
+        // Drawn about the centre of its bounds at the first level it appears in.
+        group.pivot = *pivots.entry(g.id.clone()).or_insert(group.pivot);
+        groups.push(group);
+    }
+    Ok((groups, gmeshed, greused))
+}
+
+/// The placements of `all` whose instance `recipe` keeps, each drawn by the first
+/// group that names it.
+fn level_placements(all: &[Placement], recipe: &Building) -> Vec<Placement> {
+    let by_instance = parts_by_instance(recipe);
+    let mut group_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for g in &recipe.merge_groups {
+        for i in &g.instances {
+            group_of.entry(i.as_str()).or_insert(g.id.as_str());
+        }
+    }
+    all.iter()
+        .filter(|p| by_instance.contains_key(p.instance.as_str()))
+        .cloned()
+        .map(|mut p| {
+            p.group = group_of.get(p.instance.as_str()).map(|g| g.to_string());
+            p
+        })
+        .collect()
 }

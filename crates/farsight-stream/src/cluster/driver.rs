@@ -297,6 +297,30 @@ impl<U: Uploader> ClusterStreamer<U> {
 
     /// Runs one frame.
     pub fn frame(&mut self, requests: &[ModelRequest]) -> FrameStats {
+        self.take_completions();
+        self.decisions.clear();
+        let stats = self
+            .scheduler
+            .step(requests, &self.completions, &mut self.decisions);
+        let chunk = self.scheduler.config().effective_chunk();
+        for i in 0..self.decisions.len() {
+            let d = self.decisions[i];
+            self.apply(d, chunk);
+        }
+        self.uploader.end_frame();
+        if let Some(rec) = &mut self.recording {
+            rec.push(RecordedFrame {
+                requests: requests.to_vec(),
+                completions: self.completions.clone(),
+                decisions: self.decisions.clone(),
+            });
+        }
+        stats
+    }
+
+    /// The reads finished since the last frame, as the scheduler's completions (in
+    /// request order); the bytes of each one that succeeded are kept for its copy.
+    fn take_completions(&mut self) {
         self.pool.drain(&mut self.drained);
         // Completion order is whatever the threads produced; sorting makes a run
         // easier to read, and the recording keeps the order the scheduler saw.
@@ -316,111 +340,144 @@ impl<U: Uploader> ClusterStreamer<U> {
             };
             self.completions.push(ChunkCompletion { request: id, ok });
         }
-        self.decisions.clear();
-        let stats = self
-            .scheduler
-            .step(requests, &self.completions, &mut self.decisions);
-        let chunk = self.scheduler.config().effective_chunk();
-        for d in &self.decisions {
-            match *d {
-                Decision::Read {
-                    request,
+    }
+
+    /// Carries out one of the scheduler's decisions (`chunk`: the read size).
+    fn apply(&mut self, d: Decision, chunk: u64) {
+        match d {
+            Decision::Read {
+                request,
+                model,
+                level,
+                chunk: k,
+                file,
+                offset,
+                len,
+            } => {
+                let path = Arc::clone(&self.files[file as usize]);
+                let faults = self.faults.clone();
+                let check = self
+                    .check
+                    .clone()
+                    .map(|check| (check, self.assembly(model, level, chunk)));
+                let job = ReadJob {
+                    path,
+                    faults,
+                    check,
                     model,
                     level,
-                    chunk: k,
-                    file,
+                    k: k as usize,
+                    chunk,
                     offset,
                     len,
-                } => {
-                    let path = Arc::clone(&self.files[file as usize]);
-                    let faults = self.faults.clone();
-                    let check = self.check.clone().map(|check| {
-                        let desc = self.scheduler.level_desc(model, level);
-                        let assembly = self.assemblies.entry((model, level)).or_insert_with(|| {
-                            Arc::new(Mutex::new(Assembly::new(desc.offset, desc.bytes, chunk)))
-                        });
-                        (check, Arc::clone(assembly))
-                    });
-                    self.pool.submit(request, move || {
-                        if let Some((_, assembly)) = &check {
-                            assembly
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .refuse(&path)?;
-                        }
-                        let bytes = read_range(&path, offset, len, faults.as_deref())?;
-                        if let Some((check, assembly)) = check {
-                            let mut a = assembly.lock().unwrap_or_else(PoisonError::into_inner);
-                            if a.passed {
-                                return Ok(bytes);
-                            }
-                            a.open(&path)?;
-                            let k = k as usize;
-                            if a.put(k, (k as u64 * chunk) as usize, &bytes) {
-                                if let Err(source) = check.check(model, level, &a.bytes) {
-                                    // Read again on retry, and checked again.
-                                    a.arrived[k] = false;
-                                    a.missing += 1;
-                                    return Err(ReadError::Invalid {
-                                        path: path.to_path_buf(),
-                                        source,
-                                    });
-                                }
-                                a.bytes = Vec::new();
-                                a.passed = true;
-                            }
-                        }
-                        Ok(bytes)
-                    });
-                }
-                Decision::Copy {
-                    request,
-                    model,
-                    level,
-                    chunk: k,
-                    staging_offset,
-                    len,
-                } => {
-                    let Some(bytes) = self.arrived.remove(&request) else {
-                        debug_assert!(false, "copy of read {request:#x} that never arrived");
-                        continue;
-                    };
-                    let range = staging_offset as usize..(staging_offset + len) as usize;
-                    self.staging[range.clone()].copy_from_slice(&bytes[..len as usize]);
-                    self.uploader
-                        .queue_copy(model, level, k as u64 * chunk, &self.staging[range]);
-                    self.partial.insert((model, level));
-                }
-                Decision::Ready { model, level } => {
-                    self.assemblies.remove(&(model, level));
-                    self.partial.remove(&(model, level));
-                    self.uploader.level_ready(model, level);
-                }
-                Decision::Evict { model, level } => {
-                    Self::cancel_assembly(&mut self.assemblies, model, level);
-                    self.partial.remove(&(model, level));
-                    self.uploader.evict(model, level);
-                }
-                Decision::Failed { model, level } => {
-                    // The failed level's load and every finer one are cancelled, and
-                    // the chunks they already copied are freed.
-                    for l in 0..=level {
-                        Self::cancel_assembly(&mut self.assemblies, model, l);
-                        if self.partial.remove(&(model, l)) {
-                            self.uploader.evict(model, l);
-                        }
+                };
+                self.pool.submit(request, move || job.run());
+            }
+            Decision::Copy {
+                request,
+                model,
+                level,
+                chunk: k,
+                staging_offset,
+                len,
+            } => {
+                let Some(bytes) = self.arrived.remove(&request) else {
+                    debug_assert!(false, "copy of read {request:#x} that never arrived");
+                    return;
+                };
+                let range = staging_offset as usize..(staging_offset + len) as usize;
+                self.staging[range.clone()].copy_from_slice(&bytes[..len as usize]);
+                self.uploader
+                    .queue_copy(model, level, k as u64 * chunk, &self.staging[range]);
+                self.partial.insert((model, level));
+            }
+            Decision::Ready { model, level } => {
+                self.assemblies.remove(&(model, level));
+                self.partial.remove(&(model, level));
+                self.uploader.level_ready(model, level);
+            }
+            Decision::Evict { model, level } => {
+                Self::cancel_assembly(&mut self.assemblies, model, level);
+                self.partial.remove(&(model, level));
+                self.uploader.evict(model, level);
+            }
+            Decision::Failed { model, level } => {
+                // The failed level's load and every finer one are cancelled, and
+                // the chunks they already copied are freed.
+                for l in 0..=level {
+                    Self::cancel_assembly(&mut self.assemblies, model, l);
+                    if self.partial.remove(&(model, l)) {
+                        self.uploader.evict(model, l);
                     }
                 }
             }
         }
-        self.uploader.end_frame();
-        if let Some(rec) = &mut self.recording {
-            rec.push(RecordedFrame {
-                requests: requests.to_vec(),
-                completions: self.completions.clone(),
-                decisions: self.decisions.clone(),
-            });
+    }
+
+    /// The assembly of a level being checked, made at its first read.
+    fn assembly(&mut self, model: u32, level: u8, chunk: u64) -> Arc<Mutex<Assembly>> {
+        let desc = self.scheduler.level_desc(model, level);
+        let assembly = self
+            .assemblies
+            .entry((model, level))
+            .or_insert_with(|| Arc::new(Mutex::new(Assembly::new(desc.offset, desc.bytes, chunk))));
+        Arc::clone(assembly)
+    }
+}
+
+/// A level's check and the assembly its chunks are gathered in for it.
+type CheckedLevel = (Arc<dyn LevelCheck>, Arc<Mutex<Assembly>>);
+
+/// One chunk read, as a worker runs it: `len` bytes at `offset` of `path`, through
+/// the fault injector if any; with a check, the chunk joins its level's assembly
+/// and the level is checked once every chunk is in.
+struct ReadJob {
+    path: Arc<std::path::Path>,
+    faults: Option<Arc<dyn FaultInjector>>,
+    check: Option<CheckedLevel>,
+    model: u32,
+    level: u8,
+    /// The chunk's index in its level.
+    k: usize,
+    /// The read size.
+    chunk: u64,
+    offset: u64,
+    len: u64,
+}
+
+impl ReadJob {
+    /// Reads the chunk; a failed check is an error, and its chunk is read again on
+    /// retry.
+    fn run(self) -> Result<Vec<u8>, ReadError> {
+        let path = &self.path;
+        if let Some((_, assembly)) = &self.check {
+            assembly
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .refuse(path)?;
         }
-        stats
+        let bytes = read_range(path, self.offset, self.len, self.faults.as_deref())?;
+        if let Some((check, assembly)) = &self.check {
+            let mut a = assembly.lock().unwrap_or_else(PoisonError::into_inner);
+            if a.passed {
+                return Ok(bytes);
+            }
+            a.open(path)?;
+            let k = self.k;
+            if a.put(k, (k as u64 * self.chunk) as usize, &bytes) {
+                if let Err(source) = check.check(self.model, self.level, &a.bytes) {
+                    // Read again on retry, and checked again.
+                    a.arrived[k] = false;
+                    a.missing += 1;
+                    return Err(ReadError::Invalid {
+                        path: path.to_path_buf(),
+                        source,
+                    });
+                }
+                a.bytes = Vec::new();
+                a.passed = true;
+            }
+        }
+        Ok(bytes)
     }
 }
