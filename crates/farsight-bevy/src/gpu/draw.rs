@@ -11,7 +11,11 @@ use super::cut::{CutOutputs, InstanceTable};
 use super::pool::PoolBuffers;
 
 /// The WGSL of the draw (after the shared tables).
-pub const DRAW_WGSL: &str = concat!(include_str!("tables.wgsl"), include_str!("draw.wgsl"));
+pub const DRAW_WGSL: &str = concat!(
+    include_str!("tables.wgsl"),
+    include_str!("pull.wgsl"),
+    include_str!("draw.wgsl")
+);
 
 /// The draw's uniform (the WGSL struct `DrawView`).
 #[repr(C)]

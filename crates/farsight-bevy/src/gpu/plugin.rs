@@ -7,9 +7,18 @@
 //! Extract: the marked slots, the camera and (when a model was added) the models.
 //! Render world, `PrepareResources`: the streamer (farsight-stream's, over
 //! [`GpuUploader`]) runs its frame with requests made from the instances and the
-//! camera, and the marked instance rows are written. `Core3d`, after Bevy's main
-//! opaque pass, for the active camera's view only: the cut's compute pass, then one
-//! indirect draw of the visible clusters into the view's colour and depth.
+//! camera, and the marked instance rows are written; `Queue` and
+//! `PrepareBindGroups`: the material slots' pipelines and bind groups
+//! ([`super::pbr`]). `Core3d`, after Bevy's main opaque pass, for the active
+//! camera's view only: the cut's compute pass, the sort of its visible clusters by
+//! material slot, then one indirect draw per slot into the view's colour and depth,
+//! shaded by Bevy's PBR fragment shader with the slot's `StandardMaterial`.
+//!
+//! Materials: each cluster draws with its file's material (made as the CPU path
+//! makes them), an instance with a `MeshMaterial3d<StandardMaterial>` with that
+//! material for all of its clusters (read when the instance is added or its
+//! component changes), and a model whose file has no materials with a default
+//! `StandardMaterial` (the CPU path draws nothing there).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -28,10 +37,17 @@ use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, ModelRequest};
 use glam::{Affine3A, Mat4};
 
+use bevy::pbr::{MeshViewBindGroup, ViewKeyCache};
+use bevy::render::render_resource::{PipelineCache, SpecializedRenderPipelines};
+use bevy::render::renderer::RenderDevice as BevyDevice;
+
+use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer};
 use super::{
-    gpu_path_supported, CutCamera, CutOutputs, CutPipeline, DrawCamera, DrawPipeline, DrawTarget,
-    GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+    gpu_path_supported, CutCamera, CutOutputs, CutPipeline, GpuInstance, GpuUploader,
+    InstanceTable, PoolSettings,
 };
+use crate::clusters::AssetRoot;
+use crate::materials::{MaterialAssets, MaterialSink, PendingImages};
 use crate::{
     ClusterModelAsset, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
     FarsightLodCamera, FarsightSet,
@@ -42,8 +58,8 @@ use crate::{
 /// Opt-in: add it after `DefaultPlugins` and `FarsightPlugin`. It takes over only
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
-/// elsewhere (WebGL2) the CPU path stays. Not yet: Bevy's PBR shading (the clusters
-/// are lit by one fixed light), prepass and shadow passes, reloaded assets, views
+/// elsewhere (WebGL2) the CPU path stays. Not yet: the prepass and shadow passes
+/// (clusters are lit and receive shadows, but cast none), reloaded assets, views
 /// other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
@@ -90,10 +106,35 @@ impl Plugin for FarsightGpuClustersPlugin {
         }
         let queue = wgpu::Queue::clone(queue);
         let state = GpuRender::new(device, queue, self.pools, self.skip_cut);
+        let vertex = app
+            .world_mut()
+            .resource_mut::<Assets<Shader>>()
+            .add(Shader::from_wgsl(
+                pbr::PBR_WGSL,
+                "farsight/cluster_pbr.wgsl",
+            ));
+        let fragment = match <StandardMaterial as bevy::pbr::Material>::fragment_shader() {
+            bevy::shader::ShaderRef::Path(path) => app.world().resource::<AssetServer>().load(path),
+            bevy::shader::ShaderRef::Handle(h) => h,
+            bevy::shader::ShaderRef::Default => {
+                warn!("farsight: StandardMaterial names no fragment shader; the CPU path draws");
+                return;
+            }
+        };
+        let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+            return;
+        };
         render_app
             .insert_resource(state)
+            .insert_resource(PbrDraw::new(vertex, fragment))
+            .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
             .add_systems(ExtractSchedule, extract)
             .add_systems(Render, prepare.in_set(RenderSystems::PrepareResources))
+            .add_systems(Render, queue_pbr.in_set(RenderSystems::Queue))
+            .add_systems(
+                Render,
+                prepare_pbr_bind_groups.in_set(RenderSystems::PrepareBindGroups),
+            )
             .add_systems(
                 Core3d,
                 cut_and_draw
@@ -118,7 +159,6 @@ impl Plugin for FarsightGpuClustersPlugin {
 struct ViewData {
     entity: Entity,
     cut: CutCamera,
-    clip_from_world: Mat4,
 }
 
 /// The main world's side: opened models and the instance slots.
@@ -131,11 +171,125 @@ struct GpuMain {
     generation: u64,
     slots: HashMap<Entity, u32>,
     owners: Vec<Entity>,
-    placed: Vec<(u32, Affine3A)>,
+    placed: Vec<(u32, Affine3A, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
     changed: Vec<u32>,
     camera: Option<ViewData>,
     settings: FarsightClusterConfig,
+    /// The material slots: every `StandardMaterial` some instance draws with.
+    mat_slots: Vec<Handle<StandardMaterial>>,
+    mat_slot_of: HashMap<AssetId<StandardMaterial>, u32>,
+    /// Per model, the slot of each material its geometry names.
+    model_slots: Vec<Vec<u32>>,
+    /// Per model two words (first entry, count), then the entries.
+    material_map: Vec<u32>,
+    /// Bumped when the material slots or the map change.
+    slots_generation: u64,
+    /// Materials modified this frame.
+    modified: HashSet<AssetId<StandardMaterial>>,
+    file_materials: HashMap<PathBuf, MaterialAssets>,
+    default_material: Option<Handle<StandardMaterial>>,
+}
+
+impl GpuMain {
+    /// The material slot of `material`, made when new.
+    fn material_slot(&mut self, material: &Handle<StandardMaterial>) -> u32 {
+        if let Some(&s) = self.mat_slot_of.get(&material.id()) {
+            return s;
+        }
+        let s = self.mat_slots.len() as u32;
+        self.mat_slots.push(material.clone());
+        self.mat_slot_of.insert(material.id(), s);
+        self.slots_generation += 1;
+        s
+    }
+
+    /// The material slots of the models opened since the last call (their files'
+    /// materials made as the CPU path makes them), and the material map.
+    fn model_materials(&mut self, p: &mut GpuMaterialParams) {
+        if self.model_slots.len() == self.models.len() {
+            return;
+        }
+        while self.model_slots.len() < self.models.len() {
+            let model = self.models[self.model_slots.len()].clone();
+            let path = model.path().to_owned();
+            if !self.file_materials.contains_key(&path) {
+                if let (Some(server), Some(images), Some(materials)) = (
+                    p.asset_server.as_deref(),
+                    p.images.as_deref_mut(),
+                    p.materials.as_deref_mut(),
+                ) {
+                    let mut sink = MaterialSink {
+                        asset_server: server,
+                        asset_root: p.root.as_deref().map(|r| r.0.as_path()),
+                        images,
+                        materials,
+                        pending: &mut p.pending,
+                    };
+                    let made =
+                        MaterialAssets::create(&model.manifest().material_table, &path, &mut sink);
+                    self.file_materials.insert(path.clone(), made);
+                }
+            }
+            let handles: Vec<Option<Handle<StandardMaterial>>> = model
+                .geometry()
+                .materials
+                .iter()
+                .map(|n| {
+                    self.file_materials
+                        .get(&path)
+                        .and_then(|f| f.get(n))
+                        .cloned()
+                })
+                .collect();
+            let mut slots = Vec::with_capacity(handles.len().max(1));
+            for h in handles {
+                let h = h.unwrap_or_else(|| self.default_material(p));
+                slots.push(self.material_slot(&h));
+            }
+            if slots.is_empty() {
+                let h = self.default_material(p);
+                slots.push(self.material_slot(&h));
+            }
+            self.model_slots.push(slots);
+        }
+        let n = self.model_slots.len() as u32;
+        self.material_map.clear();
+        let mut at = 2 * n;
+        for s in &self.model_slots {
+            self.material_map.extend([at, s.len() as u32]);
+            at += s.len() as u32;
+        }
+        for s in &self.model_slots {
+            self.material_map.extend_from_slice(s);
+        }
+        self.slots_generation += 1;
+    }
+
+    /// The material of a model whose file has none (`StandardMaterial::default()`).
+    fn default_material(&mut self, p: &mut GpuMaterialParams) -> Handle<StandardMaterial> {
+        if let Some(h) = &self.default_material {
+            return h.clone();
+        }
+        let h = p
+            .materials
+            .as_deref_mut()
+            .map(|m| m.add(StandardMaterial::default()))
+            .unwrap_or_default();
+        self.default_material = Some(h.clone());
+        h
+    }
+}
+
+/// What [`gather`] needs to make the files' materials (as the CPU path does).
+#[derive(bevy::ecs::system::SystemParam)]
+struct GpuMaterialParams<'w, 's> {
+    asset_server: Option<Res<'w, AssetServer>>,
+    root: Option<Res<'w, AssetRoot>>,
+    images: Option<ResMut<'w, Assets<Image>>>,
+    materials: Option<ResMut<'w, Assets<StandardMaterial>>>,
+    pending: ResMut<'w, PendingImages>,
+    events: MessageReader<'w, 's, AssetEvent<StandardMaterial>>,
 }
 
 impl GpuMain {
@@ -218,11 +372,23 @@ fn gather(
         ),
         With<Camera3d>,
     >,
-    models: Query<(Entity, Ref<FarsightClusterModel>, Ref<GlobalTransform>)>,
+    models: Query<(
+        Entity,
+        Ref<FarsightClusterModel>,
+        Ref<GlobalTransform>,
+        Option<Ref<MeshMaterial3d<StandardMaterial>>>,
+    )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
+    mut params: GpuMaterialParams,
 ) {
     let main = &mut *main;
     main.changed.clear();
+    main.modified.clear();
+    for ev in params.events.read() {
+        if let AssetEvent::Modified { id } = *ev {
+            main.modified.insert(id);
+        }
+    }
     if let Some(c) = clusters {
         main.settings = c.settings;
     }
@@ -237,9 +403,10 @@ fn gather(
             main.changed.push(slot);
         }
     }
-    for (e, model, gt) in &models {
+    for (e, model, gt, user) in &models {
         let slot = main.slots.get(&e).copied();
-        if slot.is_some() && !model.is_changed() && !gt.is_changed() {
+        let user_changed = user.as_ref().is_some_and(|u| u.is_changed());
+        if slot.is_some() && !model.is_changed() && !gt.is_changed() && !user_changed {
             continue;
         }
         let m = match slot {
@@ -249,7 +416,8 @@ fn gather(
                 None => continue,
             },
         };
-        let row = (m, gt.affine());
+        let material = user.map_or(GpuInstance::NO_MATERIAL, |u| main.material_slot(&u.0));
+        let row = (m, gt.affine(), material);
         let s = slot.unwrap_or_else(|| {
             main.owners.push(e);
             main.placed.push(row);
@@ -259,6 +427,7 @@ fn gather(
         main.placed[s as usize] = row;
         main.changed.push(s);
     }
+    main.model_materials(&mut params);
     main.camera = cameras
         .iter()
         .filter(|(_, c, ..)| c.is_active)
@@ -281,7 +450,6 @@ fn gather(
                     threshold_px: main.settings.threshold_px,
                     frustum: true,
                 },
-                clip_from_world,
             }
         });
 }
@@ -299,13 +467,14 @@ struct GpuRender {
     metrics: Vec<Vec<f32>>,
     // The streamer's reader channels are `Send`, not `Sync`.
     streamer: Option<Mutex<ClusterStreamer<GpuUploader>>>,
-    placed: Vec<(u32, Affine3A)>,
+    placed: Vec<(u32, Affine3A, u32)>,
     pending: Vec<u32>,
     table: InstanceTable,
     outputs: CutOutputs,
     cut: CutPipeline,
-    draws: HashMap<DrawTarget, DrawPipeline>,
     view: Option<ViewData>,
+    /// Colour the clusters by level (`DrawCamera::tint_levels`); off by default.
+    tint_levels: bool,
     settings: FarsightClusterConfig,
     requests: Vec<ModelRequest>,
 }
@@ -327,8 +496,8 @@ impl GpuRender {
             streamer: None,
             placed: Vec::new(),
             pending: Vec::new(),
-            draws: HashMap::new(),
             view: None,
+            tint_levels: false,
             settings: FarsightClusterConfig::default(),
             requests: Vec::new(),
         }
@@ -357,15 +526,33 @@ impl GpuRender {
 }
 
 /// The marked slots, the camera and new models into the render world.
-fn extract(main: Extract<Res<GpuMain>>, mut r: ResMut<GpuRender>) {
+fn extract(
+    main: Extract<Res<GpuMain>>,
+    materials: Extract<Option<Res<Assets<StandardMaterial>>>>,
+    mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+) {
     let r = &mut *r;
+    if draw.generation != main.slots_generation {
+        draw.generation = main.slots_generation;
+        let ids: Vec<AssetId<StandardMaterial>> = main.mat_slots.iter().map(Handle::id).collect();
+        draw.set_slots(&ids, main.material_map.clone());
+    }
+    for slot in &mut draw.slots {
+        if slot.material.is_none() || main.modified.contains(&slot.id) {
+            slot.material = materials.as_ref().and_then(|m| m.get(slot.id)).cloned();
+            slot.bind_group = None;
+            slot.pipeline = None;
+        }
+    }
     if main.generation != r.generation {
         r.generation = main.generation;
         r.models.clone_from(&main.models);
         r.metrics = r.models.iter().map(CookedModel::parent_errors).collect();
         r.streamer = None;
     }
-    r.placed.resize(main.placed.len(), (0, Affine3A::IDENTITY));
+    r.placed
+        .resize(main.placed.len(), (0, Affine3A::IDENTITY, 0));
     for &s in &main.changed {
         if let Some(&row) = main.placed.get(s as usize) {
             r.placed[s as usize] = row;
@@ -400,7 +587,7 @@ fn prepare(mut r: ResMut<GpuRender>) {
     r.requests
         .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
     let mut levels = vec![None; n];
-    for &(m, t) in &r.placed {
+    for &(m, t, _) in &r.placed {
         let mu = m as usize;
         let inst = InstanceBounds::placed_geometry(&r.models[mu].geometry(), &Mat4::from(t));
         let l = model_levels(
@@ -433,8 +620,10 @@ fn prepare(mut r: ResMut<GpuRender>) {
     r.pending.sort_unstable();
     r.pending.dedup();
     for &s in &r.pending {
-        let (m, t) = r.placed[s as usize];
-        r.table.write(&r.queue, s, &[GpuInstance::new(m, &t)]);
+        let (m, t, material) = r.placed[s as usize];
+        let mut row = GpuInstance::new(m, &t);
+        row.material = material;
+        r.table.write(&r.queue, s, &[row]);
     }
     r.pending.clear();
     r.table.len = len;
@@ -449,15 +638,75 @@ fn prepare(mut r: ResMut<GpuRender>) {
     }
 }
 
-/// The cut for the active camera's view, then its visible clusters drawn into the
-/// view after Bevy's opaque pass.
+/// The material slots' pipelines for the active camera's view (its key from
+/// Bevy's `ViewKeyCache`), compiled by the pipeline cache.
+fn queue_pbr(
+    r: Res<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+    views: Query<&ExtractedView>,
+    keys: Res<ViewKeyCache>,
+    cache: Res<PipelineCache>,
+    mut pipelines: ResMut<SpecializedRenderPipelines<PbrSpecializer>>,
+    mesh_pipeline: Option<Res<bevy::pbr::MeshPipeline>>,
+    mut layouts: ResMut<bevy::mesh::MeshVertexBufferLayouts>,
+    device: Res<BevyDevice>,
+) {
+    let draw = &mut *draw;
+    if draw.specializer.is_none() {
+        let Some(mesh) = mesh_pipeline else {
+            return;
+        };
+        draw.specializer = Some(PbrSpecializer::new(
+            mesh.clone(),
+            &mut layouts,
+            &device,
+            draw.vertex.clone(),
+            draw.fragment.clone(),
+        ));
+    }
+    let Some(v) = r.view else {
+        return;
+    };
+    let Some(key) = views
+        .iter()
+        .find(|e| e.retained_view_entity.main_entity == MainEntity::from(v.entity))
+        .and_then(|e| keys.get(&e.retained_view_entity))
+    else {
+        return;
+    };
+    pbr::specialize_slots(draw, *key, &cache, &mut pipelines);
+}
+
+/// The material slots' bind groups (a material whose images have not loaded
+/// waits for them).
+fn prepare_pbr_bind_groups(
+    mut draw: ResMut<PbrDraw>,
+    device: Res<BevyDevice>,
+    cache: Res<PipelineCache>,
+    mut param: pbr::MaterialParam,
+) {
+    pbr::prepare_slot_bind_groups(&mut draw, &device, &cache, &mut param);
+}
+
+/// The cut for the active camera's view, then its visible clusters sorted by
+/// material slot and drawn, one indirect draw per slot, into the view after
+/// Bevy's opaque pass.
+#[allow(clippy::too_many_arguments)]
 fn cut_and_draw(
-    view: ViewQuery<(&ExtractedView, &ViewTarget, &ViewDepthTexture, &Msaa)>,
+    view: ViewQuery<(
+        &ExtractedView,
+        &ViewTarget,
+        &ViewDepthTexture,
+        &MeshViewBindGroup,
+    )>,
     mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+    cache: Res<PipelineCache>,
     mut ctx: RenderContext,
 ) {
-    let (extracted, target, depth, msaa) = view.into_inner();
+    let (extracted, target, depth, view_bind_group) = view.into_inner();
     let r = &mut *r;
+    let draw = &mut *draw;
     let Some(v) = r.view else {
         return;
     };
@@ -467,34 +716,76 @@ fn cut_and_draw(
     let Some(streamer) = r.streamer.as_mut() else {
         return;
     };
+    let Some(spec) = draw.specializer.as_ref() else {
+        return;
+    };
     let up = streamer
         .get_mut()
         .unwrap_or_else(PoisonError::into_inner)
         .uploader();
-    let key = DrawTarget {
-        color: target.main_texture_format(),
-        depth: depth.texture.format(),
-        samples: msaa.samples(),
-        depth_compare: wgpu::CompareFunction::Greater,
-    };
     let device = &r.device;
-    let draw = r
-        .draws
-        .entry(key)
-        .or_insert_with(|| DrawPipeline::for_target(device, &key));
+    let slots = draw.slots.len() as u32;
+    let bins = draw.bins.get_or_insert_with(|| MaterialBins::new(device));
+    bins.fit(device, slots, r.outputs.capacity);
+    bins.write_slots(&r.queue, slots, r.tint_levels);
+    if draw.map_buffer.is_none() {
+        draw.map_buffer = Some(pbr::map_buffer(device, &draw.material_map));
+    }
+    let record = draw
+        .mesh_record
+        .get_or_insert_with(|| pbr::mesh_record_buffer(device));
+    let (Some(map), Some(bins)) = (draw.map_buffer.as_ref(), draw.bins.as_ref()) else {
+        return;
+    };
+    let pool_layout = cache.get_bind_group_layout(&spec.pool_layout);
+    let pools = up.buffers();
+    let buffers = [
+        record,
+        &pools.clusters,
+        &pools.models,
+        &r.table.buffer,
+        &bins.sorted,
+        &pools.vertices,
+        &pools.indices,
+        &bins.bins,
+    ];
+    let mut entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(binding, b)| wgpu::BindGroupEntry {
+            binding: binding as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    entries.push(wgpu::BindGroupEntry {
+        binding: 8,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &bins.slot_uniforms,
+            offset: 0,
+            size: wgpu::BufferSize::new(16),
+        }),
+    });
+    let pool_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("farsight cluster pools"),
+        layout: &pool_layout,
+        entries: &entries,
+    });
     let encoder = ctx.command_encoder();
     if !r.skip_cut {
         r.cut.encode(
             device,
             &r.queue,
             encoder,
-            up.buffers(),
+            pools,
             up.max_resident(),
             &r.table,
             &v.cut,
             &r.outputs,
         );
     }
+    bins.encode(
+        device, &r.queue, encoder, pools, &r.table, &r.outputs, map, slots,
+    );
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("farsight clusters"),
         color_attachments: &[Some(target.get_color_attachment())],
@@ -503,17 +794,18 @@ fn cut_and_draw(
         occlusion_query_set: None,
         multiview_mask: None,
     });
-    draw.draw(
-        device,
-        &r.queue,
-        &mut pass,
-        up.buffers(),
-        &r.table,
-        &r.outputs,
-        &DrawCamera {
-            clip_from_world: v.clip_from_world,
-            light: Vec3::new(0.4, 1.0, 0.6).normalize(),
-            tint_levels: false,
-        },
-    );
+    pass.set_bind_group(0, &*view_bind_group.main, &view_bind_group.main_offsets);
+    pass.set_bind_group(1, &*view_bind_group.binding_array, &[]);
+    for (s, slot) in draw.slots.iter().enumerate() {
+        let (Some(group), Some((_, id))) = (slot.bind_group.as_ref(), slot.pipeline) else {
+            continue;
+        };
+        let Some(pipeline) = cache.get_render_pipeline(id) else {
+            continue;
+        };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(2, &pool_group, &[(s as u64 * bins.stride) as u32]);
+        pass.set_bind_group(3, &**group, &[]);
+        pass.draw_indirect(&bins.args, 16 * s as u64);
+    }
 }

@@ -385,3 +385,303 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         "the cube covers {cube:.4} in front of the bunny, {red:.4} alone"
     );
 }
+
+/// Set in the child process that renders one picture of the PBR scene: `DIR|MODE|OUT`.
+const PBR_CHILD: &str = "FARSIGHT_GPU_PBR_CHILD";
+const PW: u32 = 320;
+const PH: u32 = 240;
+
+/// Whether every texture of every `StandardMaterial` has loaded.
+#[derive(Resource, Clone, Default)]
+struct TexturesBound(Arc<AtomicBool>);
+
+fn watch_textures(
+    bound: Res<TexturesBound>,
+    materials: Res<Assets<StandardMaterial>>,
+    images: Res<Assets<Image>>,
+) {
+    let ok = |h: &Option<Handle<Image>>| h.as_ref().is_none_or(|h| images.contains(h));
+    let all = materials.iter().all(|(_, m)| {
+        ok(&m.base_color_texture)
+            && ok(&m.normal_map_texture)
+            && ok(&m.metallic_roughness_texture)
+            && ok(&m.occlusion_texture)
+            && ok(&m.emissive_texture)
+    });
+    bound.0.store(all && materials.len() > 2, Ordering::Relaxed);
+}
+
+/// The FlightHelmet (its file's materials and textures) and a bunny (a lit
+/// material of the user's) cooked with `--clusters` in `dir`, lit by a directional
+/// light and ambient light, seen through distance fog and Reinhard tonemapping:
+/// through the GPU path (`gpu`), the CPU path (`cpu`), or the GPU path with the
+/// helmet's materials replaced by the bunny's (`gpu-plain`, the sabotaged run).
+/// RGBA rows of `PW` pixels.
+fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
+    let mut app = App::new();
+    app.add_plugins((
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: dir.to_string_lossy().into_owned(),
+                ..default()
+            })
+            .disable::<WinitPlugin>(),
+        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
+        FarsightPlugin,
+    ));
+    if mode != "cpu" {
+        app.add_plugins(FarsightGpuClustersPlugin::default());
+    }
+    let image = {
+        let mut images = app.world_mut().resource_mut::<Assets<Image>>();
+        let mut img = Image::new_target_texture(PW, PH, TextureFormat::Rgba8UnormSrgb, None);
+        img.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        images.add(img)
+    };
+    let picture = Picture::default();
+    let bound = TexturesBound::default();
+    app.insert_resource(picture.clone())
+        .insert_resource(bound.clone())
+        .add_systems(Update, watch_textures);
+    let ready = Ready::default();
+    app.get_sub_app_mut(RenderApp)
+        .unwrap()
+        .insert_resource(ready.clone())
+        .add_systems(Render, watch_pipelines.in_set(RenderSystems::Cleanup));
+    app.finish();
+    app.cleanup();
+    let world = app.world_mut();
+    let orange = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(StandardMaterial {
+            base_color: Color::srgb(0.9, 0.45, 0.2),
+            perceptual_roughness: 0.4,
+            ..default()
+        });
+    let helmet = dir.join("helmet.farsight");
+    let mut h = world.spawn((
+        FarsightClusterModel::new(&helmet),
+        Transform::from_xyz(-0.15, 0.0, 0.0),
+    ));
+    if mode == "gpu-plain" {
+        h.insert(MeshMaterial3d(orange.clone()));
+    }
+    let bunny = dir.join("bunny.farsight");
+    let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(&bunny)
+        .unwrap()
+        .error_bounds();
+    let s = 0.18 / r;
+    world.spawn((
+        FarsightClusterModel::new(&bunny),
+        Transform::from_translation(Vec3::new(0.35, 0.2, 0.0) - s * Vec3::new(x, y, z))
+            .with_scale(Vec3::splat(s))
+            .with_rotation(Quat::from_rotation_y(-0.6)),
+        MeshMaterial3d(orange),
+    ));
+    world.spawn((
+        DirectionalLight {
+            illuminance: 6000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(-1.0, 2.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    world.insert_resource(GlobalAmbientLight {
+        brightness: 600.0,
+        ..default()
+    });
+    world.spawn((
+        Camera3d::default(),
+        Camera {
+            clear_color: ClearColorConfig::Custom(Color::BLACK),
+            ..default()
+        },
+        Tonemapping::Reinhard,
+        DistanceFog {
+            color: Color::srgb(0.3, 0.35, 0.45),
+            falloff: FogFalloff::Linear {
+                start: 0.8,
+                end: 2.5,
+            },
+            ..default()
+        },
+        Msaa::Off,
+        RenderTarget::Image(image.clone().into()),
+        Transform::from_xyz(0.2, 0.45, 1.1).looking_at(Vec3::new(0.1, 0.3, 0.0), Vec3::Y),
+    ));
+    let start = std::time::Instant::now();
+    while !(ready.0.load(Ordering::Relaxed) && bound.0.load(Ordering::Relaxed)) {
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "pipelines still compiling or textures loading"
+        );
+        app.update();
+    }
+    // Frames for the levels to stream in and the materials' bind groups.
+    for _ in 0..60 {
+        app.update();
+    }
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    eprintln!(
+        "{mode}: {} materials, {} with a base colour texture",
+        materials.len(),
+        materials
+            .iter()
+            .filter(|(_, m)| m.base_color_texture.is_some())
+            .count()
+    );
+    // The path asked for draws: the GPU path makes no mesh for a cluster model.
+    let active = app.world().contains_resource::<GpuClustersActive>();
+    assert_eq!(
+        active,
+        mode != "cpu",
+        "the GPU path chosen in the {mode} run"
+    );
+    let meshes = app
+        .world_mut()
+        .query_filtered::<(), With<Mesh3d>>()
+        .iter(app.world())
+        .count();
+    assert_eq!(
+        meshes > 0,
+        mode == "cpu",
+        "{meshes} meshes in the {mode} run"
+    );
+    let sink = picture.0.clone();
+    app.world_mut()
+        .spawn(Readback::texture(image))
+        .observe(move |ev: On<ReadbackComplete>| {
+            *sink.lock().unwrap() = Some(ev.data.clone());
+        });
+    for _ in 0..600 {
+        if picture.0.lock().unwrap().is_some() {
+            break;
+        }
+        app.update();
+    }
+    let data = picture.0.lock().unwrap().take().expect("never read back");
+    let stride = (PW as usize * 4).div_ceil(256) * 256;
+    (0..PH as usize)
+        .flat_map(|row| data[row * stride..row * stride + PW as usize * 4].to_vec())
+        .collect()
+}
+
+/// Mean absolute difference per channel (R, G, B) over the pixels either picture
+/// covers (not the black clear colour), and those pixels' count.
+fn mean_difference(a: &[u8], b: &[u8]) -> ([f64; 3], usize) {
+    let mut sum = [0u64; 3];
+    let mut n = 0;
+    for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let lit = |p: &[u8]| p[..3].iter().map(|&c| u32::from(c)).sum::<u32>() > 6;
+        if !lit(p) && !lit(q) {
+            continue;
+        }
+        n += 1;
+        for c in 0..3 {
+            sum[c] += u64::from(p[c].abs_diff(q[c]));
+        }
+    }
+    (sum.map(|s| s as f64 / n.max(1) as f64), n)
+}
+
+/// The largest mean absolute difference per channel (0-255) the GPU path's
+/// picture may have from the CPU path's over the models' pixels.
+const MAX_MEAN_DIFF: f64 = 3.0;
+
+/// The GPU path shades as Bevy's meshes do: the FlightHelmet with its file's
+/// textured materials (base colour, normal, occlusion-roughness-metal maps) and a
+/// bunny with a lit material of the user's, under a directional light, ambient
+/// light, distance fog and Reinhard tonemapping, drawn by the GPU path and by the
+/// CPU path (Bevy meshes, Bevy's StandardMaterial pipeline) from the same camera:
+/// the pictures differ by at most `MAX_MEAN_DIFF` per channel on average over the
+/// models' pixels. With the helmet's materials replaced (the sabotaged run) the
+/// same check fails.
+#[test]
+fn the_gpu_path_shades_as_the_cpu_path() {
+    if let Ok(job) = std::env::var(PBR_CHILD) {
+        let [dir, mode, out] = job.splitn(3, '|').collect::<Vec<_>>()[..] else {
+            panic!("bad {PBR_CHILD}: {job}");
+        };
+        let rgba = render_pbr_scene(Path::new(dir), mode);
+        std::fs::write(out, &rgba).unwrap();
+        let file = std::io::BufWriter::new(
+            std::fs::File::create(Path::new(out).with_extension("png")).unwrap(),
+        );
+        let mut enc = png::Encoder::new(file, PW, PH);
+        enc.set_color(png::ColorType::Rgba);
+        enc.write_header().unwrap().write_image_data(&rgba).unwrap();
+        return;
+    }
+    if !have_gpu() {
+        return;
+    }
+    let dir = farsight_testkit::scratch("gpu_pbr");
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    // The shared corpus's helmet has its textures; the vendored copy has none (its
+    // materials' factors are compared alone).
+    let shared = farsight_testkit::shared_meshes().join("FlightHelmet/FlightHelmet.gltf");
+    let textured = shared.exists();
+    let helmet = if textured {
+        shared
+    } else {
+        farsight_testkit::mesh("FlightHelmet/FlightHelmet.gltf")
+    };
+    let out = cook_file(&helmet, &kind).unwrap();
+    std::fs::write(dir.join("helmet.farsight"), &out.bytes).unwrap();
+    out.looks.write_beside(&dir).unwrap();
+    let images = std::fs::read_dir(&dir).unwrap().count() - 1;
+    eprintln!("{} cooked, {images} images beside it", helmet.display());
+    assert!(
+        !textured || images >= 10,
+        "the textured helmet has {images} images"
+    );
+    cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let render = |mode: &str| {
+        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+        let test = format!("{module}::the_gpu_path_shades_as_the_cpu_path");
+        let out = dir.join(format!("pbr-{mode}.rgba"));
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([test.as_str(), "--exact", "--nocapture"])
+            .env(
+                PBR_CHILD,
+                format!("{}|{mode}|{}", dir.display(), out.display()),
+            )
+            .status()
+            .unwrap();
+        assert!(status.success(), "the {mode} render failed");
+        std::fs::read(out).unwrap()
+    };
+    let gpu = render("gpu");
+    let cpu = render("cpu");
+    let (diff, pixels) = mean_difference(&gpu, &cpu);
+    let differ = gpu
+        .chunks_exact(4)
+        .zip(cpu.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    eprintln!(
+        "{}: GPU against CPU path, mean difference {diff:.3?} over {pixels} model pixels \
+         ({differ} pixels differ at all)",
+        dir.display()
+    );
+    assert!(
+        pixels > (PW * PH / 20) as usize,
+        "the models cover only {pixels} pixels"
+    );
+    assert!(
+        diff.iter().all(|&d| d <= MAX_MEAN_DIFF),
+        "the GPU path's picture differs from the CPU path's by {diff:.2?} per channel"
+    );
+    let plain = render("gpu-plain");
+    let (diff, _) = mean_difference(&plain, &cpu);
+    eprintln!("without the helmet's materials: mean difference {diff:.2?}");
+    assert!(
+        diff.iter().any(|&d| d > MAX_MEAN_DIFF),
+        "a helmet without its materials passed for the CPU path's: {diff:.2?}"
+    );
+}
