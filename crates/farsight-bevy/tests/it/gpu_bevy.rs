@@ -416,8 +416,12 @@ fn watch_textures(
 /// light and ambient light, seen through distance fog and Reinhard tonemapping:
 /// through the GPU path (`gpu`), the CPU path (`cpu`), or the GPU path with the
 /// helmet's materials replaced by the bunny's (`gpu-plain`, the sabotaged run).
-/// RGBA rows of `PW` pixels.
+/// `shadow-gpu` / `shadow-cpu`: the bunny alone, casting nothing (`NotShadowCaster`:
+/// the GPU path casts no shadows yet), in the shadow of a plate above the picture
+/// (a Bevy mesh); `shadow-gpu-uncast`: the plate casts nothing either (the sabotaged
+/// run). RGBA rows of `PW` pixels.
 fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
+    let shadow = mode.starts_with("shadow");
     let mut app = App::new();
     app.add_plugins((
         DefaultPlugins
@@ -434,7 +438,8 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
         ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
         FarsightPlugin,
     ));
-    if mode != "cpu" {
+    let cpu = mode.ends_with("cpu");
+    if !cpu {
         app.add_plugins(FarsightGpuClustersPlugin::default());
     }
     let image = {
@@ -463,33 +468,51 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
             perceptual_roughness: 0.4,
             ..default()
         });
-    let helmet = dir.join("helmet.farsight");
-    let mut h = world.spawn((
-        FarsightClusterModel::new(&helmet),
-        Transform::from_xyz(-0.15, 0.0, 0.0),
-    ));
-    if mode == "gpu-plain" {
-        h.insert(MeshMaterial3d(orange.clone()));
+    if !shadow {
+        let helmet = dir.join("helmet.farsight");
+        let mut h = world.spawn((
+            FarsightClusterModel::new(&helmet),
+            Transform::from_xyz(-0.15, 0.0, 0.0),
+        ));
+        if mode == "gpu-plain" {
+            h.insert(MeshMaterial3d(orange.clone()));
+        }
     }
     let bunny = dir.join("bunny.farsight");
     let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(&bunny)
         .unwrap()
         .error_bounds();
     let s = 0.18 / r;
+    let centre = Vec3::new(0.35, 0.2, 0.0);
     world.spawn((
         FarsightClusterModel::new(&bunny),
-        Transform::from_translation(Vec3::new(0.35, 0.2, 0.0) - s * Vec3::new(x, y, z))
+        Transform::from_translation(centre - s * Vec3::new(x, y, z))
             .with_scale(Vec3::splat(s))
             .with_rotation(Quat::from_rotation_y(-0.6)),
-        MeshMaterial3d(orange),
+        MeshMaterial3d(orange.clone()),
+        bevy::light::NotShadowCaster,
     ));
+    let towards_light = Vec3::new(-1.0, 2.0, 2.0).normalize();
+    if shadow {
+        let plate = world
+            .resource_mut::<Assets<Mesh>>()
+            .add(Cuboid::new(0.14, 0.01, 0.14));
+        let mut p = world.spawn((
+            Mesh3d(plate),
+            MeshMaterial3d(orange),
+            Transform::from_translation(centre + 0.8 * towards_light),
+        ));
+        if mode == "shadow-gpu-uncast" {
+            p.insert(bevy::light::NotShadowCaster);
+        }
+    }
     world.spawn((
         DirectionalLight {
             illuminance: 6000.0,
-            shadow_maps_enabled: false,
+            shadow_maps_enabled: shadow,
             ..default()
         },
-        Transform::from_xyz(-1.0, 2.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+        Transform::from_translation(towards_light).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     world.insert_resource(GlobalAmbientLight {
         brightness: 600.0,
@@ -537,21 +560,14 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     );
     // The path asked for draws: the GPU path makes no mesh for a cluster model.
     let active = app.world().contains_resource::<GpuClustersActive>();
-    assert_eq!(
-        active,
-        mode != "cpu",
-        "the GPU path chosen in the {mode} run"
-    );
+    assert_eq!(active, !cpu, "the GPU path chosen in the {mode} run");
     let meshes = app
         .world_mut()
         .query_filtered::<(), With<Mesh3d>>()
         .iter(app.world())
         .count();
-    assert_eq!(
-        meshes > 0,
-        mode == "cpu",
-        "{meshes} meshes in the {mode} run"
-    );
+    let plates = usize::from(shadow);
+    assert_eq!(meshes > plates, cpu, "{meshes} meshes in the {mode} run");
     let sink = picture.0.clone();
     app.world_mut()
         .spawn(Readback::texture(image))
@@ -600,7 +616,8 @@ const MAX_MEAN_DIFF: f64 = 3.0;
 /// CPU path (Bevy meshes, Bevy's StandardMaterial pipeline) from the same camera:
 /// the pictures differ by at most `MAX_MEAN_DIFF` per channel on average over the
 /// models' pixels. With the helmet's materials replaced (the sabotaged run) the
-/// same check fails.
+/// same check fails. Likewise a bunny receiving a Bevy mesh's shadow (directional
+/// light with shadow maps), against the same bunny with the shadow gone.
 #[test]
 fn the_gpu_path_shades_as_the_cpu_path() {
     if let Ok(job) = std::env::var(PBR_CHILD) {
@@ -683,5 +700,21 @@ fn the_gpu_path_shades_as_the_cpu_path() {
     assert!(
         diff.iter().any(|&d| d > MAX_MEAN_DIFF),
         "a helmet without its materials passed for the CPU path's: {diff:.2?}"
+    );
+    // Shadows received: the bunny in a Bevy mesh's shadow, through both paths.
+    let gpu = render("shadow-gpu");
+    let cpu = render("shadow-cpu");
+    let (diff, pixels) = mean_difference(&gpu, &cpu);
+    eprintln!("in a shadow: mean difference {diff:.3?} over {pixels} pixels");
+    assert!(
+        diff.iter().all(|&d| d <= MAX_MEAN_DIFF),
+        "in a shadow the GPU path's picture differs from the CPU path's by {diff:.2?}"
+    );
+    let unshadowed = render("shadow-gpu-uncast");
+    let (diff, _) = mean_difference(&unshadowed, &cpu);
+    eprintln!("without the shadow: mean difference {diff:.2?}");
+    assert!(
+        diff.iter().any(|&d| d > MAX_MEAN_DIFF),
+        "a bunny out of the shadow passed for one in it: {diff:.2?}"
     );
 }
