@@ -43,6 +43,7 @@ use bevy::render::render_resource::{
 use bevy::render::renderer::RenderDevice;
 use bevy::shader::ShaderDefVal;
 use bytemuck::{Pod, Zeroable};
+use glam::Mat4;
 
 use super::cut::{CutOutputs, InstanceTable};
 use super::pool::PoolBuffers;
@@ -194,7 +195,8 @@ impl MaterialBins {
             })
         };
         use wgpu::BufferUsages as U;
-        let stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(16);
+        let align = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(1);
+        let stride = (std::mem::size_of::<GpuDrawSlot>() as u64).div_ceil(align) * align;
         Self {
             plan: pipeline("plan", &plan_layout),
             count: pipeline("count", &layout),
@@ -638,4 +640,191 @@ pub(crate) fn map_buffer(device: &wgpu::Device, map: &[u32]) -> wgpu::Buffer {
         contents: bytemuck::cast_slice(&words),
         usage: wgpu::BufferUsages::STORAGE,
     })
+}
+
+/// The WGSL of the shadow cast (after the shared tables and the vertex pull).
+pub const SHADOW_WGSL: &str = concat!(
+    include_str!("tables.wgsl"),
+    include_str!("pull.wgsl"),
+    include_str!("shadow.wgsl")
+);
+
+/// One shadow view's uniform (the WGSL struct `ShadowView`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+struct GpuShadowView {
+    clip_from_world: [[f32; 4]; 4],
+    orthographic: u32,
+    pad: [u32; 3],
+}
+
+/// The clusters into directional lights' shadow maps: a depth-only pipeline over
+/// the vertex pull, one indirect draw per shadow view of a cut made for shadows
+/// (the camera's metric without its frustum test).
+#[derive(Debug)]
+pub struct ShadowDraw {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::RenderPipeline,
+    views: wgpu::Buffer,
+    stride: u64,
+    capacity: u32,
+}
+
+impl ShadowDraw {
+    /// The pipeline for shadow maps of `depth` format (reversed depth, as Bevy's).
+    pub fn new(device: &wgpu::Device, depth: wgpu::TextureFormat) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("farsight cluster shadows"),
+            source: wgpu::ShaderSource::Wgsl(SHADOW_WGSL.into()),
+        });
+        let entry = |binding, ty, dynamic| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::VERTEX,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: dynamic,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let read = wgpu::BufferBindingType::Storage { read_only: true };
+        let mut entries = vec![entry(0, wgpu::BufferBindingType::Uniform, true)];
+        entries.extend((1..7).map(|b| entry(b, read, false)));
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("farsight cluster shadows"),
+            entries: &entries,
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("farsight cluster shadows"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("farsight cluster shadows"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vertex"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                cull_mode: None,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: depth,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: None,
+            multiview_mask: None,
+            cache: None,
+        });
+        let align = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(1);
+        let stride = (std::mem::size_of::<GpuShadowView>() as u64).div_ceil(align) * align;
+        Self {
+            layout,
+            pipeline,
+            views: buffer(
+                device,
+                "farsight shadow views",
+                0,
+                wgpu::BufferUsages::UNIFORM,
+            ),
+            stride,
+            capacity: 0,
+        }
+    }
+
+    /// Writes the shadow views' matrices (`(clip_from_world, orthographic)`), the
+    /// buffer grown to hold them.
+    pub fn write_views(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        views: &[(Mat4, bool)],
+    ) {
+        let n = views.len() as u32;
+        if n > self.capacity {
+            self.capacity = n.next_power_of_two();
+            self.views = buffer(
+                device,
+                "farsight shadow views",
+                self.stride * u64::from(self.capacity),
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            );
+        }
+        let mut bytes = vec![0u8; (self.stride * u64::from(n)) as usize];
+        for (i, (m, ortho)) in views.iter().enumerate() {
+            let row = GpuShadowView {
+                clip_from_world: m.to_cols_array_2d(),
+                orthographic: u32::from(*ortho),
+                pad: [0; 3],
+            };
+            let at = i * self.stride as usize;
+            bytes[at..at + std::mem::size_of::<GpuShadowView>()]
+                .copy_from_slice(bytemuck::bytes_of(&row));
+        }
+        if !bytes.is_empty() {
+            queue.write_buffer(&self.views, 0, &bytes);
+        }
+    }
+
+    /// The bind group over the pools and a shadow cut's outputs.
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        pool: &PoolBuffers,
+        instances: &InstanceTable,
+        cut: &CutOutputs,
+    ) -> wgpu::BindGroup {
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &self.views,
+                offset: 0,
+                size: wgpu::BufferSize::new(std::mem::size_of::<GpuShadowView>() as u64),
+            }),
+        }];
+        let buffers = [
+            &pool.clusters,
+            &pool.models,
+            &instances.buffer,
+            &cut.visible,
+            &pool.vertices,
+            &pool.indices,
+        ];
+        entries.extend(
+            buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32 + 1,
+                    resource: b.as_entire_binding(),
+                }),
+        );
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("farsight cluster shadows"),
+            layout: &self.layout,
+            entries: &entries,
+        })
+    }
+
+    /// Records the draw of `cut`'s clusters into shadow view `view` (its index in
+    /// the last [`ShadowDraw::write_views`]).
+    pub fn draw(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        bind: &wgpu::BindGroup,
+        cut: &CutOutputs,
+        view: u32,
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, bind, &[(self.stride * u64::from(view)) as u32]);
+        pass.draw_indirect(&cut.draw, 0);
+    }
 }

@@ -37,11 +37,14 @@ use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, ModelRequest};
 use glam::{Affine3A, Mat4};
 
-use bevy::pbr::{MeshViewBindGroup, ViewKeyCache};
+use bevy::pbr::{
+    per_view_shadow_pass, MeshViewBindGroup, ShadowView, ViewKeyCache, ViewLightEntities,
+    LATE_SHADOW_PASS,
+};
 use bevy::render::render_resource::{PipelineCache, SpecializedRenderPipelines};
 use bevy::render::renderer::RenderDevice as BevyDevice;
 
-use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer};
+use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer, ShadowDraw};
 use super::{
     gpu_path_supported, CutCamera, CutOutputs, CutPipeline, GpuInstance, GpuUploader,
     InstanceTable, PoolSettings,
@@ -137,9 +140,14 @@ impl Plugin for FarsightGpuClustersPlugin {
             )
             .add_systems(
                 Core3d,
-                cut_and_draw
-                    .after(main_opaque_pass_3d)
-                    .in_set(Core3dSystems::MainPass),
+                (
+                    cut_and_cast
+                        .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                        .before(Core3dSystems::MainPass),
+                    cut_and_draw
+                        .after(main_opaque_pass_3d)
+                        .in_set(Core3dSystems::MainPass),
+                ),
             );
         app.insert_resource(GpuClustersActive)
             .init_resource::<GpuMain>()
@@ -471,6 +479,9 @@ struct GpuRender {
     pending: Vec<u32>,
     table: InstanceTable,
     outputs: CutOutputs,
+    /// The cut for shadows: the camera's metric, no frustum test.
+    shadow_outputs: CutOutputs,
+    shadows: Option<ShadowDraw>,
     cut: CutPipeline,
     view: Option<ViewData>,
     /// Colour the clusters by level (`DrawCamera::tint_levels`); off by default.
@@ -485,6 +496,8 @@ impl GpuRender {
         Self {
             table: InstanceTable::new(&device, 64),
             outputs: cut.outputs(&device, 1 << 12),
+            shadow_outputs: cut.outputs(&device, 1 << 12),
+            shadows: None,
             cut,
             device,
             queue,
@@ -635,6 +648,7 @@ fn prepare(mut r: ResMut<GpuRender>) {
         r.outputs = r
             .cut
             .outputs(&r.device, need.next_power_of_two().min(limit as u32));
+        r.shadow_outputs = r.cut.outputs(&r.device, r.outputs.capacity);
     }
 }
 
@@ -688,9 +702,114 @@ fn prepare_pbr_bind_groups(
     pbr::prepare_slot_bind_groups(&mut draw, &device, &cache, &mut param);
 }
 
-/// The cut for the active camera's view, then its visible clusters sorted by
-/// material slot and drawn, one indirect draw per slot, into the view after
-/// Bevy's opaque pass.
+/// Before Bevy's main pass, for the active camera's view: the cut, the sort of its
+/// visible clusters by material slot, and, where the view has directional
+/// shadow cascades, a cut for shadows (the camera's metric without the frustum
+/// test: a model outside the view still casts) drawn into each cascade after
+/// Bevy's shadow pass.
+fn cut_and_cast(
+    view: ViewQuery<(&ExtractedView, Option<&ViewLightEntities>)>,
+    lights: Query<(&ShadowView, &ExtractedView)>,
+    mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+    mut ctx: RenderContext,
+) {
+    let (extracted, view_lights) = view.into_inner();
+    let r = &mut *r;
+    let draw = &mut *draw;
+    let Some(v) = r.view else {
+        return;
+    };
+    if r.skip_cut || extracted.retained_view_entity.main_entity != MainEntity::from(v.entity) {
+        return;
+    }
+    let Some(streamer) = r.streamer.as_mut() else {
+        return;
+    };
+    let up = streamer
+        .get_mut()
+        .unwrap_or_else(PoisonError::into_inner)
+        .uploader();
+    let device = &r.device;
+    let slots = draw.slots.len() as u32;
+    let bins = draw.bins.get_or_insert_with(|| MaterialBins::new(device));
+    bins.fit(device, slots, r.outputs.capacity);
+    bins.write_slots(&r.queue, slots, r.tint_levels);
+    if draw.map_buffer.is_none() {
+        draw.map_buffer = Some(pbr::map_buffer(device, &draw.material_map));
+    }
+    let (Some(map), Some(bins)) = (draw.map_buffer.as_ref(), draw.bins.as_ref()) else {
+        return;
+    };
+    let pools = up.buffers();
+    let encoder = ctx.command_encoder();
+    r.cut.encode(
+        device,
+        &r.queue,
+        encoder,
+        pools,
+        up.max_resident(),
+        &r.table,
+        &v.cut,
+        &r.outputs,
+    );
+    bins.encode(
+        device, &r.queue, encoder, pools, &r.table, &r.outputs, map, slots,
+    );
+    // Directional lights' cascades of this view.
+    let cascades: Vec<(&ShadowView, Mat4, bool)> = view_lights
+        .map(|l| l.lights.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|&e| lights.get(e).ok())
+        .map(|(shadow, ev)| {
+            let clip_from_world = ev
+                .clip_from_world
+                .unwrap_or_else(|| ev.clip_from_view * ev.world_from_view.to_matrix().inverse());
+            (shadow, clip_from_world, ev.clip_from_view.w_axis.w == 1.0)
+        })
+        .collect();
+    if cascades.is_empty() {
+        return;
+    }
+    let unculled = CutCamera {
+        frustum: false,
+        ..v.cut
+    };
+    r.cut.encode(
+        device,
+        &r.queue,
+        encoder,
+        pools,
+        up.max_resident(),
+        &r.table,
+        &unculled,
+        &r.shadow_outputs,
+    );
+    let shadows = r.shadows.get_or_insert_with(|| {
+        ShadowDraw::new(device, bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT)
+    });
+    let matrices: Vec<(Mat4, bool)> = cascades.iter().map(|&(_, m, o)| (m, o)).collect();
+    shadows.write_views(device, &r.queue, &matrices);
+    let bind = shadows.bind(device, pools, &r.table, &r.shadow_outputs);
+    for (i, (shadow, ..)) in cascades.iter().enumerate() {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("farsight cluster shadows"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(
+                shadow.depth_attachment.get_attachment(wgpu::StoreOp::Store),
+            ),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        shadows.draw(&mut pass, &bind, &r.shadow_outputs, i as u32);
+    }
+}
+
+/// The active camera's visible clusters (cut and sorted by [`cut_and_cast`]),
+/// drawn one indirect draw per material slot into the view after Bevy's opaque
+/// pass.
 #[allow(clippy::too_many_arguments)]
 fn cut_and_draw(
     view: ViewQuery<(
@@ -724,17 +843,10 @@ fn cut_and_draw(
         .unwrap_or_else(PoisonError::into_inner)
         .uploader();
     let device = &r.device;
-    let slots = draw.slots.len() as u32;
-    let bins = draw.bins.get_or_insert_with(|| MaterialBins::new(device));
-    bins.fit(device, slots, r.outputs.capacity);
-    bins.write_slots(&r.queue, slots, r.tint_levels);
-    if draw.map_buffer.is_none() {
-        draw.map_buffer = Some(pbr::map_buffer(device, &draw.material_map));
-    }
     let record = draw
         .mesh_record
         .get_or_insert_with(|| pbr::mesh_record_buffer(device));
-    let (Some(map), Some(bins)) = (draw.map_buffer.as_ref(), draw.bins.as_ref()) else {
+    let Some(bins) = draw.bins.as_ref() else {
         return;
     };
     let pool_layout = cache.get_bind_group_layout(&spec.pool_layout);
@@ -771,21 +883,6 @@ fn cut_and_draw(
         entries: &entries,
     });
     let encoder = ctx.command_encoder();
-    if !r.skip_cut {
-        r.cut.encode(
-            device,
-            &r.queue,
-            encoder,
-            pools,
-            up.max_resident(),
-            &r.table,
-            &v.cut,
-            &r.outputs,
-        );
-    }
-    bins.encode(
-        device, &r.queue, encoder, pools, &r.table, &r.outputs, map, slots,
-    );
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("farsight clusters"),
         color_attachments: &[Some(target.get_color_attachment())],

@@ -419,8 +419,11 @@ fn watch_textures(
 /// `shadow-gpu` / `shadow-cpu`: the bunny alone, casting nothing (`NotShadowCaster`:
 /// the GPU path casts no shadows yet), in the shadow of a plate above the picture
 /// (a Bevy mesh); `shadow-gpu-uncast`: the plate casts nothing either (the sabotaged
-/// run). RGBA rows of `PW` pixels.
+/// run). `cast-gpu` / `cast-cpu`: the bunny just outside the camera's view casts
+/// its shadow onto a ground plane in it; `cast-gpu-away`: the bunny far away (the
+/// sabotaged run). RGBA rows of `PW` pixels.
 fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
+    let cast = mode.starts_with("cast");
     let shadow = mode.starts_with("shadow");
     let mut app = App::new();
     app.add_plugins((
@@ -468,7 +471,7 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
             perceptual_roughness: 0.4,
             ..default()
         });
-    if !shadow {
+    if !shadow && !cast {
         let helmet = dir.join("helmet.farsight");
         let mut h = world.spawn((
             FarsightClusterModel::new(&helmet),
@@ -483,16 +486,35 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
         .unwrap()
         .error_bounds();
     let s = 0.18 / r;
-    let centre = Vec3::new(0.35, 0.2, 0.0);
-    world.spawn((
+    let centre = match mode {
+        "cast-gpu-away" => Vec3::new(-30.0, 0.35, 0.0),
+        _ if cast => Vec3::new(-1.3, 0.35, 0.0),
+        _ => Vec3::new(0.35, 0.2, 0.0),
+    };
+    let mut b = world.spawn((
         FarsightClusterModel::new(&bunny),
         Transform::from_translation(centre - s * Vec3::new(x, y, z))
             .with_scale(Vec3::splat(s))
             .with_rotation(Quat::from_rotation_y(-0.6)),
         MeshMaterial3d(orange.clone()),
-        bevy::light::NotShadowCaster,
     ));
-    let towards_light = Vec3::new(-1.0, 2.0, 2.0).normalize();
+    if !cast {
+        b.insert(bevy::light::NotShadowCaster);
+    }
+    let towards_light = if cast {
+        Vec3::new(-2.0, 1.0, 0.0).normalize()
+    } else {
+        Vec3::new(-1.0, 2.0, 2.0).normalize()
+    };
+    if cast {
+        let ground = world
+            .resource_mut::<Assets<Mesh>>()
+            .add(Plane3d::default().mesh().size(4.0, 4.0));
+        let grey = world
+            .resource_mut::<Assets<StandardMaterial>>()
+            .add(StandardMaterial::from_color(Color::srgb(0.7, 0.7, 0.7)));
+        world.spawn((Mesh3d(ground), MeshMaterial3d(grey), Transform::IDENTITY));
+    }
     if shadow {
         let plate = world
             .resource_mut::<Assets<Mesh>>()
@@ -509,7 +531,7 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     world.spawn((
         DirectionalLight {
             illuminance: 6000.0,
-            shadow_maps_enabled: shadow,
+            shadow_maps_enabled: shadow || cast,
             ..default()
         },
         Transform::from_translation(towards_light).looking_at(Vec3::ZERO, Vec3::Y),
@@ -535,7 +557,11 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
         },
         Msaa::Off,
         RenderTarget::Image(image.clone().into()),
-        Transform::from_xyz(0.2, 0.45, 1.1).looking_at(Vec3::new(0.1, 0.3, 0.0), Vec3::Y),
+        if cast {
+            Transform::from_xyz(0.0, 1.2, 1.2).looking_at(Vec3::ZERO, Vec3::Y)
+        } else {
+            Transform::from_xyz(0.2, 0.45, 1.1).looking_at(Vec3::new(0.1, 0.3, 0.0), Vec3::Y)
+        },
     ));
     let start = std::time::Instant::now();
     while !(ready.0.load(Ordering::Relaxed) && bound.0.load(Ordering::Relaxed)) {
@@ -566,7 +592,7 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
         .query_filtered::<(), With<Mesh3d>>()
         .iter(app.world())
         .count();
-    let plates = usize::from(shadow);
+    let plates = usize::from(shadow || cast);
     assert_eq!(meshes > plates, cpu, "{meshes} meshes in the {mode} run");
     let sink = picture.0.clone();
     app.world_mut()
@@ -605,6 +631,20 @@ fn mean_difference(a: &[u8], b: &[u8]) -> ([f64; 3], usize) {
     (sum.map(|s| s as f64 / n.max(1) as f64), n)
 }
 
+/// Share of pixels whose colours differ by more than 24 (0-255) in some channel.
+fn strong_difference(a: &[u8], b: &[u8]) -> f64 {
+    let n = a
+        .chunks_exact(4)
+        .zip(b.chunks_exact(4))
+        .filter(|(p, q)| (0..3).any(|c| p[c].abs_diff(q[c]) > 24))
+        .count();
+    n as f64 / (a.len() / 4) as f64
+}
+
+/// The largest share of pixels the GPU path's picture may have strongly different
+/// from the CPU path's where a shadow is compared.
+const MAX_STRONG_SHARE: f64 = 0.005;
+
 /// The largest mean absolute difference per channel (0-255) the GPU path's
 /// picture may have from the CPU path's over the models' pixels.
 const MAX_MEAN_DIFF: f64 = 3.0;
@@ -617,7 +657,10 @@ const MAX_MEAN_DIFF: f64 = 3.0;
 /// the pictures differ by at most `MAX_MEAN_DIFF` per channel on average over the
 /// models' pixels. With the helmet's materials replaced (the sabotaged run) the
 /// same check fails. Likewise a bunny receiving a Bevy mesh's shadow (directional
-/// light with shadow maps), against the same bunny with the shadow gone.
+/// light with shadow maps), against the same bunny with the shadow gone; and the
+/// shadow a bunny just outside the camera's view casts onto a Bevy ground plane
+/// (the GPU path's cut for shadows has no frustum test), against the ground with
+/// the bunny far away.
 #[test]
 fn the_gpu_path_shades_as_the_cpu_path() {
     if let Ok(job) = std::env::var(PBR_CHILD) {
@@ -716,5 +759,21 @@ fn the_gpu_path_shades_as_the_cpu_path() {
     assert!(
         diff.iter().any(|&d| d > MAX_MEAN_DIFF),
         "a bunny out of the shadow passed for one in it: {diff:.2?}"
+    );
+    // Shadows cast: the bunny just outside the camera's view shadows the ground.
+    let gpu = render("cast-gpu");
+    let cpu = render("cast-cpu");
+    let share = strong_difference(&gpu, &cpu);
+    eprintln!("cast from outside the view: {share:.4} of the pixels differ by more than 24");
+    assert!(
+        share <= MAX_STRONG_SHARE,
+        "the GPU path's cast shadow differs from the CPU path's in {share:.4} of the pixels"
+    );
+    let away = render("cast-gpu-away");
+    let share = strong_difference(&away, &cpu);
+    eprintln!("with the bunny away: {share:.4} of the pixels differ by more than 24");
+    assert!(
+        share > MAX_STRONG_SHARE,
+        "a ground without the bunny's shadow passed for one with it: {share:.4}"
     );
 }
