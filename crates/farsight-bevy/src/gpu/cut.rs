@@ -44,8 +44,9 @@ pub struct GpuInstance {
     /// entity's own `MeshMaterial3d`), or [`GpuInstance::NO_MATERIAL`]: each
     /// cluster draws with its model's material for it. The cut ignores it.
     pub material: u32,
-    /// Zero.
-    pub pad: u32,
+    /// [`GpuInstance::NO_SHADOW`] where the instance casts no shadow (the entity's
+    /// `NotShadowCaster`), else zero.
+    pub flags: u32,
 }
 const _: () = assert!(std::mem::size_of::<GpuInstance>() == 112);
 
@@ -57,6 +58,8 @@ fn rows(m: &Affine3A) -> [[f32; 4]; 3] {
 impl GpuInstance {
     /// [`GpuInstance::material`] when the instance draws with its file's materials.
     pub const NO_MATERIAL: u32 = u32::MAX;
+    /// [`GpuInstance::flags`]: the instance casts no shadow.
+    pub const NO_SHADOW: u32 = 1;
 
     /// The row of an instance of `model` placed by `transform`.
     pub fn new(model: u32, transform: &Affine3A) -> Self {
@@ -72,7 +75,7 @@ impl GpuInstance {
             model,
             scale,
             material: Self::NO_MATERIAL,
-            pad: 0,
+            flags: 0,
         }
     }
 

@@ -24,8 +24,13 @@
 //! material bookkeeping (a mesh allocator slab, a material bind group slot per
 //! entity), which an indirect draw of pooled clusters has none of; the pass after
 //! the opaque pass keeps the cut, the sort and the draws in one command encoder.
-//! Not yet: the prepass and shadow passes (the clusters neither write the depth
-//! prepass nor cast shadows), transparent materials drawn in order, lightmaps.
+//!
+//! Shadows: [`ShadowDraw`] draws the clusters depth-only into each directional
+//! light cascade of the view, after Bevy's shadow pass, from a second cut with the
+//! camera's metric and no frustum test (so a model outside the camera's view casts,
+//! at the level the camera would draw it); an instance with `NotShadowCaster`
+//! casts nothing. Not yet: point and spot lights' shadow maps, the depth and normal
+//! prepasses, transparent materials drawn in order, lightmaps.
 
 use bevy::asset::RenderAssetUsages;
 use bevy::ecs::system::{StaticSystemParam, SystemParamItem};
@@ -139,8 +144,8 @@ fn buffer(
 }
 
 impl MaterialBins {
-    /// The sort's pipelines, with room for `slots` slots and `capacity` visible
-    /// clusters (grown by [`MaterialBins::fit`]).
+    /// The sort's pipelines, its buffers empty until [`MaterialBins::fit`] grows
+    /// them.
     pub fn new(device: &wgpu::Device) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("farsight material bins"),

@@ -9,10 +9,12 @@
 //! [`GpuUploader`]) runs its frame with requests made from the instances and the
 //! camera, and the marked instance rows are written; `Queue` and
 //! `PrepareBindGroups`: the material slots' pipelines and bind groups
-//! ([`super::pbr`]). `Core3d`, after Bevy's main opaque pass, for the active
-//! camera's view only: the cut's compute pass, the sort of its visible clusters by
-//! material slot, then one indirect draw per slot into the view's colour and depth,
-//! shaded by Bevy's PBR fragment shader with the slot's `StandardMaterial`.
+//! ([`super::pbr`]). `Core3d`, for the active camera's view only: after Bevy's
+//! shadow pass, the cut's compute pass, the sort of its visible clusters by
+//! material slot, and the clusters into the view's directional shadow cascades
+//! (from a cut without the frustum test); after Bevy's main opaque pass, one
+//! indirect draw per slot into the view's colour and depth, shaded by Bevy's PBR
+//! fragment shader with the slot's `StandardMaterial`.
 //!
 //! Materials: each cluster draws with its file's material (made as the CPU path
 //! makes them), an instance with a `MeshMaterial3d<StandardMaterial>` with that
@@ -61,9 +63,9 @@ use crate::{
 /// Opt-in: add it after `DefaultPlugins` and `FarsightPlugin`. It takes over only
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
-/// elsewhere (WebGL2) the CPU path stays. Not yet: the prepass and shadow passes
-/// (clusters are lit and receive shadows, but cast none), reloaded assets, views
-/// other than the active camera's.
+/// elsewhere (WebGL2) the CPU path stays. Not yet: the depth and normal prepasses,
+/// point and spot lights' shadows (clusters cast into directional lights' cascades
+/// only), reloaded assets, views other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
     /// The pools' sizes and the staging ring.
@@ -179,7 +181,7 @@ struct GpuMain {
     generation: u64,
     slots: HashMap<Entity, u32>,
     owners: Vec<Entity>,
-    placed: Vec<(u32, Affine3A, u32)>,
+    placed: Vec<(u32, Affine3A, u32, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
     changed: Vec<u32>,
     camera: Option<ViewData>,
@@ -385,6 +387,7 @@ fn gather(
         Ref<FarsightClusterModel>,
         Ref<GlobalTransform>,
         Option<Ref<MeshMaterial3d<StandardMaterial>>>,
+        Has<bevy::light::NotShadowCaster>,
     )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
     mut params: GpuMaterialParams,
@@ -411,7 +414,7 @@ fn gather(
             main.changed.push(slot);
         }
     }
-    for (e, model, gt, user) in &models {
+    for (e, model, gt, user, no_cast) in &models {
         let slot = main.slots.get(&e).copied();
         let user_changed = user.as_ref().is_some_and(|u| u.is_changed());
         if slot.is_some() && !model.is_changed() && !gt.is_changed() && !user_changed {
@@ -425,7 +428,8 @@ fn gather(
             },
         };
         let material = user.map_or(GpuInstance::NO_MATERIAL, |u| main.material_slot(&u.0));
-        let row = (m, gt.affine(), material);
+        let flags = if no_cast { GpuInstance::NO_SHADOW } else { 0 };
+        let row = (m, gt.affine(), material, flags);
         let s = slot.unwrap_or_else(|| {
             main.owners.push(e);
             main.placed.push(row);
@@ -475,7 +479,7 @@ struct GpuRender {
     metrics: Vec<Vec<f32>>,
     // The streamer's reader channels are `Send`, not `Sync`.
     streamer: Option<Mutex<ClusterStreamer<GpuUploader>>>,
-    placed: Vec<(u32, Affine3A, u32)>,
+    placed: Vec<(u32, Affine3A, u32, u32)>,
     pending: Vec<u32>,
     table: InstanceTable,
     outputs: CutOutputs,
@@ -565,7 +569,7 @@ fn extract(
         r.streamer = None;
     }
     r.placed
-        .resize(main.placed.len(), (0, Affine3A::IDENTITY, 0));
+        .resize(main.placed.len(), (0, Affine3A::IDENTITY, 0, 0));
     for &s in &main.changed {
         if let Some(&row) = main.placed.get(s as usize) {
             r.placed[s as usize] = row;
@@ -600,7 +604,7 @@ fn prepare(mut r: ResMut<GpuRender>) {
     r.requests
         .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
     let mut levels = vec![None; n];
-    for &(m, t, _) in &r.placed {
+    for &(m, t, ..) in &r.placed {
         let mu = m as usize;
         let inst = InstanceBounds::placed_geometry(&r.models[mu].geometry(), &Mat4::from(t));
         let l = model_levels(
@@ -633,9 +637,10 @@ fn prepare(mut r: ResMut<GpuRender>) {
     r.pending.sort_unstable();
     r.pending.dedup();
     for &s in &r.pending {
-        let (m, t, material) = r.placed[s as usize];
+        let (m, t, material, flags) = r.placed[s as usize];
         let mut row = GpuInstance::new(m, &t);
         row.material = material;
+        row.flags = flags;
         r.table.write(&r.queue, s, &[row]);
     }
     r.pending.clear();

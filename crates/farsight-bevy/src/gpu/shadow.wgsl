@@ -22,8 +22,13 @@ struct ShadowView {
 
 @vertex
 fn vertex(@builtin(vertex_index) vi: u32, @builtin(instance_index) k: u32) -> @builtin(position) vec4<f32> {
+    let inst = instances[visible[k].x];
+    if (inst.flags & 1u) != 0u {
+        // Casts no shadow: every vertex on one point, no triangle has area.
+        return vec4<f32>(2.0, 2.0, 2.0, 1.0);
+    }
     let p = pull(k, vi);
-    let world = affine(instances[visible[k].x].world_from_local, p.position);
+    let world = affine(inst.world_from_local, p.position);
     var clip = shadow_view.clip_from_world * vec4<f32>(world, 1.0);
     if shadow_view.orthographic != 0u {
         clip.z = min(clip.z, clip.w);

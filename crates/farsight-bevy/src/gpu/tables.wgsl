@@ -33,7 +33,8 @@ struct Instance {
     // The material slot drawing every cluster of the instance (the user's), or
     // NO_MATERIAL: each cluster's own file material.
     material: u32,
-    pad1: u32,
+    // Bit 0: casts no shadow.
+    flags: u32,
 }
 
 const NO_MATERIAL: u32 = 0xFFFFFFFFu;
