@@ -40,8 +40,13 @@ pub struct GpuInstance {
     /// The largest axis scale: model units to world units, conservative for a
     /// non-uniform scale as the CPU cut's.
     pub scale: f32,
-    /// Zero.
-    pub pad: [u32; 2],
+    /// The material slot drawing all of the instance (the plugin's slot of the
+    /// entity's own `MeshMaterial3d`), or [`GpuInstance::NO_MATERIAL`]: each
+    /// cluster draws with its model's material for it. The cut ignores it.
+    pub material: u32,
+    /// [`GpuInstance::NO_SHADOW`] where the instance casts no shadow (the entity's
+    /// `NotShadowCaster`), else zero.
+    pub flags: u32,
 }
 const _: () = assert!(std::mem::size_of::<GpuInstance>() == 112);
 
@@ -51,6 +56,11 @@ fn rows(m: &Affine3A) -> [[f32; 4]; 3] {
 }
 
 impl GpuInstance {
+    /// [`GpuInstance::material`] when the instance draws with its file's materials.
+    pub const NO_MATERIAL: u32 = u32::MAX;
+    /// [`GpuInstance::flags`]: the instance casts no shadow.
+    pub const NO_SHADOW: u32 = 1;
+
     /// The row of an instance of `model` placed by `transform`.
     pub fn new(model: u32, transform: &Affine3A) -> Self {
         let scale = transform
@@ -64,7 +74,8 @@ impl GpuInstance {
             local_from_world: rows(&transform.inverse()),
             model,
             scale,
-            pad: [0; 2],
+            material: Self::NO_MATERIAL,
+            flags: 0,
         }
     }
 

@@ -1,8 +1,10 @@
-//! Drawing the visible clusters without copies: a render pipeline that pulls each
-//! vertex from the pools as stored and one indirect draw for every visible cluster
-//! of every instance (the [`CutOutputs`]' draw arguments). Shading here is a plain
-//! lambert term with an optional tint per level; Bevy's PBR functions, materials and
-//! the prepass and shadow passes are issue 29's next step.
+//! Drawing the visible clusters without copies, headless: a render pipeline that
+//! pulls each vertex from the pools as stored and one indirect draw for every
+//! visible cluster of every instance (the [`CutOutputs`]' draw arguments), shaded by
+//! a plain lambert term with an optional tint per level. It needs no Bevy (tests and
+//! tools draw with it on a bare device); the plugin draws through [`super::pbr`]
+//! instead, with Bevy's PBR shading and the models' materials, over the same vertex
+//! pull (`pull.wgsl`).
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
@@ -11,7 +13,11 @@ use super::cut::{CutOutputs, InstanceTable};
 use super::pool::PoolBuffers;
 
 /// The WGSL of the draw (after the shared tables).
-pub const DRAW_WGSL: &str = concat!(include_str!("tables.wgsl"), include_str!("draw.wgsl"));
+pub const DRAW_WGSL: &str = concat!(
+    include_str!("tables.wgsl"),
+    include_str!("pull.wgsl"),
+    include_str!("draw.wgsl")
+);
 
 /// The draw's uniform (the WGSL struct `DrawView`).
 #[repr(C)]

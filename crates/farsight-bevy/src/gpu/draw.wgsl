@@ -22,46 +22,6 @@ struct DrawView {
 @group(0) @binding(5) var<storage, read> vertices: array<u32>;
 @group(0) @binding(6) var<storage, read> indices: array<u32>;
 
-struct Pulled {
-    position: vec3<f32>,
-    normal: vec3<f32>,
-    uv: vec2<f32>,
-    level: u32,
-}
-
-// farsight-format's oct_decode at 16 bits.
-fn oct_decode(word: u32) -> vec3<f32> {
-    let q = vec2<f32>(f32(i32(word << 16u) >> 16u), f32(i32(word) >> 16u));
-    let inv = 1.0 / 32767.0;
-    let x = clamp(q.x * inv, -1.0, 1.0);
-    let y = clamp(q.y * inv, -1.0, 1.0);
-    let z = 1.0 - abs(x) - abs(y);
-    var v = vec3<f32>(x, y, z);
-    if z < 0.0 {
-        v = vec3<f32>(select(-1.0, 1.0, x >= 0.0) * (1.0 - abs(y)), select(-1.0, 1.0, y >= 0.0) * (1.0 - abs(x)), z);
-    }
-    return v * (1.0 / sqrt(v.x * v.x + v.y * v.y + v.z * v.z));
-}
-
-// Vertex `slot_vertex` of the slot of visible cluster `k`, in model space.
-fn pull(k: u32, slot_vertex: u32) -> Pulled {
-    let pair = visible[k];
-    let c = clusters[pair.y];
-    let model = models[c.model];
-    let v = (c.vertex_base + indices[c.first_index + slot_vertex]) * 8u;
-    let w0 = vertices[v];
-    let w1 = vertices[v + 1u];
-    let code = vec3<f32>(f32(w0 & 0xFFFFu), f32(w0 >> 16u), f32(w1 & 0xFFFFu));
-    // dequantize_unorm: min + (q + 0.5) * ((max - min) / 65536).
-    let step = (model.bounds_max - model.bounds_min) / 65536.0;
-    var out: Pulled;
-    out.position = model.bounds_min + (code + 0.5) * step;
-    out.normal = oct_decode(vertices[v + 2u]);
-    out.uv = unpack2x16float(vertices[v + 4u]);
-    out.level = c.level;
-    return out;
-}
-
 struct VertexOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) normal: vec3<f32>,

@@ -5,8 +5,11 @@
 //! - [`layout`]: where a level record's bytes go, and the table rows.
 //! - [`pool`]: the GPU buffers and [`GpuUploader`], farsight-stream's `Uploader`.
 //! - [`staging`]: the staging ring of mappable slices the copies go through.
-//! - [`draw`]: the render pipeline that pulls vertices from the pools and draws
-//!   the cut's visible clusters with one indirect draw.
+//! - [`draw`]: a headless render pipeline (tests, tools) that pulls vertices from
+//!   the pools and draws the cut's visible clusters with one indirect draw, lambert
+//!   shaded.
+//! - [`pbr`]: the plugin's draw: Bevy's mesh pipeline and PBR fragment shader over
+//!   a vertex stage that pulls from the pools, one indirect draw per material.
 //! - [`plugin`]: [`FarsightGpuClustersPlugin`], all of it hooked into Bevy's
 //!   render world (opt-in).
 //! - [`stats`]: [`GpuClusterStats`], the figures read in the main world, and
@@ -22,6 +25,7 @@ pub mod alloc;
 pub mod cut;
 pub mod draw;
 pub mod layout;
+pub mod pbr;
 pub mod plugin;
 pub mod pool;
 pub mod staging;

@@ -7,9 +7,20 @@
 //! Extract: the marked slots, the camera and (when a model was added) the models.
 //! Render world, `PrepareResources`: the streamer (farsight-stream's, over
 //! [`GpuUploader`]) runs its frame with requests made from the instances and the
-//! camera, and the marked instance rows are written. `Core3d`, after Bevy's main
-//! opaque pass, for the active camera's view only: the cut's compute pass, then one
-//! indirect draw of the visible clusters into the view's colour and depth.
+//! camera, and the marked instance rows are written; `Queue` and
+//! `PrepareBindGroups`: the material slots' pipelines and bind groups
+//! ([`super::pbr`]). `Core3d`, for the active camera's view only: after Bevy's
+//! shadow pass, the cut's compute pass, the sort of its visible clusters by
+//! material slot, and the clusters into the view's directional shadow cascades
+//! (from a cut without the frustum test); after Bevy's main opaque pass, one
+//! indirect draw per slot into the view's colour and depth, shaded by Bevy's PBR
+//! fragment shader with the slot's `StandardMaterial`.
+//!
+//! Materials: each cluster draws with its file's material (made as the CPU path
+//! makes them), an instance with a `MeshMaterial3d<StandardMaterial>` with that
+//! material for all of its clusters (read when the instance is added or its
+//! component changes), and a model whose file has no materials with a default
+//! `StandardMaterial` (the CPU path draws nothing there).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -28,11 +39,21 @@ use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, ModelRequest};
 use glam::{Affine3A, Mat4};
 
+use bevy::pbr::{
+    per_view_shadow_pass, MeshViewBindGroup, ShadowView, ViewKeyCache, ViewLightEntities,
+    LATE_SHADOW_PASS,
+};
+use bevy::render::render_resource::{PipelineCache, SpecializedRenderPipelines};
+use bevy::render::renderer::RenderDevice as BevyDevice;
+
+use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer, ShadowDraw};
 use super::stats::{self, GpuClusterStats, GpuClusterTint, RenderStats, SharedStats};
 use super::{
-    gpu_path_supported, CutCamera, CutOutputs, CutPipeline, DrawCamera, DrawPipeline, DrawTarget,
-    GpuClusterSystems, GpuInstance, GpuUploader, InstanceTable, PoolSettings,
+    gpu_path_supported, CutCamera, CutOutputs, CutPipeline, GpuClusterSystems, GpuInstance,
+    GpuUploader, InstanceTable, PoolSettings,
 };
+use crate::clusters::AssetRoot;
+use crate::materials::{MaterialAssets, MaterialSink, PendingImages};
 use crate::{
     ClusterModelAsset, FarsightClusterConfig, FarsightClusterModel, FarsightClusters,
     FarsightLodCamera, FarsightSet,
@@ -43,9 +64,9 @@ use crate::{
 /// Opt-in: add it after `DefaultPlugins` and `FarsightPlugin`. It takes over only
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
-/// elsewhere (WebGL2) the CPU path stays. Not yet: Bevy's PBR shading (the clusters
-/// are lit by one fixed light), prepass and shadow passes, reloaded assets, views
-/// other than the active camera's.
+/// elsewhere (WebGL2) the CPU path stays. Not yet: the depth and normal prepasses,
+/// point and spot lights' shadows (clusters cast into directional lights' cascades
+/// only), reloaded assets, views other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
     /// The pools' sizes and the staging ring.
@@ -101,10 +122,30 @@ impl Plugin for FarsightGpuClustersPlugin {
         let stats = RenderStats::new(&device, shared.clone());
         let mut state = GpuRender::new(device, queue, self.pools, self.skip_cut);
         state.visible_capacity = self.visible_capacity;
+        let vertex = app
+            .world_mut()
+            .resource_mut::<Assets<Shader>>()
+            .add(Shader::from_wgsl(
+                pbr::PBR_WGSL,
+                "farsight/cluster_pbr.wgsl",
+            ));
+        let fragment = match <StandardMaterial as bevy::pbr::Material>::fragment_shader() {
+            bevy::shader::ShaderRef::Path(path) => app.world().resource::<AssetServer>().load(path),
+            bevy::shader::ShaderRef::Handle(h) => h,
+            bevy::shader::ShaderRef::Default => {
+                warn!("farsight: StandardMaterial names no fragment shader; the CPU path draws");
+                return;
+            }
+        };
+        let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+            return;
+        };
         render_app
             .insert_resource(state)
+            .insert_resource(PbrDraw::new(vertex, fragment))
             .insert_resource(stats)
             .init_resource::<GpuClusterTint>()
+            .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
             .add_systems(
                 ExtractSchedule,
                 (
@@ -119,12 +160,23 @@ impl Plugin for FarsightGpuClustersPlugin {
                     .in_set(GpuClusterSystems::Prepare),
             )
             .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
+            .add_systems(Render, queue_pbr.in_set(RenderSystems::Queue))
+            .add_systems(
+                Render,
+                prepare_pbr_bind_groups.in_set(RenderSystems::PrepareBindGroups),
+            )
             .add_systems(
                 Core3d,
-                cut_and_draw
-                    .after(main_opaque_pass_3d)
-                    .in_set(Core3dSystems::MainPass)
-                    .in_set(GpuClusterSystems::CutAndDraw),
+                (
+                    cut_and_cast
+                        .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                        .before(Core3dSystems::MainPass)
+                        .in_set(GpuClusterSystems::CutAndDraw),
+                    cut_and_draw
+                        .after(main_opaque_pass_3d)
+                        .in_set(Core3dSystems::MainPass)
+                        .in_set(GpuClusterSystems::CutAndDraw),
+                ),
             );
         app.insert_resource(GpuClustersActive)
             .insert_resource(shared)
@@ -148,7 +200,6 @@ impl Plugin for FarsightGpuClustersPlugin {
 struct ViewData {
     entity: Entity,
     cut: CutCamera,
-    clip_from_world: Mat4,
 }
 
 /// The main world's side: opened models and the instance slots.
@@ -161,11 +212,125 @@ struct GpuMain {
     generation: u64,
     slots: HashMap<Entity, u32>,
     owners: Vec<Entity>,
-    placed: Vec<(u32, Affine3A)>,
+    placed: Vec<(u32, Affine3A, u32, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
     changed: Vec<u32>,
     camera: Option<ViewData>,
     settings: FarsightClusterConfig,
+    /// The material slots: every `StandardMaterial` some instance draws with.
+    mat_slots: Vec<Handle<StandardMaterial>>,
+    mat_slot_of: HashMap<AssetId<StandardMaterial>, u32>,
+    /// Per model, the slot of each material its geometry names.
+    model_slots: Vec<Vec<u32>>,
+    /// Per model two words (first entry, count), then the entries.
+    material_map: Vec<u32>,
+    /// Bumped when the material slots or the map change.
+    slots_generation: u64,
+    /// Materials modified this frame.
+    modified: HashSet<AssetId<StandardMaterial>>,
+    file_materials: HashMap<PathBuf, MaterialAssets>,
+    default_material: Option<Handle<StandardMaterial>>,
+}
+
+impl GpuMain {
+    /// The material slot of `material`, made when new.
+    fn material_slot(&mut self, material: &Handle<StandardMaterial>) -> u32 {
+        if let Some(&s) = self.mat_slot_of.get(&material.id()) {
+            return s;
+        }
+        let s = self.mat_slots.len() as u32;
+        self.mat_slots.push(material.clone());
+        self.mat_slot_of.insert(material.id(), s);
+        self.slots_generation += 1;
+        s
+    }
+
+    /// The material slots of the models opened since the last call (their files'
+    /// materials made as the CPU path makes them), and the material map.
+    fn model_materials(&mut self, p: &mut GpuMaterialParams) {
+        if self.model_slots.len() == self.models.len() {
+            return;
+        }
+        while self.model_slots.len() < self.models.len() {
+            let model = self.models[self.model_slots.len()].clone();
+            let path = model.path().to_owned();
+            if !self.file_materials.contains_key(&path) {
+                if let (Some(server), Some(images), Some(materials)) = (
+                    p.asset_server.as_deref(),
+                    p.images.as_deref_mut(),
+                    p.materials.as_deref_mut(),
+                ) {
+                    let mut sink = MaterialSink {
+                        asset_server: server,
+                        asset_root: p.root.as_deref().map(|r| r.0.as_path()),
+                        images,
+                        materials,
+                        pending: &mut p.pending,
+                    };
+                    let made =
+                        MaterialAssets::create(&model.manifest().material_table, &path, &mut sink);
+                    self.file_materials.insert(path.clone(), made);
+                }
+            }
+            let handles: Vec<Option<Handle<StandardMaterial>>> = model
+                .geometry()
+                .materials
+                .iter()
+                .map(|n| {
+                    self.file_materials
+                        .get(&path)
+                        .and_then(|f| f.get(n))
+                        .cloned()
+                })
+                .collect();
+            let mut slots = Vec::with_capacity(handles.len().max(1));
+            for h in handles {
+                let h = h.unwrap_or_else(|| self.default_material(p));
+                slots.push(self.material_slot(&h));
+            }
+            if slots.is_empty() {
+                let h = self.default_material(p);
+                slots.push(self.material_slot(&h));
+            }
+            self.model_slots.push(slots);
+        }
+        let n = self.model_slots.len() as u32;
+        self.material_map.clear();
+        let mut at = 2 * n;
+        for s in &self.model_slots {
+            self.material_map.extend([at, s.len() as u32]);
+            at += s.len() as u32;
+        }
+        for s in &self.model_slots {
+            self.material_map.extend_from_slice(s);
+        }
+        self.slots_generation += 1;
+    }
+
+    /// The material of a model whose file has none (`StandardMaterial::default()`).
+    fn default_material(&mut self, p: &mut GpuMaterialParams) -> Handle<StandardMaterial> {
+        if let Some(h) = &self.default_material {
+            return h.clone();
+        }
+        let h = p
+            .materials
+            .as_deref_mut()
+            .map(|m| m.add(StandardMaterial::default()))
+            .unwrap_or_default();
+        self.default_material = Some(h.clone());
+        h
+    }
+}
+
+/// What [`gather`] needs to make the files' materials (as the CPU path does).
+#[derive(bevy::ecs::system::SystemParam)]
+struct GpuMaterialParams<'w, 's> {
+    asset_server: Option<Res<'w, AssetServer>>,
+    root: Option<Res<'w, AssetRoot>>,
+    images: Option<ResMut<'w, Assets<Image>>>,
+    materials: Option<ResMut<'w, Assets<StandardMaterial>>>,
+    pending: ResMut<'w, PendingImages>,
+    events: MessageReader<'w, 's, AssetEvent<StandardMaterial>>,
 }
 
 impl GpuMain {
@@ -248,11 +413,24 @@ fn gather(
         ),
         With<Camera3d>,
     >,
-    models: Query<(Entity, Ref<FarsightClusterModel>, Ref<GlobalTransform>)>,
+    models: Query<(
+        Entity,
+        Ref<FarsightClusterModel>,
+        Ref<GlobalTransform>,
+        Option<Ref<MeshMaterial3d<StandardMaterial>>>,
+        Has<bevy::light::NotShadowCaster>,
+    )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
+    mut params: GpuMaterialParams,
 ) {
     let main = &mut *main;
     main.changed.clear();
+    main.modified.clear();
+    for ev in params.events.read() {
+        if let AssetEvent::Modified { id } = *ev {
+            main.modified.insert(id);
+        }
+    }
     if let Some(c) = clusters {
         main.settings = c.settings;
     }
@@ -267,9 +445,10 @@ fn gather(
             main.changed.push(slot);
         }
     }
-    for (e, model, gt) in &models {
+    for (e, model, gt, user, no_cast) in &models {
         let slot = main.slots.get(&e).copied();
-        if slot.is_some() && !model.is_changed() && !gt.is_changed() {
+        let user_changed = user.as_ref().is_some_and(|u| u.is_changed());
+        if slot.is_some() && !model.is_changed() && !gt.is_changed() && !user_changed {
             continue;
         }
         let m = match slot {
@@ -279,7 +458,9 @@ fn gather(
                 None => continue,
             },
         };
-        let row = (m, gt.affine());
+        let material = user.map_or(GpuInstance::NO_MATERIAL, |u| main.material_slot(&u.0));
+        let flags = if no_cast { GpuInstance::NO_SHADOW } else { 0 };
+        let row = (m, gt.affine(), material, flags);
         let s = slot.unwrap_or_else(|| {
             main.owners.push(e);
             main.placed.push(row);
@@ -289,6 +470,7 @@ fn gather(
         main.placed[s as usize] = row;
         main.changed.push(s);
     }
+    main.model_materials(&mut params);
     main.camera = cameras
         .iter()
         .filter(|(_, c, ..)| c.is_active)
@@ -311,7 +493,6 @@ fn gather(
                     threshold_px: main.settings.threshold_px,
                     frustum: true,
                 },
-                clip_from_world,
             }
         });
 }
@@ -329,12 +510,14 @@ struct GpuRender {
     metrics: Vec<Vec<f32>>,
     // The streamer's reader channels are `Send`, not `Sync`.
     streamer: Option<Mutex<ClusterStreamer<GpuUploader>>>,
-    placed: Vec<(u32, Affine3A)>,
+    placed: Vec<(u32, Affine3A, u32, u32)>,
     pending: Vec<u32>,
     table: InstanceTable,
     outputs: CutOutputs,
+    /// The cut for shadows: the camera's metric, no frustum test.
+    shadow_outputs: CutOutputs,
+    shadows: Option<ShadowDraw>,
     cut: CutPipeline,
-    draws: HashMap<DrawTarget, DrawPipeline>,
     view: Option<ViewData>,
     settings: FarsightClusterConfig,
     requests: Vec<ModelRequest>,
@@ -347,6 +530,8 @@ impl GpuRender {
         Self {
             table: InstanceTable::new(&device, 64),
             outputs: cut.outputs(&device, 1 << 12),
+            shadow_outputs: cut.outputs(&device, 1 << 12),
+            shadows: None,
             cut,
             device,
             queue,
@@ -358,7 +543,6 @@ impl GpuRender {
             streamer: None,
             placed: Vec::new(),
             pending: Vec::new(),
-            draws: HashMap::new(),
             view: None,
             settings: FarsightClusterConfig::default(),
             requests: Vec::new(),
@@ -389,15 +573,33 @@ impl GpuRender {
 }
 
 /// The marked slots, the camera and new models into the render world.
-fn extract(main: Extract<Res<GpuMain>>, mut r: ResMut<GpuRender>) {
+fn extract(
+    main: Extract<Res<GpuMain>>,
+    materials: Extract<Option<Res<Assets<StandardMaterial>>>>,
+    mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+) {
     let r = &mut *r;
+    if draw.generation != main.slots_generation {
+        draw.generation = main.slots_generation;
+        let ids: Vec<AssetId<StandardMaterial>> = main.mat_slots.iter().map(Handle::id).collect();
+        draw.set_slots(&ids, main.material_map.clone());
+    }
+    for slot in &mut draw.slots {
+        if slot.material.is_none() || main.modified.contains(&slot.id) {
+            slot.material = materials.as_ref().and_then(|m| m.get(slot.id)).cloned();
+            slot.bind_group = None;
+            slot.pipeline = None;
+        }
+    }
     if main.generation != r.generation {
         r.generation = main.generation;
         r.models.clone_from(&main.models);
         r.metrics = r.models.iter().map(CookedModel::parent_errors).collect();
         r.streamer = None;
     }
-    r.placed.resize(main.placed.len(), (0, Affine3A::IDENTITY));
+    r.placed
+        .resize(main.placed.len(), (0, Affine3A::IDENTITY, 0, 0));
     for &s in &main.changed {
         if let Some(&row) = main.placed.get(s as usize) {
             r.placed[s as usize] = row;
@@ -432,7 +634,7 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
     r.requests
         .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
     let mut levels = vec![None; n];
-    for &(m, t) in &r.placed {
+    for &(m, t, ..) in &r.placed {
         let mu = m as usize;
         let inst = InstanceBounds::placed_geometry(&r.models[mu].geometry(), &Mat4::from(t));
         let l = model_levels(
@@ -465,8 +667,11 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
     r.pending.sort_unstable();
     r.pending.dedup();
     for &s in &r.pending {
-        let (m, t) = r.placed[s as usize];
-        r.table.write(&r.queue, s, &[GpuInstance::new(m, &t)]);
+        let (m, t, material, flags) = r.placed[s as usize];
+        let mut row = GpuInstance::new(m, &t);
+        row.material = material;
+        row.flags = flags;
+        r.table.write(&r.queue, s, &[row]);
     }
     r.pending.clear();
     r.table.len = len;
@@ -481,25 +686,82 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
         r.outputs = r
             .cut
             .outputs(&r.device, need.next_power_of_two().min(limit as u32));
+        r.shadow_outputs = r.cut.outputs(&r.device, r.outputs.capacity);
     }
     stats.prepared(up, &r.placed, r.outputs.capacity);
 }
 
-/// The cut for the active camera's view, then its visible clusters drawn into the
-/// view after Bevy's opaque pass.
-fn cut_and_draw(
-    view: ViewQuery<(&ExtractedView, &ViewTarget, &ViewDepthTexture, &Msaa)>,
+/// The material slots' pipelines for the active camera's view (its key from
+/// Bevy's `ViewKeyCache`), compiled by the pipeline cache.
+fn queue_pbr(
+    r: Res<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+    views: Query<&ExtractedView>,
+    keys: Res<ViewKeyCache>,
+    cache: Res<PipelineCache>,
+    mut pipelines: ResMut<SpecializedRenderPipelines<PbrSpecializer>>,
+    mesh_pipeline: Option<Res<bevy::pbr::MeshPipeline>>,
+    mut layouts: ResMut<bevy::mesh::MeshVertexBufferLayouts>,
+    device: Res<BevyDevice>,
+) {
+    let draw = &mut *draw;
+    if draw.specializer.is_none() {
+        let Some(mesh) = mesh_pipeline else {
+            return;
+        };
+        draw.specializer = Some(PbrSpecializer::new(
+            mesh.clone(),
+            &mut layouts,
+            &device,
+            draw.vertex.clone(),
+            draw.fragment.clone(),
+        ));
+    }
+    let Some(v) = r.view else {
+        return;
+    };
+    let Some(key) = views
+        .iter()
+        .find(|e| e.retained_view_entity.main_entity == MainEntity::from(v.entity))
+        .and_then(|e| keys.get(&e.retained_view_entity))
+    else {
+        return;
+    };
+    pbr::specialize_slots(draw, *key, &cache, &mut pipelines);
+}
+
+/// The material slots' bind groups (a material whose images have not loaded
+/// waits for them).
+fn prepare_pbr_bind_groups(
+    mut draw: ResMut<PbrDraw>,
+    device: Res<BevyDevice>,
+    cache: Res<PipelineCache>,
+    mut param: pbr::MaterialParam,
+) {
+    pbr::prepare_slot_bind_groups(&mut draw, &device, &cache, &mut param);
+}
+
+/// Before Bevy's main pass, for the active camera's view: the cut, the sort of its
+/// visible clusters by material slot, and, where the view has directional
+/// shadow cascades, a cut for shadows (the camera's metric without the frustum
+/// test: a model outside the view still casts) drawn into each cascade after
+/// Bevy's shadow pass.
+fn cut_and_cast(
+    view: ViewQuery<(&ExtractedView, Option<&ViewLightEntities>)>,
+    lights: Query<(&ShadowView, &ExtractedView)>,
     mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
     mut stats: ResMut<RenderStats>,
     tint: Res<GpuClusterTint>,
     mut ctx: RenderContext,
 ) {
-    let (extracted, target, depth, msaa) = view.into_inner();
+    let (extracted, view_lights) = view.into_inner();
     let r = &mut *r;
+    let draw = &mut *draw;
     let Some(v) = r.view else {
         return;
     };
-    if extracted.retained_view_entity.main_entity != MainEntity::from(v.entity) {
+    if r.skip_cut || extracted.retained_view_entity.main_entity != MainEntity::from(v.entity) {
         return;
     }
     let Some(streamer) = r.streamer.as_mut() else {
@@ -509,31 +771,160 @@ fn cut_and_draw(
         .get_mut()
         .unwrap_or_else(PoisonError::into_inner)
         .uploader();
-    let key = DrawTarget {
-        color: target.main_texture_format(),
-        depth: depth.texture.format(),
-        samples: msaa.samples(),
-        depth_compare: wgpu::CompareFunction::Greater,
-    };
     let device = &r.device;
-    let draw = r
-        .draws
-        .entry(key)
-        .or_insert_with(|| DrawPipeline::for_target(device, &key));
-    let encoder = ctx.command_encoder();
-    if !r.skip_cut {
-        r.cut.encode(
-            device,
-            &r.queue,
-            encoder,
-            up.buffers(),
-            up.max_resident(),
-            &r.table,
-            &v.cut,
-            &r.outputs,
-        );
+    let slots = draw.slots.len() as u32;
+    let bins = draw.bins.get_or_insert_with(|| MaterialBins::new(device));
+    bins.fit(device, slots, r.outputs.capacity);
+    bins.write_slots(&r.queue, slots, tint.on);
+    if draw.map_buffer.is_none() {
+        draw.map_buffer = Some(pbr::map_buffer(device, &draw.material_map));
     }
+    let (Some(map), Some(bins)) = (draw.map_buffer.as_ref(), draw.bins.as_ref()) else {
+        return;
+    };
+    let pools = up.buffers();
+    let encoder = ctx.command_encoder();
+    r.cut.encode(
+        device,
+        &r.queue,
+        encoder,
+        pools,
+        up.max_resident(),
+        &r.table,
+        &v.cut,
+        &r.outputs,
+    );
     stats.copy_counters(encoder, &r.outputs);
+    bins.encode(
+        device, &r.queue, encoder, pools, &r.table, &r.outputs, map, slots,
+    );
+    // Directional lights' cascades of this view.
+    let cascades: Vec<(&ShadowView, Mat4, bool)> = view_lights
+        .map(|l| l.lights.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|&e| lights.get(e).ok())
+        .map(|(shadow, ev)| {
+            let clip_from_world = ev
+                .clip_from_world
+                .unwrap_or_else(|| ev.clip_from_view * ev.world_from_view.to_matrix().inverse());
+            (shadow, clip_from_world, ev.clip_from_view.w_axis.w == 1.0)
+        })
+        .collect();
+    if cascades.is_empty() {
+        return;
+    }
+    let unculled = CutCamera {
+        frustum: false,
+        ..v.cut
+    };
+    r.cut.encode(
+        device,
+        &r.queue,
+        encoder,
+        pools,
+        up.max_resident(),
+        &r.table,
+        &unculled,
+        &r.shadow_outputs,
+    );
+    let shadows = r.shadows.get_or_insert_with(|| {
+        ShadowDraw::new(device, bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT)
+    });
+    let matrices: Vec<(Mat4, bool)> = cascades.iter().map(|&(_, m, o)| (m, o)).collect();
+    shadows.write_views(device, &r.queue, &matrices);
+    let bind = shadows.bind(device, pools, &r.table, &r.shadow_outputs);
+    for (i, (shadow, ..)) in cascades.iter().enumerate() {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("farsight cluster shadows"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(
+                shadow.depth_attachment.get_attachment(wgpu::StoreOp::Store),
+            ),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        shadows.draw(&mut pass, &bind, &r.shadow_outputs, i as u32);
+    }
+}
+
+/// The active camera's visible clusters (cut and sorted by [`cut_and_cast`]),
+/// drawn one indirect draw per material slot into the view after Bevy's opaque
+/// pass.
+#[allow(clippy::too_many_arguments)]
+fn cut_and_draw(
+    view: ViewQuery<(
+        &ExtractedView,
+        &ViewTarget,
+        &ViewDepthTexture,
+        &MeshViewBindGroup,
+    )>,
+    mut r: ResMut<GpuRender>,
+    mut draw: ResMut<PbrDraw>,
+    cache: Res<PipelineCache>,
+    mut ctx: RenderContext,
+) {
+    let (extracted, target, depth, view_bind_group) = view.into_inner();
+    let r = &mut *r;
+    let draw = &mut *draw;
+    let Some(v) = r.view else {
+        return;
+    };
+    if extracted.retained_view_entity.main_entity != MainEntity::from(v.entity) {
+        return;
+    }
+    let Some(streamer) = r.streamer.as_mut() else {
+        return;
+    };
+    let Some(spec) = draw.specializer.as_ref() else {
+        return;
+    };
+    let up = streamer
+        .get_mut()
+        .unwrap_or_else(PoisonError::into_inner)
+        .uploader();
+    let device = &r.device;
+    let record = draw
+        .mesh_record
+        .get_or_insert_with(|| pbr::mesh_record_buffer(device));
+    let Some(bins) = draw.bins.as_ref() else {
+        return;
+    };
+    let pool_layout = cache.get_bind_group_layout(&spec.pool_layout);
+    let pools = up.buffers();
+    let buffers = [
+        record,
+        &pools.clusters,
+        &pools.models,
+        &r.table.buffer,
+        &bins.sorted,
+        &pools.vertices,
+        &pools.indices,
+        &bins.bins,
+    ];
+    let mut entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(binding, b)| wgpu::BindGroupEntry {
+            binding: binding as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    entries.push(wgpu::BindGroupEntry {
+        binding: 8,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &bins.slot_uniforms,
+            offset: 0,
+            size: wgpu::BufferSize::new(16),
+        }),
+    });
+    let pool_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("farsight cluster pools"),
+        layout: &pool_layout,
+        entries: &entries,
+    });
+    let encoder = ctx.command_encoder();
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("farsight clusters"),
         color_attachments: &[Some(target.get_color_attachment())],
@@ -542,17 +933,18 @@ fn cut_and_draw(
         occlusion_query_set: None,
         multiview_mask: None,
     });
-    draw.draw(
-        device,
-        &r.queue,
-        &mut pass,
-        up.buffers(),
-        &r.table,
-        &r.outputs,
-        &DrawCamera {
-            clip_from_world: v.clip_from_world,
-            light: Vec3::new(0.4, 1.0, 0.6).normalize(),
-            tint_levels: tint.on,
-        },
-    );
+    pass.set_bind_group(0, &*view_bind_group.main, &view_bind_group.main_offsets);
+    pass.set_bind_group(1, &*view_bind_group.binding_array, &[]);
+    for (s, slot) in draw.slots.iter().enumerate() {
+        let (Some(group), Some((_, id))) = (slot.bind_group.as_ref(), slot.pipeline) else {
+            continue;
+        };
+        let Some(pipeline) = cache.get_render_pipeline(id) else {
+            continue;
+        };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(2, &pool_group, &[(s as u64 * bins.stride) as u32]);
+        pass.set_bind_group(3, &**group, &[]);
+        pass.draw_indirect(&bins.args, 16 * s as u64);
+    }
 }

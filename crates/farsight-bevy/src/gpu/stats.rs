@@ -225,7 +225,7 @@ impl RenderStats {
     pub(super) fn prepared(
         &mut self,
         up: &GpuUploader,
-        placed: &[(u32, Affine3A)],
+        placed: &[(u32, Affine3A, u32, u32)],
         visible_capacity: u32,
     ) {
         self.frame += 1;
@@ -240,7 +240,7 @@ impl RenderStats {
         }));
         let tested = placed
             .iter()
-            .map(|&(m, _)| self.resident.get(m as usize).copied().unwrap_or(0))
+            .map(|&(m, ..)| self.resident.get(m as usize).copied().unwrap_or(0))
             .sum();
         let settings = up.settings();
         let free = up.free_units();

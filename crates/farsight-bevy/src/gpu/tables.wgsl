@@ -30,9 +30,14 @@ struct Instance {
     local_from_world: array<vec4<f32>, 3>,
     model: u32,
     scale: f32,
-    pad0: u32,
-    pad1: u32,
+    // The material slot drawing every cluster of the instance (the user's), or
+    // NO_MATERIAL: each cluster's own file material.
+    material: u32,
+    // Bit 0: casts no shadow.
+    flags: u32,
 }
+
+const NO_MATERIAL: u32 = 0xFFFFFFFFu;
 
 fn affine(r: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
     return vec3<f32>(

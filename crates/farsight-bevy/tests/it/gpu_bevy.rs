@@ -532,3 +532,407 @@ fn the_gpu_path_reports_its_figures_and_tints_by_level() {
     assert!(tinted > 0.03, "the level tint is not drawn: {tinted:.4}");
     assert!(grey < 0.005, "grey clusters with the tint on: {grey:.4}");
 }
+
+/// Set in the child process that renders one picture of the PBR scene: `DIR|MODE|OUT`.
+const PBR_CHILD: &str = "FARSIGHT_GPU_PBR_CHILD";
+const PW: u32 = 320;
+const PH: u32 = 240;
+
+/// Whether every texture of every `StandardMaterial` has loaded.
+#[derive(Resource, Clone, Default)]
+struct TexturesBound(Arc<AtomicBool>);
+
+fn watch_textures(
+    bound: Res<TexturesBound>,
+    materials: Res<Assets<StandardMaterial>>,
+    images: Res<Assets<Image>>,
+) {
+    let ok = |h: &Option<Handle<Image>>| h.as_ref().is_none_or(|h| images.contains(h));
+    let all = materials.iter().all(|(_, m)| {
+        ok(&m.base_color_texture)
+            && ok(&m.normal_map_texture)
+            && ok(&m.metallic_roughness_texture)
+            && ok(&m.occlusion_texture)
+            && ok(&m.emissive_texture)
+    });
+    bound.0.store(all && materials.len() > 2, Ordering::Relaxed);
+}
+
+/// The FlightHelmet (its file's materials and textures) and a bunny (a lit
+/// material of the user's) cooked with `--clusters` in `dir`, lit by a directional
+/// light and ambient light, seen through distance fog and Reinhard tonemapping:
+/// through the GPU path (`gpu`), the CPU path (`cpu`), or the GPU path with the
+/// helmet's materials replaced by the bunny's (`gpu-plain`, the sabotaged run).
+/// `shadow-gpu` / `shadow-cpu`: the bunny alone, casting nothing (`NotShadowCaster`:
+/// the GPU path casts no shadows yet), in the shadow of a plate above the picture
+/// (a Bevy mesh); `shadow-gpu-uncast`: the plate casts nothing either (the sabotaged
+/// run). `cast-gpu` / `cast-cpu`: the bunny just outside the camera's view casts
+/// its shadow onto a ground plane in it; `cast-gpu-away`: the bunny far away (the
+/// sabotaged run). RGBA rows of `PW` pixels.
+fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
+    let cast = mode.starts_with("cast");
+    let shadow = mode.starts_with("shadow");
+    let mut app = App::new();
+    app.add_plugins((
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: dir.to_string_lossy().into_owned(),
+                ..default()
+            })
+            .disable::<WinitPlugin>(),
+        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
+        FarsightPlugin,
+    ));
+    let cpu = mode.ends_with("cpu");
+    if !cpu {
+        app.add_plugins(FarsightGpuClustersPlugin::default());
+    }
+    let image = {
+        let mut images = app.world_mut().resource_mut::<Assets<Image>>();
+        let mut img = Image::new_target_texture(PW, PH, TextureFormat::Rgba8UnormSrgb, None);
+        img.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        images.add(img)
+    };
+    let picture = Picture::default();
+    let bound = TexturesBound::default();
+    app.insert_resource(picture.clone())
+        .insert_resource(bound.clone())
+        .add_systems(Update, watch_textures);
+    let ready = Ready::default();
+    app.get_sub_app_mut(RenderApp)
+        .unwrap()
+        .insert_resource(ready.clone())
+        .add_systems(Render, watch_pipelines.in_set(RenderSystems::Cleanup));
+    app.finish();
+    app.cleanup();
+    let world = app.world_mut();
+    let orange = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(StandardMaterial {
+            base_color: Color::srgb(0.9, 0.45, 0.2),
+            perceptual_roughness: 0.4,
+            ..default()
+        });
+    if !shadow && !cast {
+        let helmet = dir.join("helmet.farsight");
+        let mut h = world.spawn((
+            FarsightClusterModel::new(&helmet),
+            Transform::from_xyz(-0.15, 0.0, 0.0),
+        ));
+        if mode == "gpu-plain" {
+            h.insert(MeshMaterial3d(orange.clone()));
+        }
+    }
+    let bunny = dir.join("bunny.farsight");
+    let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(&bunny)
+        .unwrap()
+        .error_bounds();
+    let s = 0.18 / r;
+    let centre = match mode {
+        "cast-gpu-away" => Vec3::new(-30.0, 0.35, 0.0),
+        _ if cast => Vec3::new(-1.3, 0.35, 0.0),
+        _ => Vec3::new(0.35, 0.2, 0.0),
+    };
+    let mut b = world.spawn((
+        FarsightClusterModel::new(&bunny),
+        Transform::from_translation(centre - s * Vec3::new(x, y, z))
+            .with_scale(Vec3::splat(s))
+            .with_rotation(Quat::from_rotation_y(-0.6)),
+        MeshMaterial3d(orange.clone()),
+    ));
+    if !cast {
+        b.insert(bevy::light::NotShadowCaster);
+    }
+    let towards_light = if cast {
+        Vec3::new(-2.0, 1.0, 0.0).normalize()
+    } else {
+        Vec3::new(-1.0, 2.0, 2.0).normalize()
+    };
+    if cast {
+        let ground = world
+            .resource_mut::<Assets<Mesh>>()
+            .add(Plane3d::default().mesh().size(4.0, 4.0));
+        let grey = world
+            .resource_mut::<Assets<StandardMaterial>>()
+            .add(StandardMaterial::from_color(Color::srgb(0.7, 0.7, 0.7)));
+        world.spawn((Mesh3d(ground), MeshMaterial3d(grey), Transform::IDENTITY));
+    }
+    if shadow {
+        let plate = world
+            .resource_mut::<Assets<Mesh>>()
+            .add(Cuboid::new(0.14, 0.01, 0.14));
+        let mut p = world.spawn((
+            Mesh3d(plate),
+            MeshMaterial3d(orange),
+            Transform::from_translation(centre + 0.8 * towards_light),
+        ));
+        if mode == "shadow-gpu-uncast" {
+            p.insert(bevy::light::NotShadowCaster);
+        }
+    }
+    world.spawn((
+        DirectionalLight {
+            illuminance: 6000.0,
+            shadow_maps_enabled: shadow || cast,
+            ..default()
+        },
+        Transform::from_translation(towards_light).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    world.insert_resource(GlobalAmbientLight {
+        brightness: 600.0,
+        ..default()
+    });
+    world.spawn((
+        Camera3d::default(),
+        Camera {
+            clear_color: ClearColorConfig::Custom(Color::BLACK),
+            ..default()
+        },
+        Tonemapping::Reinhard,
+        DistanceFog {
+            color: Color::srgb(0.3, 0.35, 0.45),
+            falloff: FogFalloff::Linear {
+                start: 0.8,
+                end: 2.5,
+            },
+            ..default()
+        },
+        Msaa::Off,
+        RenderTarget::Image(image.clone().into()),
+        if cast {
+            Transform::from_xyz(0.0, 1.2, 1.2).looking_at(Vec3::ZERO, Vec3::Y)
+        } else {
+            Transform::from_xyz(0.2, 0.45, 1.1).looking_at(Vec3::new(0.1, 0.3, 0.0), Vec3::Y)
+        },
+    ));
+    let start = std::time::Instant::now();
+    while !(ready.0.load(Ordering::Relaxed) && bound.0.load(Ordering::Relaxed)) {
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "pipelines still compiling or textures loading"
+        );
+        app.update();
+    }
+    // Frames for the levels to stream in and the materials' bind groups.
+    for _ in 0..60 {
+        app.update();
+    }
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    eprintln!(
+        "{mode}: {} materials, {} with a base colour texture",
+        materials.len(),
+        materials
+            .iter()
+            .filter(|(_, m)| m.base_color_texture.is_some())
+            .count()
+    );
+    // The path asked for draws: the GPU path makes no mesh for a cluster model.
+    let active = app.world().contains_resource::<GpuClustersActive>();
+    assert_eq!(active, !cpu, "the GPU path chosen in the {mode} run");
+    let meshes = app
+        .world_mut()
+        .query_filtered::<(), With<Mesh3d>>()
+        .iter(app.world())
+        .count();
+    let plates = usize::from(shadow || cast);
+    assert_eq!(meshes > plates, cpu, "{meshes} meshes in the {mode} run");
+    let sink = picture.0.clone();
+    app.world_mut()
+        .spawn(Readback::texture(image))
+        .observe(move |ev: On<ReadbackComplete>| {
+            *sink.lock().unwrap() = Some(ev.data.clone());
+        });
+    for _ in 0..600 {
+        if picture.0.lock().unwrap().is_some() {
+            break;
+        }
+        app.update();
+    }
+    let data = picture.0.lock().unwrap().take().expect("never read back");
+    let stride = (PW as usize * 4).div_ceil(256) * 256;
+    (0..PH as usize)
+        .flat_map(|row| data[row * stride..row * stride + PW as usize * 4].to_vec())
+        .collect()
+}
+
+/// Mean absolute difference per channel (R, G, B) over the pixels either picture
+/// covers (not the black clear colour), and those pixels' count.
+fn mean_difference(a: &[u8], b: &[u8]) -> ([f64; 3], usize) {
+    let mut sum = [0u64; 3];
+    let mut n = 0;
+    for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let lit = |p: &[u8]| p[..3].iter().map(|&c| u32::from(c)).sum::<u32>() > 6;
+        if !lit(p) && !lit(q) {
+            continue;
+        }
+        n += 1;
+        for c in 0..3 {
+            sum[c] += u64::from(p[c].abs_diff(q[c]));
+        }
+    }
+    (sum.map(|s| s as f64 / n.max(1) as f64), n)
+}
+
+/// Share of pixels whose colours differ by more than 24 (0-255) in some channel.
+fn strong_difference(a: &[u8], b: &[u8]) -> f64 {
+    let n = a
+        .chunks_exact(4)
+        .zip(b.chunks_exact(4))
+        .filter(|(p, q)| (0..3).any(|c| p[c].abs_diff(q[c]) > 24))
+        .count();
+    n as f64 / (a.len() / 4) as f64
+}
+
+/// The largest share of pixels the GPU path's picture may have strongly different
+/// from the CPU path's where a shadow is compared.
+const MAX_STRONG_SHARE: f64 = 0.005;
+
+/// The largest mean absolute difference per channel (0-255) the GPU path's
+/// picture may have from the CPU path's over the models' pixels.
+const MAX_MEAN_DIFF: f64 = 3.0;
+
+/// The GPU path shades as Bevy's meshes do: the FlightHelmet with its file's
+/// textured materials (base colour, normal, occlusion-roughness-metal maps) and a
+/// bunny with a lit material of the user's, under a directional light, ambient
+/// light, distance fog and Reinhard tonemapping, drawn by the GPU path and by the
+/// CPU path (Bevy meshes, Bevy's StandardMaterial pipeline) from the same camera:
+/// the pictures differ by at most `MAX_MEAN_DIFF` per channel on average over the
+/// models' pixels. With the helmet's materials replaced (the sabotaged run) the
+/// same check fails. Likewise a bunny receiving a Bevy mesh's shadow (directional
+/// light with shadow maps), against the same bunny with the shadow gone; and the
+/// shadow a bunny just outside the camera's view casts onto a Bevy ground plane
+/// (the GPU path's cut for shadows has no frustum test), against the ground with
+/// the bunny far away.
+#[test]
+fn the_gpu_path_shades_as_the_cpu_path() {
+    if let Ok(job) = std::env::var(PBR_CHILD) {
+        let [dir, mode, out] = job.splitn(3, '|').collect::<Vec<_>>()[..] else {
+            panic!("bad {PBR_CHILD}: {job}");
+        };
+        let rgba = render_pbr_scene(Path::new(dir), mode);
+        std::fs::write(out, &rgba).unwrap();
+        let file = std::io::BufWriter::new(
+            std::fs::File::create(Path::new(out).with_extension("png")).unwrap(),
+        );
+        let mut enc = png::Encoder::new(file, PW, PH);
+        enc.set_color(png::ColorType::Rgba);
+        enc.write_header().unwrap().write_image_data(&rgba).unwrap();
+        return;
+    }
+    if !have_gpu() {
+        return;
+    }
+    let dir = farsight_testkit::scratch("gpu_pbr");
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    // The shared corpus's helmet has its textures; the vendored copy has none (its
+    // materials' factors are compared alone).
+    let shared = farsight_testkit::shared_meshes().join("FlightHelmet/FlightHelmet.gltf");
+    let textured = shared.exists();
+    let helmet = if textured {
+        shared
+    } else {
+        farsight_testkit::mesh("FlightHelmet/FlightHelmet.gltf")
+    };
+    let out = cook_file(&helmet, &kind).unwrap();
+    std::fs::write(dir.join("helmet.farsight"), &out.bytes).unwrap();
+    out.looks.write_beside(&dir).unwrap();
+    let images = std::fs::read_dir(&dir).unwrap().count() - 1;
+    eprintln!("{} cooked, {images} images beside it", helmet.display());
+    assert!(
+        !textured || images >= 10,
+        "the textured helmet has {images} images"
+    );
+    cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    let render = |mode: &str| {
+        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+        let test = format!("{module}::the_gpu_path_shades_as_the_cpu_path");
+        let out = dir.join(format!("pbr-{mode}.rgba"));
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([test.as_str(), "--exact", "--nocapture"])
+            .env(
+                PBR_CHILD,
+                format!("{}|{mode}|{}", dir.display(), out.display()),
+            )
+            .status()
+            .unwrap();
+        assert!(status.success(), "the {mode} render failed");
+        std::fs::read(out).unwrap()
+    };
+    let gpu = render("gpu");
+    let cpu = render("cpu");
+    let (diff, pixels) = mean_difference(&gpu, &cpu);
+    let differ = gpu
+        .chunks_exact(4)
+        .zip(cpu.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    eprintln!(
+        "{}: GPU against CPU path, mean difference {diff:.3?} over {pixels} model pixels \
+         ({differ} pixels differ at all)",
+        dir.display()
+    );
+    assert!(
+        pixels > (PW * PH / 20) as usize,
+        "the models cover only {pixels} pixels"
+    );
+    assert!(
+        diff.iter().all(|&d| d <= MAX_MEAN_DIFF),
+        "the GPU path's picture differs from the CPU path's by {diff:.2?} per channel"
+    );
+    let plain = render("gpu-plain");
+    let (diff, _) = mean_difference(&plain, &cpu);
+    eprintln!("without the helmet's materials: mean difference {diff:.2?}");
+    assert!(
+        diff.iter().any(|&d| d > MAX_MEAN_DIFF),
+        "a helmet without its materials passed for the CPU path's: {diff:.2?}"
+    );
+    // Shadows received: the bunny in a Bevy mesh's shadow, through both paths.
+    let gpu = render("shadow-gpu");
+    let cpu = render("shadow-cpu");
+    let (diff, pixels) = mean_difference(&gpu, &cpu);
+    let differ = gpu
+        .chunks_exact(4)
+        .zip(cpu.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    eprintln!(
+        "in a shadow: mean difference {diff:.3?} over {pixels} pixels ({differ} differ at all)"
+    );
+    // The bunny is a `NotShadowCaster` on both paths: it does not shadow itself.
+    assert!(
+        differ * 200 < pixels,
+        "{differ} of {pixels} pixels differ: does the GPU path's bunny shadow itself?"
+    );
+    assert!(
+        diff.iter().all(|&d| d <= MAX_MEAN_DIFF),
+        "in a shadow the GPU path's picture differs from the CPU path's by {diff:.2?}"
+    );
+    let unshadowed = render("shadow-gpu-uncast");
+    let (diff, _) = mean_difference(&unshadowed, &cpu);
+    eprintln!("without the shadow: mean difference {diff:.2?}");
+    assert!(
+        diff.iter().any(|&d| d > MAX_MEAN_DIFF),
+        "a bunny out of the shadow passed for one in it: {diff:.2?}"
+    );
+    // Shadows cast: the bunny just outside the camera's view shadows the ground.
+    let gpu = render("cast-gpu");
+    let cpu = render("cast-cpu");
+    let share = strong_difference(&gpu, &cpu);
+    eprintln!("cast from outside the view: {share:.4} of the pixels differ by more than 24");
+    assert!(
+        share <= MAX_STRONG_SHARE,
+        "the GPU path's cast shadow differs from the CPU path's in {share:.4} of the pixels"
+    );
+    let away = render("cast-gpu-away");
+    let share = strong_difference(&away, &cpu);
+    eprintln!("with the bunny away: {share:.4} of the pixels differ by more than 24");
+    assert!(
+        share > MAX_STRONG_SHARE,
+        "a ground without the bunny's shadow passed for one with it: {share:.4}"
+    );
+}
