@@ -256,6 +256,20 @@ fn build(n: usize, side: Side, files: &[PathBuf]) -> App {
     let gpu = side != Side::Cpu;
     if gpu {
         app.add_plugins(FarsightGpuClustersPlugin::default());
+        // The extract span's markers go in before the plugin's systems (added in
+        // `finish`): the schedule's order then keeps the span's systems together,
+        // where markers added later had unrelated extraction systems between them.
+        let render = app.get_sub_app_mut(RenderApp).unwrap();
+        render.init_resource::<Clock>();
+        render.add_systems(
+            ExtractSchedule,
+            (
+                begin::<1>
+                    .in_set(Begin(1))
+                    .before(GpuClusterSystems::Extract),
+                end::<1>.in_set(End(1)).after(GpuClusterSystems::Extract),
+            ),
+        );
     }
     app.finish();
     app.cleanup();
@@ -284,15 +298,6 @@ fn build(n: usize, side: Side, files: &[PathBuf]) -> App {
                 s.set_executor(SingleThreadedExecutor::new());
             });
         }
-        render.add_systems(
-            ExtractSchedule,
-            (
-                begin::<1>
-                    .in_set(Begin(1))
-                    .before(GpuClusterSystems::Extract),
-                end::<1>.in_set(End(1)).after(GpuClusterSystems::Extract),
-            ),
-        );
         render.add_systems(
             Render,
             (

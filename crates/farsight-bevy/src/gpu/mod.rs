@@ -10,6 +10,8 @@
 //!   shaded.
 //! - [`pbr`]: the plugin's draw: Bevy's mesh pipeline and PBR fragment shader over
 //!   a vertex stage that pulls from the pools, one indirect draw per material.
+//! - [`instances`]: [`LevelRequests`], the streamer's requests by a pruned search
+//!   over each model's instances, and the changed instance rows written in runs.
 //! - [`plugin`]: [`FarsightGpuClustersPlugin`], all of it hooked into Bevy's
 //!   render world (opt-in).
 //! - [`stats`]: [`GpuClusterStats`], the figures read in the main world, and
@@ -24,6 +26,7 @@
 pub mod alloc;
 pub mod cut;
 pub mod draw;
+pub mod instances;
 pub mod layout;
 pub mod pbr;
 pub mod plugin;
@@ -34,6 +37,7 @@ pub mod stats;
 pub use alloc::RangeAllocator;
 pub use cut::{CutCamera, CutOutputs, CutPipeline, GpuInstance, InstanceTable, VisibleReadback};
 pub use draw::{DrawCamera, DrawPipeline, DrawTarget};
+pub use instances::LevelRequests;
 pub use layout::{GpuCluster, GpuModel, LevelLayout};
 pub use plugin::{FarsightGpuClustersPlugin, GpuClustersActive};
 pub use pool::{GpuUploader, PoolBuffers, PoolSettings, UploadStats};
@@ -46,7 +50,7 @@ pub use stats::{GpuClusterStats, GpuClusterTint, PlacementFailure, PoolKind};
 pub enum GpuClusterSystems {
     /// Main world, `PostUpdate`: the instances' slots and the active camera.
     Gather,
-    /// `ExtractSchedule`: the marked slots, the camera and new models.
+    /// `ExtractSchedule`: the marked slots, the camera, new models and the tint switch.
     Extract,
     /// Render world, `PrepareResources`: the streamer's frame and the instance rows.
     Prepare,

@@ -34,7 +34,7 @@ use bevy::render::renderer::{RenderAdapter, RenderContext, RenderDevice, RenderQ
 use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{ExtractedView, ViewDepthTexture, ViewTarget};
 use bevy::render::{Extract, ExtractSchedule, Render, RenderApp, RenderSystems};
-use farsight_cluster::{model_levels, InstanceBounds, LevelMetric, LevelView};
+use farsight_cluster::{InstanceBounds, LevelView};
 use farsight_lod::ProjectionInfo;
 use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, ModelRequest};
 use glam::{Affine3A, Mat4};
@@ -46,6 +46,7 @@ use bevy::pbr::{
 use bevy::render::render_resource::{PipelineCache, SpecializedRenderPipelines};
 use bevy::render::renderer::RenderDevice as BevyDevice;
 
+use super::instances::{self, LevelRequests};
 use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer, ShadowDraw};
 use super::stats::{self, GpuClusterStats, GpuClusterTint, RenderStats, SharedStats};
 use super::{
@@ -148,10 +149,7 @@ impl Plugin for FarsightGpuClustersPlugin {
             .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
             .add_systems(
                 ExtractSchedule,
-                (
-                    extract.in_set(GpuClusterSystems::Extract),
-                    stats::extract_tint,
-                ),
+                (extract, stats::extract_tint).in_set(GpuClusterSystems::Extract),
             )
             .add_systems(
                 Render,
@@ -215,6 +213,8 @@ struct GpuMain {
     placed: Vec<(u32, Affine3A, u32, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
     changed: Vec<u32>,
+    /// Instances whose model is not open yet (retried each frame).
+    waiting: HashSet<Entity>,
     camera: Option<ViewData>,
     settings: FarsightClusterConfig,
     /// The material slots: every `StandardMaterial` some instance draws with.
@@ -387,6 +387,49 @@ impl GpuMain {
 }
 
 impl GpuMain {
+    /// An instance's material slot (`NO_MATERIAL`: its model's own) and flags.
+    fn looks(
+        &mut self,
+        user: Option<&MeshMaterial3d<StandardMaterial>>,
+        no_cast: bool,
+    ) -> (u32, u32) {
+        let material = user.map_or(GpuInstance::NO_MATERIAL, |u| self.material_slot(&u.0));
+        let flags = if no_cast { GpuInstance::NO_SHADOW } else { 0 };
+        (material, flags)
+    }
+
+    /// Gives `e` its slot (new) or rewrites it, marked; `reopen`: its model
+    /// component changed (or it has no slot yet). False when its model is not open
+    /// (an asset still loading, or a file that failed).
+    fn place(
+        &mut self,
+        e: Entity,
+        model: &FarsightClusterModel,
+        gt: &GlobalTransform,
+        reopen: bool,
+        (material, flags): (u32, u32),
+        assets: Option<&Assets<ClusterModelAsset>>,
+    ) -> bool {
+        let slot = self.slots.get(&e).copied();
+        let m = match slot {
+            Some(s) if !reopen => self.placed[s as usize].0,
+            _ => match self.open(model, assets) {
+                Some(m) => m,
+                None => return false,
+            },
+        };
+        let row = (m, gt.affine(), material, flags);
+        let s = slot.unwrap_or_else(|| {
+            self.owners.push(e);
+            self.placed.push(row);
+            self.slots.insert(e, self.owners.len() as u32 - 1);
+            self.owners.len() as u32 - 1
+        });
+        self.placed[s as usize] = row;
+        self.changed.push(s);
+        true
+    }
+
     /// Adds a model (the render world restarts its streamer with it).
     fn add(&mut self, key: (PathBuf, usize), model: CookedModel) -> u32 {
         let m = self.models.len() as u32;
@@ -413,11 +456,25 @@ fn gather(
         ),
         With<Camera3d>,
     >,
-    models: Query<(
-        Entity,
+    changed: Query<
+        (
+            Entity,
+            Ref<FarsightClusterModel>,
+            &GlobalTransform,
+            Option<&MeshMaterial3d<StandardMaterial>>,
+            Has<bevy::light::NotShadowCaster>,
+        ),
+        Or<(
+            Changed<FarsightClusterModel>,
+            Changed<GlobalTransform>,
+            Changed<MeshMaterial3d<StandardMaterial>>,
+            Changed<bevy::light::NotShadowCaster>,
+        )>,
+    >,
+    all: Query<(
         Ref<FarsightClusterModel>,
-        Ref<GlobalTransform>,
-        Option<Ref<MeshMaterial3d<StandardMaterial>>>,
+        &GlobalTransform,
+        Option<&MeshMaterial3d<StandardMaterial>>,
         Has<bevy::light::NotShadowCaster>,
     )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
@@ -435,6 +492,7 @@ fn gather(
         main.settings = c.settings;
     }
     for e in removed.read() {
+        main.waiting.remove(&e);
         let Some(slot) = main.slots.remove(&e) else {
             continue;
         };
@@ -445,31 +503,25 @@ fn gather(
             main.changed.push(slot);
         }
     }
-    for (e, model, gt, user, no_cast) in &models {
-        let slot = main.slots.get(&e).copied();
-        let user_changed = user.as_ref().is_some_and(|u| u.is_changed());
-        if slot.is_some() && !model.is_changed() && !gt.is_changed() && !user_changed {
+    // Only new and changed instances, and those whose model was not open yet.
+    let mut waiting = std::mem::take(&mut main.waiting);
+    waiting.retain(|&e| {
+        let Ok((model, gt, user, no_cast)) = all.get(e) else {
+            return false;
+        };
+        let looks = main.looks(user, no_cast);
+        !main.place(e, &model, gt, true, looks, assets.as_deref())
+    });
+    for (e, model, gt, user, no_cast) in &changed {
+        if waiting.contains(&e) {
             continue;
         }
-        let m = match slot {
-            Some(s) if !model.is_changed() => main.placed[s as usize].0,
-            _ => match main.open(&model, assets.as_deref()) {
-                Some(m) => m,
-                None => continue,
-            },
-        };
-        let material = user.map_or(GpuInstance::NO_MATERIAL, |u| main.material_slot(&u.0));
-        let flags = if no_cast { GpuInstance::NO_SHADOW } else { 0 };
-        let row = (m, gt.affine(), material, flags);
-        let s = slot.unwrap_or_else(|| {
-            main.owners.push(e);
-            main.placed.push(row);
-            main.slots.insert(e, main.owners.len() as u32 - 1);
-            main.owners.len() as u32 - 1
-        });
-        main.placed[s as usize] = row;
-        main.changed.push(s);
+        let looks = main.looks(user, no_cast);
+        if !main.place(e, &model, gt, model.is_changed(), looks, assets.as_deref()) {
+            waiting.insert(e);
+        }
     }
+    main.waiting = waiting;
     main.model_materials(&mut params);
     main.camera = cameras
         .iter()
@@ -521,6 +573,10 @@ struct GpuRender {
     view: Option<ViewData>,
     settings: FarsightClusterConfig,
     requests: Vec<ModelRequest>,
+    /// Per model, the tree its requests are searched in.
+    levels: LevelRequests,
+    /// Rows of one run of changed instances, as written.
+    rows: Vec<GpuInstance>,
     visible_capacity: Option<u32>,
 }
 
@@ -546,6 +602,8 @@ impl GpuRender {
             view: None,
             settings: FarsightClusterConfig::default(),
             requests: Vec::new(),
+            levels: LevelRequests::new(),
+            rows: Vec::new(),
             visible_capacity: None,
         }
     }
@@ -600,10 +658,16 @@ fn extract(
     }
     r.placed
         .resize(main.placed.len(), (0, Affine3A::IDENTITY, 0, 0));
+    r.levels.truncate(main.placed.len() as u32);
     for &s in &main.changed {
-        if let Some(&row) = main.placed.get(s as usize) {
-            r.placed[s as usize] = row;
+        if let Some(&(m, t, material, flags)) = main.placed.get(s as usize) {
+            r.placed[s as usize] = (m, t, material, flags);
             r.pending.push(s);
+            let Some(model) = r.models.get(m as usize) else {
+                continue;
+            };
+            let bounds = InstanceBounds::placed_geometry(&model.geometry(), &Mat4::from(t));
+            r.levels.set(s, m, bounds);
         }
     }
     r.view = main.camera;
@@ -629,34 +693,13 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
         threshold_px: cam.threshold_px,
         bias: streamer.scheduler().bias() as u32,
     };
-    let n = r.models.len();
-    r.requests.clear();
-    r.requests
-        .extend((0..n).map(|m| ModelRequest::unseen(streamer.scheduler().coarsest(m as u32))));
-    let mut levels = vec![None; n];
-    for &(m, t, ..) in &r.placed {
-        let mu = m as usize;
-        let inst = InstanceBounds::placed_geometry(&r.models[mu].geometry(), &Mat4::from(t));
-        let l = model_levels(
-            LevelMetric::ParentErrors(&r.metrics[mu]),
-            &inst,
-            &level_view,
-        );
-        levels[mu] = Some(levels[mu].map_or(l, |o: farsight_cluster::ModelLevels| o.finest(l)));
-        let d = (inst.center.distance(cam.position) - inst.radius).max(1e-3);
-        let px = inst.radius * cam.viewport_height * 0.5 * cam.projection.p11 / d;
-        let req = &mut r.requests[mu];
-        req.screen_size = req.screen_size.max(px);
-        req.visible = true;
-    }
-    for (m, req) in r.requests.iter_mut().enumerate() {
-        if let Some(l) = levels[m] {
-            let coarsest = streamer.scheduler().coarsest(m as u32);
-            req.fit = l.fit as u8;
-            req.keep = l.keep as u8;
-            req.wanted = ModelRequest::wanted_for(l.fit as u8, level_view.bias as u8, coarsest);
-        }
-    }
+    let scheduler = streamer.scheduler();
+    r.levels.requests(
+        &r.metrics,
+        &level_view,
+        |m| scheduler.coarsest(m),
+        &mut r.requests,
+    );
     streamer.frame(&r.requests);
     // Instance rows: only the marked ones, all of them when the table grows.
     let len = r.placed.len() as u32;
@@ -664,15 +707,23 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
         r.table = InstanceTable::new(&r.device, len.next_power_of_two());
         r.pending = (0..len).collect();
     }
+    r.pending.retain(|&s| s < len);
     r.pending.sort_unstable();
     r.pending.dedup();
-    for &s in &r.pending {
-        let (m, t, material, flags) = r.placed[s as usize];
-        let mut row = GpuInstance::new(m, &t);
-        row.material = material;
-        row.flags = flags;
-        r.table.write(&r.queue, s, &[row]);
-    }
+    let placed = &r.placed;
+    instances::write_rows(
+        &mut r.table,
+        &r.queue,
+        &r.pending,
+        |s| {
+            let (m, t, material, flags) = placed[s as usize];
+            let mut row = GpuInstance::new(m, &t);
+            row.material = material;
+            row.flags = flags;
+            row
+        },
+        &mut r.rows,
+    );
     r.pending.clear();
     r.table.len = len;
     // The visible list: room for every resident cluster of every instance.
@@ -688,7 +739,13 @@ fn prepare(mut r: ResMut<GpuRender>, mut stats: ResMut<RenderStats>) {
             .outputs(&r.device, need.next_power_of_two().min(limit as u32));
         r.shadow_outputs = r.cut.outputs(&r.device, r.outputs.capacity);
     }
-    stats.prepared(up, &r.placed, r.outputs.capacity);
+    let levels = &r.levels;
+    stats.prepared(
+        up,
+        r.placed.len() as u32,
+        |m| levels.count(m),
+        r.outputs.capacity,
+    );
 }
 
 /// The material slots' pipelines for the active camera's view (its key from

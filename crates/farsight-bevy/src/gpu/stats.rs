@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bevy::prelude::*;
 use bevy::render::Extract;
-use glam::Affine3A;
 
 use super::cut::CutOutputs;
 use super::layout::{GpuCluster, VERTEX_BYTES};
@@ -225,7 +224,8 @@ impl RenderStats {
     pub(super) fn prepared(
         &mut self,
         up: &GpuUploader,
-        placed: &[(u32, Affine3A, u32, u32)],
+        instances: u32,
+        count: impl Fn(u32) -> usize,
         visible_capacity: u32,
     ) {
         self.frame += 1;
@@ -238,9 +238,9 @@ impl RenderStats {
                 .map(|r| r.end - r.start)
                 .sum::<u64>()
         }));
-        let tested = placed
-            .iter()
-            .map(|&(m, ..)| self.resident.get(m as usize).copied().unwrap_or(0))
+        // Per model, not per instance: the frame's cost stays with what changed.
+        let tested = (0..n)
+            .map(|m| self.resident[m as usize] * count(m) as u64)
             .sum();
         let settings = up.settings();
         let free = up.free_units();
@@ -252,7 +252,7 @@ impl RenderStats {
         let frame = self.frame;
         self.shared.update(|s| {
             s.frame = frame;
-            s.instances = placed.len() as u32;
+            s.instances = instances;
             s.clusters_tested = tested;
             s.visible_capacity = visible_capacity;
             s.resident_clusters = u.resident_clusters;

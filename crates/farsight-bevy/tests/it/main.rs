@@ -17,6 +17,7 @@ mod cluster_materials;
 mod clusters;
 mod gpu_bevy;
 mod gpu_cut;
+mod gpu_requests;
 mod lod;
 mod prelude;
 mod regions;
