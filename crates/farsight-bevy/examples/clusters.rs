@@ -297,12 +297,6 @@ fn setup(
 ) {
     let side = (field.instances as f32).sqrt().ceil() as u32;
     let extent = side as f32 * SPACING;
-    // The CPU path's material (the GPU path shades by itself).
-    let plain = materials.add(StandardMaterial {
-        base_color: Color::srgb(0.8, 0.8, 0.8),
-        perceptual_roughness: 0.8,
-        ..default()
-    });
     for i in 0..field.instances {
         let (gx, gz) = (i % side, i / side);
         let h = hash(i);
@@ -323,7 +317,9 @@ fn setup(
                     if tint.on {
                         m = m.with_level_colors(farsight_bevy::LEVEL_TINTS.to_vec());
                     }
-                    p.spawn((m, *t, MeshMaterial3d(plain.clone())));
+                    // No material of ours: each model draws with its file's
+                    // materials and textures, on either path.
+                    p.spawn((m, *t));
                 }
             });
     }
