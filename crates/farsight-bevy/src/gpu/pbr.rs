@@ -2,7 +2,7 @@
 //!
 //! The pass stays a `Core3d` system of its own (the pools, the cut and the draw
 //! are raw wgpu, and nothing of them goes through Bevy's phases), but its
-//! pipeline is Bevy's: [`PbrSpecializer`] asks `MeshPipeline::specialize` for the
+//! pipeline is Bevy's: `PbrSpecializer` asks `MeshPipeline::specialize` for the
 //! pipeline of a mesh with positions, normals, both uv sets, tangents and colours
 //! under the view's `MeshPipelineKey` (from `ViewKeyCache`) and the material's
 //! alpha mode, then `StandardMaterial::specialize` for the material's own key, and
