@@ -10,6 +10,8 @@
 //!   shaded.
 //! - [`pbr`]: the plugin's draw: Bevy's mesh pipeline and PBR fragment shader over
 //!   a vertex stage that pulls from the pools, one indirect draw per material.
+//! - [`prepass`]: the visible clusters in Bevy's depth and normal prepasses,
+//!   through Bevy's prepass pipeline over the same vertex pull.
 //! - [`instances`]: [`LevelRequests`], the streamer's requests by a pruned search
 //!   over each model's instances, and the changed instance rows written in runs.
 //! - [`plugin`]: [`FarsightGpuClustersPlugin`], all of it hooked into Bevy's
@@ -31,6 +33,7 @@ pub mod layout;
 pub mod pbr;
 pub mod plugin;
 pub mod pool;
+pub mod prepass;
 pub mod staging;
 pub mod stats;
 
@@ -56,6 +59,9 @@ pub enum GpuClusterSystems {
     Prepare,
     /// `Core3d`: the cut's compute pass and the draw, encoded.
     CutAndDraw,
+    /// `Core3d`, in `Core3dSystems::Prepass`: the visible clusters into the
+    /// active camera's depth and normal prepass textures (after the cut).
+    Prepass,
 }
 
 /// A device on the first adapter wgpu finds, without a window (tests, benches and

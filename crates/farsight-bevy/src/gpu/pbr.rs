@@ -29,8 +29,8 @@
 //! light cascade of the view, after Bevy's shadow pass, from a second cut with the
 //! camera's metric and no frustum test (so a model outside the camera's view casts,
 //! at the level the camera would draw it); an instance with `NotShadowCaster`
-//! casts nothing. Not yet: point and spot lights' shadow maps, the depth and normal
-//! prepasses, transparent materials drawn in order, lightmaps.
+//! casts nothing. The depth and normal prepasses: `super::prepass`. Not yet: point
+//! and spot lights' shadow maps, transparent materials drawn in order, lightmaps.
 
 use bevy::asset::RenderAssetUsages;
 use bevy::ecs::system::{StaticSystemParam, SystemParamItem};
@@ -359,7 +359,8 @@ impl MaterialBins {
 #[derive(Clone)]
 pub(crate) struct PbrSpecializer {
     mesh: MeshPipeline,
-    layout: MeshVertexBufferLayoutRef,
+    /// The pulled vertex's attributes, as a mesh's (the prepass specializes over them too).
+    pub layout: MeshVertexBufferLayoutRef,
     vertex: Handle<Shader>,
     fragment: Handle<Shader>,
     pub pool_layout: BindGroupLayoutDescriptor,
@@ -644,6 +645,50 @@ pub(crate) fn map_buffer(device: &wgpu::Device, map: &[u32]) -> wgpu::Buffer {
         label: Some("farsight material map"),
         contents: bytemuck::cast_slice(&words),
         usage: wgpu::BufferUsages::STORAGE,
+    })
+}
+
+/// Group 2 of the PBR draw and of the prepass draw: bevy_pbr's `mesh` record,
+/// the pools, the instance table, the visible list sorted by slot, the slots'
+/// counts and a slot's uniform (its dynamic offset picks the slot).
+pub(crate) fn pool_bind_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    record: &wgpu::Buffer,
+    pools: &PoolBuffers,
+    instances: &InstanceTable,
+    bins: &MaterialBins,
+) -> wgpu::BindGroup {
+    let buffers = [
+        record,
+        &pools.clusters,
+        &pools.models,
+        &instances.buffer,
+        &bins.sorted,
+        &pools.vertices,
+        &pools.indices,
+        &bins.bins,
+    ];
+    let mut entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(binding, b)| wgpu::BindGroupEntry {
+            binding: binding as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    entries.push(wgpu::BindGroupEntry {
+        binding: 8,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &bins.slot_uniforms,
+            offset: 0,
+            size: wgpu::BufferSize::new(16),
+        }),
+    });
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("farsight cluster pools"),
+        layout,
+        entries: &entries,
     })
 }
 

@@ -1,8 +1,15 @@
 // The vertex stage of the PBR draw: pulls the vertices of one material slot's
 // visible clusters from the pools and hands Bevy's PBR fragment shader
 // (bevy_pbr's pbr.wgsl, the StandardMaterial's own) the VertexOutput a mesh
-// would, with the transforms bevy_pbr's mesh functions apply.
+// would, with the transforms bevy_pbr's mesh functions apply. Under Bevy's
+// prepass pipeline (PREPASS_PIPELINE, src/gpu/prepass.rs) the same stage hands
+// the StandardMaterial's prepass fragment shader its prepass VertexOutput: the
+// same clip position, so the main pass's equal depth test passes.
+#ifdef PREPASS_PIPELINE
+#import bevy_pbr::prepass_io::VertexOutput
+#else
 #import bevy_pbr::forward_io::VertexOutput
+#endif
 #import bevy_pbr::view_transformations::position_world_to_clip
 
 // Group 2 binding 0 is bevy_pbr's `mesh` array (one record, read by the
@@ -38,7 +45,14 @@ fn vertex(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> Ve
     out.world_position = vec4<f32>(world, 1.0);
     out.position = position_world_to_clip(world);
     // The inverse transpose for normals, as mesh_normal_local_to_world.
-    out.world_normal = normalize(l[0].xyz * p.normal.x + l[1].xyz * p.normal.y + l[2].xyz * p.normal.z);
+    let world_normal = normalize(l[0].xyz * p.normal.x + l[1].xyz * p.normal.y + l[2].xyz * p.normal.z);
+#ifdef PREPASS_PIPELINE
+#ifdef NORMAL_PREPASS_OR_DEFERRED_PREPASS
+    out.world_normal = world_normal;
+#endif
+#else
+    out.world_normal = world_normal;
+#endif
 #ifdef VERTEX_UVS_A
     out.uv = p.uv;
 #endif

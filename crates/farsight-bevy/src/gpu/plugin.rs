@@ -12,7 +12,10 @@
 //! ([`super::pbr`]). `Core3d`, for the active camera's view only: after Bevy's
 //! shadow pass, the cut's compute pass, the sort of its visible clusters by
 //! material slot, and the clusters into the view's directional shadow cascades
-//! (from a cut without the frustum test); after Bevy's main opaque pass, one
+//! (from a cut without the frustum test); where the view has a depth or normal
+//! prepass, in `Core3dSystems::Prepass` after Bevy's prepasses and the cut (so
+//! before SSAO), the clusters into its prepass textures ([`super::prepass`]);
+//! after Bevy's main opaque pass, one
 //! indirect draw per slot into the view's colour and depth, shaded by Bevy's PBR
 //! fragment shader with the slot's `StandardMaterial`.
 //!
@@ -27,6 +30,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bevy::core_pipeline::core_3d::main_opaque_pass_3d;
+use bevy::core_pipeline::prepass::node::late_prepass;
 use bevy::core_pipeline::schedule::Core3d;
 use bevy::core_pipeline::Core3dSystems;
 use bevy::prelude::*;
@@ -48,6 +52,7 @@ use bevy::render::renderer::RenderDevice as BevyDevice;
 
 use super::instances::{self, LevelRequests};
 use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer, ShadowDraw};
+use super::prepass;
 use super::stats::{self, GpuClusterStats, GpuClusterTint, RenderStats, SharedStats};
 use super::{
     gpu_path_supported, CutCamera, CutOutputs, CutPipeline, GpuClusterSystems, GpuInstance,
@@ -65,8 +70,9 @@ use crate::{
 /// Opt-in: add it after `DefaultPlugins` and `FarsightPlugin`. It takes over only
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
-/// elsewhere (WebGL2) the CPU path stays. Not yet: the depth and normal prepasses,
-/// point and spot lights' shadows (clusters cast into directional lights' cascades
+/// elsewhere (WebGL2) the CPU path stays. A camera's depth and normal prepasses
+/// hold the clusters ([`super::prepass`]; not its motion vectors nor a deferred
+/// G-buffer). Not yet: point and spot lights' shadows (clusters cast into directional lights' cascades
 /// only), reloaded assets, views other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
@@ -147,6 +153,8 @@ impl Plugin for FarsightGpuClustersPlugin {
             .insert_resource(stats)
             .init_resource::<GpuClusterTint>()
             .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
+            .init_resource::<SpecializedRenderPipelines<prepass::PrepassSpecializer>>()
+            .init_resource::<prepass::PrepassDraw>()
             .add_systems(
                 ExtractSchedule,
                 (extract, stats::extract_tint).in_set(GpuClusterSystems::Extract),
@@ -159,6 +167,10 @@ impl Plugin for FarsightGpuClustersPlugin {
             )
             .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
             .add_systems(Render, queue_pbr.in_set(RenderSystems::Queue))
+            .add_systems(
+                Render,
+                prepass::queue.in_set(RenderSystems::Queue).after(queue_pbr),
+            )
             .add_systems(
                 Render,
                 prepare_pbr_bind_groups.in_set(RenderSystems::PrepareBindGroups),
@@ -174,6 +186,12 @@ impl Plugin for FarsightGpuClustersPlugin {
                         .after(main_opaque_pass_3d)
                         .in_set(Core3dSystems::MainPass)
                         .in_set(GpuClusterSystems::CutAndDraw),
+                    // Before SSAO and the other readers of the prepass textures.
+                    prepass::draw
+                        .after(cut_and_cast)
+                        .after(late_prepass)
+                        .in_set(Core3dSystems::Prepass)
+                        .in_set(GpuClusterSystems::Prepass),
                 ),
             );
         app.insert_resource(GpuClustersActive)
@@ -552,7 +570,7 @@ fn gather(
 /// The render world's side: the pools (inside the streamer's uploader), the
 /// instance table, the cut's outputs and the pipelines.
 #[derive(Resource)]
-struct GpuRender {
+pub(crate) struct GpuRender {
     device: wgpu::Device,
     queue: wgpu::Queue,
     pools: PoolSettings,
@@ -606,6 +624,25 @@ impl GpuRender {
             rows: Vec::new(),
             visible_capacity: None,
         }
+    }
+
+    /// The active camera (the view the cut is for).
+    pub(crate) fn active_view(&self) -> Option<Entity> {
+        self.view.map(|v| v.entity)
+    }
+
+    /// What a draw of the visible clusters reads: the active camera, the device,
+    /// the pools and the instance table (`None` before the streamer starts).
+    pub(crate) fn draw_inputs(
+        &mut self,
+    ) -> Option<(Entity, &wgpu::Device, &super::PoolBuffers, &InstanceTable)> {
+        let v = self.view?;
+        let streamer = self.streamer.as_mut()?;
+        let up = streamer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .uploader();
+        Some((v.entity, &self.device, up.buffers(), &self.table))
     }
 
     /// The streamer over fresh pools holding every model (after a model was added).
@@ -950,37 +987,7 @@ fn cut_and_draw(
     };
     let pool_layout = cache.get_bind_group_layout(&spec.pool_layout);
     let pools = up.buffers();
-    let buffers = [
-        record,
-        &pools.clusters,
-        &pools.models,
-        &r.table.buffer,
-        &bins.sorted,
-        &pools.vertices,
-        &pools.indices,
-        &bins.bins,
-    ];
-    let mut entries: Vec<wgpu::BindGroupEntry> = buffers
-        .iter()
-        .enumerate()
-        .map(|(binding, b)| wgpu::BindGroupEntry {
-            binding: binding as u32,
-            resource: b.as_entire_binding(),
-        })
-        .collect();
-    entries.push(wgpu::BindGroupEntry {
-        binding: 8,
-        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer: &bins.slot_uniforms,
-            offset: 0,
-            size: wgpu::BufferSize::new(16),
-        }),
-    });
-    let pool_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("farsight cluster pools"),
-        layout: &pool_layout,
-        entries: &entries,
-    });
+    let pool_group = pbr::pool_bind_group(device, &pool_layout, record, pools, &r.table, bins);
     let encoder = ctx.command_encoder();
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("farsight clusters"),

@@ -33,7 +33,7 @@ const H: u32 = 180;
 
 /// Whether this machine has an adapter for the GPU path (else says why, or fails
 /// when one is required).
-fn have_gpu() -> bool {
+pub(crate) fn have_gpu() -> bool {
     let required = std::env::var(REQUIRE_GPU).is_ok_and(|v| v == "1");
     match farsight_bevy::gpu::headless_device() {
         Ok((.., info)) => {
@@ -58,12 +58,64 @@ fn cook(mesh: &Path, dir: &Path) -> PathBuf {
     path
 }
 
+/// A windowless app that updates as fast as it can, with Bevy's default plugins
+/// and the farsight plugin, whose asset folder is `assets`.
+pub(crate) fn headless_app(assets: &Path) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: assets.to_string_lossy().into_owned(),
+                ..default()
+            })
+            .disable::<WinitPlugin>(),
+        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
+        FarsightPlugin,
+    ));
+    app
+}
+
+/// Runs `test` (its path in this program) alone in a child process with `var`
+/// set to `job`, for one render of `mode`; fails where the child fails.
+pub(crate) fn run_child(test: &str, var: &str, job: &str, mode: &str) {
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture"])
+        .env(var, job)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the {mode} render failed");
+}
+
+/// The FlightHelmet cooked with `--clusters` into `dir/helmet.farsight`, its
+/// materials' textures beside it: the shared corpus's copy where there is one
+/// (textured), else the vendored one (no textures). Whether it is textured.
+pub(crate) fn cook_helmet(dir: &Path) -> bool {
+    let kind = CookKind::Clusters(ClusterConfig::default());
+    let shared = farsight_testkit::shared_meshes().join("FlightHelmet/FlightHelmet.gltf");
+    let textured = shared.exists();
+    let helmet = if textured {
+        shared
+    } else {
+        farsight_testkit::mesh("FlightHelmet/FlightHelmet.gltf")
+    };
+    let out = cook_file(&helmet, &kind).unwrap();
+    std::fs::write(dir.join("helmet.farsight"), &out.bytes).unwrap();
+    out.looks.write_beside(dir).unwrap();
+    eprintln!("{} cooked", helmet.display());
+    textured
+}
+
 /// Whether the render world's pipeline cache has compiled every pipeline asked
 /// for, and at least one render pipeline.
 #[derive(Resource, Clone, Default)]
-struct Ready(Arc<AtomicBool>);
+pub(crate) struct Ready(pub(crate) Arc<AtomicBool>);
 
-fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<Ready>) {
+pub(crate) fn watch_pipelines(cache: Res<PipelineCache>, ready: Res<Ready>) {
     let waiting = cache.waiting_pipelines().next().is_some();
     let drawn = cache.pipelines().any(|p| {
         matches!(
@@ -84,22 +136,7 @@ struct Picture(Arc<Mutex<Option<Vec<u8>>>>);
 /// CPU-path mesh, and the GPU path's figures at the end.
 fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool, GpuClusterStats) {
     let skip_cut = mode == "no-cut";
-    let mut app = App::new();
-    app.add_plugins((
-        DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                ..default()
-            })
-            .set(AssetPlugin {
-                file_path: file.parent().unwrap().to_string_lossy().into_owned(),
-                ..default()
-            })
-            .disable::<WinitPlugin>(),
-        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
-        FarsightPlugin,
-    ));
+    let mut app = headless_app(file.parent().unwrap());
     if mode != "cpu" {
         app.add_plugins(FarsightGpuClustersPlugin {
             skip_cut,
@@ -379,15 +416,8 @@ fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
     // The test's name in this program: its module path less the program's name.
     let module = module_path!().split_once("::").map_or("", |(_, m)| m);
     let test = format!("{module}::a_bevy_app_draws_cluster_models_through_the_gpu_path");
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([test.as_str(), "--exact", "--nocapture"])
-        .env(
-            CHILD,
-            format!("{}|{mode}|{}", file.display(), out.display()),
-        )
-        .status()
-        .unwrap();
-    assert!(status.success(), "the {mode} render failed");
+    let job = format!("{}|{mode}|{}", file.display(), out.display());
+    run_child(&test, CHILD, &job, mode);
     std::fs::read(out).unwrap()
 }
 
@@ -540,9 +570,9 @@ const PH: u32 = 240;
 
 /// Whether every texture of every `StandardMaterial` has loaded.
 #[derive(Resource, Clone, Default)]
-struct TexturesBound(Arc<AtomicBool>);
+pub(crate) struct TexturesBound(pub(crate) Arc<AtomicBool>);
 
-fn watch_textures(
+pub(crate) fn watch_textures(
     bound: Res<TexturesBound>,
     materials: Res<Assets<StandardMaterial>>,
     images: Res<Assets<Image>>,
@@ -572,22 +602,7 @@ fn watch_textures(
 fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     let cast = mode.starts_with("cast");
     let shadow = mode.starts_with("shadow");
-    let mut app = App::new();
-    app.add_plugins((
-        DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                ..default()
-            })
-            .set(AssetPlugin {
-                file_path: dir.to_string_lossy().into_owned(),
-                ..default()
-            })
-            .disable::<WinitPlugin>(),
-        ScheduleRunnerPlugin::run_loop(std::time::Duration::ZERO),
-        FarsightPlugin,
-    ));
+    let mut app = headless_app(dir);
     let cpu = mode.ends_with("cpu");
     if !cpu {
         app.add_plugins(FarsightGpuClustersPlugin::default());
@@ -828,21 +843,11 @@ fn the_gpu_path_shades_as_the_cpu_path() {
         return;
     }
     let dir = farsight_testkit::scratch("gpu_pbr");
-    let kind = CookKind::Clusters(ClusterConfig::default());
     // The shared corpus's helmet has its textures; the vendored copy has none (its
     // materials' factors are compared alone).
-    let shared = farsight_testkit::shared_meshes().join("FlightHelmet/FlightHelmet.gltf");
-    let textured = shared.exists();
-    let helmet = if textured {
-        shared
-    } else {
-        farsight_testkit::mesh("FlightHelmet/FlightHelmet.gltf")
-    };
-    let out = cook_file(&helmet, &kind).unwrap();
-    std::fs::write(dir.join("helmet.farsight"), &out.bytes).unwrap();
-    out.looks.write_beside(&dir).unwrap();
+    let textured = cook_helmet(&dir);
     let images = std::fs::read_dir(&dir).unwrap().count() - 1;
-    eprintln!("{} cooked, {images} images beside it", helmet.display());
+    eprintln!("{images} images beside it");
     assert!(
         !textured || images >= 10,
         "the textured helmet has {images} images"
@@ -852,15 +857,8 @@ fn the_gpu_path_shades_as_the_cpu_path() {
         let module = module_path!().split_once("::").map_or("", |(_, m)| m);
         let test = format!("{module}::the_gpu_path_shades_as_the_cpu_path");
         let out = dir.join(format!("pbr-{mode}.rgba"));
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([test.as_str(), "--exact", "--nocapture"])
-            .env(
-                PBR_CHILD,
-                format!("{}|{mode}|{}", dir.display(), out.display()),
-            )
-            .status()
-            .unwrap();
-        assert!(status.success(), "the {mode} render failed");
+        let job = format!("{}|{mode}|{}", dir.display(), out.display());
+        run_child(&test, PBR_CHILD, &job, mode);
         std::fs::read(out).unwrap()
     };
     let gpu = render("gpu");

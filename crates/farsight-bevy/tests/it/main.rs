@@ -3,9 +3,9 @@
 //! see the allocations of the tests beside it (Bevy's task pools are shared by every
 //! app in a process), so it runs alone.
 //!
-//! The GPU tests (`gpu_cut`, `gpu_bevy`) skip where no adapter can run the GPU path;
+//! The GPU tests (`gpu_cut`, `gpu_bevy`, `gpu_prepass`) skip where no adapter can run the GPU path;
 //! `.ci/screenshots` runs them with `FARSIGHT_REQUIRE_GPU=1` through the filter
-//! `gpu_`. `gpu_bevy` renders each picture in a child process (this program again,
+//! `gpu_`. `gpu_bevy` and `gpu_prepass` render each picture in a child process (this program again,
 //! filtered to its one test), so no Bevy renderer shares a process with another.
 
 mod common;
@@ -17,6 +17,7 @@ mod cluster_materials;
 mod clusters;
 mod gpu_bevy;
 mod gpu_cut;
+mod gpu_prepass;
 mod gpu_requests;
 mod lod;
 mod prelude;
