@@ -25,12 +25,18 @@
 //! entity), which an indirect draw of pooled clusters has none of; the pass after
 //! the opaque pass keeps the cut, the sort and the draws in one command encoder.
 //!
-//! Shadows: [`ShadowDraw`] draws the clusters depth-only into each directional
-//! light cascade of the view, after Bevy's shadow pass, from a second cut with the
-//! camera's metric and no frustum test (so a model outside the camera's view casts,
-//! at the level the camera would draw it); an instance with `NotShadowCaster`
-//! casts nothing. The depth and normal prepasses: `super::prepass`. Not yet: point
-//! and spot lights' shadow maps, transparent materials drawn in order, lightmaps.
+//! Shadows: [`ShadowDraw`] draws the clusters depth-only into every shadow map Bevy
+//! renders, each after Bevy's own shadow pass drew its meshes there: the active
+//! camera's directional cascades, every point light's six cube faces and every spot
+//! light's map, each with its view's own `clip_from_world` (a cascade's depth
+//! clamped onto its near plane as Bevy's prepass does; a point or spot view's
+//! reversed perspective depth as the projection gives it, no bias, which the
+//! receiver applies). All of them draw one cut for shadows a frame, the camera's
+//! metric without the frustum test (so a model outside the camera's view casts, at
+//! the level the camera would draw it); an instance with `NotShadowCaster` casts
+//! nothing. The depth and normal prepasses: `super::prepass`. Not yet: a material's
+//! cull mode in the shadow draw (it culls no face), render layers, transparent
+//! materials drawn in order, lightmaps.
 
 use bevy::asset::RenderAssetUsages;
 use bevy::ecs::system::{StaticSystemParam, SystemParamItem};
@@ -708,9 +714,10 @@ struct GpuShadowView {
     pad: [u32; 3],
 }
 
-/// The clusters into directional lights' shadow maps: a depth-only pipeline over
-/// the vertex pull, one indirect draw per shadow view of a cut made for shadows
-/// (the camera's metric without its frustum test).
+/// The clusters into lights' shadow maps (directional cascades, point lights' cube
+/// faces, spot lights' maps): a depth-only pipeline over the vertex pull, one
+/// indirect draw per shadow view of a cut made for shadows (the camera's metric
+/// without its frustum test).
 #[derive(Debug)]
 pub struct ShadowDraw {
     layout: wgpu::BindGroupLayout,

@@ -12,7 +12,9 @@
 //! ([`super::pbr`]). `Core3d`, for the active camera's view only: after Bevy's
 //! shadow pass, the cut's compute pass, the sort of its visible clusters by
 //! material slot, and the clusters into the view's directional shadow cascades
-//! (from a cut without the frustum test); where the view has a depth or normal
+//! (from a cut without the frustum test); for each point light's cube face and
+//! spot light's map (views of their own, run before the cameras), the clusters
+//! after Bevy's shadow pass (`lights`); where the view has a depth or normal
 //! prepass, in `Core3dSystems::Prepass` after Bevy's prepasses and the cut (so
 //! before SSAO), the clusters into its prepass textures ([`super::prepass`]);
 //! after Bevy's main opaque pass, one
@@ -44,11 +46,13 @@ use farsight_stream::cluster::{stream_inputs, ClusterStreamer, CookedModel, Mode
 use glam::{Affine3A, Mat4};
 
 use bevy::pbr::{
-    per_view_shadow_pass, MeshViewBindGroup, ShadowView, ViewKeyCache, ViewLightEntities,
-    LATE_SHADOW_PASS,
+    per_view_shadow_pass, shared_shadow_pass, MeshViewBindGroup, ShadowView, ViewKeyCache,
+    ViewLightEntities, LATE_SHADOW_PASS,
 };
 use bevy::render::render_resource::{PipelineCache, SpecializedRenderPipelines};
 use bevy::render::renderer::RenderDevice as BevyDevice;
+
+mod lights;
 
 use super::instances::{self, LevelRequests};
 use super::pbr::{self, MaterialBins, PbrDraw, PbrSpecializer, ShadowDraw};
@@ -70,10 +74,10 @@ use crate::{
 /// Opt-in: add it after `DefaultPlugins` and `FarsightPlugin`. It takes over only
 /// where [`gpu_path_supported`] holds for Bevy's device (then
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
-/// elsewhere (WebGL2) the CPU path stays. A camera's depth and normal prepasses
-/// hold the clusters ([`super::prepass`]; not its motion vectors nor a deferred
-/// G-buffer). Not yet: point and spot lights' shadows (clusters cast into directional lights' cascades
-/// only), reloaded assets, views other than the active camera's.
+/// elsewhere (WebGL2) the CPU path stays. Clusters cast shadows into directional,
+/// point and spot lights' maps; a camera's depth and normal prepasses hold the
+/// clusters ([`super::prepass`]; not its motion vectors nor a deferred G-buffer).
+/// Not yet: reloaded assets, views other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
     /// The pools' sizes and the staging ring.
@@ -161,7 +165,8 @@ impl Plugin for FarsightGpuClustersPlugin {
             )
             .add_systems(
                 Render,
-                prepare
+                (prepare, lights::prepare_shadow_views)
+                    .chain()
                     .in_set(RenderSystems::PrepareResources)
                     .in_set(GpuClusterSystems::Prepare),
             )
@@ -180,6 +185,10 @@ impl Plugin for FarsightGpuClustersPlugin {
                 (
                     cut_and_cast
                         .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                        .before(Core3dSystems::MainPass)
+                        .in_set(GpuClusterSystems::CutAndDraw),
+                    lights::cast_into_light
+                        .after(shared_shadow_pass::<LATE_SHADOW_PASS>)
                         .before(Core3dSystems::MainPass)
                         .in_set(GpuClusterSystems::CutAndDraw),
                     cut_and_draw
@@ -587,6 +596,8 @@ pub(crate) struct GpuRender {
     /// The cut for shadows: the camera's metric, no frustum test.
     shadow_outputs: CutOutputs,
     shadows: Option<ShadowDraw>,
+    /// This frame's shadow views ([`lights`]).
+    casts: lights::LightCasts,
     cut: CutPipeline,
     view: Option<ViewData>,
     settings: FarsightClusterConfig,
@@ -606,6 +617,7 @@ impl GpuRender {
             outputs: cut.outputs(&device, 1 << 12),
             shadow_outputs: cut.outputs(&device, 1 << 12),
             shadows: None,
+            casts: lights::LightCasts::default(),
             cut,
             device,
             queue,
@@ -837,12 +849,12 @@ fn prepare_pbr_bind_groups(
 
 /// Before Bevy's main pass, for the active camera's view: the cut, the sort of its
 /// visible clusters by material slot, and, where the view has directional
-/// shadow cascades, a cut for shadows (the camera's metric without the frustum
+/// shadow cascades, the cut for shadows (the camera's metric without the frustum
 /// test: a model outside the view still casts) drawn into each cascade after
-/// Bevy's shadow pass.
+/// Bevy's shadow pass (`lights::cast`).
 fn cut_and_cast(
     view: ViewQuery<(&ExtractedView, Option<&ViewLightEntities>)>,
-    lights: Query<(&ShadowView, &ExtractedView)>,
+    shadow_views: Query<&ShadowView>,
     mut r: ResMut<GpuRender>,
     mut draw: ResMut<PbrDraw>,
     mut stats: ResMut<RenderStats>,
@@ -892,54 +904,12 @@ fn cut_and_cast(
     bins.encode(
         device, &r.queue, encoder, pools, &r.table, &r.outputs, map, slots,
     );
-    // Directional lights' cascades of this view.
-    let cascades: Vec<(&ShadowView, Mat4, bool)> = view_lights
-        .map(|l| l.lights.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|&e| lights.get(e).ok())
-        .map(|(shadow, ev)| {
-            let clip_from_world = ev
-                .clip_from_world
-                .unwrap_or_else(|| ev.clip_from_view * ev.world_from_view.to_matrix().inverse());
-            (shadow, clip_from_world, ev.clip_from_view.w_axis.w == 1.0)
-        })
-        .collect();
-    if cascades.is_empty() {
-        return;
-    }
-    let unculled = CutCamera {
-        frustum: false,
-        ..v.cut
-    };
-    r.cut.encode(
-        device,
-        &r.queue,
-        encoder,
-        pools,
-        up.max_resident(),
-        &r.table,
-        &unculled,
-        &r.shadow_outputs,
-    );
-    let shadows = r.shadows.get_or_insert_with(|| {
-        ShadowDraw::new(device, bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT)
-    });
-    let matrices: Vec<(Mat4, bool)> = cascades.iter().map(|&(_, m, o)| (m, o)).collect();
-    shadows.write_views(device, &r.queue, &matrices);
-    let bind = shadows.bind(device, pools, &r.table, &r.shadow_outputs);
-    for (i, (shadow, ..)) in cascades.iter().enumerate() {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("farsight cluster shadows"),
-            color_attachments: &[],
-            depth_stencil_attachment: Some(
-                shadow.depth_attachment.get_attachment(wgpu::StoreOp::Store),
-            ),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        shadows.draw(&mut pass, &bind, &r.shadow_outputs, i as u32);
+    // Directional lights' cascades of this view (point and spot lights' maps
+    // are drawn in their own views' runs: `lights::cast_into_light`).
+    for &e in view_lights.map(|l| l.lights.as_slice()).unwrap_or_default() {
+        if let Ok(shadow) = shadow_views.get(e) {
+            lights::cast(r, encoder, e, shadow);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-// The clusters into a directional light's shadow map: depth only, vertices
-// pulled from the pools, the visible list the camera's cut without its frustum
-// test (so a model outside the camera's view still casts).
+// The clusters into a light's shadow map (a directional cascade, a point light's
+// cube face, a spot light's map): depth only, vertices pulled from the pools, the
+// visible list the camera's cut without its frustum test (so a model outside the
+// camera's view still casts).
 
 struct ShadowView {
     clip_from_world: mat4x4<f32>,

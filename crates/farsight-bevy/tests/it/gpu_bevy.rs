@@ -413,11 +413,22 @@ const CHILD: &str = "FARSIGHT_GPU_BEVY_CHILD";
 /// One picture in a process of its own (a second Bevy renderer in one process
 /// renders nothing): this test program again, told by [`CHILD`] what to draw.
 fn render_in_child(file: &Path, mode: &str, out: &Path) -> Vec<u8> {
+    let job = format!("{}|{mode}|{}", file.display(), out.display());
+    child_picture(
+        "a_bevy_app_draws_cluster_models_through_the_gpu_path",
+        CHILD,
+        &job,
+        out,
+    )
+}
+
+/// Runs test `test` of this program in a child process with `var` set to `job`
+/// (`…|MODE|…`), and reads the picture it writes to `out`.
+fn child_picture(test: &str, var: &str, job: &str, out: &Path) -> Vec<u8> {
     // The test's name in this program: its module path less the program's name.
     let module = module_path!().split_once("::").map_or("", |(_, m)| m);
-    let test = format!("{module}::a_bevy_app_draws_cluster_models_through_the_gpu_path");
-    let job = format!("{}|{mode}|{}", file.display(), out.display());
-    run_child(&test, CHILD, &job, mode);
+    let mode = job.split('|').nth(1).unwrap_or(job);
+    run_child(&format!("{module}::{test}"), var, job, mode);
     std::fs::read(out).unwrap()
 }
 
@@ -598,9 +609,14 @@ pub(crate) fn watch_textures(
 /// (a Bevy mesh); `shadow-gpu-uncast`: the plate casts nothing either (the sabotaged
 /// run). `cast-gpu` / `cast-cpu`: the bunny just outside the camera's view casts
 /// its shadow onto a ground plane in it; `cast-gpu-away`: the bunny far away (the
-/// sabotaged run). RGBA rows of `PW` pixels.
+/// sabotaged run). `point-…` / `spot-…`: the same ground and the bunny just outside
+/// the view, a second bunny in the view, lit by a point light or a spot light with
+/// shadow maps instead of the directional light (`…-gpu`, `…-cpu`); `…-gpu-uncast-out`:
+/// the bunny outside the view casts nothing, `…-gpu-uncast`: the one inside casts
+/// nothing (the sabotaged runs). RGBA rows of `PW` pixels.
 fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
-    let cast = mode.starts_with("cast");
+    let lamp = ["point", "spot"].into_iter().find(|k| mode.starts_with(k));
+    let cast = mode.starts_with("cast") || lamp.is_some();
     let shadow = mode.starts_with("shadow");
     let mut app = headless_app(dir);
     let cpu = mode.ends_with("cpu");
@@ -650,6 +666,8 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     let s = 0.18 / r;
     let centre = match mode {
         "cast-gpu-away" => Vec3::new(-30.0, 0.35, 0.0),
+        // Higher under the point or spot light, so that its shadow reaches the view.
+        _ if lamp.is_some() => Vec3::new(-1.3, 0.7, 0.0),
         _ if cast => Vec3::new(-1.3, 0.35, 0.0),
         _ => Vec3::new(0.35, 0.2, 0.0),
     };
@@ -660,8 +678,20 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
             .with_rotation(Quat::from_rotation_y(-0.6)),
         MeshMaterial3d(orange.clone()),
     ));
-    if !cast {
+    if !cast || mode.ends_with("-uncast-out") {
         b.insert(bevy::light::NotShadowCaster);
+    }
+    if lamp.is_some() {
+        let mut a = world.spawn((
+            FarsightClusterModel::new(&bunny),
+            Transform::from_translation(Vec3::new(-0.35, 0.18, 0.25) - s * Vec3::new(x, y, z))
+                .with_scale(Vec3::splat(s))
+                .with_rotation(Quat::from_rotation_y(0.9)),
+            MeshMaterial3d(orange.clone()),
+        ));
+        if mode.ends_with("-uncast") {
+            a.insert(bevy::light::NotShadowCaster);
+        }
     }
     let towards_light = if cast {
         Vec3::new(-2.0, 1.0, 0.0).normalize()
@@ -690,14 +720,41 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
             p.insert(bevy::light::NotShadowCaster);
         }
     }
-    world.spawn((
-        DirectionalLight {
-            illuminance: 6000.0,
-            shadow_maps_enabled: shadow || cast,
-            ..default()
-        },
-        Transform::from_translation(towards_light).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    // The point and spot lights: up on the left, beyond the bunny outside the view.
+    // The point light's shadows fall in two of its cube faces: the outside bunny's
+    // in the one below it (-Y), the inside bunny's across that one and +X.
+    let lamp_at =
+        Transform::from_xyz(-1.9, 1.6, 0.0).looking_at(Vec3::new(-0.4, 0.0, 0.0), Vec3::Y);
+    match lamp {
+        Some("point") => world.spawn((
+            PointLight {
+                intensity: 250_000.0,
+                range: 10.0,
+                shadow_maps_enabled: true,
+                ..default()
+            },
+            lamp_at,
+        )),
+        Some(_) => world.spawn((
+            SpotLight {
+                intensity: 250_000.0,
+                range: 10.0,
+                outer_angle: 0.9,
+                inner_angle: 0.6,
+                shadow_maps_enabled: true,
+                ..default()
+            },
+            lamp_at,
+        )),
+        None => world.spawn((
+            DirectionalLight {
+                illuminance: 6000.0,
+                shadow_maps_enabled: shadow || cast,
+                ..default()
+            },
+            Transform::from_translation(towards_light).looking_at(Vec3::ZERO, Vec3::Y),
+        )),
+    };
     world.insert_resource(GlobalAmbientLight {
         brightness: 600.0,
         ..default()
@@ -773,6 +830,15 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     (0..PH as usize)
         .flat_map(|row| data[row * stride..row * stride + PW as usize * 4].to_vec())
         .collect()
+}
+
+/// One picture of [`render_pbr_scene`] in a process of its own (this test program
+/// again, told by [`PBR_CHILD`] what to draw); its PNG lies beside the RGBA file
+/// `pbr-MODE.rgba` in `dir`.
+fn render_pbr_in_child(dir: &Path, mode: &str) -> Vec<u8> {
+    let out = dir.join(format!("pbr-{mode}.rgba"));
+    let job = format!("{}|{mode}|{}", dir.display(), out.display());
+    child_picture("the_gpu_path_shades_as_the_cpu_path", PBR_CHILD, &job, &out)
 }
 
 /// Mean absolute difference per channel (R, G, B) over the pixels either picture
@@ -853,14 +919,7 @@ fn the_gpu_path_shades_as_the_cpu_path() {
         "the textured helmet has {images} images"
     );
     cook(&farsight_testkit::mesh("bunny.obj"), &dir);
-    let render = |mode: &str| {
-        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
-        let test = format!("{module}::the_gpu_path_shades_as_the_cpu_path");
-        let out = dir.join(format!("pbr-{mode}.rgba"));
-        let job = format!("{}|{mode}|{}", dir.display(), out.display());
-        run_child(&test, PBR_CHILD, &job, mode);
-        std::fs::read(out).unwrap()
-    };
+    let render = |mode: &str| render_pbr_in_child(&dir, mode);
     let gpu = render("gpu");
     let cpu = render("cpu");
     let (diff, pixels) = mean_difference(&gpu, &cpu);
@@ -933,4 +992,59 @@ fn the_gpu_path_shades_as_the_cpu_path() {
         share > MAX_STRONG_SHARE,
         "a ground without the bunny's shadow passed for one with it: {share:.4}"
     );
+}
+
+/// Whether picture `a` passes for `b` where shadows are compared: at most
+/// `MAX_STRONG_SHARE` of the pixels strongly different and at most
+/// `MAX_MEAN_DIFF` per channel on average over the lit pixels; with the figures.
+fn shadows_match(a: &[u8], b: &[u8]) -> (bool, f64, [f64; 3]) {
+    let share = strong_difference(a, b);
+    let (diff, _) = mean_difference(a, b);
+    let ok = share <= MAX_STRONG_SHARE && diff.iter().all(|&d| d <= MAX_MEAN_DIFF);
+    (ok, share, diff)
+}
+
+/// Cluster models cast into point lights' cube maps and spot lights' maps as
+/// Bevy's meshes do: a bunny just outside the camera's view and one in it shadow a
+/// Bevy ground plane under a point light (the shadows in two of its cube faces),
+/// then under a spot light (shadow maps on, no directional light); the GPU path's
+/// picture passes for the
+/// CPU path's (`shadows_match`). The same check refuses the GPU path's picture
+/// where the bunny outside the view casts nothing, and where the one inside casts
+/// nothing (`NotShadowCaster`, the sabotaged runs).
+#[test]
+fn cluster_models_cast_into_point_and_spot_lights() {
+    if std::env::var(PBR_CHILD).is_ok() || !have_gpu() {
+        return;
+    }
+    let dir = farsight_testkit::scratch("gpu_lamps");
+    cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    for lamp in ["point", "spot"] {
+        let gpu = render_pbr_in_child(&dir, &format!("{lamp}-gpu"));
+        let cpu = render_pbr_in_child(&dir, &format!("{lamp}-cpu"));
+        let (ok, share, diff) = shadows_match(&gpu, &cpu);
+        eprintln!(
+            "{}: {lamp} light, GPU against CPU path: {share:.4} of the pixels differ by \
+             more than 24, mean difference {diff:.3?}",
+            dir.display()
+        );
+        assert!(
+            ok,
+            "under a {lamp} light the GPU path's shadows differ from the CPU path's: \
+             {share:.4} strongly, {diff:.2?} on average"
+        );
+        for (sabotage, which) in [("uncast-out", "outside"), ("uncast", "inside")] {
+            let off = render_pbr_in_child(&dir, &format!("{lamp}-gpu-{sabotage}"));
+            let (ok, share, diff) = shadows_match(&off, &cpu);
+            eprintln!(
+                "{lamp} light, the bunny {which} the view casting nothing: {share:.4} \
+                 strongly different, mean difference {diff:.3?}"
+            );
+            assert!(
+                !ok,
+                "under a {lamp} light, a bunny {which} the view casting nothing passed \
+                 for one casting: {share:.4}, {diff:.2?}"
+            );
+        }
+    }
 }
