@@ -1119,6 +1119,14 @@ fn print_frame_times(flown: &[&Frame]) {
             r.colliders_rebuilt,
         );
     }
+    let most = |f: fn(&FrameReport) -> u32| flown.iter().map(|x| f(&x.report)).max().unwrap_or(0);
+    println!(
+        "  a flown frame's work at most: {} objects created, {} removed, {} colliders built, {} object slots culled",
+        most(|r| r.objects_created),
+        most(|r| r.objects_removed),
+        most(|r| r.colliders_built),
+        most(|r| r.objects),
+    );
 }
 
 fn replay(a: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {

@@ -37,4 +37,7 @@ pub use manifest::{
 };
 pub use record::{Edit, FrameInput, Mismatch, RecordError, Recording, TerrainPublication};
 pub use synthetic::{default_props, generate, SyntheticConfig};
-pub use world::{FrameReport, SystemFrame, TerrainSplit, World, WorldConfig, BASES_PER_FRAME};
+pub use world::{
+    FrameReport, SystemFrame, TerrainSplit, World, WorldConfig, BASES_PER_FRAME,
+    PREFETCH_COLLIDERS_PER_FRAME, REGION_OBJECTS_PER_FRAME, REGION_READS_IN_FLIGHT,
+};

@@ -61,6 +61,24 @@ pub const BASES_PER_FRAME: usize = 8;
 /// What a collider not built yet is taken to cost before any was built.
 const COLLIDER_ESTIMATE: u64 = 64 << 10;
 
+/// Objects the regions create per frame at most outside loading screens (at least
+/// one region a frame, whatever its size): a region whose read finished waits,
+/// still loading, until the budget lets it in, nearest the camera first (issue 27
+/// item 21: a prefetch target's 3,000 regions landed in two frames and created
+/// 12,000-18,000 objects each, 10-30 ms). A loading screen creates everything.
+pub const REGION_OBJECTS_PER_FRAME: usize = 2048;
+
+/// Region reads in flight at most outside loading screens, nearest the camera
+/// first: a prefetch target asks for 3,000 at once, and reading them all at once
+/// took the cores from the frame's own work for several frames.
+pub const REGION_READS_IN_FLIGHT: usize = 128;
+
+/// Colliders of a prefetched teleport target built per frame at most, nearest the
+/// target first (42-50 within its collision radius were built in the frame the
+/// target appeared, 6-20 ms). The camera's own radius is still built at once: on
+/// arrival the target is the camera, and whatever the prefetch did not build then is.
+pub const PREFETCH_COLLIDERS_PER_FRAME: usize = 4;
+
 fn default_collision_radius() -> f32 {
     192.0
 }
@@ -78,10 +96,11 @@ pub struct WorldConfig {
     pub mesh_threads: usize,
     /// Terrain draw distance and the objects' cull distance.
     pub draw_distance: f32,
-    /// Every terrain chunk within this distance of a streaming source (the camera,
-    /// a teleport's prefetched target) has its collider, built at once, as
-    /// protected as a coarsest level; the band one chunk beyond is built ahead
-    /// under the pools, and colliders farther than two chunks beyond are freed.
+    /// Every terrain chunk within this distance of the camera has its collider,
+    /// built at once, as protected as a coarsest level; within it of a teleport's
+    /// prefetched target they are built [`PREFETCH_COLLIDERS_PER_FRAME`] a frame
+    /// (as protected once built); the band one chunk beyond is built ahead under
+    /// the pools, and colliders farther than two chunks beyond are freed.
     #[serde(default = "default_collision_radius")]
     pub collision_radius: f32,
 }
@@ -221,6 +240,12 @@ pub struct FrameReport {
     pub visible: u32,
     /// Objects loaded (in the store).
     pub objects: u32,
+    /// Objects the regions created this frame (their regions' reads had finished).
+    pub objects_created: u32,
+    /// Objects removed with their regions this frame.
+    pub objects_removed: u32,
+    /// Objects whose entity-LOD level the visibility pass switched this frame.
+    pub lod_switches: u32,
     /// Terrain chunks in view drawing their base mesh (the coarsest level, made on
     /// the loop's thread) because no finer mesh of theirs was published and
     /// uploaded yet: without the base each would be a hole.
@@ -293,6 +318,12 @@ enum Io {
         drained: Vec<(u64, IoDone)>,
         /// Region reads submitted and not yet drained.
         region_reads: usize,
+        /// Regions the streamer asked to read, not submitted yet
+        /// ([`REGION_READS_IN_FLIGHT`]).
+        unread: Vec<u32>,
+        /// Region reads drained and not yet handed to the streamer
+        /// ([`REGION_OBJECTS_PER_FRAME`]): (region, read and parsed).
+        landed: Vec<(u32, bool)>,
         arrived: HashMap<u32, Vec<EntityRecord>>,
         clusters: Box<ClusterStreamer<CountingUploader>>,
         view: Box<TerrainView>,
@@ -423,6 +454,9 @@ struct Regions {
     frame: RegionFrame,
     completions: Vec<LoadCompletion>,
     objects: Vec<Vec<ObjectId>>,
+    /// Objects created and removed this frame.
+    created: u32,
+    removed: u32,
 }
 
 /// The visibility pass over every loaded object, and what each object is.
@@ -694,9 +728,19 @@ impl World {
                 streamer,
                 frame: RegionFrame::default(),
                 completions: Vec::new(),
+                created: 0,
+                removed: 0,
             },
             vis: Visibility {
-                store: ObjectStore::new(),
+                store: {
+                    // The pass reads each object's world box (32 bytes) instead of
+                    // its matrix and local box, transformed once when it is created
+                    // (the objects never move): the same decisions, fewer bytes
+                    // and no transform per object per frame.
+                    let mut store = ObjectStore::new();
+                    store.keep_world_boxes(true);
+                    store
+                },
                 objects: Vec::new(),
                 cameras,
                 camera,
@@ -951,6 +995,8 @@ impl World {
         self.building_completions(input, &mut report);
         report.systems[SystemId::Regions as usize].time = t.elapsed();
         report.hashes[SystemId::Regions as usize] = h;
+        report.objects_created = self.regions.created;
+        report.objects_removed = self.regions.removed;
 
         // Visibility over every loaded object.
         let frustum = self.visibility_phase(camera, target, bias, &mut report);
@@ -1040,6 +1086,7 @@ impl World {
         }
         report.visible = out.objects.visible.len() as u32;
         report.objects = vis.store.len() as u32;
+        report.lod_switches = vis.pass.stats().lod_switches;
         report.systems[SystemId::Visibility as usize].time = t.elapsed();
         report.hashes[SystemId::Visibility as usize] = hv.value();
         Frustum::from_view_projection(&(out.projection * out.view))
@@ -1133,15 +1180,17 @@ impl World {
         };
     }
 
-    /// Collects the I/O that completed (live): region reads into `regions_done`
-    /// (their entities kept for the region's creation), building file reads into
-    /// `buildings_done`, each in the order of its id.
+    /// Collects the I/O that completed (live): region reads into the landed queue
+    /// (their entities kept for the region's creation; [`World::admit_regions`]
+    /// hands them to the streamer), building file reads into `buildings_done`,
+    /// each in the order of its id.
     fn drain_io(&mut self, input: &mut FrameInput) {
         let Io::Live {
             regions,
             drained,
             arrived,
             region_reads,
+            landed,
             ..
         } = &mut self.io
         else {
@@ -1164,7 +1213,7 @@ impl World {
                             false
                         }
                     };
-                    input.regions_done.push((region, ok));
+                    landed.push((region, ok));
                 }
                 IoDone::Building(read) => {
                     let (building, level) = ((id >> 8) as u32, id as u8);
@@ -1187,9 +1236,48 @@ impl World {
         }
     }
 
+    /// Hands the streamer the region reads that landed (live): every one on a
+    /// loading screen; otherwise nearest the camera first while their objects fit
+    /// in [`REGION_OBJECTS_PER_FRAME`] (at least one region a frame). The others
+    /// wait, still loading, for the next frames. What is handed over is the frame's
+    /// recorded `regions_done`, so a replay creates the same regions.
+    fn admit_regions(&mut self, input: &mut FrameInput, camera: Vec3) {
+        let Io::Live {
+            landed, arrived, ..
+        } = &mut self.io
+        else {
+            return;
+        };
+        if landed.is_empty() {
+            return;
+        }
+        let mut taken = landed.len();
+        if !input.loading {
+            let rank = RegionRank::new(&self.regions.streamer, &self.config, camera, input);
+            landed.sort_unstable_by(|a, b| rank.cmp(a.0, b.0));
+            let mut objects = 0;
+            for (i, &(r, ok)) in landed.iter().enumerate() {
+                let n = if ok {
+                    arrived.get(&r).map_or(0, Vec::len)
+                } else {
+                    0
+                };
+                if i > 0 && objects + n > REGION_OBJECTS_PER_FRAME {
+                    taken = i;
+                    break;
+                }
+                objects += n;
+            }
+        }
+        input.regions_done.extend(landed.drain(..taken));
+    }
+
     fn stream_regions(&mut self, input: &mut FrameInput, live: bool, camera: Vec3) -> u64 {
         self.regions.completions.clear();
+        self.regions.created = 0;
+        self.regions.removed = 0;
         debug_assert!(live || matches!(self.io, Io::Replay { .. }));
+        self.admit_regions(input, camera);
         self.regions.completions.extend(
             input
                 .regions_done
@@ -1250,10 +1338,21 @@ impl World {
         if let Io::Live {
             regions,
             region_reads,
+            unread,
             ..
         } = &mut self.io
         {
-            for &r in &f.loads {
+            unread.extend_from_slice(&f.loads);
+            let room = if input.loading {
+                unread.len()
+            } else {
+                REGION_READS_IN_FLIGHT.saturating_sub(*region_reads)
+            };
+            if room < unread.len() {
+                let rank = RegionRank::new(&self.regions.streamer, &self.config, camera, input);
+                unread.sort_unstable_by(|&a, &b| rank.cmp(a, b));
+            }
+            for r in unread.drain(..room.min(unread.len())) {
                 let path: Arc<Path> = Arc::from(self.regions.scene.region_path(r));
                 *region_reads += 1;
                 regions.submit(r as u64, move || IoDone::Region(read_region_file(&path)));
@@ -1361,6 +1460,7 @@ impl World {
                 self.buildings.object[b as usize] = Some(id);
             }
             ids.push(id);
+            self.regions.created += 1;
         }
         self.regions.objects[region as usize] = ids;
     }
@@ -1415,6 +1515,7 @@ impl World {
             self.vis.objects[id.0 as usize] = Obj::Free;
             self.vis.store.remove(id);
         }
+        self.regions.removed += ids.len() as u32;
         let mut ids = ids;
         ids.clear();
         self.regions.objects[region as usize] = ids;
@@ -1866,13 +1967,21 @@ impl World {
         self.near_sources(radius);
         self.terrain.collider_list.clear();
         let collision = &self.terrain.collision;
-        self.terrain.collider_list.extend(
-            self.terrain
-                .near
-                .iter()
-                .map(|n| n.1)
-                .filter(|&c| !collision.holds(c)),
-        );
+        // Within the camera's radius every collider is built now; a prefetched
+        // target's are built a few a frame, nearest it first, before it is reached.
+        let mut prefetched = 0;
+        for &(_, c) in &self.terrain.near {
+            if collision.holds(c) {
+                continue;
+            }
+            if source_distance(&[camera], c) > radius {
+                if prefetched == PREFETCH_COLLIDERS_PER_FRAME {
+                    continue;
+                }
+                prefetched += 1;
+            }
+            self.terrain.collider_list.push(c);
+        }
         if !self.terrain.collider_list.is_empty() {
             self.terrain
                 .collision
@@ -2504,8 +2613,8 @@ impl World {
 
     /// Gives back what the pool lacks, at the end of every frame. Some of a frame's
     /// memory is taken before any pool is asked: colliders within the collision
-    /// radius of a source (built at once, however many a new prefetch target or the
-    /// camera's move brings), colliders an edit rebuilt, base meshes remade after an
+    /// radius of a source (at once for the camera's move, a few a frame for a
+    /// prefetch target), colliders an edit rebuilt, base meshes remade after an
     /// edit, a collider built ahead that came out larger than its estimate. Whatever
     /// the order in which reads and meshes completed before, the pool may then be
     /// full of levels granted earlier, so room is made here until every system
@@ -2767,6 +2876,8 @@ fn open_io(
             regions: IoPool::new(config.io_threads.max(1), "farsight-world-io"),
             drained: Vec::new(),
             region_reads: 0,
+            unread: Vec::new(),
+            landed: Vec::new(),
             arrived: HashMap::new(),
             clusters: Box::new(clusters),
             view: Box::new(view),
@@ -2778,6 +2889,49 @@ fn open_io(
             decisions: Vec::new(),
             completions: Vec::new(),
         }
+    }
+}
+
+/// The order region reads are submitted and landed reads handed to the streamer:
+/// the regions the camera's own sphere reaches first, then by distance to the
+/// nearest streaming source, the region's id breaking ties.
+struct RegionRank<'a> {
+    bounds: &'a [Aabb],
+    camera: Vec3,
+    prefetch: Option<Vec3>,
+    /// The camera's sphere for a loaded region, squared.
+    reach_sq: f32,
+}
+
+impl<'a> RegionRank<'a> {
+    fn new(
+        streamer: &'a RegionStreamer,
+        config: &WorldConfig,
+        camera: Vec3,
+        input: &FrameInput,
+    ) -> Self {
+        let reach = config.source_radius * farsight_stream::region::DEFAULT_REGION_HYSTERESIS;
+        Self {
+            bounds: streamer.bounds(),
+            camera,
+            prefetch: input.prefetch.map(Vec3::from_array),
+            reach_sq: reach * reach,
+        }
+    }
+
+    /// Region `r`'s key: beyond the camera's sphere, and its squared distance.
+    fn key(&self, r: u32) -> (bool, f32) {
+        let b = &self.bounds[r as usize];
+        let d = b.distance_squared(self.camera);
+        match self.prefetch {
+            Some(p) if d > self.reach_sq => (true, b.distance_squared(p).min(d)),
+            _ => (d > self.reach_sq, d),
+        }
+    }
+
+    fn cmp(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        let (ka, kb) = (self.key(a), self.key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.cmp(&b))
     }
 }
 

@@ -11,7 +11,7 @@ use farsight_testkit::world::recording;
 use farsight_world::{
     generate, Edit, Flight, FrameInput, FrameReport, Recording, SyntheticConfig, SystemId,
     TerrainPublication, World, WorldConfig, WorldError, WorldManifest, BASES_PER_FRAME,
-    MANIFEST_FILE, SYSTEMS,
+    MANIFEST_FILE, PREFETCH_COLLIDERS_PER_FRAME, REGION_OBJECTS_PER_FRAME, SYSTEMS,
 };
 use glam::{IVec3, Vec3};
 
@@ -301,10 +301,12 @@ fn chunks_near(world: &World, source: Vec3, radius: f32) -> Vec<IVec3> {
 /// Issue 14: colliders are a range around the streaming sources, limited by the
 /// one pool. On a ground whose colliders all together exceed the pool, the pool
 /// holds every frame, and every chunk within the collision radius of the camera
-/// and of a prefetched teleport target has its collider, equal to the whole-grid
-/// cache's (edits included), every frame: two teleports with prefetch (away, then
-/// back to where the colliders were freed) find theirs there on arrival. The run
-/// replays to the same decisions.
+/// has its collider, equal to the whole-grid cache's (edits included), every
+/// frame; a prefetched teleport target's are built a few a frame (issue 27 item
+/// 21), each equal to the whole grid's once built: two teleports with prefetch
+/// (away, then back to where the colliders were freed) find theirs there on
+/// arrival, building at most a frame's few then. The run replays to the same
+/// decisions.
 #[test]
 fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
     let dir = scratch("colliders");
@@ -341,6 +343,7 @@ fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
     script.push((a, None, true));
     let radius = config.collision_radius;
     let (mut peak, mut peak_colliders, mut built) = (0u64, 0usize, 0u32);
+    let mut arrivals = Vec::new();
     let mut input = FrameInput::default();
     for (f, &(camera, prefetch, teleport)) in script.iter().enumerate() {
         input.camera = camera.to_array();
@@ -370,9 +373,22 @@ fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
         peak = peak.max(r.memory);
         peak_colliders = peak_colliders.max(world.collision().len());
         built += r.colliders_built;
+        if teleport && f > 0 {
+            let near = chunks_near(&world, camera, radius).len();
+            eprintln!(
+                "arrival at frame {f}: {} colliders built of {near} near",
+                r.colliders_built
+            );
+            arrivals.push((r.colliders_built as usize, near));
+        }
         let cache = world.collision();
-        for source in std::iter::once(camera).chain(prefetch) {
+        for (source, at_once) in std::iter::once((camera, true)).chain(prefetch.map(|p| (p, false)))
+        {
             for c in chunks_near(&world, source, radius) {
+                if !at_once && !cache.holds(c) {
+                    // A prefetch target's colliders come a few a frame.
+                    continue;
+                }
                 assert!(
                     cache.holds(c),
                     "frame {f}: chunk {c} near {source} not collided"
@@ -410,6 +426,14 @@ fn colliders_are_a_range_around_the_sources_under_the_one_pool() {
         built as usize > peak_colliders,
         "colliders freed far away were built again on the way back"
     );
+    // The prefetch built the target's colliders before the camera got there.
+    assert_eq!(arrivals.len(), 2);
+    for &(built, near) in &arrivals {
+        assert!(
+            built <= PREFETCH_COLLIDERS_PER_FRAME && near > 4 * PREFETCH_COLLIDERS_PER_FRAME,
+            "{built} colliders built on arrival of {near}"
+        );
+    }
 
     let mut replay = World::open_replay(&dir, config).unwrap();
     for (i, input) in rec.frames.iter().enumerate() {
@@ -791,6 +815,68 @@ fn colliders_built_at_once_never_exceed_a_pool_full_of_meshes() {
     for (f, input) in frames.iter().enumerate() {
         let h = again.replay(input).hashes;
         assert_eq!(h, [r0.hashes, r1.hashes][f], "frame {f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 27 item 21: a prefetched teleport target streams in over the frames
+/// before the teleport, under per-frame budgets, instead of in the frame it
+/// appears. On a world dense enough that the target's regions hold several
+/// budgets of objects and its collision radius several frames of colliders, no
+/// flown frame creates more than [`REGION_OBJECTS_PER_FRAME`] objects (a region
+/// never splits, so one larger region may pass it alone) nor builds more than the
+/// target's and the band's few colliders; the target is still streamed in by the
+/// teleport (the loading screen after it waits for what is left), no frame has a
+/// hole, and the run replays to the same decisions.
+#[test]
+fn a_prefetch_target_streams_in_a_few_objects_and_colliders_a_frame() {
+    let dir = scratch("prefetch-budget");
+    let spec = SyntheticConfig {
+        regions_side: 64,
+        buildings: 40,
+        objects: 40_000,
+        chunks_side: 12,
+        ..SyntheticConfig::small()
+    };
+    generate(&dir, &spec, &mut |_| {}).unwrap();
+    let config = WorldConfig {
+        source_radius: 200.0,
+        draw_distance: 400.0,
+        ..WorldConfig::default()
+    };
+    let mut world = World::open(&dir, config).unwrap();
+    let mut rec = recording(&dir, config);
+    let frames = 150;
+    let flight = Flight::new(world.manifest(), frames);
+    let (mut created, mut most_created, mut most_built) = (0u64, 0u32, 0u32);
+    let (holes, over, _) = fly_with(&mut world, &flight, frames, &mut rec, &mut |r| {
+        created += r.objects_created as u64;
+        most_created = most_created.max(r.objects_created);
+        most_built = most_built.max(r.colliders_built);
+    });
+    eprintln!(
+        "{created} objects created in flown frames, at most {most_created} a frame; \
+         at most {most_built} colliders built a frame"
+    );
+    assert_eq!(holes, 0, "frames with a hole");
+    assert_eq!(over, 0, "frames over budget");
+    assert!(
+        created > 2 * REGION_OBJECTS_PER_FRAME as u64,
+        "the prefetch targets bring several budgets of objects ({created})"
+    );
+    // The largest region of this world holds far fewer than the budget.
+    assert!(
+        most_created as usize <= REGION_OBJECTS_PER_FRAME,
+        "{most_created} objects created in one frame"
+    );
+    // The target's few, the band's four, and the camera's move (a chunk row).
+    assert!(
+        most_built as usize <= PREFETCH_COLLIDERS_PER_FRAME + 4 + 8,
+        "{most_built} colliders built in one frame"
+    );
+    let mut replay = World::open_replay(&dir, config).unwrap();
+    for (i, input) in rec.frames.iter().enumerate() {
+        rec.compare(i, &replay.replay(input).hashes).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
