@@ -266,10 +266,10 @@ impl ModelSet {
             // Each child's bound once; the most promising searched first (pushed
             // last), those that cannot beat what was found not at all.
             let from = stack.len();
-            for c in start..end {
-                let b = below[c].bound(view);
+            for (c, node) in below[start..end].iter().enumerate() {
+                let b = node.bound(view);
                 if b.level > best.1.level || b.screen > screen {
-                    stack.push((k - 1, c, b));
+                    stack.push((k - 1, start + c, b));
                 }
             }
             stack[from..].sort_unstable_by(|a, b| a.2.level.total_cmp(&b.2.level));
