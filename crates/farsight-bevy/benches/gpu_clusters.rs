@@ -19,6 +19,8 @@
 //!   changed transform.
 //! - `gpu_still/N`: the camera still (1% moved): against `gpu/N`, whether cut
 //!   changes cost the CPU anything.
+//! - `gpu_idle/N`: the camera still and no instance moved: what every unchanged
+//!   instance costs, with no streaming (against the floor below).
 //! - `cpu/N`: the CPU path (one Bevy `Mesh` per instance rewritten when its cut
 //!   changes), camera moving, 1% moved. 100k CPU-path instances are skipped unless
 //!   `FARSIGHT_BENCH_CPU_100K=1` (100k meshes of their own).
@@ -35,6 +37,12 @@
 //! criterion iteration is one `App::update`; the time recorded is the sum of the
 //! spans. 30 frames run before measuring (the streamer brings levels in;
 //! `FARSIGHT_BENCH_WARM_FRAMES` sets how many).
+//!
+//! The floor, printed beside the GPU path's spans (not in the sum): a bare system
+//! with a `Changed<GlobalTransform>` query over the same instances, run after the
+//! gather span: what Bevy itself costs to skip an unchanged entity.
+//! `FARSIGHT_BENCH_REQUESTS=1` instead times the streamer's requests alone
+//! (`LevelRequests`, no app) over the scene's 1k, 10k and 100k instances.
 //!
 //! # Memory
 //! Printed before the timings: per corpus model, the GPU path's pool bytes really
@@ -64,6 +72,7 @@ use bevy::ecs::schedule::{
     ApplyDeferred, InternedScheduleLabel, InternedSystemSet, ScheduleLabel, SingleThreadedExecutor,
     SystemKey, SystemSet,
 };
+use bevy::pbr::{per_view_shadow_pass, LATE_SHADOW_PASS};
 use bevy::prelude::*;
 use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
@@ -88,6 +97,7 @@ enum Side {
     Gpu,
     GpuStatic,
     GpuStill,
+    GpuIdle,
     Cpu,
 }
 
@@ -97,14 +107,30 @@ impl Side {
             Side::Gpu => "gpu",
             Side::GpuStatic => "gpu_static",
             Side::GpuStill => "gpu_still",
+            Side::GpuIdle => "gpu_idle",
             Side::Cpu => "cpu",
         }
     }
 }
 
-/// Spans: gather (or the CPU path's set), extract, prepare, cut and draw.
-const SPANS: usize = 4;
-const NAMES: [&str; SPANS] = ["gather", "extract", "prepare", "cut+draw"];
+/// Spans: gather (or the CPU path's set), extract, prepare, cut, draw; then the
+/// floor (not in the timed sum).
+const SPANS: usize = 6;
+/// The spans summed into the time recorded.
+const TIMED: usize = 5;
+/// The floor's span.
+const FLOOR: usize = 5;
+const NAMES: [&str; SPANS] = ["gather", "extract", "prepare", "cut", "draw", "floor"];
+
+/// The floor: what Bevy itself costs to skip the unchanged instances, a bare
+/// `Changed<GlobalTransform>` query over the same entities.
+fn floor(q: Query<&GlobalTransform, (Changed<GlobalTransform>, With<FarsightClusterModel>)>) {
+    let mut n = 0usize;
+    for gt in &q {
+        n += std::hint::black_box(gt).translation().x.is_finite() as usize;
+    }
+    std::hint::black_box(n);
+}
 
 /// The clock of one world's markers.
 #[derive(Resource, Default, Clone)]
@@ -289,6 +315,7 @@ fn build(n: usize, side: Side, files: &[PathBuf]) -> App {
                     .after(FarsightSet::Terrain)
                     .before(GpuClusterSystems::Gather),
                 end::<0>.in_set(End(0)).after(GpuClusterSystems::Gather),
+                (begin::<FLOOR>, floor, end::<FLOOR>).chain().after(End(0)),
             ),
         );
         let render = app.get_sub_app_mut(RenderApp).unwrap();
@@ -316,13 +343,21 @@ fn build(n: usize, side: Side, files: &[PathBuf]) -> App {
             (
                 begin::<3>
                     .in_set(Begin(3))
-                    .in_set(Core3dSystems::MainPass)
-                    .after(main_opaque_pass_3d)
-                    .before(GpuClusterSystems::CutAndDraw),
+                    .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                    .before(GpuClusterSystems::Cut),
                 end::<3>
                     .in_set(End(3))
+                    .after(GpuClusterSystems::Cut)
+                    .before(Core3dSystems::MainPass),
+                begin::<4>
+                    .in_set(Begin(4))
                     .in_set(Core3dSystems::MainPass)
-                    .after(GpuClusterSystems::CutAndDraw),
+                    .after(main_opaque_pass_3d)
+                    .before(GpuClusterSystems::Draw),
+                end::<4>
+                    .in_set(End(4))
+                    .in_set(Core3dSystems::MainPass)
+                    .after(GpuClusterSystems::Draw),
             ),
         );
     } else {
@@ -412,7 +447,7 @@ fn frame(app: &mut App) {
     let (camera, eye, target, range, side) = {
         let mut s = world.resource_mut::<Scene>();
         s.frame += 1;
-        let a = if s.side == Side::GpuStill {
+        let a = if matches!(s.side, Side::GpuStill | Side::GpuIdle) {
             0.0
         } else {
             s.frame as f32 * 0.01
@@ -427,7 +462,7 @@ fn frame(app: &mut App) {
     };
     *world.get_mut::<Transform>(camera).unwrap() =
         Transform::from_translation(eye).looking_at(target, Vec3::Y);
-    if side != Side::GpuStatic {
+    if !matches!(side, Side::GpuStatic | Side::GpuIdle) {
         let up = if world.resource::<Scene>().frame % 2 == 0 {
             0.25
         } else {
@@ -530,7 +565,69 @@ fn cpu_mesh_bytes(app: &App) -> (u64, u64, u64) {
     (bytes, inst, tris)
 }
 
+/// The streamer's requests alone (`LevelRequests`, no app) over the scene's
+/// instances, the camera moving as in `frame`: ns a frame, to see what of the
+/// prepare span grows with the instances.
+fn requests_alone(n: usize, files: &[PathBuf]) {
+    use farsight_bevy::gpu::LevelRequests;
+    use farsight_cluster::{InstanceBounds, LevelView};
+    use farsight_lod::ProjectionInfo;
+    let models: Vec<CookedModel> = files
+        .iter()
+        .map(|f| CookedModel::open(f).unwrap())
+        .collect();
+    let metrics: Vec<Vec<f32>> = models.iter().map(CookedModel::parent_errors).collect();
+    let side_len = (n as f32).sqrt().ceil() as usize;
+    let half = side_len as f32 * 2.0;
+    let mut levels = LevelRequests::new();
+    for i in 0..n {
+        let m = i % files.len();
+        let [x, y, z, r] = models[m].error_bounds();
+        let s = 1.0 / r;
+        let at = Vec3::new(
+            (i % side_len) as f32 * 4.0 - half,
+            1.0,
+            (i / side_len) as f32 * 4.0 - half,
+        );
+        let t = Transform::from_translation(at - Vec3::new(x, y, z) * s).with_scale(Vec3::splat(s));
+        let b = InstanceBounds::placed_geometry(&models[m].geometry(), &t.to_matrix());
+        levels.set(i as u32, m as u32, b);
+    }
+    let proj = Mat4::perspective_rh(std::f32::consts::FRAC_PI_4, 16.0 / 9.0, 0.1, 1000.0);
+    let mut out = Vec::new();
+    let frames = 200;
+    let t = Instant::now();
+    for f in 0..frames {
+        let a = f as f32 * 0.01;
+        let r = half * 0.5;
+        let view = LevelView {
+            camera: Vec3::new(r * a.cos(), 12.0, r * a.sin()),
+            projection: ProjectionInfo::from_matrix(&proj),
+            viewport_height: 180.0,
+            threshold_px: 1.0,
+            bias: 0,
+        };
+        levels.requests(
+            &metrics,
+            &view,
+            |m| models[m as usize].level_count() as u8 - 1,
+            &mut out,
+        );
+    }
+    eprintln!(
+        "gpu_clusters/requests_alone/{n}: {:.3} ms a frame",
+        t.elapsed().as_secs_f64() * 1e3 / frames as f64
+    );
+}
+
 fn bench(c: &mut Criterion) {
+    if std::env::var("FARSIGHT_BENCH_REQUESTS").is_ok() {
+        let files = model_files();
+        for n in [1_000, 10_000, 100_000] {
+            requests_alone(n, &files);
+        }
+        return;
+    }
     if let Err(e) = headless_device() {
         eprintln!("gpu_clusters: no adapter can run the GPU path ({e}): nothing measured");
         return;
@@ -556,7 +653,13 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.sampling_mode(SamplingMode::Flat);
     for &n in &sizes {
-        for side in [Side::Cpu, Side::Gpu, Side::GpuStatic, Side::GpuStill] {
+        for side in [
+            Side::Cpu,
+            Side::Gpu,
+            Side::GpuStatic,
+            Side::GpuStill,
+            Side::GpuIdle,
+        ] {
             let name = side.name();
             if sides.as_ref().is_some_and(|l| !l.contains(&name)) {
                 continue;
@@ -592,7 +695,8 @@ fn bench(c: &mut Criterion) {
                 for (i, label, set) in [
                     (1, ExtractSchedule.intern(), GpuClusterSystems::Extract),
                     (2, Render.intern(), GpuClusterSystems::Prepare),
-                    (3, Core3d.intern(), GpuClusterSystems::CutAndDraw),
+                    (3, Core3d.intern(), GpuClusterSystems::Cut),
+                    (4, Core3d.intern(), GpuClusterSystems::Draw),
                 ] {
                     check_span(render, label, i, &[set.intern()]);
                 }
@@ -623,22 +727,27 @@ fn bench(c: &mut Criterion) {
                     wall += t.elapsed();
                     frames += iters;
                     let after = totals(&app);
-                    (0..SPANS).map(|k| after[k] - before[k]).sum()
+                    (0..TIMED).map(|k| after[k] - before[k]).sum()
                 })
             });
             let end = totals(&app);
             let per = |k: usize| (end[k] - start[k]).as_secs_f64() * 1e3 / frames.max(1) as f64;
-            let spans: Vec<String> = (0..SPANS)
+            let spans: Vec<String> = (0..TIMED)
                 .map(|k| format!("{} {:.3}", NAMES[k], per(k)))
                 .collect();
             eprintln!(
                 "gpu_clusters/{name}/{n}: mean over {frames} frames: timed {:.3} ms ({}); whole \
                  App::update {:.1} ms",
-                (0..SPANS).map(per).sum::<f64>(),
+                (0..TIMED).map(per).sum::<f64>(),
                 if side == Side::Cpu {
                     format!("FarsightSet::Clusters {:.3}", per(0))
                 } else {
-                    spans.join(", ")
+                    format!(
+                        "{}; floor, a bare Changed<GlobalTransform> query over the instances, \
+                         {:.3}",
+                        spans.join(", "),
+                        per(FLOOR)
+                    )
                 },
                 wall.as_secs_f64() * 1e3 / frames.max(1) as f64
             );

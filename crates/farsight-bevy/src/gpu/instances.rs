@@ -134,6 +134,8 @@ struct ModelSet {
     /// Moves since the last rebuild (past the instance count, rebuild: the
     /// curve's order keeps the boxes tight).
     moves: usize,
+    /// The slot of the last search's answer (where the next search starts).
+    hint: u32,
 }
 
 impl ModelSet {
@@ -221,9 +223,18 @@ impl ModelSet {
     }
 
     /// The instance with the largest level key and the largest screen size, by a
-    /// search that skips every node whose bounds cannot beat what was found.
-    fn finest(&self, view: &LevelView, stack: &mut Vec<(usize, usize)>) -> (InstanceBounds, f32) {
-        let mut best = (self.items[0].1, Keys::of(&self.items[0].1, view));
+    /// search that skips every node whose bounds cannot beat what was found,
+    /// starting from item `hint` (last frame's answer: near the answer when the
+    /// camera moved a little, so most nodes are skipped from the start). Returns
+    /// the index of that instance, its bounds and the largest screen size.
+    fn finest(
+        &self,
+        view: &LevelView,
+        hint: usize,
+        stack: &mut Vec<(usize, usize, Keys)>,
+    ) -> (usize, f32) {
+        let first = if hint < self.items.len() { hint } else { 0 };
+        let mut best = (first, Keys::of(&self.items[first].1, view));
         let mut screen = best.1.screen.max(0.0);
         if best.1.level.is_nan() {
             // Its levels are the coarsest: any other instance's are as fine.
@@ -233,33 +244,35 @@ impl ModelSet {
             return (best.0, screen);
         };
         stack.clear();
-        stack.push((top, 0));
-        while let Some((k, j)) = stack.pop() {
-            let b = self.levels[k][j].bound(view);
+        stack.push((top, 0, self.levels[top][0].bound(view)));
+        while let Some((k, j, b)) = stack.pop() {
             if b.level <= best.1.level && b.screen <= screen {
                 continue;
             }
             let start = j * FANOUT;
             if k == 0 {
                 let end = (start + FANOUT).min(self.items.len());
-                for (_, inst) in &self.items[start..end] {
+                for (i, (_, inst)) in self.items[start..end].iter().enumerate() {
                     let keys = Keys::of(inst, view);
                     if keys.level > best.1.level {
-                        best = (*inst, keys);
+                        best = (start + i, keys);
                     }
                     screen = screen.max(keys.screen);
                 }
                 continue;
             }
-            let end = (start + FANOUT).min(self.levels[k - 1].len());
-            // The most promising child is searched first (pushed last).
-            let first = stack.len();
-            stack.extend((start..end).map(|c| (k - 1, c)));
             let below = &self.levels[k - 1];
-            stack[first..].sort_by(|a, b| {
-                let (ka, kb) = (below[a.1].bound(view).level, below[b.1].bound(view).level);
-                ka.total_cmp(&kb)
-            });
+            let end = (start + FANOUT).min(below.len());
+            // Each child's bound once; the most promising searched first (pushed
+            // last), those that cannot beat what was found not at all.
+            let from = stack.len();
+            for (c, node) in below[start..end].iter().enumerate() {
+                let b = node.bound(view);
+                if b.level > best.1.level || b.screen > screen {
+                    stack.push((k - 1, start + c, b));
+                }
+            }
+            stack[from..].sort_unstable_by(|a, b| a.2.level.total_cmp(&b.2.level));
         }
         (best.0, screen)
     }
@@ -273,7 +286,7 @@ pub struct LevelRequests {
     models: Vec<ModelSet>,
     /// Per slot: `(model, index in the model's items)`, `NONE` for no model.
     at: Vec<(u32, u32)>,
-    stack: Vec<(usize, usize)>,
+    stack: Vec<(usize, usize, Keys)>,
 }
 
 impl LevelRequests {
@@ -354,7 +367,14 @@ impl LevelRequests {
         } else if !set.refit.is_empty() {
             set.refit();
         }
-        Some(set.finest(view, &mut self.stack))
+        let hint = match self.at.get(set.hint as usize) {
+            Some(&(m, i)) if m == model => i as usize,
+            _ => 0,
+        };
+        let (i, screen) = set.finest(view, hint, &mut self.stack);
+        let (slot, bounds) = set.items[i];
+        set.hint = slot;
+        Some((bounds, screen))
     }
 
     /// The requests of models `0..metrics.len()` (each model's parent errors, finest

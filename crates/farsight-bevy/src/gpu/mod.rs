@@ -53,15 +53,24 @@ pub use stats::{GpuClusterStats, GpuClusterTint, PlacementFailure, PoolKind};
 pub enum GpuClusterSystems {
     /// Main world, `PostUpdate`: the instances' slots and the active camera.
     Gather,
+    /// Main world, `First`: the render world's figures into [`GpuClusterStats`].
+    Publish,
     /// `ExtractSchedule`: the marked slots, the camera, new models and the tint switch.
     Extract,
     /// Render world, `PrepareResources`: the streamer's frame and the instance rows.
     Prepare,
-    /// `Core3d`: the cut's compute pass and the draw, encoded.
+    /// `Core3d`: the cut's compute pass and the draw, encoded (both systems
+    /// below).
     CutAndDraw,
     /// `Core3d`, in `Core3dSystems::Prepass`: the visible clusters into the
     /// active camera's depth and normal prepass textures (after the cut).
     Prepass,
+    /// `Core3d`, before Bevy's main pass: the cut, the sort by material and the
+    /// shadow cascades' cut and draws, encoded (within [`GpuClusterSystems::CutAndDraw`]).
+    Cut,
+    /// `Core3d`, after Bevy's main opaque pass: the draws into the view, encoded
+    /// (within [`GpuClusterSystems::CutAndDraw`]).
+    Draw,
 }
 
 /// A device on the first adapter wgpu finds, without a window (tests, benches and

@@ -77,7 +77,8 @@ use crate::{
 /// elsewhere (WebGL2) the CPU path stays. Clusters cast shadows into directional,
 /// point and spot lights' maps; a camera's depth and normal prepasses hold the
 /// clusters ([`super::prepass`]; not its motion vectors nor a deferred G-buffer).
-/// Not yet: reloaded assets, views other than the active camera's.
+/// A cluster asset reloaded (its file changed) is drawn from the new file, streamed
+/// into fresh pools. Not yet: views other than the active camera's.
 #[derive(Clone, Debug, Default)]
 pub struct FarsightGpuClustersPlugin {
     /// The pools' sizes and the staging ring.
@@ -186,7 +187,8 @@ impl Plugin for FarsightGpuClustersPlugin {
                     cut_and_cast
                         .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
                         .before(Core3dSystems::MainPass)
-                        .in_set(GpuClusterSystems::CutAndDraw),
+                        .in_set(GpuClusterSystems::CutAndDraw)
+                        .in_set(GpuClusterSystems::Cut),
                     lights::cast_into_light
                         .after(shared_shadow_pass::<LATE_SHADOW_PASS>)
                         .before(Core3dSystems::MainPass)
@@ -194,7 +196,8 @@ impl Plugin for FarsightGpuClustersPlugin {
                     cut_and_draw
                         .after(main_opaque_pass_3d)
                         .in_set(Core3dSystems::MainPass)
-                        .in_set(GpuClusterSystems::CutAndDraw),
+                        .in_set(GpuClusterSystems::CutAndDraw)
+                        .in_set(GpuClusterSystems::Draw),
                     // Before SSAO and the other readers of the prepass textures.
                     prepass::draw
                         .after(cut_and_cast)
@@ -205,7 +208,7 @@ impl Plugin for FarsightGpuClustersPlugin {
             );
         app.insert_resource(GpuClustersActive)
             .insert_resource(shared)
-            .add_systems(First, stats::publish)
+            .add_systems(First, stats::publish.in_set(GpuClusterSystems::Publish))
             .init_resource::<GpuMain>()
             .configure_sets(
                 PostUpdate,
@@ -255,6 +258,8 @@ struct GpuMain {
     slots_generation: u64,
     /// Materials modified this frame.
     modified: HashSet<AssetId<StandardMaterial>>,
+    /// Models reloaded whose material slots are not made again yet.
+    reloaded: Vec<u32>,
     file_materials: HashMap<PathBuf, MaterialAssets>,
     default_material: Option<Handle<StandardMaterial>>,
 }
@@ -272,53 +277,20 @@ impl GpuMain {
         s
     }
 
-    /// The material slots of the models opened since the last call (their files'
-    /// materials made as the CPU path makes them), and the material map.
+    /// The material slots of the models opened or reloaded since the last call
+    /// (their files' materials made as the CPU path makes them), and the material
+    /// map.
     fn model_materials(&mut self, p: &mut GpuMaterialParams) {
-        if self.model_slots.len() == self.models.len() {
+        if self.model_slots.len() == self.models.len() && self.reloaded.is_empty() {
             return;
         }
+        for m in std::mem::take(&mut self.reloaded) {
+            if (m as usize) < self.model_slots.len() {
+                self.model_slots[m as usize] = self.slots_of(m, p);
+            }
+        }
         while self.model_slots.len() < self.models.len() {
-            let model = self.models[self.model_slots.len()].clone();
-            let path = model.path().to_owned();
-            if !self.file_materials.contains_key(&path) {
-                if let (Some(server), Some(images), Some(materials)) = (
-                    p.asset_server.as_deref(),
-                    p.images.as_deref_mut(),
-                    p.materials.as_deref_mut(),
-                ) {
-                    let mut sink = MaterialSink {
-                        asset_server: server,
-                        asset_root: p.root.as_deref().map(|r| r.0.as_path()),
-                        images,
-                        materials,
-                        pending: &mut p.pending,
-                    };
-                    let made =
-                        MaterialAssets::create(&model.manifest().material_table, &path, &mut sink);
-                    self.file_materials.insert(path.clone(), made);
-                }
-            }
-            let handles: Vec<Option<Handle<StandardMaterial>>> = model
-                .geometry()
-                .materials
-                .iter()
-                .map(|n| {
-                    self.file_materials
-                        .get(&path)
-                        .and_then(|f| f.get(n))
-                        .cloned()
-                })
-                .collect();
-            let mut slots = Vec::with_capacity(handles.len().max(1));
-            for h in handles {
-                let h = h.unwrap_or_else(|| self.default_material(p));
-                slots.push(self.material_slot(&h));
-            }
-            if slots.is_empty() {
-                let h = self.default_material(p);
-                slots.push(self.material_slot(&h));
-            }
+            let slots = self.slots_of(self.model_slots.len() as u32, p);
             self.model_slots.push(slots);
         }
         let n = self.model_slots.len() as u32;
@@ -332,6 +304,79 @@ impl GpuMain {
             self.material_map.extend_from_slice(s);
         }
         self.slots_generation += 1;
+    }
+
+    /// The material slots of model `m`'s geometry (its file's materials made when
+    /// not made yet).
+    fn slots_of(&mut self, m: u32, p: &mut GpuMaterialParams) -> Vec<u32> {
+        let model = self.models[m as usize].clone();
+        let path = model.path().to_owned();
+        if !self.file_materials.contains_key(&path) {
+            if let (Some(server), Some(images), Some(materials)) = (
+                p.asset_server.as_deref(),
+                p.images.as_deref_mut(),
+                p.materials.as_deref_mut(),
+            ) {
+                let mut sink = MaterialSink {
+                    asset_server: server,
+                    asset_root: p.root.as_deref().map(|r| r.0.as_path()),
+                    images,
+                    materials,
+                    pending: &mut p.pending,
+                };
+                let made =
+                    MaterialAssets::create(&model.manifest().material_table, &path, &mut sink);
+                self.file_materials.insert(path.clone(), made);
+            }
+        }
+        let handles: Vec<Option<Handle<StandardMaterial>>> = model
+            .geometry()
+            .materials
+            .iter()
+            .map(|n| {
+                self.file_materials
+                    .get(&path)
+                    .and_then(|f| f.get(n))
+                    .cloned()
+            })
+            .collect();
+        let mut slots = Vec::with_capacity(handles.len().max(1));
+        for h in handles {
+            let h = h.unwrap_or_else(|| self.default_material(p));
+            slots.push(self.material_slot(&h));
+        }
+        if slots.is_empty() {
+            let h = self.default_material(p);
+            slots.push(self.material_slot(&h));
+        }
+        slots
+    }
+
+    /// A cluster asset was loaded again (its file changed): the models opened from
+    /// it take the new file's geometry, their instances are marked (their bounds
+    /// change), their materials are made again, and the render world restarts its
+    /// streamer over fresh pools (the old file's levels are dropped with them).
+    fn reload(&mut self, asset: &ClusterModelAsset) {
+        let mut any = false;
+        for g in 0..asset.geometry_count() {
+            let key = (asset.path().to_owned(), g);
+            let (Some(&m), Some(model)) = (self.by_key.get(&key), asset.model(g)) else {
+                continue;
+            };
+            self.models[m as usize] = model.clone();
+            self.reloaded.push(m);
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        self.file_materials.remove(asset.path());
+        self.generation += 1;
+        for (s, row) in self.placed.iter().enumerate() {
+            if self.reloaded.contains(&row.0) {
+                self.changed.push(s as u32);
+            }
+        }
     }
 
     /// The material of a model whose file has none (`StandardMaterial::default()`).
@@ -505,6 +550,7 @@ fn gather(
         Has<bevy::light::NotShadowCaster>,
     )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
+    mut reloads: MessageReader<AssetEvent<ClusterModelAsset>>,
     mut params: GpuMaterialParams,
 ) {
     let main = &mut *main;
@@ -517,6 +563,13 @@ fn gather(
     }
     if let Some(c) = clusters {
         main.settings = c.settings;
+    }
+    for ev in reloads.read() {
+        if let (AssetEvent::Modified { id }, Some(assets)) = (*ev, assets.as_deref()) {
+            if let Some(asset) = assets.get(id) {
+                main.reload(asset);
+            }
+        }
     }
     for e in removed.read() {
         main.waiting.remove(&e);

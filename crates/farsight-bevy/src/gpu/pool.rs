@@ -288,6 +288,22 @@ impl GpuUploader {
         out
     }
 
+    /// The clusters the cut sees of a model: the rows of its [`Self::drawn_levels`]
+    /// (without making the list).
+    pub fn drawn_clusters(&self, model: u32) -> u64 {
+        let Some(m) = self.models.get(model as usize) else {
+            return 0;
+        };
+        let mut n = 0;
+        for l in (0..m.layouts.len() as u8).rev() {
+            match m.levels.get(&l) {
+                Some(p) if p.ready => n += p.rows.end - p.rows.start,
+                _ => break,
+            }
+        }
+        n
+    }
+
     /// Free units of the vertex, index and row pools.
     pub fn free_units(&self) -> [u64; 3] {
         [

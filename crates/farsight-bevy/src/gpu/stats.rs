@@ -231,13 +231,7 @@ impl RenderStats {
         self.frame += 1;
         let n = up.model_count();
         self.resident.clear();
-        self.resident.extend((0..n).map(|m| {
-            up.drawn_levels(m)
-                .into_iter()
-                .filter_map(|l| up.level_rows(m, l))
-                .map(|r| r.end - r.start)
-                .sum::<u64>()
-        }));
+        self.resident.extend((0..n).map(|m| up.drawn_clusters(m)));
         // Per model, not per instance: the frame's cost stays with what changed.
         let tested = (0..n)
             .map(|m| self.resident[m as usize] * count(m) as u64)

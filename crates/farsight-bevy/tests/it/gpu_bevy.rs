@@ -49,11 +49,15 @@ pub(crate) fn have_gpu() -> bool {
 }
 
 fn cook(mesh: &Path, dir: &Path) -> PathBuf {
+    cook_as(mesh, dir, "bunny.farsight")
+}
+
+fn cook_as(mesh: &Path, dir: &Path, name: &str) -> PathBuf {
     let kind = CookKind::Clusters(ClusterConfig::default());
     let bytes = cook_file(mesh, &kind)
         .unwrap_or_else(|e| panic!("{}: {e}", mesh.display()))
         .bytes;
-    let path = dir.join("bunny.farsight");
+    let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -108,6 +112,51 @@ pub(crate) fn cook_helmet(dir: &Path) -> bool {
     out.looks.write_beside(dir).unwrap();
     eprintln!("{} cooked", helmet.display());
     textured
+}
+
+/// The file whose bounds place the instances and the camera: `FILE.layout` beside
+/// `file` where there is one (a reload test keeps the scene of the file it replaces).
+fn layout_of(file: &Path) -> PathBuf {
+    let layout = file.with_extension("layout");
+    if layout.exists() {
+        layout
+    } else {
+        file.to_owned()
+    }
+}
+
+/// The GPU path's figures a reload test compares: resident clusters and bytes,
+/// clusters tested and drawn.
+fn pool_figures(s: &GpuClusterStats) -> [u64; 4] {
+    [
+        s.resident_clusters,
+        s.resident_bytes,
+        s.clusters_tested,
+        u64::from(s.clusters_drawn),
+    ]
+}
+
+/// Frames until the GPU path has settled: nothing uploaded, the same pool
+/// figures, and a drawn count read back from these frames, 20 frames in a row.
+fn settle(app: &mut App) {
+    let stats = |app: &App| *app.world().resource::<GpuClusterStats>();
+    let from = stats(app).frame;
+    let (mut last, mut calm) = (pool_figures(&stats(app)), 0);
+    for _ in 0..2000 {
+        app.update();
+        let s = stats(app);
+        let now = pool_figures(&s);
+        calm = if now == last && s.uploaded_bytes == 0 && s.drawn_frame > from {
+            calm + 1
+        } else {
+            0
+        };
+        last = now;
+        if calm == 20 {
+            return;
+        }
+    }
+    panic!("the GPU path never settled: {:?}", stats(app));
 }
 
 /// Whether the render world's pipeline cache has compiled every pipeline asked
@@ -174,7 +223,7 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool, GpuClus
     app.finish();
     app.cleanup();
     let world = app.world_mut();
-    let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(file)
+    let [x, y, z, r] = farsight_stream::cluster::CookedModel::open(layout_of(file))
         .unwrap()
         .error_bounds();
     let center = Vec3::new(x, y, z);
@@ -192,7 +241,7 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool, GpuClus
         bunnies.push(
             world
                 .spawn((
-                    if mode == "asset" {
+                    if mode == "asset" || mode == "reload" {
                         let name = file.file_name().unwrap().to_string_lossy().into_owned();
                         FarsightClusterModel::from_asset(world.resource::<AssetServer>().load(name))
                     } else {
@@ -255,6 +304,39 @@ fn render(file: &Path, frames: u32, mode: &str) -> (Vec<u8>, bool, bool, GpuClus
         for _ in 0..frames {
             app.update();
         }
+    }
+    if mode == "reload" {
+        // The file under the asset folder rewritten with another model, as an
+        // editor saving it would, then reloaded (what Bevy's file watcher does).
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let new = file.with_file_name("new.farsight");
+        std::fs::write(file, std::fs::read(&new).unwrap()).unwrap();
+        let head = farsight_stream::cluster::CookedModel::open(&new)
+            .unwrap()
+            .error_bounds();
+        let server = app.world().resource::<AssetServer>().clone();
+        let handle: Handle<farsight_bevy::ClusterModelAsset> = server.load(name.clone());
+        server.reload(name);
+        let reloaded = |app: &App| {
+            let assets = app
+                .world()
+                .resource::<Assets<farsight_bevy::ClusterModelAsset>>();
+            assets
+                .get(&handle)
+                .and_then(|a| a.model(0))
+                .is_some_and(|m| m.error_bounds() == head)
+        };
+        for _ in 0..5000 {
+            if reloaded(&app) {
+                break;
+            }
+            app.update();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(reloaded(&app), "the asset never took the new file");
+    }
+    if mode == "asset" || mode == "reload" {
+        settle(&mut app);
     }
     let sink = picture.0.clone();
     app.world_mut()
@@ -452,6 +534,11 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
         );
         assert_eq!(cpu, mode == "cpu", "CPU-path meshes in the {mode} run");
         std::fs::write(out, &rgba).unwrap();
+        std::fs::write(
+            Path::new(out).with_extension("stats"),
+            format!("{:?}", pool_figures(&stats)),
+        )
+        .unwrap();
         save(&Path::new(out).with_extension("png"), &rgba);
         return;
     }
@@ -525,6 +612,69 @@ fn a_bevy_app_draws_cluster_models_through_the_gpu_path() {
     assert!(
         (red - cube).abs() < 0.05 * red,
         "the cube covers {cube:.4} in front of the bunny, {red:.4} alone"
+    );
+}
+
+/// A cluster file under the asset folder rewritten (the bunny's replaced by the
+/// alien's) while three instances of it are drawn, and reloaded: the GPU path
+/// drops the old file's levels and streams and draws the new file's. Once settled,
+/// its pools hold what a fresh app drawing the new file holds (resident clusters
+/// and bytes, clusters tested and drawn, from `GpuClusterStats`) and the pictures'
+/// silhouettes match, where before the reload they did not.
+#[test]
+fn a_reloaded_cluster_file_is_streamed_and_drawn_anew_on_the_gpu_path() {
+    if std::env::var(CHILD).is_ok() || !have_gpu() {
+        return;
+    }
+    let figures = |out: &Path| std::fs::read_to_string(out.with_extension("stats")).unwrap();
+    // The scene: the bunny's bounds place the instances in every run.
+    let dir = farsight_testkit::scratch("gpu_bevy_reload");
+    let bunny = cook(&farsight_testkit::mesh("bunny.obj"), &dir);
+    std::fs::copy(&bunny, bunny.with_extension("layout")).unwrap();
+    let alien = cook_as(&farsight_testkit::mesh("alien.glb"), &dir, "new.farsight");
+    // A fresh app drawing the alien's file in the same scene.
+    let fresh_dir = farsight_testkit::scratch("gpu_bevy_reload_fresh");
+    let fresh = fresh_dir.join("bunny.farsight");
+    std::fs::copy(&alien, &fresh).unwrap();
+    std::fs::copy(&bunny, fresh.with_extension("layout")).unwrap();
+    let out = fresh_dir.join("fresh.rgba");
+    let want = render_in_child(&fresh, "asset", &out);
+    let want_figures = figures(&out);
+    let out = dir.join("before.rgba");
+    let before = render_in_child(&bunny, "asset", &out);
+    let before_figures = figures(&out);
+    let out = dir.join("reloaded.rgba");
+    let got = render_in_child(&bunny, "reload", &out);
+    let got_figures = figures(&out);
+    eprintln!(
+        "[resident clusters, resident bytes, tested, drawn]: bunny {before_figures}, \
+         reloaded {got_figures}, the alien's file in a fresh app {want_figures}"
+    );
+    assert_ne!(
+        before_figures, want_figures,
+        "the two files give the same figures"
+    );
+    assert_eq!(
+        got_figures, want_figures,
+        "after the reload the pools differ from a fresh app's with the new file"
+    );
+    let differ = |a: &[u8], b: &[u8]| {
+        let (a, b) = (silhouette(a), silhouette(b));
+        let union = a.iter().zip(&b).filter(|(x, y)| **x || **y).count();
+        let differ = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+        (differ, union)
+    };
+    let (d, u) = differ(&before, &want);
+    eprintln!("bunny against alien: {d} of {u} model pixels differ");
+    assert!(
+        d * 5 > u,
+        "the two models draw alike: {d} of {u} pixels differ"
+    );
+    let (d, u) = differ(&got, &want);
+    eprintln!("reloaded against fresh: {d} of {u} model pixels differ");
+    assert!(
+        u > 0 && d * 50 < u,
+        "the reloaded file draws unlike a fresh app's: {d} of {u} pixels differ"
     );
 }
 
