@@ -51,6 +51,105 @@ pub(crate) fn encode(values: &[u16], c: usize, zigzag: bool, level: i32) -> Opti
     Some(out)
 }
 
+/// The range-coded form of `values` ([`crate::Codec::BucketsRanged`], FORMAT.md
+/// 3.3.2): per value a symbol (its bucket and, from bucket 2, the bit below the
+/// leading one) range-coded with a frequency table per component, the other bits
+/// packed raw. `None` where there are no values.
+#[cfg(feature = "encode")]
+pub(crate) fn encode_ranged(values: &[u16], c: usize, zigzag: bool) -> Option<Vec<u8>> {
+    let n = values.len() / c;
+    if n == 0 || c > 4 {
+        return None;
+    }
+    let mut syms = vec![0u8; n * c];
+    let mut bits = BitWriter::default();
+    for comp in 0..c {
+        for i in 0..n {
+            let mut v = values[i * c + comp] as u32;
+            if zigzag {
+                v = crate::coding::zigzag(v as u16) as u32;
+            }
+            let k = 32 - v.leading_zeros();
+            syms[comp * n + i] = if k <= 1 {
+                k as u8
+            } else {
+                (2 * k - 2 + ((v >> (k - 2)) & 1)) as u8
+            };
+            if k >= 3 {
+                bits.push(v & ((1 << (k - 2)) - 1), k - 2);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut tables = Vec::with_capacity(c);
+    for comp in 0..c {
+        let freqs = normalise(&syms[comp * n..(comp + 1) * n]);
+        let mask = (0..SYMBOLS)
+            .filter(|&s| freqs[s] > 0)
+            .fold(0u32, |m, s| m | 1 << s);
+        out.extend_from_slice(&mask.to_le_bytes());
+        let mut start = [0u32; SYMBOLS];
+        let mut at = 0;
+        for s in 0..SYMBOLS {
+            start[s] = at;
+            at += freqs[s];
+            if freqs[s] > 0 {
+                let v = freqs[s] - 1;
+                if v < 0x80 {
+                    out.push(v as u8);
+                } else {
+                    out.extend_from_slice(&[(v as u8 & 0x7f) | 0x80, (v >> 7) as u8]);
+                }
+            }
+        }
+        tables.push((freqs, start));
+    }
+    // rANS from the last symbol back, value j on state j % 2 (two chains the
+    // decoder's steps overlap); the bytes come out reversed.
+    let mut x = [RANS_LOW; 2];
+    let mut rev = Vec::new();
+    for (j, &s) in syms.iter().enumerate().rev() {
+        let (freqs, start) = &tables[j / n];
+        let (f, st) = (freqs[s as usize], start[s as usize]);
+        let max = ((RANS_LOW >> PROB_BITS) << 8) * f;
+        let x = &mut x[j % 2];
+        while *x >= max {
+            rev.push(*x as u8);
+            *x >>= 8;
+        }
+        *x = ((*x / f) << PROB_BITS) + *x % f + st;
+    }
+    rev.extend_from_slice(&x[1].to_be_bytes());
+    rev.extend_from_slice(&x[0].to_be_bytes());
+    rev.reverse();
+    out.extend_from_slice(&(rev.len() as u32).to_le_bytes());
+    out.extend_from_slice(&rev);
+    out.extend_from_slice(&bits.finish());
+    Some(out)
+}
+
+/// Frequencies summing to `1 << PROB_BITS` for the symbols `syms` (not empty): each
+/// present symbol its share rounded down but at least 1, the rest to the most
+/// frequent (the first on a tie), which keeps well above 1.
+#[cfg(feature = "encode")]
+fn normalise(syms: &[u8]) -> [u32; SYMBOLS] {
+    let mut counts = [0u64; SYMBOLS];
+    for &s in syms {
+        counts[s as usize] += 1;
+    }
+    let n = syms.len() as u64;
+    let mut freqs = [0u32; SYMBOLS];
+    for s in 0..SYMBOLS {
+        if counts[s] > 0 {
+            freqs[s] = ((counts[s] << PROB_BITS) / n).max(1) as u32;
+        }
+    }
+    let top = (0..SYMBOLS).fold(0, |b, s| if counts[s] > counts[b] { s } else { b });
+    let sum: u32 = freqs.iter().sum();
+    freqs[top] = (freqs[top] + (1 << PROB_BITS)) - sum;
+    freqs
+}
+
 #[cfg(feature = "encode")]
 #[derive(Default)]
 struct BitWriter {
@@ -89,8 +188,18 @@ pub(crate) enum BucketError {
     Bits,
 }
 
+/// Where a bucket stream's buckets come from: its zstd frame ([`crate::Codec::Buckets`],
+/// through the reused context) or its range-coded symbols
+/// ([`crate::Codec::BucketsRanged`]).
+pub(crate) enum Form<'z> {
+    /// The zstd-framed buckets.
+    Zstd(&'z mut zstd::bulk::Decompressor<'static>),
+    /// The range-coded symbols.
+    Ranged,
+}
+
 /// Decodes `stored` into `out` (u16 components, `c` per element, every one written
-/// on success). `buckets` is scratch; `zstd` the reused context.
+/// on success). `buckets` is scratch.
 #[inline(always)]
 pub(crate) fn decode(
     stored: &[u8],
@@ -98,35 +207,19 @@ pub(crate) fn decode(
     zigzag: bool,
     out: &mut [u16],
     buckets: &mut Vec<u8>,
-    zstd: &mut zstd::bulk::Decompressor<'static>,
+    form: Form<'_>,
 ) -> Result<(), BucketError> {
     let count = out.len();
     let n = count / c;
-    let Some((len, rest)) = stored.split_first_chunk::<4>() else {
-        return Err(BucketError::Frame);
+    let packed = match form {
+        Form::Zstd(zstd) => zstd_buckets(stored, count, buckets, zstd)?,
+        Form::Ranged => ranged_symbols(stored, c, count, buckets)?,
     };
-    let zlen = u32::from_le_bytes(*len) as usize;
-    if zlen > rest.len() {
-        return Err(BucketError::Frame);
-    }
-    let (frame, packed) = rest.split_at(zlen);
-    buckets.clear();
-    // `count` is the stream's decoded element count, bounded by parse().
-    buckets.reserve(count);
-    let got = zstd
-        .decompress_to_buffer(frame, buckets)
-        .map_err(|_| BucketError::Frame)?;
-    if got != count {
-        return Err(BucketError::Frame);
-    }
-    // Every bucket at most 16 before unpacking; the bit count is checked after it
-    // (the unpacking reads zeros past the stored bits and cannot fail; a wrong
-    // count is an error then, and the caller drops what was written).
+    // The bit count is checked after unpacking (the unpacking reads zeros past the
+    // stored bits and cannot fail; a wrong count is an error then, and the caller
+    // drops what was written).
     if buckets.len() != n * c {
         return Err(BucketError::Frame);
-    }
-    if buckets.iter().fold(0u8, |m, &k| m.max(k)) > 16 {
-        return Err(BucketError::Bucket);
     }
     let mut pos = 0usize;
     for comp in 0..c {
@@ -146,6 +239,150 @@ pub(crate) fn decode(
         return Err(BucketError::Bits);
     }
     Ok(())
+}
+
+/// The zstd form's buckets into `buckets` (each checked to be at most 16); returns
+/// the packed bits.
+#[inline(always)]
+fn zstd_buckets<'a>(
+    stored: &'a [u8],
+    count: usize,
+    buckets: &mut Vec<u8>,
+    zstd: &mut zstd::bulk::Decompressor<'static>,
+) -> Result<&'a [u8], BucketError> {
+    let Some((len, rest)) = stored.split_first_chunk::<4>() else {
+        return Err(BucketError::Frame);
+    };
+    let zlen = u32::from_le_bytes(*len) as usize;
+    if zlen > rest.len() {
+        return Err(BucketError::Frame);
+    }
+    let (frame, packed) = rest.split_at(zlen);
+    buckets.clear();
+    // `count` is the stream's decoded element count, bounded by parse().
+    buckets.reserve(count);
+    let got = zstd
+        .decompress_to_buffer(frame, buckets)
+        .map_err(|_| BucketError::Frame)?;
+    if got != count {
+        return Err(BucketError::Frame);
+    }
+    if buckets.iter().fold(0u8, |m, &k| m.max(k)) > 16 {
+        return Err(BucketError::Bucket);
+    }
+    Ok(packed)
+}
+
+/// The range-coded form's frequency tables, one per component (at most 4), and the
+/// bytes after them.
+type Tables<'a> = ([[u16; SYMBOLS]; 4], &'a [u8]);
+
+/// Reads `c` frequency tables: per component a u32 mask of the symbols present,
+/// then per present symbol (ascending) its frequency less one as a LEB128 varint of
+/// one or two bytes (one encoding: a second byte is never 0); each table must sum
+/// to `1 << PROB_BITS`.
+fn read_tables(stored: &[u8], c: usize) -> Result<Tables<'_>, BucketError> {
+    let mut freqs = [[0u16; SYMBOLS]; 4];
+    let mut rest = stored;
+    if c > 4 {
+        return Err(BucketError::Frame);
+    }
+    for table in freqs.iter_mut().take(c) {
+        let Some((mask, r)) = rest.split_first_chunk::<4>() else {
+            return Err(BucketError::Frame);
+        };
+        rest = r;
+        let mask = u32::from_le_bytes(*mask);
+        let mut sum = 0u32;
+        for (s, f) in table.iter_mut().enumerate() {
+            if mask & (1 << s) == 0 {
+                continue;
+            }
+            let (&b0, r) = rest.split_first().ok_or(BucketError::Frame)?;
+            rest = r;
+            let mut v = (b0 & 0x7f) as u32;
+            if b0 & 0x80 != 0 {
+                let (&b1, r) = rest.split_first().ok_or(BucketError::Frame)?;
+                rest = r;
+                if b1 == 0 || b1 >= 0x80 {
+                    return Err(BucketError::Frame);
+                }
+                v |= (b1 as u32) << 7;
+            }
+            *f = (v + 1).min(1 << PROB_BITS) as u16;
+            sum += v + 1;
+        }
+        if sum != 1 << PROB_BITS {
+            return Err(BucketError::Frame);
+        }
+    }
+    Ok((freqs, rest))
+}
+
+/// The range-coded form's symbols into `buckets` as [`BUCKET`]'s bytes; returns
+/// the packed bits. Two interleaved rANS states over every component in order
+/// (component-major), each component with its table; see FORMAT.md 3.3.2.
+#[inline(always)]
+fn ranged_symbols<'a>(
+    stored: &'a [u8],
+    c: usize,
+    count: usize,
+    buckets: &mut Vec<u8>,
+) -> Result<&'a [u8], BucketError> {
+    let (freqs, rest) = read_tables(stored, c)?;
+    let Some((len, rest)) = rest.split_first_chunk::<4>() else {
+        return Err(BucketError::Frame);
+    };
+    let rlen = u32::from_le_bytes(*len) as usize;
+    if rlen > rest.len() || rlen < 8 {
+        return Err(BucketError::Frame);
+    }
+    let (coded, packed) = rest.split_at(rlen);
+    let state = |at: usize| u32::from_le_bytes(coded[at..at + 4].try_into().expect("4 bytes"));
+    // `x` decodes the next value, `y` the one after: they swap after each value.
+    let (mut x, mut y) = (state(0), state(4));
+    if !(RANS_LOW..RANS_LOW << 8).contains(&x) || !(RANS_LOW..RANS_LOW << 8).contains(&y) {
+        return Err(BucketError::Frame);
+    }
+    let mut at = 8usize;
+    let n = count / c;
+    buckets.clear();
+    // `count` is the stream's decoded element count, bounded by parse().
+    buckets.resize(n * c, 0);
+    let mut lut = [0u32; 1 << PROB_BITS];
+    for (table, syms) in freqs.iter().zip(buckets.chunks_exact_mut(n.max(1))) {
+        // Per slot: the symbol's byte, its frequency less one, the slot's offset
+        // from the symbol's first slot.
+        let mut start = 0usize;
+        for (s, &f) in table.iter().enumerate() {
+            let byte = if s < 2 {
+                s as u32
+            } else {
+                SYMBOL_BASE as u32 + s as u32
+            };
+            for (j, e) in lut[start..start + f as usize].iter_mut().enumerate() {
+                *e = byte | (f as u32 - 1) << 8 | (j as u32) << 20;
+            }
+            start += f as usize;
+        }
+        // x stays in RANS_LOW..RANS_LOW << 8: a step leaves it at least 2^11, so
+        // two bytes at most bring it back (bytes past the end read as 0 and fail
+        // the count check below).
+        for out in syms.iter_mut() {
+            let e = lut[(x & ((1 << PROB_BITS) - 1)) as usize];
+            *out = e as u8;
+            x = (((e >> 8) & 0xfff) + 1) * (x >> PROB_BITS) + (e >> 20);
+            while x < RANS_LOW {
+                x = x << 8 | coded.get(at).copied().unwrap_or(0) as u32;
+                at += 1;
+            }
+            std::mem::swap(&mut x, &mut y);
+        }
+    }
+    if at != rlen || x != RANS_LOW || y != RANS_LOW {
+        return Err(BucketError::Frame);
+    }
+    Ok(packed)
 }
 
 /// Where every bucket of component `comp` is at most 1 (flags and constant
@@ -197,6 +434,11 @@ fn value<const ZIGZAG: bool>(k: u8, word: u64) -> (u16, u32) {
 /// Per bucket `k`: the bits stored below the leading one, the leading one, and the
 /// mask of the stored bits (zeros past 16: buckets are checked to be at most 16).
 /// An entry for every byte, so that a bucket indexes it without a mask.
+///
+/// The range-coded form ([`decode_ranged`]) shares it: its symbols 0 and 1 are the
+/// buckets 0 and 1, and a symbol `s` of 2..=31 (bucket `s / 2 + 1` with the bit
+/// below the leading one `s & 1`) is written as byte `SYMBOL_BASE + s`, whose entry
+/// holds the two top bits and the `k - 2` bits stored below them.
 static BUCKET: [[u32; 3]; 256] = {
     let mut t = [[0; 3]; 256];
     let mut k = 1;
@@ -204,8 +446,24 @@ static BUCKET: [[u32; 3]; 256] = {
         t[k] = [k as u32 - 1, 1 << (k - 1), (1 << (k - 1)) - 1];
         k += 1;
     }
+    let mut s = 2;
+    while s < SYMBOLS {
+        let k = s as u32 / 2 + 1;
+        let top = (1 << (k - 1)) | ((s as u32 & 1) << (k - 2));
+        t[SYMBOL_BASE as usize + s] = [k - 2, top, (1 << (k - 2)) - 1];
+        s += 1;
+    }
     t
 };
+
+/// The range-coded form's symbols per value: 0, 1, then two per bucket 2..=16.
+const SYMBOLS: usize = 32;
+/// Where symbols 2.. sit in [`BUCKET`] (past the buckets 0..=16).
+const SYMBOL_BASE: u8 = 32;
+/// The range coder's frequency tables sum to `1 << PROB_BITS`.
+const PROB_BITS: u32 = 12;
+/// The coder's state stays in `RANS_LOW..RANS_LOW << 8` between symbols.
+const RANS_LOW: u32 = 1 << 23;
 
 /// The 64 bits of `packed` from bit `pos` on (the low `64 - pos % 8` of them
 /// meaningful), bits past its end read as zeros (the last 8 bytes through
@@ -347,12 +605,78 @@ fn unpack_any(
 mod tests {
     use super::*;
 
+    /// Both forms' decodes of `values` (the range-coded one's from a value on).
     fn round_trip(values: &[u16], c: usize, zigzag: bool) -> Vec<u16> {
         let stored = encode(values, c, zigzag, 3).unwrap();
         let mut out = vec![0xAAAA; values.len()];
         let mut z = zstd::bulk::Decompressor::new().unwrap();
-        decode(&stored, c, zigzag, &mut out, &mut Vec::new(), &mut z).unwrap();
+        decode(
+            &stored,
+            c,
+            zigzag,
+            &mut out,
+            &mut Vec::new(),
+            Form::Zstd(&mut z),
+        )
+        .unwrap();
+        if values.len() >= c {
+            let stored = encode_ranged(values, c, zigzag).unwrap();
+            let mut ranged = vec![0x5555; values.len()];
+            decode(
+                &stored,
+                c,
+                zigzag,
+                &mut ranged,
+                &mut Vec::new(),
+                Form::Ranged,
+            )
+            .unwrap();
+            assert_eq!(ranged, out, "the range-coded form");
+        }
         out
+    }
+
+    /// On wide noisy residuals (a sum of uniform offsets, as a jittered grid's) the
+    /// range-coded form stores smaller than the zstd one: zstd's Huffman stage
+    /// codes the buckets above their entropy and stores the skewed bit below the
+    /// leading one raw.
+    #[test]
+    fn range_coding_stores_wide_noise_smaller() {
+        let mut seed = 0x2545_f491_u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed >> 16) as i32 % 700
+        };
+        let values: Vec<u16> = (0..40_000)
+            .map(|_| (next() + next() - next()) as u16)
+            .collect();
+        let zstd = encode(&values, 2, true, 19).unwrap().len();
+        let ranged = encode_ranged(&values, 2, true).unwrap().len();
+        assert!(
+            ranged * 100 < zstd * 99,
+            "ranged {ranged} against zstd {zstd}"
+        );
+        assert_eq!(round_trip(&values, 2, true), values);
+    }
+
+    #[test]
+    fn damaged_range_coded_states_and_tables_are_refused() {
+        let values: Vec<u16> = (0..600u16).map(|i| i.wrapping_mul(977) % 5000).collect();
+        let stored = encode_ranged(&values, 2, false).unwrap();
+        let mut out = vec![0; values.len()];
+        let mut run =
+            |bytes: &[u8]| decode(bytes, 2, false, &mut out, &mut Vec::new(), Form::Ranged);
+        assert_eq!(run(&stored), Ok(()));
+        // A table's mask with one symbol more: its frequencies no longer sum.
+        let mut more = stored.clone();
+        more[3] ^= 0x80;
+        assert_eq!(run(&more), Err(BucketError::Frame));
+        // Cut anywhere before the packed bits: refused, never a panic.
+        for cut in 0..stored.len() {
+            assert!(run(&stored[..cut]).is_err(), "cut at {cut}");
+        }
     }
 
     #[test]
@@ -415,7 +739,16 @@ mod tests {
         let stored = encode(&values, 2, false, 3).unwrap();
         let mut z = zstd::bulk::Decompressor::new().unwrap();
         let mut out = vec![0; values.len()];
-        let mut run = |bytes: &[u8]| decode(bytes, 2, false, &mut out, &mut Vec::new(), &mut z);
+        let mut run = |bytes: &[u8]| {
+            decode(
+                bytes,
+                2,
+                false,
+                &mut out,
+                &mut Vec::new(),
+                Form::Zstd(&mut z),
+            )
+        };
         assert_eq!(run(&stored[..stored.len() - 1]), Err(BucketError::Bits));
         let mut longer = stored.clone();
         longer.push(0);

@@ -1015,6 +1015,14 @@ fn choose_codec(
                     offer(&mut list, codec, z, values.len());
                 }
             }
+            for (codec, zigzag) in [
+                (Codec::BucketsRanged, false),
+                (Codec::BucketsRangedZigzag, true),
+            ] {
+                if let Some(z) = crate::buckets::encode_ranged(&values, elem / 2, zigzag) {
+                    offer(&mut list, codec, z, values.len());
+                }
+            }
         }
     }
     // The smallest without an entropy layer (the first on a tie), then any

@@ -75,6 +75,13 @@ pub enum Codec {
     Buckets = 4,
     /// [`Codec::Buckets`] of the zigzagged components (for wrapping signed residuals).
     BucketsZigzag = 5,
+    /// [`Codec::Buckets`] with each bucket and the bit below its leading one
+    /// range-coded (rANS) under a frequency table per component instead of zstd:
+    /// wins on wide noisy residuals, whose buckets zstd codes above their entropy
+    /// and whose next bit is skewed.
+    BucketsRanged = 6,
+    /// [`Codec::BucketsRanged`] of the zigzagged components.
+    BucketsRangedZigzag = 7,
 }
 
 impl Codec {
@@ -86,6 +93,8 @@ impl Codec {
             3 => Some(Codec::PlanesZstd),
             4 => Some(Codec::Buckets),
             5 => Some(Codec::BucketsZigzag),
+            6 => Some(Codec::BucketsRanged),
+            7 => Some(Codec::BucketsRangedZigzag),
             _ => None,
         }
     }
@@ -327,7 +336,10 @@ fn check_stream(i: usize, d: &StreamDesc, expected: u64) -> Result<(Section, u64
         Codec::PlanesZstd => stored > 0 && coded == decoded && decoded > 0,
         // coded_len counts the buckets: one per u16 component.
         // Vertex streams only.
-        Codec::Buckets | Codec::BucketsZigzag => {
+        Codec::Buckets
+        | Codec::BucketsZigzag
+        | Codec::BucketsRanged
+        | Codec::BucketsRangedZigzag => {
             stream != Stream::Indices && stored >= 4 && decoded > 0 && coded * 2 == decoded
         }
     };
@@ -488,7 +500,12 @@ impl<'a> CookedMesh<'a> {
             d.coded_len = match Codec::from_word(d.codec) {
                 Some(Codec::MeshoptZstd) => r.varint("coded_len")?,
                 Some(Codec::PlanesZstd) => d.decoded_len,
-                Some(Codec::Buckets | Codec::BucketsZigzag) => d.decoded_len / 2,
+                Some(
+                    Codec::Buckets
+                    | Codec::BucketsZigzag
+                    | Codec::BucketsRanged
+                    | Codec::BucketsRangedZigzag,
+                ) => d.decoded_len / 2,
                 _ => d.stored_len,
             };
         }

@@ -530,16 +530,23 @@ impl CookedMesh<'_> {
             stream: STREAMS[i],
             codec,
         };
-        if d.codec == Codec::Buckets as u32 || d.codec == Codec::BucketsZigzag as u32 {
-            let z = zstd_context(zstd).map_err(|_| err("zstd"))?;
+        let ranged =
+            d.codec == Codec::BucketsRanged as u32 || d.codec == Codec::BucketsRangedZigzag as u32;
+        if ranged || d.codec == Codec::Buckets as u32 || d.codec == Codec::BucketsZigzag as u32 {
+            let form = if ranged {
+                crate::buckets::Form::Ranged
+            } else {
+                crate::buckets::Form::Zstd(zstd_context(zstd).map_err(|_| err("zstd"))?)
+            };
             let values: &mut [u16] = bytemuck::cast_slice_mut(out);
-            let zigzag = d.codec == Codec::BucketsZigzag as u32;
+            let zigzag = d.codec == Codec::BucketsZigzag as u32
+                || d.codec == Codec::BucketsRangedZigzag as u32;
             let c = std::mem::size_of::<T>() / 2;
             #[cfg(simd_x86)]
-            let r = tiers::buckets(self.streams[i], c, zigzag, values, buf, z);
+            let r = tiers::buckets(self.streams[i], c, zigzag, values, buf, form);
             #[cfg(not(simd_x86))]
-            let r = buckets::decode(self.streams[i], c, zigzag, values, buf, z);
-            return r.map_err(|_| err("buckets"));
+            let r = buckets::decode(self.streams[i], c, zigzag, values, buf, form);
+            return r.map_err(|_| err(if ranged { "ranged buckets" } else { "buckets" }));
         }
         let bytes = entropy(i, d, self.streams[i], buf, zstd)?;
         let dst: &mut [u8] = bytemuck::cast_slice_mut(out);

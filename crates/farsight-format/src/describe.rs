@@ -128,6 +128,8 @@ fn describe_cooked(bytes: &[u8], out: &mut RecordSummary) -> Result<(), FormatEr
             c if c == Codec::MeshoptZstd as u32 => "meshopt+zstd",
             c if c == Codec::Buckets as u32 => "buckets+zstd",
             c if c == Codec::BucketsZigzag as u32 => "zigzag buckets+zstd",
+            c if c == Codec::BucketsRanged as u32 => "buckets+rANS",
+            c if c == Codec::BucketsRangedZigzag as u32 => "zigzag buckets+rANS",
             _ => "planes+zstd",
         };
         let name = ["positions", "normals", "tangents", "uvs", "indices"][i];

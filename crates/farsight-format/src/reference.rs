@@ -412,7 +412,7 @@ fn split<'a>(h: &Header, body: &'a [u8]) -> RefResult<([&'a [u8]; 5], &'a [u8])>
             1 => coded == stored && (stored == 0) == (decoded == 0),
             2 => stored > 0 && coded > 0 && decoded > 0,
             3 => stored > 0 && coded == decoded && decoded > 0,
-            4 | 5 => i != 4 && stored >= 4 && decoded > 0 && coded * 2 == decoded,
+            4..=7 => i != 4 && stored >= 4 && decoded > 0 && coded * 2 == decoded,
             _ => return fail("codec"),
         };
         ensure(lengths_ok, "stream lengths")?;
@@ -482,6 +482,89 @@ fn buckets(stored: &[u8], m: usize, c: usize, zigzag: bool) -> RefResult<Vec<u16
     Ok(out)
 }
 
+/// The range-coded bucket codec (§3.3.2): `m` u16 values in element order.
+fn ranged_buckets(stored: &[u8], m: usize, c: usize, zigzag: bool) -> RefResult<Vec<u16>> {
+    let mut cur = Cursor::new(stored);
+    // Frequency tables: per component, cumulative starts and frequencies.
+    let mut tables = Vec::new();
+    for _ in 0..c {
+        let mask = cur.u32()?;
+        let mut freq = [0u32; 32];
+        for (s, f) in freq.iter_mut().enumerate() {
+            if mask >> s & 1 == 1 {
+                let b0 = cur.u8()? as u32;
+                let mut v = b0 & 0x7f;
+                if b0 >= 0x80 {
+                    let b1 = cur.u8()? as u32;
+                    ensure((1..0x80).contains(&b1), "frequency varint")?;
+                    v |= b1 << 7;
+                }
+                *f = v + 1;
+            }
+        }
+        ensure(freq.iter().sum::<u32>() == 4096, "frequency sum")?;
+        tables.push(freq);
+    }
+    let r = cur.u32()? as usize;
+    ensure(r >= 8, "range coder length")?;
+    let coded = cur.take(r)?;
+    let packed = cur.rest();
+    let mut states = [0u32; 2];
+    for (k, x) in states.iter_mut().enumerate() {
+        let b = &coded[4 * k..4 * k + 4];
+        *x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        ensure((1 << 23..1 << 31).contains(x), "range coder state")?;
+    }
+    let mut at = 8;
+    let mut j = 0;
+    let count = m / c;
+    let mut out = vec![0u16; m];
+    let mut bit = 0usize;
+    let read_bit = |bit: &mut usize| -> u16 {
+        let byte = packed.get(*bit / 8).copied().unwrap_or(0);
+        let b = (byte >> (*bit % 8)) & 1;
+        *bit += 1;
+        b as u16
+    };
+    for (comp, freq) in tables.iter().enumerate() {
+        for i in 0..count {
+            // Value j of the stream on state j mod 2; the symbol whose slot range
+            // holds x mod 4096.
+            let x = &mut states[j % 2];
+            j += 1;
+            let slot = *x % 4096;
+            let (mut s, mut start) = (0, 0);
+            while start + freq[s] <= slot {
+                start += freq[s];
+                s += 1;
+            }
+            *x = freq[s] * (*x / 4096) + slot - start;
+            while *x < 1 << 23 {
+                ensure(at < coded.len(), "range coder bytes")?;
+                *x = (*x << 8) | coded[at] as u32;
+                at += 1;
+            }
+            let value = if s < 2 {
+                s as u16
+            } else {
+                let k = s / 2 + 1;
+                let mut v = (1u16 << (k - 1)) | ((s as u16 & 1) << (k - 2));
+                for j in 0..k - 2 {
+                    v |= read_bit(&mut bit) << j;
+                }
+                v
+            };
+            out[i * c + comp] = if zigzag { unzigzag(value) } else { value };
+        }
+    }
+    ensure(
+        at == coded.len() && states == [1 << 23; 2],
+        "range coder end",
+    )?;
+    ensure(bit.div_ceil(8) == packed.len(), "packed bit count")?;
+    Ok(out)
+}
+
 fn words16(bytes: &[u8]) -> Vec<u16> {
     bytes
         .chunks_exact(2)
@@ -520,7 +603,8 @@ fn vertex_stream(h: &Header, streams: &[&[u8]; 5], i: usize) -> RefResult<Vec<u1
         1 => meshopt(stored),
         2 => meshopt(&unzstd(stored, coded as usize)?),
         3 => Ok(words16(&join_planes(&unzstd(stored, count * size)?, size))),
-        _ => buckets(stored, count * size / 2, size / 2, codec == 5),
+        4 | 5 => buckets(stored, count * size / 2, size / 2, codec == 5),
+        _ => ranged_buckets(stored, count * size / 2, size / 2, codec == 7),
     }
 }
 
@@ -780,7 +864,7 @@ fn compact_header(c: &mut Cursor<'_>) -> RefResult<Header> {
         let coded = match codec {
             2 => c.varint()?,
             3 => decoded,
-            4 | 5 => decoded / 2,
+            4..=7 => decoded / 2,
             _ => stored,
         };
         h.streams[i] = [codec, stored, coded, decoded];

@@ -102,10 +102,9 @@ pub(crate) fn buckets(
     zigzag: bool,
     out: &mut [u16],
     scratch: &mut Vec<u8>,
-    zstd: &mut zstd::bulk::Decompressor<'static>,
+    form: crate::buckets::Form<'_>,
 ) -> Result<(), crate::buckets::BucketError> {
-    use crate::buckets::{decode, BucketError};
-    type Z = zstd::bulk::Decompressor<'static>;
+    use crate::buckets::{decode, BucketError, Form};
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     #[inline(never)]
     fn avx2(
@@ -114,7 +113,7 @@ pub(crate) fn buckets(
         zz: bool,
         o: &mut [u16],
         b: &mut Vec<u8>,
-        z: &mut Z,
+        z: Form<'_>,
     ) -> Result<(), BucketError> {
         decode(st, c, zz, o, b, z)
     }
@@ -125,15 +124,15 @@ pub(crate) fn buckets(
         zz: bool,
         o: &mut [u16],
         b: &mut Vec<u8>,
-        z: &mut Z,
+        z: Form<'_>,
     ) -> Result<(), BucketError> {
         decode(st, c, zz, o, b, z)
     }
     if Tier::detect() >= Tier::Avx2 {
         // SAFETY: the CPU has every feature the function is compiled for (checked
         // just above).
-        unsafe { avx2(stored, c, zigzag, out, scratch, zstd) }
+        unsafe { avx2(stored, c, zigzag, out, scratch, form) }
     } else {
-        baseline(stored, c, zigzag, out, scratch, zstd)
+        baseline(stored, c, zigzag, out, scratch, form)
     }
 }

@@ -98,7 +98,16 @@ fn seeds() -> Vec<(RecordTag, Vec<u8>)> {
         (RecordTag::CLUSTER_LEVEL, cluster),
         (RecordTag::MESH_COOKED_SET, set),
         (RecordTag::MESH_COOKED_SET, raw_set),
+        (RecordTag::MESH_COOKED, ranged_tile()),
     ]
+}
+
+/// A terrain tile whose residuals are range-coded (codecs 6 and 7).
+fn ranged_tile() -> Vec<u8> {
+    let tile = cook_mesh(&crate::tile::terrain_tile(48, 2.0), &CookConfig::default()).unwrap();
+    let h = CookedMesh::parse(&tile).unwrap().header;
+    assert!(h.streams.iter().any(|s| s.codec == 6 || s.codec == 7));
+    tile
 }
 
 fn run_reader(
