@@ -376,17 +376,24 @@ impl CoarseBlocks {
         votes.clear();
         votes.extend_from_slice(&open.votes);
         let n = CHUNK_CELLS;
-        let origin = chunk_origin(chunk);
+        // The six chunks across this one's faces, looked up once per block.
+        let around: [Option<&ChunkCells>; 6] = std::array::from_fn(|f| {
+            let mut c = chunk;
+            c[f / 2] += if f % 2 == 0 { -1 } else { 1 };
+            src.chunk_cells(c)
+        });
         for &(i, m, v) in &open.cells {
             let i = i as i32;
             let p = IVec3::new(i % n, i / n % n, i / (n * n));
             let mut exposed = false;
             for axis in 0..3 {
-                for (edge, step) in [(0, -1), (n - 1, 1)] {
+                for (side, (edge, step)) in [(0, -1), (n - 1, 1)].into_iter().enumerate() {
                     if p[axis] == edge && !exposed {
-                        let mut q = origin + p;
+                        let mut q = p;
                         q[axis] += step;
-                        exposed = src.cell(q).solid() < INSIDE;
+                        let cell =
+                            around[2 * axis + side].map_or(Cell::EMPTY, |c| c.get(local_index(q)));
+                        exposed = cell.solid() < INSIDE;
                     }
                 }
             }
