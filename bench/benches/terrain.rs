@@ -6,6 +6,10 @@
 //! full render mesh (normals, material sets, weights, skirts) from a grid chunk, the
 //! O(1) uniform-chunk path, and collision building beside visual meshing of the same
 //! chunks (the `terrain_collision` group also prints interleaved same-run ratios).
+//! `terrain_edit_frame`: what a terrain edit costs the frame in farsight-world (issue
+//! 27 item 21): a crater or a mound on the ground, then the 8 base meshes (coarsest
+//! level) it makes stale, from the grid's coarse blocks beside the plain gather of a
+//! snapshot (the peer, same run), and the refresh of the colliders it reaches.
 //!
 //! `cargo bench -p farsight-bench --bench terrain`
 
@@ -14,8 +18,8 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use farsight_terrain::{
-    reference_chunks, Cell, ChunkMesh, ChunkMesher, CollisionMesher, Material, SampleField,
-    SurfaceNets, TerrainGeneratorConfig, VoxelGrid,
+    generate, reference_chunks, Cell, ChunkMesh, ChunkMesher, CollisionCache, CollisionMesher,
+    Material, SampleField, SurfaceNets, TerrainGeneratorConfig, VoxelGrid, LEVELS,
 };
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
 use fast_surface_nets::{surface_nets, SurfaceNetsBuffer};
@@ -190,5 +194,72 @@ fn collision(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, meshing, chunks, collision);
+/// One edit of the world's flight (a 10-unit crater or mound on the ground, 6 cells
+/// from a chunk corner), then its frame's terrain work: the 8 stale chunks' base
+/// meshes and the refresh of the held colliders it reaches. The edits alternate, so
+/// the ground stays as it was every second iteration.
+fn edit_frame(c: &mut Criterion) {
+    let params = TerrainGeneratorConfig {
+        caves: false,
+        ..Default::default()
+    };
+    let mut grid = VoxelGrid::new();
+    generate(
+        &mut grid,
+        &params,
+        IVec3::new(0, -1, 0),
+        IVec3::new(3, 1, 3),
+    );
+    let (x, z) = (256.0 + 24.0, 256.0 - 24.0);
+    let centre = Vec3::new(x, params.height(x, z), z);
+    let stale: Vec<IVec3> = (0..8)
+        .map(|i| IVec3::new(1 + (i & 1), i >> 1 & 1, 1 + (i >> 2)))
+        .collect();
+    let mut held = CollisionCache::new(1);
+    let near: Vec<IVec3> = (0..27)
+        .map(|i| IVec3::new(1 + i % 3, i / 3 % 3 - 1, 1 + i / 9))
+        .collect();
+    held.build(&grid, &near);
+    let mut mesher = ChunkMesher::new();
+    let mut n = 0u32;
+    let mut edit = |grid: &mut VoxelGrid| {
+        n += 1;
+        let m = if n % 2 == 0 {
+            Material::AIR
+        } else {
+            Material::ROCK
+        };
+        grid.set_sphere(centre, 10.0, m).unwrap();
+    };
+    let coarsest = LEVELS - 1;
+    let mut g = c.benchmark_group("terrain_edit_frame");
+    g.bench_function("edit + 8 base meshes (coarse blocks)", |b| {
+        b.iter(|| {
+            edit(&mut grid);
+            stale
+                .iter()
+                .map(|&s| mesher.mesh(&grid, s, coarsest).indices.len())
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("edit + 8 base meshes (plain gather: a snapshot)", |b| {
+        b.iter(|| {
+            edit(&mut grid);
+            let snap = grid.snapshot_of(&stale);
+            stale
+                .iter()
+                .map(|&s| mesher.mesh(&snap, s, coarsest).indices.len())
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("edit + collider refresh", |b| {
+        b.iter(|| {
+            edit(&mut grid);
+            held.refresh(&grid).rebuilt
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, meshing, chunks, collision, edit_frame);
 criterion_main!(benches);

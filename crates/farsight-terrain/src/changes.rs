@@ -43,8 +43,10 @@ pub struct ChunkChange {
     /// The edited cells, chunk-local (`0..32` on each axis); the whole chunk when
     /// `whole` is set.
     pub bounds: CellBox,
-    /// True when the chunk is new or its edit history no longer reaches the
-    /// reader's revision: treat every cell as changed.
+    /// True when the chunk was removed and written again since the reader's
+    /// revision, or its edit history no longer reaches that revision: treat every
+    /// cell as changed. (A chunk written after being absent at the reader's revision
+    /// reports its edits' bounds: it read as empty before them.)
     pub whole: bool,
 }
 
@@ -90,12 +92,36 @@ impl VoxelGrid {
                 oldest_retained: self.removals_expired,
             });
         }
+        // Chunks removed since the reader's revision, written again or not.
+        let mut removed_since: Vec<IVec3> = self
+            .removals
+            .iter()
+            .rev()
+            .take_while(|(_, r)| *r > revision)
+            .map(|(c, _)| *c)
+            .collect();
+        removed_since.sort_unstable_by_key(|c| (c.z, c.y, c.x));
+        removed_since.dedup();
+        let was_removed = |c: IVec3| {
+            removed_since
+                .binary_search_by_key(&(c.z, c.y, c.x), |r| (r.z, r.y, r.x))
+                .is_ok()
+        };
         let mut changed = Vec::new();
         for (&chunk, e) in &self.chunks {
             if e.revision <= revision {
                 continue;
             }
-            let (bounds, whole) = if e.created > revision {
+            // A chunk written since the reader's revision after being absent then
+            // (unwritten: every cell empty) changed only where its edits since its
+            // creation wrote, which its history holds: a mound rising into the air
+            // chunk above reaches its edit's neighbours, not all 26 (issue 27 item
+            // 21). One removed since then held other cells at the reader's revision;
+            // one whose creating edit is not in its history (loaded from a file, or
+            // the history moved past it) is taken whole.
+            let replaced = e.created > revision
+                && (was_removed(chunk) || !e.history.entries().iter().any(|h| h.0 == e.created));
+            let (bounds, whole) = if replaced {
                 (CellBox::CHUNK_LOCAL, true)
             } else {
                 match e.history.changed_since(revision) {
@@ -109,16 +135,8 @@ impl VoxelGrid {
                 whole,
             });
         }
-        let mut removed: Vec<IVec3> = self
-            .removals
-            .iter()
-            .rev()
-            .take_while(|(_, r)| *r > revision)
-            .map(|(c, _)| *c)
-            .filter(|c| !self.chunks.contains_key(c))
-            .collect();
-        removed.sort_unstable_by_key(|c| (c.z, c.y, c.x));
-        removed.dedup();
+        removed_since.retain(|c| !self.chunks.contains_key(c));
+        let removed = removed_since;
         changed.sort_unstable_by_key(|c| (c.chunk.z, c.chunk.y, c.chunk.x));
         Changes::Delta { changed, removed }
     }

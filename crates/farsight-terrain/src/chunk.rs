@@ -1,8 +1,9 @@
 //! One chunk's cells (uniform in O(1) memory or dense) and its edit history.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::cell::{Cell, CellBox, CHUNK_VOLUME};
+use crate::field::CoarseBlocks;
 
 /// The cells of one 32^3 chunk. Shared by `Arc` between the grid and its snapshots;
 /// a write goes through `Arc::make_mut`, which copies only when shared.
@@ -125,6 +126,9 @@ pub struct ChunkEntry {
     pub created: u64,
     /// The bounds of the chunk's latest edits.
     pub history: EditHistory,
+    /// A dense chunk's coarsest-level block samples, made on first use by a base
+    /// mesh and dropped by every write ([`crate::CellSource::coarse_blocks`]).
+    pub(crate) coarse: OnceLock<Box<CoarseBlocks>>,
 }
 
 #[cfg(test)]

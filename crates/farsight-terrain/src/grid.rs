@@ -9,6 +9,7 @@ use glam::IVec3;
 
 use crate::cell::{chunk_of_cell, local_index, Cell, CellBox, ChunkMap};
 use crate::chunk::{ChunkCells, ChunkEntry};
+use crate::field::CoarseBlocks;
 
 /// Removals remembered before a lagging reader is told to refresh everything.
 pub const REMOVAL_HISTORY: usize = 1024;
@@ -30,6 +31,16 @@ pub trait CellSource: Sync {
     fn cell(&self, c: IVec3) -> Cell {
         self.chunk_cells(chunk_of_cell(c))
             .map_or(Cell::EMPTY, |ch| ch.get(local_index(c)))
+    }
+
+    /// The coarsest level's block samples of the dense chunk `chunk`, when this
+    /// source keeps them (the live grid makes them on first use and drops them when
+    /// the chunk is written); `None` and the mesher averages the cells itself. The
+    /// field is the same either way.
+    #[inline]
+    fn coarse_blocks(&self, chunk: IVec3) -> Option<&CoarseBlocks> {
+        let _ = chunk;
+        None
     }
 }
 
@@ -68,6 +79,16 @@ impl CellSource for VoxelGrid {
     #[inline]
     fn chunk_cells(&self, chunk: IVec3) -> Option<&ChunkCells> {
         self.chunks.get(&chunk).map(|e| &*e.cells)
+    }
+
+    fn coarse_blocks(&self, chunk: IVec3) -> Option<&CoarseBlocks> {
+        let e = self.chunks.get(&chunk)?;
+        match &*e.cells {
+            ChunkCells::Dense(cells) => {
+                Some(e.coarse.get_or_init(|| Box::new(CoarseBlocks::of(cells))))
+            }
+            ChunkCells::Uniform(_) => None,
+        }
     }
 }
 
@@ -192,6 +213,7 @@ impl VoxelGrid {
             revision,
             created: revision,
             history: Default::default(),
+            coarse: Default::default(),
         });
         let cells = Arc::make_mut(&mut entry.cells);
         let dense = cells.dense_mut();
@@ -199,6 +221,7 @@ impl VoxelGrid {
             dense[i as usize] = c;
         }
         cells.collapse();
+        entry.coarse = Default::default();
         entry.revision = revision;
         entry.history.push(revision, local_bounds);
         if entry.cells.is_all_empty() {

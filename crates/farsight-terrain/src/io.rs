@@ -263,6 +263,7 @@ pub fn load_grid_with(bytes: &[u8], options: ReadConfig) -> Result<VoxelGrid, Te
             revision: m.revision,
             created: m.revision,
             history: Default::default(),
+            coarse: Default::default(),
         };
         if grid
             .chunks

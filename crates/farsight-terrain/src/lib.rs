@@ -70,7 +70,7 @@ pub use collision::{
     CacheUpdate, ChunkCollider, CollisionCache, CollisionMesher, RayHit, PARALLEL_REBUILD_THRESHOLD,
 };
 pub use edit::{EditError, EditReport, CELL_COORD_LIMIT, EDIT_CELL_LIMIT};
-pub use field::LEVELS;
+pub use field::{CoarseBlocks, LEVELS};
 pub use flat::CollisionMesh;
 pub use generate::{generate, generate_chunk, TerrainGeneratorConfig};
 pub use grid::{CellSource, GridSnapshot, VoxelGrid, REMOVAL_HISTORY};

@@ -197,3 +197,63 @@ fn edit_bounds_tell_interior_from_border_and_expire_to_whole_chunk() {
     assert!(changed[0].whole);
     assert_eq!(changed[0].bounds, CellBox::CHUNK_LOCAL);
 }
+
+#[test]
+fn a_chunk_an_edit_creates_reports_the_edit_not_the_whole_chunk() {
+    // Solid ground up to y = 126, nothing above: a mound on the ground writes the
+    // unwritten chunk above (issue 27 item 21: it was reported whole, so its 26
+    // neighbours' meshes and colliders were rebuilt for a 3-cell mound).
+    let mut g = VoxelGrid::new();
+    g.set_box(Vec3::ZERO, Vec3::new(255.0, 126.0, 255.0), rock())
+        .unwrap();
+    assert!(g.entry(IVec3::new(0, 1, 0)).is_none());
+    let r = g.revision();
+    g.set_sphere(Vec3::new(60.0, 126.0, 60.0), 6.0, Material::ROCK)
+        .unwrap();
+    let Changes::Delta { changed, removed } = g.changes_since(g.generation(), r) else {
+        panic!()
+    };
+    assert!(removed.is_empty());
+    let above = changed
+        .iter()
+        .find(|c| c.chunk == IVec3::new(0, 1, 0))
+        .expect("the mound wrote the chunk above");
+    assert!(!above.whole, "{above:?}");
+    assert!(above.bounds.max.y <= 3, "{above:?}");
+    let mut hit = ChunkSet::default();
+    for c in &changed {
+        collision_affected(c.global_bounds(), &mut hit);
+    }
+    assert_eq!(hit.len(), 2, "the mound and the ground under it: {hit:?}");
+    // Removed and written again since the reader's revision: it held other cells
+    // then, so it is whole.
+    let r = g.revision();
+    g.set_box(
+        Vec3::new(0.0, 128.0, 0.0),
+        Vec3::new(127.0, 255.0, 127.0),
+        Cell::EMPTY,
+    )
+    .unwrap();
+    assert!(g.entry(IVec3::new(0, 1, 0)).is_none());
+    g.set_box(
+        Vec3::new(8.0, 128.0, 8.0),
+        Vec3::new(11.0, 131.0, 11.0),
+        rock(),
+    )
+    .unwrap();
+    let Changes::Delta { changed, removed } = g.changes_since(g.generation(), r) else {
+        panic!()
+    };
+    assert!(removed.is_empty());
+    assert!(changed
+        .iter()
+        .any(|c| c.chunk == IVec3::new(0, 1, 0) && c.whole));
+    // A reader from before the mound: the chunk was removed since, so whole too.
+    let r0 = r - 1;
+    let Changes::Delta { changed, .. } = g.changes_since(g.generation(), r0) else {
+        panic!()
+    };
+    assert!(changed
+        .iter()
+        .any(|c| c.chunk == IVec3::new(0, 1, 0) && c.whole));
+}
