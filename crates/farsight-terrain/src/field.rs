@@ -269,6 +269,21 @@ struct OpenVote {
 }
 
 impl CoarseBlocks {
+    /// Bytes these blocks hold, the box they live in included (a grid's
+    /// [`crate::VoxelGrid::heap_bytes`] counts them beside the cells).
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.open.capacity() * std::mem::size_of::<OpenVote>()
+            + self
+                .open
+                .iter()
+                .map(|o| {
+                    o.votes.capacity() * std::mem::size_of::<(u8, u32)>()
+                        + o.cells.capacity() * std::mem::size_of::<(u16, u8, u8)>()
+                })
+                .sum::<usize>()
+    }
+
     /// The blocks of a dense chunk's cells (`CHUNK_VOLUME` of them, x fastest).
     pub fn of(cells: &[Cell]) -> Self {
         assert_eq!(cells.len(), CHUNK_VOLUME, "a chunk's cells");

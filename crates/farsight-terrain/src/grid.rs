@@ -130,9 +130,13 @@ impl VoxelGrid {
         self.chunks.get(&chunk)
     }
 
-    /// Bytes of dense cell storage held (shared chunks counted once per holder).
+    /// Bytes of dense cell storage held (shared chunks counted once per holder),
+    /// and of the coarse blocks kept for base meshes ([`CoarseBlocks`]).
     pub fn heap_bytes(&self) -> usize {
-        self.chunks.values().map(|e| e.cells.heap_bytes()).sum()
+        self.chunks
+            .values()
+            .map(|e| e.cells.heap_bytes() + e.coarse.get().map_or(0, |c| c.heap_bytes()))
+            .sum()
     }
 
     /// Number of chunks stored as one uniform value.

@@ -301,3 +301,49 @@ fn base_meshes_from_the_grids_coarse_blocks_match_the_plain_gather() {
         compare(&g);
     }
 }
+
+#[test]
+fn the_grids_memory_counts_the_coarse_blocks_it_keeps() {
+    // A base mesh makes the dense chunks' blocks on the live grid; the grid's
+    // bytes grow by exactly theirs, and a write that drops them gives them back.
+    let mut g = VoxelGrid::new();
+    generate(
+        &mut g,
+        &TerrainGeneratorConfig::default(),
+        IVec3::ZERO,
+        IVec3::new(1, 1, 1),
+    );
+    let cells = g.heap_bytes();
+    let mut m = ChunkMesher::new();
+    for z in 0..=1 {
+        for x in 0..=1 {
+            m.mesh(&g, IVec3::new(x, 0, z), LEVELS - 1);
+        }
+    }
+    let with = g.heap_bytes();
+    // The bases read their neighbours' blocks too.
+    let around = -1..=2;
+    let blocks: usize = around
+        .clone()
+        .flat_map(|z| around.clone().map(move |y| (y, z)))
+        .flat_map(|(y, z)| (-1..=2).map(move |x| IVec3::new(x, y, z)))
+        .filter_map(|c| {
+            g.entry(c)
+                .and_then(|_| g.coarse_blocks(c))
+                .map(|b| b.heap_bytes())
+        })
+        .sum();
+    assert!(blocks > 0, "no chunk kept blocks");
+    assert_eq!(
+        g.heap_bytes(),
+        with,
+        "asking made blocks the bases had not made"
+    );
+    assert_eq!(with, cells + blocks);
+    g.set_sphere(Vec3::new(60.0, 60.0, 60.0), 6.0, Material::AIR)
+        .unwrap();
+    assert!(
+        g.heap_bytes() < cells + blocks,
+        "a write keeps its chunk's blocks"
+    );
+}
