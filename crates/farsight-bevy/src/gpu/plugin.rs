@@ -155,6 +155,7 @@ impl Plugin for FarsightGpuClustersPlugin {
             .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
             .init_resource::<SpecializedRenderPipelines<prepass::PrepassSpecializer>>()
             .init_resource::<prepass::PrepassDraw>()
+            .init_resource::<prepass::PreviousRows>()
             .add_systems(
                 ExtractSchedule,
                 (extract, stats::extract_tint).in_set(GpuClusterSystems::Extract),
@@ -164,6 +165,11 @@ impl Plugin for FarsightGpuClustersPlugin {
                 prepare
                     .in_set(RenderSystems::PrepareResources)
                     .in_set(GpuClusterSystems::Prepare),
+            )
+            .add_systems(ExtractSchedule, prepass::extract_previous.after(extract))
+            .add_systems(
+                Render,
+                prepass::write_previous.in_set(RenderSystems::PrepareResources),
             )
             .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
             .add_systems(Render, queue_pbr.in_set(RenderSystems::Queue))
@@ -220,7 +226,7 @@ struct ViewData {
 
 /// The main world's side: opened models and the instance slots.
 #[derive(Resource, Default)]
-struct GpuMain {
+pub(crate) struct GpuMain {
     models: Vec<CookedModel>,
     by_key: HashMap<(PathBuf, usize), u32>,
     failed: HashSet<PathBuf>,
@@ -228,9 +234,12 @@ struct GpuMain {
     generation: u64,
     slots: HashMap<Entity, u32>,
     owners: Vec<Entity>,
-    placed: Vec<(u32, Affine3A, u32, u32)>,
+    pub(crate) placed: Vec<(u32, Affine3A, u32, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
-    changed: Vec<u32>,
+    pub(crate) changed: Vec<u32>,
+    /// Of the slots written this frame, those whose instance had a row before:
+    /// the transform it had (the motion vectors' previous transform).
+    pub(crate) previous: Vec<(u32, Affine3A)>,
     /// Instances whose model is not open yet (retried each frame).
     waiting: HashSet<Entity>,
     camera: Option<ViewData>,
@@ -443,6 +452,9 @@ impl GpuMain {
             self.slots.insert(e, self.owners.len() as u32 - 1);
             self.owners.len() as u32 - 1
         });
+        if slot.is_some() {
+            self.previous.push((s, self.placed[s as usize].1));
+        }
         self.placed[s as usize] = row;
         self.changed.push(s);
         true
@@ -500,6 +512,7 @@ fn gather(
 ) {
     let main = &mut *main;
     main.changed.clear();
+    main.previous.clear();
     main.modified.clear();
     for ev in params.events.read() {
         if let AssetEvent::Modified { id } = *ev {
