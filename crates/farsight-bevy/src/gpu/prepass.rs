@@ -31,7 +31,7 @@
 //! them): the pipeline keeps the view's `MOTION_VECTOR_PREPASS`, group 0 is
 //! Bevy's motion-vector view bind group (the previous view's uniforms at the
 //! view's `PreviousViewUniformOffset`), and group 1, empty in Bevy's prepass,
-//! holds [`PreviousRows`]: per instance slot its transform on the frame before,
+//! holds `PreviousRows`: per instance slot its transform on the frame before,
 //! kept at the cost of what changed (no per-frame work over every instance). The
 //! vertex stage hands the prepass fragment shader the vertex's previous world
 //! position as Bevy's prepass does with a mesh's `previous_world_from_local`, and
