@@ -33,6 +33,14 @@ struct DrawSlot {
 }
 @group(2) @binding(8) var<uniform> draw: DrawSlot;
 
+#ifdef PREPASS_PIPELINE
+#ifdef MOTION_VECTOR_PREPASS
+// Per instance slot the affine rows of its transform on the frame before
+// (src/gpu/prepass.rs, PreviousRows), in the group Bevy's prepass leaves empty.
+@group(1) @binding(0) var<storage, read> previous_rows: array<array<vec4<f32>, 3>>;
+#endif
+#endif
+
 @vertex
 fn vertex(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> VertexOutput {
     let pair = visible[bins[draw.slot_count + draw.slot] + i];
@@ -49,6 +57,11 @@ fn vertex(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> Ve
 #ifdef PREPASS_PIPELINE
 #ifdef NORMAL_PREPASS_OR_DEFERRED_PREPASS
     out.world_normal = world_normal;
+#endif
+#ifdef MOTION_VECTOR_PREPASS
+    // Where the vertex was on the frame before, as Bevy's prepass does with its
+    // mesh's previous_world_from_local.
+    out.previous_world_position = vec4<f32>(affine(previous_rows[pair.x], p.position), 1.0);
 #endif
 #else
     out.world_normal = world_normal;

@@ -76,7 +76,7 @@ use crate::{
 /// [`GpuClustersActive`] is present and the CPU path's systems do not run);
 /// elsewhere (WebGL2) the CPU path stays. Clusters cast shadows into directional,
 /// point and spot lights' maps; a camera's depth and normal prepasses hold the
-/// clusters ([`super::prepass`]; not its motion vectors nor a deferred G-buffer).
+/// clusters, and its motion vectors ([`super::prepass`]; not a deferred G-buffer).
 /// A cluster asset reloaded (its file changed) is drawn from the new file, streamed
 /// into fresh pools. Not yet: views other than the active camera's.
 #[derive(Clone, Debug, Default)]
@@ -160,6 +160,7 @@ impl Plugin for FarsightGpuClustersPlugin {
             .init_resource::<SpecializedRenderPipelines<PbrSpecializer>>()
             .init_resource::<SpecializedRenderPipelines<prepass::PrepassSpecializer>>()
             .init_resource::<prepass::PrepassDraw>()
+            .init_resource::<prepass::PreviousRows>()
             .add_systems(
                 ExtractSchedule,
                 (extract, stats::extract_tint).in_set(GpuClusterSystems::Extract),
@@ -170,6 +171,11 @@ impl Plugin for FarsightGpuClustersPlugin {
                     .chain()
                     .in_set(RenderSystems::PrepareResources)
                     .in_set(GpuClusterSystems::Prepare),
+            )
+            .add_systems(ExtractSchedule, prepass::extract_previous.after(extract))
+            .add_systems(
+                Render,
+                prepass::write_previous.in_set(RenderSystems::PrepareResources),
             )
             .add_systems(Render, stats::read_counters.in_set(RenderSystems::Cleanup))
             .add_systems(Render, queue_pbr.in_set(RenderSystems::Queue))
@@ -232,7 +238,7 @@ struct ViewData {
 
 /// The main world's side: opened models and the instance slots.
 #[derive(Resource, Default)]
-struct GpuMain {
+pub(crate) struct GpuMain {
     models: Vec<CookedModel>,
     by_key: HashMap<(PathBuf, usize), u32>,
     failed: HashSet<PathBuf>,
@@ -240,9 +246,12 @@ struct GpuMain {
     generation: u64,
     slots: HashMap<Entity, u32>,
     owners: Vec<Entity>,
-    placed: Vec<(u32, Affine3A, u32, u32)>,
+    pub(crate) placed: Vec<(u32, Affine3A, u32, u32)>,
     /// Slots written this frame (new, changed, moved by a removal).
-    changed: Vec<u32>,
+    pub(crate) changed: Vec<u32>,
+    /// Of the slots written this frame, those whose instance had a row before:
+    /// the transform it had (the motion vectors' previous transform).
+    pub(crate) previous: Vec<(u32, Affine3A)>,
     /// Instances whose model is not open yet (retried each frame).
     waiting: HashSet<Entity>,
     camera: Option<ViewData>,
@@ -497,6 +506,9 @@ impl GpuMain {
             self.slots.insert(e, self.owners.len() as u32 - 1);
             self.owners.len() as u32 - 1
         });
+        if slot.is_some() {
+            self.previous.push((s, self.placed[s as usize].1));
+        }
         self.placed[s as usize] = row;
         self.changed.push(s);
         true
@@ -555,6 +567,7 @@ fn gather(
 ) {
     let main = &mut *main;
     main.changed.clear();
+    main.previous.clear();
     main.modified.clear();
     for ev in params.events.read() {
         if let AssetEvent::Modified { id } = *ev {
