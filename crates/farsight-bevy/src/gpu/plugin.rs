@@ -562,6 +562,8 @@ fn gather(
         Has<bevy::light::NotShadowCaster>,
     )>,
     mut removed: RemovedComponents<FarsightClusterModel>,
+    mut uncast: RemovedComponents<bevy::light::NotShadowCaster>,
+    mut unpainted: RemovedComponents<MeshMaterial3d<StandardMaterial>>,
     mut reloads: MessageReader<AssetEvent<ClusterModelAsset>>,
     mut params: GpuMaterialParams,
 ) {
@@ -611,6 +613,20 @@ fn gather(
         }
         let looks = main.looks(user, no_cast);
         if !main.place(e, &model, gt, model.is_changed(), looks, assets.as_deref()) {
+            waiting.insert(e);
+        }
+    }
+    // A removed `NotShadowCaster` or user material changes how an instance looks,
+    // and no change filter sees a removal.
+    for e in uncast.read().chain(unpainted.read()) {
+        if waiting.contains(&e) || changed.contains(e) || !main.slots.contains_key(&e) {
+            continue;
+        }
+        let Ok((model, gt, user, no_cast)) = all.get(e) else {
+            continue;
+        };
+        let looks = main.looks(user, no_cast);
+        if !main.place(e, &model, gt, false, looks, assets.as_deref()) {
             waiting.insert(e);
         }
     }

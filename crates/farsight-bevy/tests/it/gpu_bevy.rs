@@ -763,7 +763,8 @@ pub(crate) fn watch_textures(
 /// the view, a second bunny in the view, lit by a point light or a spot light with
 /// shadow maps instead of the directional light (`…-gpu`, `…-cpu`); `…-gpu-uncast-out`:
 /// the bunny outside the view casts nothing, `…-gpu-uncast`: the one inside casts
-/// nothing (the sabotaged runs). RGBA rows of `PW` pixels.
+/// nothing (the sabotaged runs). `cast-gpu-recast`: as `cast-gpu`, the bunny spawned
+/// with `NotShadowCaster`, removed 30 frames before the picture. RGBA rows of `PW` pixels.
 fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
     let lamp = ["point", "spot"].into_iter().find(|k| mode.starts_with(k));
     let cast = mode.starts_with("cast") || lamp.is_some();
@@ -828,9 +829,10 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
             .with_rotation(Quat::from_rotation_y(-0.6)),
         MeshMaterial3d(orange.clone()),
     ));
-    if !cast || mode.ends_with("-uncast-out") {
+    if !cast || mode.ends_with("-uncast-out") || mode == "cast-gpu-recast" {
         b.insert(bevy::light::NotShadowCaster);
     }
+    let recast = (mode == "cast-gpu-recast").then(|| b.id());
     if lamp.is_some() {
         let mut a = world.spawn((
             FarsightClusterModel::new(&bunny),
@@ -941,7 +943,13 @@ fn render_pbr_scene(dir: &Path, mode: &str) -> Vec<u8> {
         app.update();
     }
     // Frames for the levels to stream in and the materials' bind groups.
-    for _ in 0..60 {
+    for frame in 0..60 {
+        if let (Some(b), 30) = (recast, frame) {
+            // `cast-gpu-recast`: the bunny casts from here on.
+            app.world_mut()
+                .entity_mut(b)
+                .remove::<bevy::light::NotShadowCaster>();
+        }
         app.update();
     }
     let materials = app.world().resource::<Assets<StandardMaterial>>();
@@ -1141,6 +1149,16 @@ fn the_gpu_path_shades_as_the_cpu_path() {
     assert!(
         share > MAX_STRONG_SHARE,
         "a ground without the bunny's shadow passed for one with it: {share:.4}"
+    );
+    // `NotShadowCaster` removed from the bunny while it is drawn: it casts again.
+    let recast = render("cast-gpu-recast");
+    let share = strong_difference(&recast, &cpu);
+    eprintln!(
+        "with NotShadowCaster removed on the way: {share:.4} of the pixels differ by more than 24"
+    );
+    assert!(
+        share <= MAX_STRONG_SHARE,
+        "a bunny whose NotShadowCaster was removed still casts nothing: {share:.4}"
     );
 }
 
